@@ -1,0 +1,50 @@
+"""The one error an extraction can end in: a contract code and a one-line message.
+
+The service answers it as a 422 with the contract's error body, and the child process writes it on
+its stdout the same way, so a refusal looks the same whichever side found it.
+"""
+
+from __future__ import annotations
+
+# The codes contract v1 defines for a source the service cannot extract (a 422 error body).
+CONTRACT_CODES = frozenset(
+    {
+        "unsupported_format",
+        "format_unavailable",
+        "format_mismatch",
+        "encoding",
+        "corrupt",
+        "invalid_option",
+        "too_large",
+        "timeout",
+        "resource_limit",
+    }
+)
+
+MAX_MESSAGE_CHARS = 1_000
+
+
+class ExtractError(Exception):
+    """A source the service refuses: `code` is one of CONTRACT_CODES, `message` a single line."""
+
+    def __init__(self, code: str, message: str) -> None:
+        if code not in CONTRACT_CODES:
+            raise ValueError(f"{code!r} is not a contract error code")
+        super().__init__(message)
+        self.code = code
+        self.message = one_line(message)
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def to_body(self) -> dict[str, dict[str, str]]:
+        """The contract's error body."""
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+def one_line(message: str) -> str:
+    """The message on one line and bounded, since it travels in an error body and a log line."""
+    flat = " ".join(message.split())
+    if len(flat) > MAX_MESSAGE_CHARS:
+        flat = flat[: MAX_MESSAGE_CHARS - 3] + "..."
+    return flat

@@ -1,0 +1,580 @@
+"""Markdown: a block parser after CommonMark's heading, fence, list and HTML-block rules.
+
+The parser reads the document's top level line by line; what a container holds (a list item's
+paragraphs, a quote's heading) stays its container's text. A block's text keeps the source's
+line endings between its lines (a CRLF file's texts hold "\r\n"). What each construct becomes:
+
+- Heading (ATX "# Title #", setext "Title" over "===" or "---", a one-line "<h2>Title</h2>"): a
+  heading block, depth its level, text its cleaned title (markers, closing "#"s and HTML tags
+  removed, whitespace collapsed, Markdown inline markup such as **bold** or `code` left as
+  written; a setext title's lines are joined with a space). Its span covers its line or lines,
+  markup included. An empty ATX heading ("#", "# #") is markup: it ends the paragraph above it
+  and is no block. An ATX heading whose title cleans to nothing ("# <img src=x>") stays
+  paragraph text, as does a paragraph whose title would clean to nothing over "===" (over "---"
+  that line is a thematic break).
+- Section paths: every block's section_path holds the titles of the headings enclosing it; a
+  heading's own path holds the headings above it, not itself. parent is the id of the innermost
+  enclosing heading.
+- Paragraph: a run of lines ended by a blank line or a line that may interrupt it (a fence, an
+  ATX heading, a thematic break, a quote, an HTML block of start conditions 1-6, a bullet or an
+  item numbered 1 that is not empty). Text: the lines exactly as written.
+- List: a run of items of one kind (the same bullet character, or ordered items with the same
+  delimiter) is one list block; its text is its lines as written, markers included;
+  attrs.ordered says which kind it is. An item holds the lines indented to its content, and,
+  until a blank line, lazy lines that start no other block. Another kind of marker starts
+  another list.
+- Thematic break ("***", "---", "- - -", "___"): markup, ends the paragraph or list above it, no
+  block.
+- Fenced code ("```" or "~~~", up to three spaces indent): a code block whose text is the body's
+  lines without the fences (the fence's indentation removed from them) and whose span INCLUDES
+  both fences (the opening fence to the closing one, or to the document's end for an unclosed
+  fence). attrs.language is the info string's first word and attrs.info the rest, when present;
+  an empty block is still a block and keeps them. A fence closes on a bare run of its character
+  at least as long.
+- Indented code (four columns or more, not inside a paragraph): a code block, text de-indented
+  by four columns, attrs.indented = true.
+- HTML block (CommonMark start conditions 1-7): one paragraph block as written, attrs.html =
+  true. A block opened by a comment, "<?", "<![CDATA[", "<!X" or a raw-text tag (pre, script,
+  style, textarea) ends on the line holding its end marker; one opened by a block-level tag or a
+  line of only a complete tag ends at a blank line. A tag-only line cannot interrupt a paragraph
+  and is its text.
+- Blockquote: one paragraph block per quote, its lines with the ">" marker (and one space after
+  it) stripped, lazy lines kept as written; its span covers its source lines. attrs.quote =
+  true.
+- YAML front matter: a first line "---", "key:" lines, and a closing "---" or "..." line, with
+  no line that is an ATX heading ("# Title" is a heading, not a YAML comment) - one paragraph
+  block with attrs.front_matter = true, text the lines between the delimiters, span including
+  them.
+
+Coverage counts non-blank lines: each lies in a block's span or is a thematic break or an empty
+ATX heading; it is counted from the spans, so a line a parser change drops shows as a failed
+unit.
+
+Not read as structure (kept as paragraph text): link reference definitions, pipe tables,
+headings or lists inside a quote or a list item, an HTML heading inside an open HTML block.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from extractor_sandbox.artifact import (
+    BlockBuilder,
+    Line,
+    build_artifact,
+    line_coverage,
+    source_slice,
+    split_lines,
+)
+
+PARSER = "loom-markdown"
+PARSER_VERSION = f"1+python{platform.python_version()}"
+
+_ATX = re.compile(r"(#{1,6})(?:[ \t]+(.*))?$")
+_THEMATIC_BREAK = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_SETEXT_UNDERLINE = re.compile(r"(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)$")
+_BULLET = re.compile(r"([-+*])([ \t]|$)")
+_ORDERED = re.compile(r"([0-9]{1,9})([.)])([ \t]|$)")
+_ONE_LINE_HTML_HEADING = re.compile(
+    r"<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*)</h\1\s*>[ \t]*$", re.IGNORECASE
+)
+# A comment ends at the first "-->" before another "<!--": many unclosed comments stay linear.
+_HTML_TAG = re.compile(
+    r"<!--(?:(?!<!--).)*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.DOTALL
+)
+_WHITESPACE = re.compile(r"\s+")
+_FRONT_MATTER_KEY = re.compile(r"[^\s#:-][^:]*:(?:[ \t]|$)")
+_FRONT_MATTER_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+
+# CommonMark's HTML block start conditions.
+_RAW_TEXT_START = re.compile(r"<(?:pre|script|style|textarea)(?:[ \t>]|$)", re.IGNORECASE)
+_RAW_TEXT_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
+_BLOCK_TAG_NAMES = "|".join(
+    """
+    address article aside base basefont blockquote body caption center col colgroup dd details
+    dialog dir div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6
+    head header hr html iframe legend li link main menu menuitem nav noframes ol optgroup option p
+    param search section summary table tbody td tfoot th thead title tr track ul
+    """.split()
+)
+_BLOCK_TAG_START = re.compile(rf"</?(?:{_BLOCK_TAG_NAMES})(?:[ \t>]|/>|$)", re.IGNORECASE)
+_ATTRIBUTE = r"""\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?"""
+_TAG_ONLY_LINE = re.compile(
+    rf"(?:<[A-Za-z][A-Za-z0-9-]*(?:{_ATTRIBUTE})*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$"
+)
+_MAY_START_BLOCK = frozenset("`~#*-_+>0123456789<")
+_NEVER = 1 << 30  # an indentation no line reaches
+_ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
+
+
+def extract_markdown(text: str) -> dict[str, Any]:
+    parser = _Parser(text)
+    parser.parse()
+    blocks = parser.builder.blocks
+    return build_artifact(
+        "markdown",
+        PARSER,
+        PARSER_VERSION,
+        blocks,
+        line_coverage(parser.lines, blocks, parser.markup_lines),
+    )
+
+
+@dataclass(frozen=True)
+class _ListMarker:
+    kind: str  # the bullet character, or the ordered delimiter "." or ")"
+    ordinal: int | None  # an ordered item's number
+    content_indent: int  # the column an item's continuation lines are indented to
+    empty: bool  # nothing follows the marker on its line
+
+    @property
+    def ordered(self) -> bool:
+        return self.ordinal is not None
+
+
+@dataclass(frozen=True)
+class _Fence:
+    char: str
+    length: int
+    indent: int
+    info: str
+
+
+def _leading(content: str) -> tuple[int, str]:
+    """The line's indentation in columns (a tab to the next multiple of 4) and the rest of it."""
+    rest = content.lstrip(" \t")
+    indentation = content[: len(content) - len(rest)]
+    if "\t" not in indentation:
+        return len(indentation), rest
+    columns = 0
+    for char in indentation:
+        columns += 1 if char == " " else 4 - columns % 4
+    return columns, rest
+
+
+def _strip_columns(content: str, wanted: int) -> str:
+    """The line without up to `wanted` columns of indentation (a tab past them leaves spaces)."""
+    columns = 0
+    for index, char in enumerate(content):
+        if columns >= wanted:
+            return content[index:]
+        if char == " ":
+            columns += 1
+        elif char == "\t":
+            width = 4 - columns % 4
+            if columns + width > wanted:
+                return " " * (columns + width - wanted) + content[index + 1 :]
+            columns += width
+        else:
+            return content[index:]
+    return ""
+
+
+def _marker_text(line: Line) -> str | None:
+    """The line from its first non-space character, when it is indented at most three columns."""
+    indent, rest = _leading(line.content)
+    return rest if indent <= 3 else None
+
+
+def clean_title(raw: str) -> str:
+    """A heading title without HTML tags, whitespace collapsed; Markdown inline markup is left."""
+    return _WHITESPACE.sub(" ", _HTML_TAG.sub("", raw)).strip()
+
+
+def _atx_title(line: Line) -> tuple[int, str] | None:
+    """(level, raw title) of an ATX heading line; the raw title is empty for "#" or "# #"."""
+    rest = _marker_text(line)
+    if rest is None:
+        return None
+    match = _ATX.match(rest)
+    if match is None:
+        return None
+    return len(match.group(1)), _without_closing_sequence(match.group(2) or "")
+
+
+def _without_closing_sequence(title: str) -> str:
+    """The title without an optional closing run of "#"s, which must follow a space or be all."""
+    title = title.strip(" \t")
+    before = title.rstrip("#")
+    if before == title:
+        return title
+    if not before or before[-1] in " \t":
+        return before.rstrip(" \t")
+    return title
+
+
+def _is_thematic_break(line: Line) -> bool:
+    rest = _marker_text(line)
+    return rest is not None and _THEMATIC_BREAK.match(rest) is not None
+
+
+def _setext_level(line: Line) -> int | None:
+    rest = _marker_text(line)
+    if rest is None or rest[:1] not in ("=", "-"):
+        return None
+    match = _SETEXT_UNDERLINE.match(rest)
+    if match is None:
+        return None
+    return 1 if match.group(1)[0] == "=" else 2
+
+
+def _fence_open(line: Line) -> _Fence | None:
+    indent, rest = _leading(line.content)
+    if indent > 3:
+        return None
+    match = _FENCE.match(rest)
+    if match is None:
+        return None
+    run, info = match.group(1), match.group(2).strip(" \t")
+    if run[0] == "`" and "`" in info:
+        return None
+    return _Fence(run[0], len(run), indent, info)
+
+
+def _closes_fence(line: Line, fence: _Fence) -> bool:
+    rest = _marker_text(line)
+    if rest is None:
+        return False
+    run = len(rest) - len(rest.lstrip(fence.char))
+    return run >= fence.length and not rest[run:].strip(" \t")
+
+
+def _list_marker(line: Line) -> _ListMarker | None:
+    indent, rest = _leading(line.content)
+    if indent > 3:
+        return None
+    bullet = _BULLET.match(rest)
+    if bullet is not None:
+        kind, ordinal, marker = bullet.group(1), None, bullet.group(1)
+    else:
+        ordered = _ORDERED.match(rest)
+        if ordered is None:
+            return None
+        kind, ordinal, marker = (
+            ordered.group(2),
+            int(ordered.group(1)),
+            ordered.group(1) + ordered.group(2),
+        )
+    after = rest[len(marker) :]
+    spaces, content = _leading(after)
+    # The spaces after the marker are counted from column 0, not the marker's own: a tab there may
+    # be off by up to three columns, which only moves where continuation lines must start.
+    empty = not content
+    if empty or spaces > 4:
+        spaces = 1
+    return _ListMarker(kind, ordinal, indent + len(marker) + spaces, empty)
+
+
+def _html_start(line: Line) -> int | None:
+    """The CommonMark HTML block start condition (1-7) the line opens, if any."""
+    rest = _marker_text(line)
+    if rest is None or not rest.startswith("<"):
+        return None
+    if _RAW_TEXT_START.match(rest):
+        return 1
+    if rest.startswith("<!--"):
+        return 2
+    if rest.startswith("<?"):
+        return 3
+    if rest.startswith("<![CDATA["):
+        return 5
+    if len(rest) > 2 and rest[1] == "!" and rest[2].isascii() and rest[2].isalpha():
+        return 4
+    if _BLOCK_TAG_START.match(rest):
+        return 6
+    if _TAG_ONLY_LINE.match(rest):
+        return 7
+    return None
+
+
+def _html_ends(condition: int, content: str) -> bool:
+    if condition == 1:
+        return _RAW_TEXT_END.search(content) is not None
+    return _ENDS_AT_MARKER[condition] in content
+
+
+def _one_line_html_heading(line: Line) -> tuple[int, str] | None:
+    rest = _marker_text(line)
+    if rest is None:
+        return None
+    match = _ONE_LINE_HTML_HEADING.match(rest)
+    if match is None:
+        return None
+    title = clean_title(match.group(2))
+    return (int(match.group(1)), title) if title else None
+
+
+def _is_quote(line: Line) -> bool:
+    rest = _marker_text(line)
+    return rest is not None and rest.startswith(">")
+
+
+def _quote_content(line: Line) -> str:
+    rest = _marker_text(line)
+    if rest is None or not rest.startswith(">"):
+        return line.content  # a lazy line, as written
+    after = rest[1:]
+    return after[1:] if after[:1] in (" ", "\t") else after
+
+
+def _is_indented_code(line: Line) -> bool:
+    return not line.is_blank and _leading(line.content)[0] >= 4
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = split_lines(text)
+        self.builder = BlockBuilder()
+        self.markup_lines: set[int] = set()
+        # (depth, title, block id) of each heading enclosing what is read next, outermost first
+        self._headings: list[tuple[int, str, str]] = []
+
+    # Blocks and sections
+
+    def _section(self) -> tuple[list[str], str | None]:
+        path = [title for _, title, _ in self._headings]
+        parent = self._headings[-1][2] if self._headings else None
+        return path, parent
+
+    def _add(
+        self, block_type: str, text: str, first: int, last: int, attrs: dict[str, Any] | None = None
+    ) -> None:
+        path, parent = self._section()
+        self.builder.add(
+            block_type,
+            text,
+            self.lines[first],
+            self.lines[last],
+            section_path=path,
+            parent=parent,
+            attrs=attrs,
+        )
+
+    def _add_heading(self, depth: int, title: str, first: int, last: int) -> None:
+        while self._headings and self._headings[-1][0] >= depth:
+            self._headings.pop()
+        path, parent = self._section()
+        block_id = self.builder.add(
+            "heading",
+            title,
+            self.lines[first],
+            self.lines[last],
+            section_path=path,
+            parent=parent,
+            depth=depth,
+        )
+        self._headings.append((depth, title, block_id))
+
+    def _slice(self, first: int, last: int) -> str:
+        return source_slice(self.text, self.lines[first], self.lines[last])
+
+    def _joined(self, parts: list[tuple[str, Line]]) -> str:
+        """Rebuilt lines joined by their own endings, the last one's left out."""
+        pieces = [content + line.ending for content, line in parts[:-1]]
+        if parts:
+            pieces.append(parts[-1][0])
+        return "".join(pieces)
+
+    # The top level
+
+    def parse(self) -> None:
+        index = self._front_matter()
+        while index < len(self.lines):
+            if self.lines[index].is_blank:
+                index += 1
+            else:
+                index = self._block_at(index)
+
+    def _block_at(self, index: int) -> int:
+        """Read the block that starts at a non-blank line; return the index after it."""
+        line = self.lines[index]
+        if _is_indented_code(line):
+            return self._indented_code(index)
+        fence = _fence_open(line)
+        if fence is not None:
+            return self._fenced_code(index, fence)
+        atx = _atx_title(line)
+        if atx is not None and not atx[1]:
+            self.markup_lines.add(line.number)
+            return index + 1
+        if atx is not None and clean_title(atx[1]):
+            self._add_heading(atx[0], clean_title(atx[1]), index, index)
+            return index + 1
+        if _is_thematic_break(line):
+            self.markup_lines.add(line.number)
+            return index + 1
+        html_heading = _one_line_html_heading(line)
+        if html_heading is not None:
+            self._add_heading(html_heading[0], html_heading[1], index, index)
+            return index + 1
+        condition = _html_start(line)
+        if condition is not None:
+            return self._html_block(index, condition)
+        if _is_quote(line):
+            return self._quote(index)
+        marker = _list_marker(line)
+        if marker is not None:
+            return self._list(index, marker)
+        return self._paragraph(index)
+
+    def _interrupts_paragraph(self, line: Line) -> bool:
+        if line.content.lstrip(" \t")[:1] not in _MAY_START_BLOCK:
+            return False  # most prose lines: no block starts with their first character
+        if _fence_open(line) is not None or _is_thematic_break(line) or _is_quote(line):
+            return True
+        atx = _atx_title(line)
+        if atx is not None and (not atx[1] or clean_title(atx[1])):
+            return True
+        condition = _html_start(line)
+        if condition is not None and condition != 7:
+            return True
+        marker = _list_marker(line)
+        return (
+            marker is not None and not marker.empty and (not marker.ordered or marker.ordinal == 1)
+        )
+
+    def _paragraph(self, first: int) -> int:
+        index = first + 1
+        while index < len(self.lines):
+            line = self.lines[index]
+            if line.is_blank:
+                break
+            level = _setext_level(line)
+            if level is not None:
+                title = clean_title(
+                    " ".join(self.lines[i].content.strip() for i in range(first, index))
+                )
+                if title:
+                    self._add_heading(level, title, first, index)
+                    return index + 1
+                if _is_thematic_break(line):
+                    break
+                index += 1
+                continue
+            if not self._interrupts_paragraph(line):
+                index += 1
+                continue
+            break
+        self._add("paragraph", self._slice(first, index - 1), first, index - 1)
+        return index
+
+    def _fenced_code(self, opening: int, fence: _Fence) -> int:
+        index = opening + 1
+        while index < len(self.lines) and not _closes_fence(self.lines[index], fence):
+            index += 1
+        closed = index < len(self.lines)
+        body = [
+            (_strip_columns(line.content, fence.indent), line)
+            for line in self.lines[opening + 1 : index]
+        ]
+        attrs: dict[str, Any] = {}
+        if fence.info:
+            language, *rest = fence.info.split(None, 1)
+            attrs["language"] = language
+            if rest:
+                attrs["info"] = rest[0].strip()
+        last = index if closed else len(self.lines) - 1
+        self._add("code", self._joined(body), opening, last, attrs)
+        return last + 1
+
+    def _indented_code(self, first: int) -> int:
+        index = first
+        last = first
+        while index < len(self.lines):
+            line = self.lines[index]
+            if _is_indented_code(line):
+                last = index
+            elif not line.is_blank:
+                break
+            index += 1
+        body = [(_strip_columns(line.content, 4), line) for line in self.lines[first : last + 1]]
+        self._add("code", self._joined(body), first, last, {"indented": True})
+        return last + 1
+
+    def _html_block(self, first: int, condition: int) -> int:
+        index = first
+        if condition <= 5:
+            while index < len(self.lines) and not _html_ends(condition, self.lines[index].content):
+                index += 1
+            last = min(index, len(self.lines) - 1)
+        else:
+            while index + 1 < len(self.lines) and not self.lines[index + 1].is_blank:
+                index += 1
+            last = index
+        self._add("paragraph", self._slice(first, last), first, last, {"html": True})
+        return last + 1
+
+    def _quote(self, first: int) -> int:
+        index = first + 1
+        while index < len(self.lines):
+            line = self.lines[index]
+            if line.is_blank:
+                break
+            if not _is_quote(line) and self._interrupts_paragraph(line):
+                break
+            index += 1
+        parts = [(_quote_content(line), line) for line in self.lines[first:index]]
+        self._add("paragraph", self._joined(parts), first, index - 1, {"quote": True})
+        return index
+
+    def _list(self, first: int, marker: _ListMarker) -> int:
+        content_indent = marker.content_indent
+        item_is_empty = marker.empty
+        last = first
+        index = first + 1
+        while index < len(self.lines):
+            line = self.lines[index]
+            if line.is_blank:
+                if item_is_empty and last == index - 1:
+                    # A marker alone over a blank line is an empty item: no line below joins it.
+                    content_indent = _NEVER
+                index += 1
+                continue
+            after_blank = last < index - 1
+            if _leading(line.content)[0] >= content_indent:
+                item_is_empty = False
+                last = index
+            elif _is_thematic_break(line):
+                break
+            elif (item := _list_marker(line)) is not None and item.kind == marker.kind:
+                content_indent = item.content_indent
+                item_is_empty = item.empty
+                last = index
+            elif not after_blank and not self._interrupts_paragraph(line):
+                last = index  # a lazy continuation of the item's paragraph
+            else:
+                break
+            index += 1
+        self._add("list", self._slice(first, last), first, last, {"ordered": marker.ordered})
+        return last + 1
+
+    # Front matter
+
+    def _front_matter(self) -> int:
+        """Read leading YAML front matter into one block; return the index after it (0 if none)."""
+        if not self.lines or self.lines[0].content.rstrip(" \t") != "---":
+            return 0
+        closing = next(
+            (
+                index
+                for index in range(1, len(self.lines))
+                if self.lines[index].content.rstrip(" \t") in ("---", "...")
+            ),
+            None,
+        )
+        if closing is None:
+            return 0
+        body = self.lines[1:closing]
+        filled = [line.content for line in body if not line.is_blank]
+        if not filled or not _FRONT_MATTER_KEY.match(filled[0]):
+            return 0
+        if any(_FRONT_MATTER_HEADING.match(content) for content in filled):
+            return 0
+        text = self._slice(1, closing - 1) if closing > 1 else ""
+        self._add("paragraph", text, 0, closing, {"front_matter": True})
+        return closing + 1

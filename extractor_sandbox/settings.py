@@ -1,0 +1,102 @@
+"""The service's settings: environment variables read once at start, each checked then.
+
+A bad value stops the service before it listens, with one line naming the variable, rather than
+surfacing as a strange failure on the first request. An empty variable counts as unset.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+MIN_TOKEN_CHARS = 16
+TOKEN_VARIABLE = "LOOM_EXTRACTOR_TOKEN"
+
+T = TypeVar("T")
+
+
+class SettingsError(Exception):
+    """A setting is missing or invalid; the message is one line naming it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_bytes: int = 64 * 1024 * 1024  # the largest original taken (advertised in /v1/capabilities)
+    timeout_s: float = 120.0  # wall clock for one extraction's child process
+    cpu_s: int = 120  # CPU seconds for one child (applied by the sandbox)
+    memory_mb: int = 2048  # address space for one child (applied by the sandbox)
+    concurrency: int = 1  # extractions at once; a request waits for a slot before its body is read
+    max_output_bytes: int = 256 * 1024 * 1024  # the largest artifact a child may write
+
+
+def load_settings(environ: Mapping[str, str]) -> Settings:
+    """The settings from `environ`, defaults for the variables it does not set."""
+    defaults = Settings()
+    return Settings(
+        max_bytes=_read(environ, "LOOM_EXTRACTOR_MAX_BYTES", _positive_int, defaults.max_bytes),
+        timeout_s=_read(environ, "LOOM_EXTRACTOR_TIMEOUT_S", _positive_seconds, defaults.timeout_s),
+        cpu_s=_read(environ, "LOOM_EXTRACTOR_CPU_S", _positive_int, defaults.cpu_s),
+        memory_mb=_read(environ, "LOOM_EXTRACTOR_MEMORY_MB", _positive_int, defaults.memory_mb),
+        concurrency=_read(
+            environ, "LOOM_EXTRACTOR_CONCURRENCY", _positive_int, defaults.concurrency
+        ),
+        max_output_bytes=_read(
+            environ, "LOOM_EXTRACTOR_MAX_OUTPUT_BYTES", _positive_int, defaults.max_output_bytes
+        ),
+    )
+
+
+def load_token(environ: Mapping[str, str], token_file: str | None) -> str:
+    """The bearer token every call must carry: from LOOM_EXTRACTOR_TOKEN or a file, never a flag.
+
+    A flag would show the token to every user of the machine in the process list.
+    """
+    from_env = environ.get(TOKEN_VARIABLE, "")
+    if token_file is not None and from_env:
+        raise SettingsError(f"set {TOKEN_VARIABLE} or --token-file, not both")
+    if token_file is not None:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise SettingsError(f"cannot read the token file {token_file}: {error}") from error
+    else:
+        token = from_env
+    if len(token) < MIN_TOKEN_CHARS:
+        raise SettingsError(f"{TOKEN_VARIABLE} must be at least {MIN_TOKEN_CHARS} characters")
+    if not all("!" <= char <= "~" for char in token):
+        # It travels in an Authorization header, where only visible ASCII survives unchanged.
+        raise SettingsError(f"{TOKEN_VARIABLE} must be visible ASCII characters, with no spaces")
+    return token
+
+
+def _read(environ: Mapping[str, str], name: str, parse: Callable[[str], T], default: T) -> T:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return parse(raw)
+    except ValueError as error:
+        raise SettingsError(f"{name} {error}, not {raw!r}") from None
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError("must be a positive integer") from None
+    if value < 1:
+        raise ValueError("must be a positive integer")
+    return value
+
+
+def _positive_seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("must be a positive number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("must be a positive number of seconds")
+    return value

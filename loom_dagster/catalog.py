@@ -1,0 +1,327 @@
+"""The catalog: sources, the revision registry, documents and their live revision, outcomes, chunks.
+
+Plain functions over a DuckDB connection, so the Dagster shell, the sensor and the command line
+share one way to read and write it. DuckDB takes one writing process per file: callers keep
+connections short, and the publishing step runs in a Dagster pool of size 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import duckdb
+
+from loom_dagster.chunking import Chunk
+from loom_dagster.errors import LoomError
+from loom_dagster.sources import FileState, Revision, Source
+
+SCHEMA = """
+CREATE SEQUENCE IF NOT EXISTS revision_seq;
+CREATE TABLE IF NOT EXISTS sources (
+    name VARCHAR PRIMARY KEY, root VARCHAR NOT NULL, include VARCHAR NOT NULL,
+    registered_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE IF NOT EXISTS revisions (
+    key VARCHAR PRIMARY KEY, seq BIGINT NOT NULL DEFAULT nextval('revision_seq'),
+    document_id VARCHAR NOT NULL, source VARCHAR NOT NULL, path VARCHAR NOT NULL,
+    size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, sha256 VARCHAR NOT NULL,
+    registered_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE IF NOT EXISTS documents (
+    document_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, path VARCHAR NOT NULL,
+    live_revision VARCHAR, status VARCHAR NOT NULL, updated_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE IF NOT EXISTS outcomes (
+    revision VARCHAR PRIMARY KEY, status VARCHAR NOT NULL, code VARCHAR, message VARCHAR,
+    artifact_sha256 VARCHAR, chunk_count INTEGER, run_id VARCHAR,
+    recorded_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id VARCHAR PRIMARY KEY, revision VARCHAR NOT NULL, document_id VARCHAR NOT NULL,
+    ordinal INTEGER NOT NULL, format VARCHAR NOT NULL, block_type VARCHAR NOT NULL,
+    block_ids VARCHAR NOT NULL, section_path VARCHAR NOT NULL, locator VARCHAR NOT NULL,
+    keys VARCHAR NOT NULL, text VARCHAR NOT NULL
+);
+"""
+
+PUBLISHED, REFUSED, SUPERSEDED = "published", "refused", "superseded"
+
+
+class CatalogError(LoomError):
+    code = "catalog"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    revision: str
+    status: str
+    code: str | None = None
+    message: str | None = None
+    chunk_count: int | None = None
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(SCHEMA)
+
+
+# Sources ------------------------------------------------------------------------------------
+
+
+def upsert_source(con: duckdb.DuckDBPyConnection, source: Source) -> None:
+    con.execute(
+        "INSERT INTO sources (name, root, include) VALUES (?, ?, ?) "
+        "ON CONFLICT (name) DO UPDATE SET root = excluded.root, include = excluded.include",
+        [source.name, source.root, json.dumps(list(source.include))],
+    )
+
+
+def list_sources(con: duckdb.DuckDBPyConnection) -> list[Source]:
+    rows = con.execute("SELECT name, root, include FROM sources ORDER BY name").fetchall()
+    return [Source(name, root, tuple(json.loads(include))) for name, root, include in rows]
+
+
+# The revision registry ----------------------------------------------------------------------
+
+
+def known_files(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, FileState]:
+    """The newest registered state of each path whose document is not retired."""
+    rows = con.execute(
+        """
+        SELECT r.path, r.size, r.mtime_ns, r.sha256 FROM revisions r
+        LEFT JOIN documents d ON d.document_id = r.document_id
+        WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'
+        QUALIFY row_number() OVER (PARTITION BY r.path ORDER BY r.seq DESC) = 1
+        """,
+        [source],
+    ).fetchall()
+    return {path: FileState(size, mtime_ns, sha) for path, size, mtime_ns, sha in rows}
+
+
+def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> None:
+    """Add new revisions; a key already registered keeps its first record."""
+    for revision in revisions:
+        con.execute(
+            "INSERT INTO revisions (key, document_id, source, path, size, mtime_ns, sha256) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            [
+                revision.key,
+                revision.document_id,
+                revision.source,
+                revision.path,
+                revision.size,
+                revision.mtime_ns,
+                revision.sha256,
+            ],
+        )
+        # A file deleted and then written again is a document again.
+        con.execute(
+            "UPDATE documents SET status = 'pending' WHERE document_id = ? AND status = 'retired' "
+            "AND live_revision IS NULL",
+            [revision.document_id],
+        )
+
+
+def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revision]:
+    """The newest revision of each path that has no outcome yet (its run failed or never ran)."""
+    rows = con.execute(
+        """
+        SELECT latest.key, latest.document_id, latest.source, latest.path, latest.size,
+               latest.mtime_ns, latest.sha256
+        FROM (
+            SELECT r.* FROM revisions r WHERE r.source = ?
+            QUALIFY row_number() OVER (PARTITION BY r.path ORDER BY r.seq DESC) = 1
+        ) latest
+        LEFT JOIN documents d ON d.document_id = latest.document_id
+        WHERE coalesce(d.status, 'pending') <> 'retired'
+          AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.revision = latest.key)
+        ORDER BY latest.path
+        """,
+        [source],
+    ).fetchall()
+    return [Revision(*row) for row in rows]
+
+
+def get_revision(con: duckdb.DuckDBPyConnection, key: str) -> Revision:
+    row = con.execute(
+        "SELECT key, document_id, source, path, size, mtime_ns, sha256 FROM revisions WHERE key = ?",
+        [key],
+    ).fetchone()
+    if row is None:
+        raise CatalogError(f"revision {key} is not registered", code="unknown_revision")
+    return Revision(*row)
+
+
+def source_root(con: duckdb.DuckDBPyConnection, source: str) -> str:
+    row = con.execute("SELECT root FROM sources WHERE name = ?", [source]).fetchone()
+    if row is None:
+        raise CatalogError(f"source {source} is not registered", code="unknown_source")
+    return str(row[0])
+
+
+# Outcomes and publishing --------------------------------------------------------------------
+
+
+def record_outcome(
+    con: duckdb.DuckDBPyConnection,
+    outcome: Outcome,
+    *,
+    run_id: str | None = None,
+    artifact_sha256: str | None = None,
+) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO outcomes (revision, status, code, message, artifact_sha256, "
+        "chunk_count, run_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+        [
+            outcome.revision,
+            outcome.status,
+            outcome.code,
+            outcome.message,
+            artifact_sha256,
+            outcome.chunk_count,
+            run_id,
+        ],
+    )
+
+
+def outcomes_for(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> dict[str, Outcome]:
+    keys = list(keys)
+    if not keys:
+        return {}
+    rows = con.execute(
+        "SELECT revision, status, code, message, chunk_count FROM outcomes "
+        "WHERE revision IN (SELECT unnest(?))",
+        [keys],
+    ).fetchall()
+    return {row[0]: Outcome(*row) for row in rows}
+
+
+def newer_revision_is_live(con: duckdb.DuckDBPyConnection, revision: Revision) -> bool:
+    """True when the document already serves a revision registered after this one."""
+    row = con.execute(
+        """
+        SELECT live.seq > this.seq FROM documents d
+        JOIN revisions live ON live.key = d.live_revision
+        JOIN revisions this ON this.key = ?
+        WHERE d.document_id = ?
+        """,
+        [revision.key, revision.document_id],
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def publish_revision(
+    con: duckdb.DuckDBPyConnection,
+    revision: Revision,
+    chunks: Sequence[Chunk],
+    *,
+    artifact_sha256: str,
+    run_id: str | None = None,
+) -> str | None:
+    """Make `revision` its document's live revision, in one transaction.
+
+    Returns the revision it replaced (whose chunks are removed), or None. A revision older
+    than the one already live is recorded as superseded and changes nothing.
+    """
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if newer_revision_is_live(con, revision):
+            record_outcome(
+                con,
+                Outcome(revision.key, SUPERSEDED, chunk_count=len(chunks)),
+                run_id=run_id,
+                artifact_sha256=artifact_sha256,
+            )
+            con.execute("COMMIT")
+            return None
+        row = con.execute(
+            "SELECT live_revision FROM documents WHERE document_id = ?", [revision.document_id]
+        ).fetchone()
+        replaced = row[0] if row and row[0] != revision.key else None
+        con.execute("DELETE FROM chunks WHERE document_id = ?", [revision.document_id])
+        con.executemany(
+            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_chunk_row(revision, chunk) for chunk in chunks],
+        )
+        con.execute(
+            "INSERT INTO documents (document_id, source, path, live_revision, status) "
+            "VALUES (?, ?, ?, ?, 'live') ON CONFLICT (document_id) DO UPDATE SET "
+            "live_revision = excluded.live_revision, status = 'live', updated_at = now()",
+            [revision.document_id, revision.source, revision.path, revision.key],
+        )
+        if replaced:
+            record_outcome(con, Outcome(replaced, SUPERSEDED), run_id=run_id)
+        record_outcome(
+            con,
+            Outcome(revision.key, PUBLISHED, chunk_count=len(chunks)),
+            run_id=run_id,
+            artifact_sha256=artifact_sha256,
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return replaced
+
+
+def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> list[str]:
+    """Retire the documents of deleted files; returns their document ids."""
+    if not paths:
+        return []
+    con.execute("BEGIN TRANSACTION")
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT document_id FROM revisions WHERE source = ? AND path IN (SELECT unnest(?))",
+            [source, list(paths)],
+        ).fetchall()
+        ids = [row[0] for row in rows]
+        for document in ids:
+            con.execute("DELETE FROM chunks WHERE document_id = ?", [document])
+            con.execute(
+                "INSERT INTO documents (document_id, source, path, live_revision, status) "
+                "SELECT document_id, source, path, NULL, 'retired' FROM revisions "
+                "WHERE document_id = ? LIMIT 1 ON CONFLICT (document_id) DO UPDATE SET "
+                "live_revision = NULL, status = 'retired', updated_at = now()",
+                [document],
+            )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return ids
+
+
+def live_documents(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]:
+    """(document_id, source, path, live revision) of every live document."""
+    return [
+        tuple(row)
+        for row in con.execute(  # type: ignore[misc]
+            "SELECT document_id, source, path, live_revision FROM documents "
+            "WHERE status = 'live' AND live_revision IS NOT NULL ORDER BY source, path"
+        ).fetchall()
+    ]
+
+
+def _chunk_row(revision: Revision, chunk: Chunk) -> list[object]:
+    return [
+        chunk.chunk_id,
+        revision.key,
+        revision.document_id,
+        chunk.ordinal,
+        chunk.format,
+        chunk.block_type,
+        json.dumps(list(chunk.block_ids)),
+        json.dumps(list(chunk.section_path)),
+        json.dumps(chunk.locator.to_dict(), sort_keys=True),
+        json.dumps(list(chunk.keys)),
+        chunk.text,
+    ]
+
+
+def counts(con: duckdb.DuckDBPyConnection) -> Mapping[str, int]:
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM documents WHERE status = 'live'), (SELECT count(*) FROM chunks)"
+    ).fetchone()
+    assert row is not None
+    return {"live_documents": int(row[0]), "chunks": int(row[1])}

@@ -1,0 +1,316 @@
+"""Structural chunks: what search indexes, cut from an artifact's blocks instead of fixed windows.
+
+The rules (extractor contract, "Structural chunks"):
+
+- consecutive blocks under one parent (a heading's section, a TOML table with its keys) pack
+  into one chunk, their texts joined by a blank line, up to the chunk size;
+- a SQL statement is a chunk of its own, so a hit cites one statement;
+- a block longer than the chunk size is windowed; each window keeps the block's section and, when
+  the block's text is the source slice its char span names, its own char and line span; any other
+  window (a Markdown heading whose span covers its markup, an HTML block, a TOML key) cites the
+  block's whole span;
+- heading text is not repeated in chunk text (the section path travels beside it), but a heading
+  with no text and no subsection under it is a chunk of its own.
+
+A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
+their span and the union of their keys, and records the revision and format it was cut from.
+Chunking is a pure function of the artifact and the sizes: the same input gives the same chunks.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from loom_dagster.contract.artifact import Artifact, Block, Locator
+
+# About a page of prose: large enough that a paragraph or a short section stays whole, small
+# enough that a hit points at the passage that matched rather than at a whole document.
+DEFAULT_CHUNK_SIZE = 1500
+# Windows overlap by chunk_size - stride = 300 characters (two to four sentences), so a phrase a
+# window boundary cuts is whole in the next window, while the index holds a long block only
+# 1.25 times. The overlap stays under half a window, which guarantees each window advances well
+# past the one before even when its end moves back to a space.
+DEFAULT_CHUNK_STRIDE = 1200
+
+# The contract carries at most this many characters of a heading's title into the section paths
+# under it; a longer heading is cut as a chunk of its own so none of its words are lost to search.
+SECTION_ENTRY_LIMIT = 500
+
+SQL_STATEMENT = "sql_statement"
+HEADING = "heading"
+MIXED = "mixed"
+SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int
+    text: str
+    block_ids: tuple[str, ...]
+    block_type: str
+    section_path: tuple[str, ...]
+    locator: Locator
+    keys: tuple[str, ...]
+    revision: str
+    format: str
+
+    @property
+    def chunk_id(self) -> str:
+        return f"{self.revision}#{self.ordinal}"
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A chunk before it is numbered: the text and where it came from."""
+
+    text: str
+    blocks: tuple[Block, ...]
+    section_path: tuple[str, ...]
+    locator: Locator
+
+
+def chunk_artifact(
+    artifact: Artifact,
+    *,
+    revision: str,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    stride: int = DEFAULT_CHUNK_STRIDE,
+) -> list[Chunk]:
+    """Cut an artifact's blocks into structural chunks, numbered 0.. in reading order."""
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, not {chunk_size}")
+    if not 1 <= stride <= chunk_size:
+        raise ValueError(f"stride must be between 1 and chunk_size ({chunk_size}), not {stride}")
+
+    chunks = []
+    for ordinal, piece in enumerate(_pieces(artifact.blocks, chunk_size, stride)):
+        chunks.append(
+            Chunk(
+                ordinal=ordinal,
+                text=piece.text,
+                block_ids=tuple(block.id for block in piece.blocks),
+                block_type=_common_type(piece.blocks),
+                section_path=piece.section_path,
+                locator=piece.locator,
+                keys=_union_keys(piece.blocks),
+                revision=revision,
+                format=artifact.format,
+            )
+        )
+    return chunks
+
+
+def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_Piece]:
+    # A block with nothing but whitespace has no words to find and cites nothing a reader needs.
+    blocks = [block for block in blocks if block.text.strip()]
+    heads = _blocks_with_children(blocks)
+    pack: list[Block] = []
+    pack_length = 0
+
+    def flush() -> Iterator[_Piece]:
+        nonlocal pack, pack_length
+        if pack:
+            yield _packed(pack)
+        pack, pack_length = [], 0
+
+    for index, block in enumerate(blocks):
+        if block.type == HEADING:
+            yield from flush()
+            following = blocks[index + 1] if index + 1 < len(blocks) else None
+            if _stands_alone(block, following) or len(block.text) > SECTION_ENTRY_LIMIT:
+                yield from _windows(block, _own_section(block), chunk_size, stride)
+            continue
+        if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
+            yield from flush()
+            yield from _windows(block, block.section_path, chunk_size, stride)
+            continue
+        if pack and (
+            _pack_group(block, heads) != _pack_group(pack[0], heads)
+            or pack_length + len(SEPARATOR) + len(block.text) > chunk_size
+        ):
+            yield from flush()
+        pack_length += len(block.text) + (len(SEPARATOR) if pack else 0)
+        pack.append(block)
+    yield from flush()
+
+
+def _blocks_with_children(blocks: Sequence[Block]) -> frozenset[str]:
+    return frozenset(block.parent for block in blocks if block.parent is not None)
+
+
+def _pack_group(block: Block, heads: frozenset[str]) -> tuple[str | None, tuple[str, ...]]:
+    """What a block packs with: its parent and section, or, for a block that encloses the blocks
+    after it (a TOML table and its keys), itself, so the table and its keys share a chunk."""
+    if block.id in heads:
+        return block.id, block.section_path
+    return block.parent, block.section_path
+
+
+def _stands_alone(heading: Block, following: Block | None) -> bool:
+    """A heading with no text and no subsection under it: the next block is a heading at its
+    level or above it, or there is none."""
+    if following is None:
+        return True
+    return following.type == HEADING and _level(following) <= _level(heading)
+
+
+def _level(heading: Block) -> int:
+    # depth is a heading's level; without one, the headings above it tell how deep it sits.
+    return heading.depth if heading.depth is not None else len(heading.section_path) + 1
+
+
+def _own_section(heading: Block) -> tuple[str, ...]:
+    """The section a heading opens, its title cut as the section paths under it carry it."""
+    return (*heading.section_path, heading.text[:SECTION_ENTRY_LIMIT])
+
+
+def _packed(blocks: Sequence[Block]) -> _Piece:
+    return _Piece(
+        text=SEPARATOR.join(block.text for block in blocks),
+        blocks=tuple(blocks),
+        section_path=blocks[0].section_path,
+        locator=merge_locators([block.locator for block in blocks]),
+    )
+
+
+def _windows(
+    block: Block, section_path: tuple[str, ...], chunk_size: int, stride: int
+) -> Iterator[_Piece]:
+    """A block as one piece, or as windows when it is longer than a chunk."""
+    text = block.text
+    if len(text) <= chunk_size:
+        yield _Piece(text, (block,), section_path, _clean(block.locator))
+        return
+    exact = _text_is_source_slice(block)
+    newlines = [offset for offset, char in enumerate(text) if char == "\n"] if exact else []
+    for start, end in window_bounds(text, chunk_size, stride):
+        locator = _window_locator(block.locator, newlines, start, end) if exact else None
+        yield _Piece(text[start:end], (block,), section_path, locator or _clean(block.locator))
+
+
+def window_bounds(text: str, size: int, stride: int) -> list[tuple[int, int]]:
+    """[start, end) offsets of windows of at most `size` characters advancing by about `stride`.
+
+    A window ends before a whitespace character when one lies in its second half, and the next
+    starts at the beginning of a word, overlapping the window before by about size - stride.
+    """
+    overlap = size - stride
+    bounds = []
+    start = 0
+    while True:
+        end = min(start + size, len(text))
+        if end < len(text):
+            space = _last_space(text, low=start + max(1, size // 2), high=end)
+            end = end if space is None else space
+        bounds.append((start, end))
+        if end >= len(text):
+            return bounds
+        target = max(end - overlap, start + 1)
+        start = max(_word_start(text, low=start + 1, at=target), start + 1)
+
+
+def _last_space(text: str, *, low: int, high: int) -> int | None:
+    """The offset of the last whitespace character in text[low:high + 1], if any."""
+    for offset in range(min(high, len(text) - 1), low - 1, -1):
+        if text[offset].isspace():
+            return offset
+    return None
+
+
+def _word_start(text: str, *, low: int, at: int) -> int:
+    """The start of the word holding offset `at`, not before `low`."""
+    offset = at
+    while offset > low and not text[offset - 1].isspace():
+        offset -= 1
+    return offset if offset > low or text[offset - 1].isspace() else at
+
+
+def _text_is_source_slice(block: Block) -> bool:
+    """Whether the block's text is exactly the source its char span names, so a window of it can
+    cite its own span. A cleaned text (a heading without its markup) is shorter than its span."""
+    span = _pair(block.locator.char_start, block.locator.char_end, unset=-1)
+    return span is not None and span[1] - span[0] == len(block.text)
+
+
+def _window_locator(
+    locator: Locator, newlines: Sequence[int], start: int, end: int
+) -> Locator | None:
+    block = _clean(locator)
+    if block.char_start is None:
+        return None
+    window = replace(block, char_start=block.char_start + start, char_end=block.char_start + end)
+    if block.line_start is None or block.line_end is None:
+        return window
+    # A character's line is the block's first line plus the newlines before it; the window's
+    # last line is that of its last character (a newline belongs to the line it ends).
+    return replace(
+        window,
+        line_start=block.line_start + bisect_right(newlines, start - 1),
+        line_end=min(block.line_start + bisect_right(newlines, end - 2), block.line_end),
+    )
+
+
+def merge_locators(locators: Sequence[Locator]) -> Locator:
+    """The span of several blocks' locators.
+
+    Pages and rows span the blocks that set them (min start, max end). Lines and characters span
+    them only when every block has them, since a span that left a block out would not cover it.
+    key_path and sheet survive only when every block names the same one.
+    """
+    if not locators:
+        return Locator()
+    lines = [_pair(loc.line_start, loc.line_end, unset=0) for loc in locators]
+    chars = [_pair(loc.char_start, loc.char_end, unset=-1) for loc in locators]
+    pages = [_pair(loc.page_start, loc.page_end, unset=0) for loc in locators]
+    rows = [_pair(loc.row_start, loc.row_end, unset=0) for loc in locators]
+    line_start, line_end = _span(lines, every=True)
+    char_start, char_end = _span(chars, every=True)
+    page_start, page_end = _span(pages, every=False)
+    row_start, row_end = _span(rows, every=False)
+    return Locator(
+        line_start=line_start,
+        line_end=line_end,
+        char_start=char_start,
+        char_end=char_end,
+        key_path=_agreed([loc.key_path for loc in locators]),
+        page_start=page_start,
+        page_end=page_end,
+        sheet=_agreed([loc.sheet for loc in locators]),
+        row_start=row_start,
+        row_end=row_end,
+    )
+
+
+def _clean(locator: Locator) -> Locator:
+    """A block's locator with the contract's "unset" pairs (0, 0 or -1, -1) left out."""
+    return merge_locators([locator])
+
+
+def _pair(start: int | None, end: int | None, *, unset: int) -> tuple[int, int] | None:
+    """A start/end pair, or None when it is absent or the contract's "unset" value."""
+    if start is None or end is None or (start == unset and end == unset):
+        return None
+    return start, end
+
+
+def _span(pairs: Sequence[tuple[int, int] | None], *, every: bool) -> tuple[int | None, int | None]:
+    present = [pair for pair in pairs if pair is not None]
+    if not present or (every and len(present) != len(pairs)):
+        return None, None
+    return min(start for start, _ in present), max(end for _, end in present)
+
+
+def _agreed(values: Sequence[str | None]) -> str | None:
+    first = values[0]
+    return first if first is not None and all(value == first for value in values) else None
+
+
+def _common_type(blocks: Sequence[Block]) -> str:
+    types = {block.type for block in blocks}
+    return blocks[0].type if len(types) == 1 else MIXED
+
+
+def _union_keys(blocks: Sequence[Block]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(key for block in blocks for key in block.keys))

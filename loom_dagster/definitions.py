@@ -1,0 +1,45 @@
+"""The code location: assets, sensors, jobs and resources, with settings validated at load."""
+
+from __future__ import annotations
+
+import os
+
+from dagster import Definitions, define_asset_job, in_process_executor
+
+from loom_dagster.assets.revisions import artifact, chunks, original, published
+from loom_dagster.partitions import revisions
+from loom_dagster.resources.extractor import ExtractorResource, ExtractorSettings
+from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
+from loom_dagster.sensors import loom_folders, loom_ingest_automation
+from loom_dagster.settings import LoomSettings
+
+INGEST_JOB = "ingest"
+
+ingest_job = define_asset_job(
+    INGEST_JOB,
+    selection=[original, artifact, chunks, published],
+    partitions_def=revisions,
+    executor_def=in_process_executor,
+    description="Every step of a batch of revisions: original, artifact, chunks, published.",
+)
+
+
+def build_definitions(settings: LoomSettings) -> Definitions:
+    # An invalid extractor setting is an error here, at load, not a surprise in a run.
+    ExtractorSettings.from_env(os.environ)
+    settings.prepare()
+    return Definitions(
+        assets=[original, artifact, chunks, published],
+        jobs=[ingest_job],
+        sensors=[loom_folders, loom_ingest_automation],
+        executor=in_process_executor,
+        resources={
+            "catalog_db": CatalogResource(database=str(settings.catalog_path)),
+            "store": ObjectStoreResource(url=settings.object_store_url),
+            "search_index": SearchIndexResource(directory=str(settings.search_dir)),
+            "extractor": ExtractorResource(concurrency=settings.extract_concurrency),
+        },
+    )
+
+
+defs = build_definitions(LoomSettings.from_env())

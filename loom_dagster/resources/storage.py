@@ -1,0 +1,44 @@
+"""Dagster resources for the object store, the catalog and the search index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import duckdb
+from dagster import ConfigurableResource
+from dagster_duckdb import DuckDBResource
+
+from loom_dagster.catalog import ensure_schema
+from loom_dagster.objectstore import ObjectStore
+from loom_dagster.search.lexical import LexicalIndex
+
+
+class ObjectStoreResource(ConfigurableResource):
+    """An fsspec URL: a local folder (file://...) or s3://bucket/prefix."""
+
+    url: str
+
+    def get(self) -> ObjectStore:
+        return ObjectStore(self.url)
+
+
+class CatalogResource(DuckDBResource):
+    """The DuckDB catalog; every connection finds the schema in place.
+
+    DuckDBResource retries a connection while another process holds the file, so a short
+    write elsewhere is a wait here, never a lock error.
+    """
+
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.get_connection() as con:
+            ensure_schema(con)
+            yield con
+
+
+class SearchIndexResource(ConfigurableResource):
+    directory: str
+
+    def get(self) -> LexicalIndex:
+        return LexicalIndex(self.directory)

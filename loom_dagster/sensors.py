@@ -1,0 +1,80 @@
+"""Sensors: registered folders in, new revision partitions out; automation turns them into runs.
+
+`loom_folders` stats every registered folder, hashes only what changed, registers new
+revisions and retires deleted files; it asks the instance once which keys exist and adds only
+new ones. `loom_ingest_automation` (declarative automation) then materializes the new
+partitions in batches, a run per MAX_REVISIONS_PER_RUN revisions.
+"""
+
+import json
+
+from dagster import (
+    AssetSelection,
+    AutomationConditionSensorDefinition,
+    DefaultSensorStatus,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
+    sensor,
+)
+
+from loom_dagster import catalog, pipeline
+from loom_dagster.assets.revisions import GROUP
+from loom_dagster.partitions import PARTITIONS_NAME, revisions
+from loom_dagster.resources.storage import CatalogResource, SearchIndexResource
+
+# A tick has 60 s; hashing is the slow part, so a tick hashes at most this many files and
+# keeps its place in the cursor.
+MAX_HASHED_PER_TICK = 2000
+# A file modified this recently may still be being written.
+SETTLE_S = 2.0
+
+
+@sensor(
+    name="loom_folders",
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Registers new and changed files of every registered folder as revision partitions.",
+)
+def loom_folders(
+    context: SensorEvaluationContext, catalog_db: CatalogResource, search_index: SearchIndexResource
+) -> SensorResult | SkipReason:
+    resume: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    index = search_index.get()
+    new_keys: list[str] = []
+    with catalog_db.connect() as con:
+        sources = catalog.list_sources(con)
+        for source in sources:
+            result = pipeline.sync_source(
+                con,
+                index,
+                source,
+                settle_s=SETTLE_S,
+                max_hashed=MAX_HASHED_PER_TICK,
+                resume_after=resume.get(source.name),
+            )
+            new_keys.extend(r.key for r in result.new)
+            if result.resume_after:
+                resume[source.name] = result.resume_after
+            else:
+                resume.pop(source.name, None)
+            if result.deleted:
+                context.log.info(f"{source.name}: retired {len(result.deleted)} deleted files")
+    if not sources:
+        return SkipReason(
+            "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
+        )
+    existing = set(context.instance.get_dynamic_partitions(PARTITIONS_NAME))
+    to_add = sorted(set(new_keys) - existing)
+    return SensorResult(
+        dynamic_partitions_requests=[revisions.build_add_request(to_add)] if to_add else [],
+        cursor=json.dumps(resume, sort_keys=True),
+    )
+
+
+loom_ingest_automation = AutomationConditionSensorDefinition(
+    "loom_ingest_automation",
+    target=AssetSelection.groups(GROUP),
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Materializes new revision partitions in batches (declarative automation).",
+)

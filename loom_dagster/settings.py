@@ -1,0 +1,82 @@
+"""Loom's own settings, read once from the environment and validated when definitions load."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_dagster.errors import SettingsError
+
+DEFAULT_HOME = ".loom"
+
+
+@dataclass(frozen=True)
+class LoomSettings:
+    """Where Loom keeps its state. Every path is absolute."""
+
+    home: Path
+    object_store_url: str
+    extract_concurrency: int = 2
+    batch_size: int = 200
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster"
+
+    @property
+    def catalog_path(self) -> Path:
+        return self.home / "catalog.duckdb"
+
+    @property
+    def search_dir(self) -> Path:
+        return self.home / "search"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LoomSettings:
+        env = os.environ if env is None else env
+        home = Path(env.get("LOOM_HOME") or DEFAULT_HOME).expanduser().resolve()
+        store = env.get("LOOM_OBJECT_STORE_URL") or (home / "store").as_uri()
+        if "://" not in store:
+            raise SettingsError(
+                f"LOOM_OBJECT_STORE_URL must be a URL such as file:///data/loom or s3://bucket/prefix, "
+                f"not {store!r}"
+            )
+        return cls(
+            home=home,
+            object_store_url=store,
+            extract_concurrency=_positive_int(env, "LOOM_EXTRACT_CONCURRENCY", 2),
+            batch_size=_positive_int(env, "LOOM_BATCH_SIZE", 200),
+        )
+
+    def prepare(self) -> None:
+        """Create the home folders and a Dagster instance config that lives under them."""
+        self.dagster_home.mkdir(parents=True, exist_ok=True)
+        self.search_dir.mkdir(parents=True, exist_ok=True)
+        config = self.dagster_home / "dagster.yaml"
+        if not config.exists():
+            config.write_text(DAGSTER_YAML)
+
+
+# The catalog pool is 1: DuckDB takes one writing process per file.
+DAGSTER_YAML = """\
+telemetry:
+  enabled: false
+concurrency:
+  pools:
+    default_limit: 1
+"""
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a positive whole number, not {raw!r}") from None
+    if value < 1:
+        raise SettingsError(f"{name} must be a positive whole number, not {raw!r}")
+    return value

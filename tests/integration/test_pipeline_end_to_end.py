@@ -1,0 +1,175 @@
+"""The whole path through Dagster: a folder, a sensor tick, the runs, published chunks, search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dagster import AssetCheckKey, AssetKey, DagsterInstance, build_sensor_context
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+from loom_dagster import api, catalog
+from loom_dagster.cli import main
+from loom_dagster.definitions import INGEST_JOB, build_definitions
+from loom_dagster.partitions import revisions
+from loom_dagster.resources.storage import CatalogResource
+from loom_dagster.sensors import loom_folders
+from loom_dagster.settings import LoomSettings
+
+GUIDE = """# Guide
+
+## Install
+
+Run the installer with the flag --quiet
+to keep its output short.
+
+## Usage
+
+Call the tool with a folder.
+"""
+
+
+def write(folder: Path, name: str, data: str | bytes) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    write(docs, "guide.md", GUIDE)
+    write(docs, "notes/todo.txt", "Buy lamp oil\nand rope.\n")
+    return docs
+
+
+def connect() -> CatalogResource:
+    return CatalogResource(database=str(LoomSettings.from_env().catalog_path))
+
+
+def test_a_sensor_tick_and_a_run_publish_chunks_that_search_cites(
+    loom_home: Path, folder: Path
+) -> None:
+    settings = LoomSettings.from_env()
+    api.prepare_environment(settings)
+    defs = build_definitions(settings)
+    api.register_source(settings, folder, name="docs")
+    instance = DagsterInstance.get()
+
+    tick = loom_folders(
+        build_sensor_context(
+            instance=instance,
+            resources={"catalog_db": connect(), "search_index": defs.resources["search_index"]},
+        )
+    )
+    [request] = tick.dynamic_partitions_requests
+    assert len(request.partition_keys) == 2
+    instance.add_dynamic_partitions(revisions.name, list(request.partition_keys))
+
+    # A second tick over the same folder adds nothing: the keys exist and nothing changed.
+    again = loom_folders(
+        build_sensor_context(
+            instance=instance,
+            cursor=tick.cursor,
+            resources={"catalog_db": connect(), "search_index": defs.resources["search_index"]},
+        )
+    )
+    assert again.dynamic_partitions_requests == []
+
+    api.materialize_in_batches(instance, list(request.partition_keys), batch_size=10)
+
+    with connect().connect() as con:
+        outcomes = catalog.outcomes_for(con, request.partition_keys)
+        assert {o.status for o in outcomes.values()} == {catalog.PUBLISHED}
+        assert catalog.counts(con)["live_documents"] == 2
+
+    [hit] = api.search("installer quiet", limit=1)
+    assert hit.chunk.path == "guide.md" and hit.chunk.source == "docs"
+    assert hit.chunk.revision in request.partition_keys
+    assert hit.chunk.section_path == ("Guide", "Install")
+    assert (hit.chunk.locator.line_start, hit.chunk.locator.line_end) == (5, 6)
+    start, end = hit.chunk.locator.char_start, hit.chunk.locator.char_end
+    assert start is not None and end is not None
+    assert GUIDE[start:end] == "Run the installer with the flag --quiet\nto keep its output short."
+
+    runs = instance.get_run_records()
+    assert runs and all(r.dagster_run.job_name == INGEST_JOB for r in runs)
+
+
+def test_a_changed_file_publishes_a_new_revision_and_retires_the_old(
+    loom_home: Path, folder: Path
+) -> None:
+    first = api.ingest_folder(folder)
+    old = next(o.revision for o in first.outcomes if o.path == "guide.md")
+    write(folder, "guide.md", GUIDE.replace("installer", "setup wizard"))
+
+    second = api.ingest_folder(folder)
+
+    new = next(o for o in second.outcomes if o.path == "guide.md")
+    assert new.status == "published" and new.revision != old
+    assert [h.chunk.revision for h in api.search("setup wizard")] == [new.revision]
+    assert api.search("installer") == []
+    with connect().connect() as con:
+        assert catalog.outcomes_for(con, [old])[old].status == catalog.SUPERSEDED
+        assert ("guide.md", new.revision) in [(d[2], d[3]) for d in catalog.live_documents(con)]
+
+
+def test_a_deleted_file_is_retired(loom_home: Path, folder: Path) -> None:
+    api.ingest_folder(folder)
+    assert api.search("lamp oil")
+    (folder / "notes" / "todo.txt").unlink()
+
+    report = api.ingest_folder(folder)
+
+    assert report.retired == ["notes/todo.txt"]
+    assert api.search("lamp oil") == []
+    with connect().connect() as con:
+        assert [d[2] for d in catalog.live_documents(con)] == ["guide.md"]
+
+
+def test_one_refused_file_is_recorded_with_its_code_while_the_rest_publish(
+    loom_home: Path, folder: Path
+) -> None:
+    write(folder, "broken.txt", b"caf\xe9 au lait\n")
+
+    report = api.ingest_folder(folder)
+
+    by_path = {o.path: o for o in report.outcomes}
+    assert by_path["broken.txt"].status == "refused"
+    assert by_path["broken.txt"].detail.startswith("encoding: ")
+    assert "offset 3" in by_path["broken.txt"].detail
+    assert by_path["guide.md"].status == by_path["notes/todo.txt"].status == "published"
+    assert report.conserved
+
+    # The refusal shows as a failing asset check on that revision's partition only.
+    instance = DagsterInstance.get()
+    history = instance.event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(AssetKey("artifact"), "extracted"), limit=10
+    )
+    by_partition = {record.partition: record.status for record in history}
+    assert by_partition[by_path["broken.txt"].revision] == AssetCheckExecutionRecordStatus.FAILED
+    assert by_partition[by_path["guide.md"].revision] == AssetCheckExecutionRecordStatus.SUCCEEDED
+
+
+def test_the_command_prints_an_outcome_per_file_and_the_conservation_identity(
+    loom_home: Path, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ingest", str(folder)]) == 0
+    assert main(["ingest", str(folder)]) == 0
+
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "files 2 = published 0 + refused 0 + unchanged 2"
+    assert "files 2 = published 2 + refused 0 + unchanged 0" in out
+    assert any(line.startswith("published  guide.md") for line in out)
+
+
+def test_the_command_says_in_one_line_when_the_folder_is_missing(
+    loom_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ingest", str(tmp_path / "nowhere")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert (
+        err
+        == f"loom: missing_folder: folder {tmp_path / 'nowhere'} does not exist or is not a folder"
+    )

@@ -1,0 +1,447 @@
+"""Structural chunks: each rule of the contract's "Structural chunks" section, one test or more."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom_dagster.chunking import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CHUNK_STRIDE,
+    Chunk,
+    chunk_artifact,
+    merge_locators,
+    window_bounds,
+)
+from loom_dagster.contract.artifact import Artifact, Block, Coverage, Locator
+
+
+def artifact(*blocks: Block, format: str = "markdown") -> Artifact:
+    return Artifact(
+        schema_version=1,
+        format=format,
+        parser="test",
+        parser_version="1",
+        options={},
+        attrs={},
+        warnings=(),
+        coverage=Coverage(unit="lines", total=1, extracted=1),
+        blocks=tuple(blocks),
+    )
+
+
+def spanned(source: str, text: str, *, markup: str = "") -> Locator:
+    """The line and char span of `markup + text` in `source` (its first occurrence)."""
+    start = source.index(markup + text)
+    end = start + len(markup) + len(text)
+    return Locator(
+        line_start=source.count("\n", 0, start) + 1,
+        line_end=source.count("\n", 0, end - 1) + 1,
+        char_start=start,
+        char_end=end,
+    )
+
+
+def under(
+    parent: str,
+    section: tuple[str, ...],
+    block_id: str,
+    text: str,
+    *,
+    type: str = "paragraph",
+    keys: tuple[str, ...] = (),
+    locator: Locator | None = None,
+) -> Block:
+    """A block in the section a heading opens."""
+    return Block(block_id, type, text, section, keys, locator or Locator(), parent=parent)
+
+
+def chunks_of(*blocks: Block, **options: int) -> list[Chunk]:
+    return chunk_artifact(artifact(*blocks), revision="doc@r1", **options)
+
+
+# -- packing -----------------------------------------------------------------------------------
+
+
+def test_consecutive_blocks_under_one_parent_pack_up_to_the_chunk_size() -> None:
+    source = "# Guide\n\none one one\n\ntwo two two\n\nthree three three\n"
+    heading = Block("b0", "heading", "Guide", depth=1, locator=spanned(source, "# Guide"))
+    guide = ("b0", ("Guide",))
+    first = under(*guide, "b1", "one one one", locator=spanned(source, "one one one"))
+    second = under(*guide, "b2", "two two two", locator=spanned(source, "two two two"))
+    third = under(*guide, "b3", "three three three", locator=spanned(source, "three three three"))
+
+    # 11 + 2 + 11 = 24 characters fit; the third block would make 43.
+    chunks = chunks_of(heading, first, second, third, chunk_size=30, stride=20)
+
+    assert [chunk.text for chunk in chunks] == ["one one one\n\ntwo two two", "three three three"]
+    assert [chunk.block_ids for chunk in chunks] == [("b1", "b2"), ("b3",)]
+    assert chunks[0].section_path == ("Guide",)
+    assert chunks[0].locator == Locator(
+        line_start=3, line_end=5, char_start=source.index("one"), char_end=source.index("\n\nthree")
+    )
+    assert source[chunks[0].locator.char_start : chunks[0].locator.char_end] == chunks[0].text
+
+
+def test_a_block_of_another_parent_starts_a_new_chunk() -> None:
+    blocks = (
+        Block("b0", "heading", "A", depth=1),
+        Block("b1", "paragraph", "under a", parent="b0", section_path=("A",)),
+        Block("b2", "heading", "B", depth=1),
+        Block("b3", "paragraph", "under b", parent="b2", section_path=("B",)),
+    )
+
+    chunks = chunks_of(*blocks)
+
+    assert [(chunk.text, chunk.section_path) for chunk in chunks] == [
+        ("under a", ("A",)),
+        ("under b", ("B",)),
+    ]
+
+
+def test_a_toml_table_packs_with_its_keys_and_the_next_table_starts_a_new_chunk() -> None:
+    blocks = (
+        Block(
+            "b0", "toml_table", "[server]", ("server",), ("server",),
+            Locator(1, 1, key_path="server"),
+        ),
+        Block(
+            "b1", "toml_key", "server.port = 7777", ("server",), ("server.port",),
+            Locator(2, 2, key_path="server.port"), parent="b0",
+        ),
+        Block("b2", "toml_table", "[db]", ("db",), ("db",), Locator(4, 4, key_path="db")),
+        Block(
+            "b3", "toml_key", 'db.url = "x"', ("db",), ("db.url",),
+            Locator(5, 5, key_path="db.url"), parent="b2",
+        ),
+    )  # fmt: skip
+
+    chunks = chunk_artifact(artifact(*blocks, format="toml"), revision="cfg@r1")
+
+    assert [chunk.block_ids for chunk in chunks] == [("b0", "b1"), ("b2", "b3")]
+    assert chunks[0].text == "[server]\n\nserver.port = 7777"
+    assert chunks[0].keys == ("server", "server.port")
+    assert chunks[0].block_type == "mixed"
+    # The table and its key name different paths, so the merged span names none.
+    assert chunks[0].locator == Locator(line_start=1, line_end=2)
+    assert chunks[0].format == "toml"
+
+
+def test_a_sql_statement_is_a_chunk_of_its_own() -> None:
+    source = "SELECT 1;\nSELECT 2;\n"
+    blocks = (
+        Block(
+            "b0", "sql_statement", "SELECT 1;", keys=("a",), locator=spanned(source, "SELECT 1;")
+        ),
+        Block(
+            "b1", "sql_statement", "SELECT 2;", keys=("b",), locator=spanned(source, "SELECT 2;")
+        ),
+    )
+
+    chunks = chunk_artifact(artifact(*blocks, format="sql"), revision="q@r1")
+
+    assert [(chunk.text, chunk.block_ids, chunk.keys) for chunk in chunks] == [
+        ("SELECT 1;", ("b0",), ("a",)),
+        ("SELECT 2;", ("b1",), ("b",)),
+    ]
+    assert all(chunk.block_type == "sql_statement" for chunk in chunks)
+
+
+def test_a_sql_statement_does_not_pack_with_the_comment_before_it() -> None:
+    blocks = (
+        Block("b0", "paragraph", "-- a note"),
+        Block("b1", "sql_statement", "SELECT 1;"),
+        Block("b2", "paragraph", "-- another"),
+    )
+
+    assert [chunk.block_ids for chunk in chunks_of(*blocks)] == [("b0",), ("b1",), ("b2",)]
+
+
+# -- windows -----------------------------------------------------------------------------------
+
+
+def long_prose(words: int) -> str:
+    lines = []
+    for line in range(words // 8):
+        lines.append(" ".join(f"w{line}x{word}" for word in range(8)))
+    return "\n".join(lines)
+
+
+def test_a_long_block_whose_text_is_the_source_slice_is_windowed_with_exact_spans() -> None:
+    body = long_prose(400)
+    source = "# Notes\n\n" + body + "\n"
+    heading = Block("b0", "heading", "Notes", depth=1, locator=spanned(source, "# Notes"))
+    paragraph = Block(
+        "b1", "paragraph", body, parent="b0", section_path=("Notes",), keys=("k",),
+        locator=spanned(source, body),
+    )  # fmt: skip
+
+    chunks = chunks_of(heading, paragraph, chunk_size=200, stride=160)
+
+    assert len(chunks) > 10
+    for chunk in chunks:
+        start, end = chunk.locator.char_start, chunk.locator.char_end
+        assert start is not None and end is not None
+        assert source[start:end] == chunk.text
+        assert chunk.locator.line_start == source.count("\n", 0, start) + 1
+        assert chunk.locator.line_end == source.count("\n", 0, end - 1) + 1
+        assert len(chunk.text) <= 200
+        assert chunk.section_path == ("Notes",)
+        assert chunk.block_ids == ("b1",)
+        assert chunk.keys == ("k",)
+        # Cut at whitespace: no window starts or ends inside a word.
+        assert not chunk.text[0].isspace() and not chunk.text[-1].isspace()
+        assert source[start - 1].isspace() and source[end].isspace()
+    # The windows overlap and together cover the whole block.
+    spans = [(chunk.locator.char_start or 0, chunk.locator.char_end or 0) for chunk in chunks]
+    assert spans[0][0] == paragraph.locator.char_start
+    assert spans[-1][1] == paragraph.locator.char_end
+    assert all(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:], strict=False))
+
+
+def test_a_window_of_a_cleaned_heading_cites_the_heading_whole_span() -> None:
+    title = " ".join(f"word{n}" for n in range(150))  # 1,040 characters
+    source = f"## {title}\n"
+    heading = Block("b0", "heading", title, depth=2, locator=spanned(source, title, markup="## "))
+
+    chunks = chunks_of(heading, chunk_size=300, stride=240)
+
+    assert len(chunks) > 3
+    assert {chunk.locator for chunk in chunks} == {heading.locator}
+    assert all(chunk.block_type == "heading" for chunk in chunks)
+    # The heading opens its own section; its title is carried as the section paths carry it.
+    assert {chunk.section_path for chunk in chunks} == {(title[:500],)}
+    assert chunks[0].text.startswith("word0 ") and chunks[-1].text.endswith("word149")
+
+
+def test_a_window_of_a_block_without_char_offsets_cites_its_whole_span() -> None:
+    text = long_prose(200)
+    html = Block("b0", "paragraph", text, locator=Locator(line_start=3, line_end=40))
+    toml_key = Block(
+        "b1",
+        "toml_key",
+        "big = " + text,
+        locator=Locator(line_start=41, line_end=90, key_path="big"),
+    )
+
+    chunks = chunks_of(html, toml_key, chunk_size=300, stride=240)
+
+    assert {chunk.locator for chunk in chunks if chunk.block_ids == ("b0",)} == {html.locator}
+    assert {chunk.locator for chunk in chunks if chunk.block_ids == ("b1",)} == {toml_key.locator}
+
+
+def test_a_window_of_a_block_whose_text_differs_from_its_span_cites_the_whole_span() -> None:
+    # A fenced code block: the text leaves the fences out, the span covers them.
+    code = long_prose(100)
+    source = "```\n" + code + "\n```\n"
+    block = Block(
+        "b0", "code", code,
+        locator=Locator(1, code.count("\n") + 3, char_start=0, char_end=len(source)),
+    )  # fmt: skip
+
+    chunks = chunks_of(block, chunk_size=200, stride=160)
+
+    assert len(chunks) > 1
+    assert {chunk.locator for chunk in chunks} == {block.locator}
+
+
+def test_window_bounds_advance_by_the_stride_and_overlap() -> None:
+    text = " ".join(["abcd"] * 1000)  # 4,999 characters, a space every fifth
+
+    bounds = window_bounds(text, 100, 80)
+
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(text)
+    for (start, end), (next_start, _) in zip(bounds, bounds[1:], strict=False):
+        assert 95 <= end - start <= 100
+        assert 15 <= end - next_start <= 25  # overlap of about size - stride
+    assert window_bounds("short", 100, 80) == [(0, 5)]
+
+
+def test_a_word_longer_than_a_window_is_cut_hard() -> None:
+    bounds = window_bounds("x" * 250, 100, 80)
+
+    assert bounds == [(0, 100), (80, 180), (160, 250)]
+
+
+def test_stride_must_lie_between_one_and_the_chunk_size() -> None:
+    with pytest.raises(ValueError):
+        chunks_of(Block("b0", "paragraph", "x"), chunk_size=100, stride=101)
+    with pytest.raises(ValueError):
+        chunks_of(Block("b0", "paragraph", "x"), chunk_size=100, stride=0)
+    assert 0 < DEFAULT_CHUNK_STRIDE <= DEFAULT_CHUNK_SIZE
+    assert DEFAULT_CHUNK_SIZE - DEFAULT_CHUNK_STRIDE < DEFAULT_CHUNK_SIZE // 2
+
+
+# -- headings ----------------------------------------------------------------------------------
+
+
+def test_heading_text_is_not_repeated_in_chunk_text() -> None:
+    blocks = (
+        Block("b0", "heading", "Install", depth=1),
+        Block("b1", "paragraph", "Run the installer.", parent="b0", section_path=("Install",)),
+    )
+
+    (chunk,) = chunks_of(*blocks)
+
+    assert chunk.text == "Run the installer."
+    assert chunk.block_ids == ("b1",)
+    assert chunk.section_path == ("Install",)
+
+
+def test_a_heading_with_no_text_and_no_subsection_under_it_is_a_chunk_of_its_own() -> None:
+    blocks = (
+        Block("b0", "heading", "Guide", depth=1, locator=Locator(1, 1)),
+        Block("b1", "heading", "Empty", ("Guide",), depth=2, parent="b0", locator=Locator(3, 3)),
+        Block("b2", "heading", "Full", ("Guide",), depth=2, parent="b0", locator=Locator(5, 5)),
+        Block("b3", "paragraph", "Some text.", ("Guide", "Full"), parent="b2"),
+        Block("b4", "heading", "Last", ("Guide",), depth=2, parent="b0", locator=Locator(9, 9)),
+    )
+
+    chunks = chunks_of(*blocks)
+
+    # Guide has subsections and Full has text: neither is a chunk. Empty is followed by a heading
+    # of its own level, Last by the end.
+    assert [(chunk.text, chunk.section_path, chunk.block_ids) for chunk in chunks] == [
+        ("Empty", ("Guide", "Empty"), ("b1",)),
+        ("Some text.", ("Guide", "Full"), ("b3",)),
+        ("Last", ("Guide", "Last"), ("b4",)),
+    ]
+    assert chunks[0].block_type == "heading"
+    assert chunks[0].locator == Locator(line_start=3, line_end=3)
+
+
+def test_a_heading_followed_by_a_higher_one_stands_alone() -> None:
+    blocks = (
+        Block("b0", "heading", "Part", depth=1),
+        Block("b1", "heading", "Deep", ("Part",), depth=3, parent="b0"),
+        Block("b2", "heading", "Next part", depth=1),
+        Block("b3", "paragraph", "text", ("Next part",), parent="b2"),
+    )
+
+    assert [chunk.text for chunk in chunks_of(*blocks)] == ["Deep", "text"]
+
+
+def test_a_heading_longer_than_section_paths_carry_is_a_chunk_of_its_own() -> None:
+    # Section paths carry a title's first 500 characters; the chunk keeps the rest searchable.
+    title = "t" * 499 + " and the rest of a very long title"
+    blocks = (
+        Block("b0", "heading", title, depth=1),
+        Block("b1", "paragraph", "text", (title[:500],), parent="b0"),
+    )
+
+    chunks = chunks_of(*blocks)
+
+    assert [(chunk.text, chunk.section_path) for chunk in chunks] == [
+        (title, (title[:500],)),
+        ("text", (title[:500],)),
+    ]
+
+
+# -- what a chunk carries ----------------------------------------------------------------------
+
+
+def test_block_type_is_mixed_when_the_blocks_differ_and_keys_are_their_union_in_order() -> None:
+    blocks = (
+        Block("b0", "heading", "S", depth=1),
+        under("b0", ("S",), "b1", "text", keys=("x", "y")),
+        under("b0", ("S",), "b2", "code", type="code", keys=("y", "z")),
+        under("b0", ("S",), "b3", "more", keys=("a", "x")),
+    )
+
+    (chunk,) = chunks_of(*blocks)
+
+    assert chunk.block_type == "mixed"
+    assert chunk.keys == ("x", "y", "z", "a")
+
+
+def test_a_chunk_records_its_revision_format_and_id() -> None:
+    (chunk,) = chunk_artifact(
+        artifact(Block("b0", "paragraph", "x"), format="text"), revision="src:a.txt@3"
+    )
+
+    assert (chunk.revision, chunk.format, chunk.ordinal) == ("src:a.txt@3", "text", 0)
+    assert chunk.chunk_id == "src:a.txt@3#0"
+
+
+def test_chunking_is_deterministic() -> None:
+    body = long_prose(400)
+    blocks = (
+        Block("b0", "heading", "T", depth=1),
+        Block("b1", "paragraph", body, ("T",), ("k",), Locator(3, 52, 4, 4 + len(body)), "b0"),
+        Block("b2", "sql_statement", "SELECT 1;", ("T",), parent="b0"),
+        Block("b3", "heading", "U", depth=1),
+    )
+
+    first = chunks_of(*blocks, chunk_size=300, stride=240)
+    second = chunks_of(*blocks, chunk_size=300, stride=240)
+
+    assert first == second
+    assert [chunk.ordinal for chunk in first] == list(range(len(first)))
+
+
+def test_blank_blocks_make_no_chunk() -> None:
+    chunks = chunks_of(Block("b0", "code", ""), Block("b1", "paragraph", "  \n "))
+
+    assert chunks == []
+
+
+# -- merged locators ---------------------------------------------------------------------------
+
+
+def test_merged_lines_and_chars_span_the_blocks_only_when_every_block_has_them() -> None:
+    both = merge_locators([Locator(3, 4, 10, 20), Locator(6, 9, 25, 40)])
+    one_without_chars = merge_locators([Locator(3, 4, 10, 20), Locator(6, 9)])
+    one_without_lines = merge_locators([Locator(3, 4), Locator()])
+
+    assert both == Locator(line_start=3, line_end=9, char_start=10, char_end=40)
+    assert one_without_chars == Locator(line_start=3, line_end=9)
+    assert one_without_lines == Locator()
+
+
+def test_merged_pages_and_rows_span_the_blocks_that_set_them() -> None:
+    merged = merge_locators(
+        [
+            Locator(page_start=2, page_end=3, row_start=5, row_end=6),
+            Locator(),
+            Locator(page_start=1, page_end=2, row_start=7, row_end=9),
+        ]
+    )
+
+    assert merged == Locator(page_start=1, page_end=3, row_start=5, row_end=9)
+
+
+def test_key_path_and_sheet_survive_only_when_every_block_agrees() -> None:
+    same = merge_locators([Locator(key_path="a.b", sheet="S"), Locator(key_path="a.b", sheet="S")])
+    differ = merge_locators(
+        [Locator(key_path="a.b", sheet="S"), Locator(key_path="a.c", sheet="T")]
+    )
+    one_unset = merge_locators([Locator(key_path="a.b", sheet="S"), Locator()])
+
+    assert (same.key_path, same.sheet) == ("a.b", "S")
+    assert (differ.key_path, differ.sheet) == (None, None)
+    assert (one_unset.key_path, one_unset.sheet) == (None, None)
+
+
+def test_the_contracts_unset_pairs_are_not_spans() -> None:
+    merged = merge_locators(
+        [
+            Locator(0, 0, -1, -1, page_start=0, page_end=0),
+            Locator(2, 3, 5, 9, page_start=4, page_end=4),
+        ]
+    )
+
+    # Lines and chars: one block has none, so the chunk cites none. Pages: the one that has them.
+    assert merged == Locator(page_start=4, page_end=4)
+
+
+def test_a_packed_chunk_of_sheet_rows_keeps_its_sheet_and_spans_its_rows() -> None:
+    rows = [
+        Block(
+            f"b{n}", "paragraph", f"name: item {n}", parent=None,
+            locator=Locator(sheet="Stock", row_start=n + 2, row_end=n + 2),
+        )
+        for n in range(3)
+    ]  # fmt: skip
+
+    (chunk,) = chunk_artifact(artifact(*rows, format="xlsx"), revision="wb@1")
+
+    assert chunk.locator == Locator(sheet="Stock", row_start=2, row_end=4)
