@@ -8,7 +8,8 @@ connections short, and the publishing step runs in a Dagster pool of size 1.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import duckdb
@@ -60,6 +61,18 @@ class Outcome:
     code: str | None = None
     message: str | None = None
     chunk_count: int | None = None
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """All of the block's writes, or none of them."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
@@ -224,8 +237,7 @@ def publish_revision(
     Returns the revision it replaced (whose chunks are removed), or None. A revision older
     than the one already live is recorded as superseded and changes nothing.
     """
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         if newer_revision_is_live(con, revision):
             record_outcome(
                 con,
@@ -233,17 +245,17 @@ def publish_revision(
                 run_id=run_id,
                 artifact_sha256=artifact_sha256,
             )
-            con.execute("COMMIT")
             return None
         row = con.execute(
             "SELECT live_revision FROM documents WHERE document_id = ?", [revision.document_id]
         ).fetchone()
         replaced = row[0] if row and row[0] != revision.key else None
         con.execute("DELETE FROM chunks WHERE document_id = ?", [revision.document_id])
-        con.executemany(
-            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [_chunk_row(revision, chunk) for chunk in chunks],
-        )
+        if chunks:
+            con.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_chunk_row(revision, chunk) for chunk in chunks],
+            )
         con.execute(
             "INSERT INTO documents (document_id, source, path, live_revision, status) "
             "VALUES (?, ?, ?, ?, 'live') ON CONFLICT (document_id) DO UPDATE SET "
@@ -258,10 +270,6 @@ def publish_revision(
             run_id=run_id,
             artifact_sha256=artifact_sha256,
         )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return replaced
 
 
@@ -269,8 +277,7 @@ def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[st
     """Retire the documents of deleted files; returns their document ids."""
     if not paths:
         return []
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         rows = con.execute(
             "SELECT DISTINCT document_id FROM revisions WHERE source = ? AND path IN (SELECT unnest(?))",
             [source, list(paths)],
@@ -285,10 +292,6 @@ def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[st
                 "live_revision = NULL, status = 'retired', updated_at = now()",
                 [document],
             )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return ids
 
 

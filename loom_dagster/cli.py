@@ -6,6 +6,7 @@ import argparse
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,9 @@ EXIT_USAGE, EXIT_FAILED = 2, 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Dagster marks the features the assets use (backfill policies, partitioned checks) as
+    # beta or preview; a user of the command cannot act on that.
+    warnings.filterwarnings("ignore", message=r".*(beta|preview)", category=Warning)
     args = _parser().parse_args(argv)
     try:
         return int(args.run(args) or 0)

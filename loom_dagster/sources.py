@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 from loom_dagster.errors import SourceError
 
@@ -98,28 +99,31 @@ def sha256_of_file(path: Path) -> str:
 
 
 def iter_files(source: Source) -> Iterator[tuple[str, os.stat_result]]:
-    """Every regular file under the root matching an include glob, in path order."""
+    """Every regular file under the root matching an include glob, in path order.
+
+    Path order (not the walk's order) is what lets a capped scan resume after a path.
+    """
     root = Path(source.root)
     if not root.is_dir():
         raise SourceError(
             f"folder {source.root} does not exist or is not a folder", code="missing_folder"
         )
+    found: list[tuple[str, os.stat_result]] = []
     for directory, subdirs, files in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.startswith("."):
-                continue
+        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        for name in files:
             full = Path(directory) / name
             relative = full.relative_to(root).as_posix()
-            if not _included(relative, source.include):
+            if name.startswith(".") or not _included(relative, source.include):
                 continue
             try:
                 stat = full.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            if full.is_symlink() or not full.is_file():
-                continue
-            yield relative, stat
+            if S_ISREG(stat.st_mode):  # not a link, a device or a folder
+                found.append((relative, stat))
+    found.sort(key=lambda item: item[0])
+    yield from found
 
 
 def _included(relative: str, globs: Sequence[str]) -> bool:

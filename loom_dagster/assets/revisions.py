@@ -44,7 +44,7 @@ EXTRACTED_CHECK = "extracted"
 # An unavailable extractor, object store or index fails the step as retryable: backoff with
 # jitter until the attempts are spent. Refusals are outcomes and never raise.
 retry_when_unavailable = RetryPolicy(
-    max_retries=4, delay=2, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS
+    max_retries=4, delay=1, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS
 )
 
 BATCHED: dict[str, Any] = dict(

@@ -754,7 +754,8 @@ def _refusal(answer: _Answer) -> tuple[str, str]:
     code, message = error.get("code"), _one_line(error.get("message", ""))
     if not isinstance(code, str) or not _ERROR_CODE.fullmatch(code):
         return "refused", f"{prefix} with a code outside the contract: {_shown(code, 60)}"
-    return code, f"{prefix}: {message}" if message else prefix
+    # The service's own words are what a user needs; where it came from is in the run's log.
+    return code, message or prefix
 
 
 def _capabilities_from(answer: _Answer) -> Capabilities:

@@ -1,0 +1,52 @@
+"""An extractor that cannot be reached: the step is retried with backoff, then fails; nothing
+half-published is served and the earlier revision keeps serving."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from dagster import DagsterEventType, DagsterInstance
+
+from loom_dagster import api
+from loom_dagster.cli import main
+from loom_dagster.resources.extractor import ENV_URL
+
+
+def a_port_nobody_listens_on() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_an_unreachable_extractor_is_retried_then_fails_and_the_old_revision_keeps_serving(
+    loom_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Title\n\nThe first words.\n")
+    first = api.ingest_folder(folder)
+    [published] = first.outcomes
+    (folder / "a.md").write_text("# Title\n\nThe second words.\n")
+
+    monkeypatch.setenv(ENV_URL, f"http://127.0.0.1:{a_port_nobody_listens_on()}")
+    assert main(["ingest", str(folder)]) == 1
+
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("failed     a.md  ")
+    assert out[-1] == "files 1 = published 0 + refused 0 + unchanged 0  (does not hold: 1 failed)"
+    [hit] = api.search("words")
+    assert hit.chunk.revision == published.revision and "first" in hit.chunk.text
+
+    run = DagsterInstance.get().get_run_records(limit=1)[0].dagster_run
+    retries = (
+        DagsterInstance.get()
+        .get_records_for_run(run.run_id, of_type=DagsterEventType.STEP_UP_FOR_RETRY)
+        .records
+    )
+    assert len(retries) == 4  # the RetryPolicy's attempts, each after a growing delay

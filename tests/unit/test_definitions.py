@@ -1,0 +1,107 @@
+"""The Dagster shell: settings validated at load, the asset graph, retries, batching."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, Failure
+
+from loom_dagster.api import contiguous_batches
+from loom_dagster.assets.revisions import retried_only_when_retryable
+from loom_dagster.definitions import build_definitions
+from loom_dagster.errors import ExtractionFailed, ExtractorUnavailable, SettingsError
+from loom_dagster.settings import LoomSettings
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> LoomSettings:
+    return LoomSettings.from_env({"LOOM_HOME": str(tmp_path / "home")})
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "named"),
+    [
+        ("LOOM_DOCUMENT_EXTRACTORS_JSON", '{"spreadsheet": "http://127.0.0.1:1"}', "spreadsheet"),
+        (
+            "LOOM_DOCUMENT_EXTRACTOR_TOKENS_JSON",
+            '{"http://127.0.0.1:9": "t" }',
+            "http://127.0.0.1:9",
+        ),
+        ("LOOM_DOCUMENT_EXTRACTOR_TIMEOUT_S", "soon", "LOOM_DOCUMENT_EXTRACTOR_TIMEOUT_S"),
+    ],
+)
+def test_definitions_refuse_a_bad_extractor_setting_at_load(
+    settings: LoomSettings, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, named: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError) as raised:
+        build_definitions(settings)
+    assert named in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"LOOM_OBJECT_STORE_URL": "/data/loom"}, "LOOM_OBJECT_STORE_URL must be a URL"),
+        ({"LOOM_BATCH_SIZE": "0"}, "LOOM_BATCH_SIZE must be a positive whole number, not '0'"),
+        (
+            {"LOOM_EXTRACT_CONCURRENCY": "two"},
+            "LOOM_EXTRACT_CONCURRENCY must be a positive whole number",
+        ),
+    ],
+)
+def test_loom_settings_refuse_bad_values_with_the_variable_named(
+    env: dict[str, str], message: str
+) -> None:
+    with pytest.raises(SettingsError) as raised:
+        LoomSettings.from_env(env)
+    assert raised.value.message.startswith(message)
+
+
+def test_dagster_home_and_the_catalog_live_under_loom_home(settings: LoomSettings) -> None:
+    assert settings.dagster_home.parent == settings.home
+    assert settings.catalog_path.parent == settings.home
+    assert settings.object_store_url == (settings.home / "store").as_uri()
+
+
+def test_the_asset_graph_runs_original_artifact_chunks_published(
+    settings: LoomSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("LOOM_DOCUMENT_EXTRACTOR_URL", "LOOM_DOCUMENT_EXTRACTORS_JSON"):
+        monkeypatch.delenv(variable, raising=False)
+    graph = build_definitions(settings).resolve_asset_graph()
+    parents = {
+        key.to_user_string(): {p.to_user_string() for p in graph.get(key).parent_keys}
+        for key in graph.get_all_asset_keys()
+    }
+    assert parents == {
+        "original": set(),
+        "artifact": {"original"},
+        "chunks": {"artifact"},
+        "published": {"chunks"},
+    }
+    assert graph.get(AssetKey("published")).pools == {"loom_catalog"}
+    assert (settings.dagster_home / "dagster.yaml").read_text().count("default_limit: 1") == 1
+
+
+def test_an_unavailable_extractor_is_left_to_the_retry_policy() -> None:
+    with pytest.raises(ExtractorUnavailable), retried_only_when_retryable():
+        raise ExtractorUnavailable("connection refused")
+
+
+@pytest.mark.parametrize("error", [ExtractionFailed("invalid_artifact", "bad"), KeyError("bug")])
+def test_a_failure_that_would_repeat_is_not_retried(error: Exception) -> None:
+    with pytest.raises(Failure) as raised, retried_only_when_retryable():
+        raise error
+    assert raised.value.allow_retries is False
+
+
+def test_batches_are_runs_of_neighbouring_partitions_within_the_size() -> None:
+    ordered = ["a", "b", "c", "d", "e", "f"]
+    assert contiguous_batches(ordered, ["a", "b", "c", "e", "f"], 2) == [
+        ["a", "b"],
+        ["c"],
+        ["e", "f"],
+    ]
+    assert contiguous_batches(ordered, ["f", "a"], 10) == [["a"], ["f"]]
