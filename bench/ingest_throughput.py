@@ -63,7 +63,7 @@ def plain_loop(folder: Path) -> float:
             pipeline.store_original(store, source.root, revision)
             extraction = pipeline.extract(store, client, revision)
             pipeline.make_chunks(store, extraction, revision)
-            pipeline.publish(con, index, store, revision)
+        pipeline.publish(con, index, store, list(scan.new))
     client.close()
     return time.perf_counter() - started
 

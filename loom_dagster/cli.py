@@ -9,6 +9,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from loom_dagster.errors import LoomError
 
@@ -30,13 +31,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _command(group: Any, name: str, help: str) -> argparse.ArgumentParser:
+    # No abbreviated flags: `--token` must never be taken for `--token-file`.
+    parser: argparse.ArgumentParser = group.add_parser(name, help=help, allow_abbrev=False)
+    return parser
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="loom", description="Document folders into cited chunks, through Dagster."
+        prog="loom",
+        description="Document folders into cited chunks, through Dagster.",
+        allow_abbrev=False,
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    ingest = commands.add_parser("ingest", help="register a folder and publish every new revision")
+    ingest = _command(commands, "ingest", "register a folder and publish every new revision")
     ingest.add_argument("folder", type=Path)
     ingest.add_argument("--name", help="the source's name (default: the folder's name)")
     ingest.add_argument(
@@ -47,39 +56,39 @@ def _parser() -> argparse.ArgumentParser:
     )
     ingest.set_defaults(run=_ingest)
 
-    search = commands.add_parser("search", help="search the published chunks")
+    search = _command(commands, "search", "search the published chunks")
     search.add_argument("text")
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--format", action="append", default=[], dest="formats")
     search.add_argument("--source", action="append", default=[], dest="sources")
     search.set_defaults(run=_search)
 
-    formats = commands.add_parser("formats", help="which formats the configured extractors take")
+    formats = _command(commands, "formats", "which formats the configured extractors take")
     formats.set_defaults(run=_formats)
 
-    sources = commands.add_parser("sources", help="register a folder for the sensor to watch")
-    sources_commands = sources.add_subparsers(required=True, metavar="ACTION")
-    add = sources_commands.add_parser(
-        "add", help="register a folder (the loom_folders sensor picks it up)"
+    sources = _command(commands, "sources", "register a folder for the sensor to watch")
+    add = _command(
+        sources.add_subparsers(required=True, metavar="ACTION"),
+        "add",
+        "register a folder (the loom_folders sensor picks it up)",
     )
     add.add_argument("folder", type=Path)
     add.add_argument("--name")
     add.add_argument("--include", action="append", metavar="GLOB")
     add.set_defaults(run=_sources_add)
 
-    extractor = commands.add_parser("extractor", help="the reference extractor service")
-    extractor_commands = extractor.add_subparsers(required=True, metavar="ACTION")
-    serve = extractor_commands.add_parser(
-        "serve", help="serve contract v1; the token comes from LOOM_EXTRACTOR_TOKEN or --token-file"
+    extractor = _command(commands, "extractor", "the reference extractor service")
+    serve = _command(
+        extractor.add_subparsers(required=True, metavar="ACTION"),
+        "serve",
+        "serve contract v1; the token comes from LOOM_EXTRACTOR_TOKEN or --token-file",
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8790)
     serve.add_argument("--token-file", type=Path)
     serve.set_defaults(run=_extractor_serve)
 
-    ui = commands.add_parser(
-        "ui", help="start the Dagster UI on this project's instance (dagster dev)"
-    )
+    ui = _command(commands, "ui", "start the Dagster UI on this project's instance (dagster dev)")
     ui.add_argument("--port", type=int, default=3000)
     ui.set_defaults(run=_ui)
     return parser

@@ -134,15 +134,36 @@ def publish(
     con: duckdb.DuckDBPyConnection,
     index: LexicalIndex,
     store: ObjectStore,
-    revision: Revision,
+    revisions: Sequence[Revision],
     *,
     run_id: str | None = None,
-) -> catalog.Outcome:
-    """Make a revision live, or record why it is not; the revision it replaces is retired.
+) -> list[catalog.Outcome]:
+    """Make each revision live, or record why it is not; the revision it replaces is retired.
 
     Only a revision whose every step succeeded reaches the catalog as published; a refused one
-    leaves the earlier revision serving.
+    leaves the earlier revision serving. Each revision is one catalog transaction; the search
+    index takes the batch in one commit after them (a retry of a step that stopped between the
+    two publishes the same revisions again, which changes nothing in the catalog).
     """
+    outcomes: list[catalog.Outcome] = []
+    live: dict[str, list[IndexedChunk]] = {}
+    for revision in revisions:
+        outcome, chunks = _publish_in_catalog(con, store, revision, run_id=run_id)
+        outcomes.append(outcome)
+        if outcome.status == catalog.PUBLISHED:
+            live[revision.document_id] = [
+                IndexedChunk.of(
+                    c, document_id=revision.document_id, source=revision.source, path=revision.path
+                )
+                for c in chunks
+            ]
+    index.publish_many(live)
+    return outcomes
+
+
+def _publish_in_catalog(
+    con: duckdb.DuckDBPyConnection, store: ObjectStore, revision: Revision, *, run_id: str | None
+) -> tuple[catalog.Outcome, list[Chunk]]:
     extraction = read_extraction(store, revision.key)
     if extraction is None:
         raise SourceError(f"{revision.key} has no extraction yet", code="not_extracted")
@@ -151,24 +172,13 @@ def publish(
             revision.key, catalog.REFUSED, extraction.code, extraction.message
         )
         catalog.record_outcome(con, outcome, run_id=run_id)
-        return outcome
+        return outcome, []
     chunks = read_chunks(store, revision.key)
     assert extraction.artifact_sha256
     catalog.publish_revision(
         con, revision, chunks, artifact_sha256=extraction.artifact_sha256, run_id=run_id
     )
-    outcome = catalog.outcomes_for(con, [revision.key])[revision.key]
-    if outcome.status == catalog.PUBLISHED:
-        index.publish(
-            revision.document_id,
-            [
-                IndexedChunk.of(
-                    c, document_id=revision.document_id, source=revision.source, path=revision.path
-                )
-                for c in chunks
-            ],
-        )
-    return outcome
+    return catalog.outcomes_for(con, [revision.key])[revision.key], chunks
 
 
 def retire(

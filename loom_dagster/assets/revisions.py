@@ -223,12 +223,11 @@ def published(
     search_index: SearchIndexResource,
 ) -> MaterializeResult:
     object_store, index = store.get(), search_index.get()
-    tally: dict[str, int] = {}
     with retried_only_when_retryable():
-        for revision, _ in registered(context, catalog_db):
-            with catalog_db.connect() as con:
-                outcome = pipeline.publish(
-                    con, index, object_store, revision, run_id=context.run_id
-                )
-            tally[outcome.status] = tally.get(outcome.status, 0) + 1
+        batch = [revision for revision, _ in registered(context, catalog_db)]
+        with catalog_db.connect() as con:
+            outcomes = pipeline.publish(con, index, object_store, batch, run_id=context.run_id)
+    tally: dict[str, int] = {}
+    for outcome in outcomes:
+        tally[outcome.status] = tally.get(outcome.status, 0) + 1
     return MaterializeResult(metadata=tally)

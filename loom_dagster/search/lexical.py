@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,14 +149,26 @@ class LexicalIndex:
 
     def publish(self, document_id: str, chunks: Sequence[IndexedChunk]) -> None:
         """Replace every chunk of `document_id` with `chunks`, in one commit."""
-        strangers = sorted({c.document_id for c in chunks if c.document_id != document_id})
-        if strangers:
-            raise ValueError(f"chunks of {strangers} published as document {document_id!r}")
+        self.publish_many({document_id: chunks})
+
+    def publish_many(self, documents: Mapping[str, Sequence[IndexedChunk]]) -> None:
+        """Replace the chunks of each document with its new ones, all in one commit.
+
+        A commit is the costly part of a write (it syncs the files), so a batch of revisions
+        shares one; a reader sees all of the batch or none of it, never half a revision.
+        """
+        for document_id, chunks in documents.items():
+            strangers = sorted({c.document_id for c in chunks if c.document_id != document_id})
+            if strangers:
+                raise ValueError(f"chunks of {strangers} published as document {document_id!r}")
+        if not documents:
+            return
         with self._writer() as writer:
-            # A delete applies to what was added before it, so the adds below survive it.
-            writer.delete_documents_by_term("document_id", document_id)
-            for chunk in chunks:
-                writer.add_document(self._document(chunk))
+            for document_id, chunks in documents.items():
+                # A delete applies to what was added before it, so the adds below survive it.
+                writer.delete_documents_by_term("document_id", document_id)
+                for chunk in chunks:
+                    writer.add_document(self._document(chunk))
             writer.commit()
 
     def retire(self, document_id: str) -> None:

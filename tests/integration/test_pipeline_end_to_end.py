@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,10 @@ def test_a_sensor_tick_and_a_run_publish_chunks_that_search_cites(
     defs = build_definitions(settings)
     api.register_source(settings, folder, name="docs")
     instance = DagsterInstance.get()
+    # The sensor leaves a file modified in the last seconds for a later tick (it may be
+    # half-written); these were written long enough ago.
+    for path in folder.rglob("*.*"):
+        os.utime(path, (time.time() - 60, time.time() - 60))
 
     tick = loom_folders(
         build_sensor_context(
@@ -173,3 +179,21 @@ def test_the_command_says_in_one_line_when_the_folder_is_missing(
         err
         == f"loom: missing_folder: folder {tmp_path / 'nowhere'} does not exist or is not a folder"
     )
+
+
+def test_the_sensor_leaves_a_file_still_being_written_for_a_later_tick(
+    loom_home: Path, folder: Path
+) -> None:
+    settings = LoomSettings.from_env()
+    api.prepare_environment(settings)
+    defs = build_definitions(settings)
+    api.register_source(settings, folder, name="docs")
+    resources = {"catalog_db": connect(), "search_index": defs.resources["search_index"]}
+    for path in folder.rglob(
+        "*.*"
+    ):  # as a writer still at work leaves them, however slow this test
+        os.utime(path, (time.time() + 30, time.time() + 30))
+
+    tick = loom_folders(build_sensor_context(instance=DagsterInstance.get(), resources=resources))
+
+    assert tick.dynamic_partitions_requests == []

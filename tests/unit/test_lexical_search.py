@@ -107,6 +107,18 @@ def test_republishing_a_document_replaces_its_previous_revision(tmp_path: Path) 
     assert index.count() == 2
 
 
+def test_publish_many_replaces_each_document_in_one_commit(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    index.publish_many({"a": [chunk("a", 0, "old wording")], "b": [chunk("b", 0, "old wording")]})
+
+    index.publish_many(
+        {"a": [chunk("a", 0, "new", revision="r2")], "b": [chunk("b", 0, "new", revision="r2")]}
+    )
+
+    assert revisions(index.search("old")) == set()
+    assert revisions(index.search("new")) == {"a@r2", "b@r2"}
+
+
 def test_retire_removes_every_chunk_of_a_document(tmp_path: Path) -> None:
     index = LexicalIndex(tmp_path / "index")
     index.publish("a", [chunk("a", n, "shared words") for n in range(4)])
