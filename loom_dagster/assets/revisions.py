@@ -106,7 +106,7 @@ def original(
             except SourceError as error:
                 unreadable += 1
                 pipeline.refuse(
-                    object_store, revision, error.code, error.message, run_id=context.run_id
+                    object_store, revision, error.code, error.message, run_id=context.run.run_id
                 )
     return MaterializeResult(
         metadata={"revisions": len(context.partition_keys), "unreadable": unreadable}
@@ -146,13 +146,13 @@ def artifact(
         done = {
             r.key: e
             for r in batch
-            if (e := pipeline.read_extraction(object_store, r.key)) and e.run_id == context.run_id
+            if (e := pipeline.read_extraction(object_store, r.key)) and e.run_id == context.run.run_id
         }
         todo = [r for r in batch if r.key not in done]
         with extractor.client() as client, ThreadPoolExecutor(extractor.concurrency) as pool:
             results = pool.map(
                 lambda revision: pipeline.extract(
-                    object_store, client, revision, run_id=context.run_id
+                    object_store, client, revision, run_id=context.run.run_id
                 ),
                 todo,
             )
@@ -226,7 +226,7 @@ def published(
     with retried_only_when_retryable():
         batch = [revision for revision, _ in registered(context, catalog_db)]
         with catalog_db.connect() as con:
-            outcomes = pipeline.publish(con, index, object_store, batch, run_id=context.run_id)
+            outcomes = pipeline.publish(con, index, object_store, batch, run_id=context.run.run_id)
     tally: dict[str, int] = {}
     for outcome in outcomes:
         tally[outcome.status] = tally.get(outcome.status, 0) + 1
