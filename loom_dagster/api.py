@@ -8,15 +8,13 @@ revision to the instance under LOOM_HOME, and materializes them in batched runs 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from loom_dagster import catalog, pipeline
 from loom_dagster.errors import SourceError
-from loom_dagster.resources.extractor import ENV_TOKEN, ENV_URL, ExtractorClient, ExtractorSettings
-from loom_dagster.resources.local_extractor import reference_extractor
+from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings, configured_or_local
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.lexical import Hit, LexicalIndex
 from loom_dagster.settings import LoomSettings
@@ -60,27 +58,6 @@ def prepare_environment(settings: LoomSettings) -> None:
     os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home))
 
 
-@contextmanager
-def extractor_service(settings_env: dict[str, str] | None = None) -> Iterator[ExtractorSettings]:
-    """The configured extractors, or a reference service started on loopback for the duration."""
-    env = os.environ if settings_env is None else settings_env
-    configured = ExtractorSettings.from_env(env)
-    if configured.default_url or configured.routes:
-        yield configured
-        return
-    with reference_extractor() as running:
-        saved = {k: os.environ.get(k) for k in (ENV_URL, ENV_TOKEN)}
-        os.environ[ENV_URL], os.environ[ENV_TOKEN] = running.url, running.token
-        try:
-            yield ExtractorSettings.from_env(os.environ)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-
-
 def register_source(
     settings: LoomSettings,
     folder: Path,
@@ -113,6 +90,7 @@ def ingest_folder(
     from dagster import DagsterInstance
 
     settings = LoomSettings.from_env()
+    ExtractorSettings.from_env(os.environ)  # a bad setting stops here, before any work
     prepare_environment(settings)
     source = register_source(settings, folder, name=name, include=include)
     index = LexicalIndex(settings.search_dir)
@@ -130,8 +108,7 @@ def ingest_folder(
         f"unchanged, {len(scan.deleted)} deleted"
     )
     if keys:
-        with extractor_service():
-            materialize_in_batches(DagsterInstance.get(), keys, settings.batch_size, progress)
+        materialize_in_batches(DagsterInstance.get(), keys, settings.batch_size, progress)
     with catalog_db.connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
     for revision in todo:
@@ -226,5 +203,6 @@ def search(
 
 
 def formats() -> dict[str, str]:
-    with extractor_service() as configured, ExtractorClient(configured) as client:
+    configured = ExtractorSettings.from_env(os.environ)
+    with configured_or_local(configured) as settings, ExtractorClient(settings) as client:
         return client.available_formats()

@@ -12,7 +12,7 @@ import hashlib
 import io
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -76,9 +76,14 @@ def refuse(
     store: ObjectStore, revision: Revision, code: str, message: str, *, run_id: str | None = None
 ) -> Extraction:
     """Record a revision that will not be published, with its code, where the next step reads it."""
-    result = Extraction(revision.key, "refused", code=code, message=message, run_id=run_id)
-    store.put_json(store.revision_key(revision.key, EXTRACTION), result.__dict__)
-    return result
+    return _record(
+        store, Extraction(revision.key, "refused", code=code, message=message, run_id=run_id)
+    )
+
+
+def _record(store: ObjectStore, extraction: Extraction) -> Extraction:
+    store.put_json(store.revision_key(extraction.revision, EXTRACTION), asdict(extraction))
+    return extraction
 
 
 def extract(
@@ -91,17 +96,18 @@ def extract(
     except ExtractionFailed as refusal:
         return refuse(store, revision, refusal.code, refusal.message, run_id=run_id)
     sha = store.put_artifact(artifact.canonical_bytes())
-    result = Extraction(
-        revision.key,
-        "extracted",
-        artifact_sha256=sha,
-        format=artifact.format,
-        parser=artifact.parser,
-        parser_version=artifact.parser_version,
-        run_id=run_id,
+    return _record(
+        store,
+        Extraction(
+            revision.key,
+            "extracted",
+            artifact_sha256=sha,
+            format=artifact.format,
+            parser=artifact.parser,
+            parser_version=artifact.parser_version,
+            run_id=run_id,
+        ),
     )
-    store.put_json(store.revision_key(revision.key, EXTRACTION), result.__dict__)
-    return result
 
 
 def read_extraction(store: ObjectStore, revision: str) -> Extraction | None:

@@ -146,7 +146,8 @@ def artifact(
         done = {
             r.key: e
             for r in batch
-            if (e := pipeline.read_extraction(object_store, r.key)) and e.run_id == context.run.run_id
+            if (e := pipeline.read_extraction(object_store, r.key))
+            and e.run_id == context.run.run_id
         }
         todo = [r for r in batch if r.key not in done]
         with extractor.client() as client, ThreadPoolExecutor(extractor.concurrency) as pool:

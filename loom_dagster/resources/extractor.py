@@ -34,6 +34,7 @@ from loom_dagster.contract.artifact import Artifact
 from loom_dagster.contract.formats import FORMATS, format_for_media_type, format_of
 from loom_dagster.contract.validate import parse_artifact
 from loom_dagster.errors import ExtractionFailed, ExtractorUnavailable, SettingsError
+from loom_dagster.resources.local_extractor import reference_extractor
 
 ENV_URL = "LOOM_DOCUMENT_EXTRACTOR_URL"
 ENV_ROUTES = "LOOM_DOCUMENT_EXTRACTORS_JSON"
@@ -789,6 +790,18 @@ def _availability(
 # --------------------------------------------------------------------------------------------
 
 
+@contextmanager
+def configured_or_local(settings: ExtractorSettings) -> Iterator[ExtractorSettings]:
+    """The configured extractors or, with none configured, the local default: a reference
+    service started on loopback with a fresh token for the block's duration (a separate
+    process, never in-process parsing)."""
+    if settings.default_url or settings.routes:
+        yield settings
+        return
+    with reference_extractor() as running:
+        yield ExtractorSettings.from_env({ENV_URL: running.url, ENV_TOKEN: running.token})
+
+
 class ExtractorResource(dg.ConfigurableResource):
     """The extractor settings as a Dagster resource; a field left None is read from the
     environment (the LOOM_DOCUMENT_EXTRACTOR* variables), so both validate the same way."""
@@ -821,19 +834,6 @@ class ExtractorResource(dg.ConfigurableResource):
 
     @contextmanager
     def client(self) -> Iterator[ExtractorClient]:
-        """A client closed on leaving the block.
-
-        With no extractor configured, the local default: a reference service started on
-        loopback with a fresh token for the block's duration (never in-process parsing).
-        """
-        settings = self.settings()
-        if settings.default_url or settings.routes:
-            with ExtractorClient(settings) as opened:
-                yield opened
-            return
-        from loom_dagster.resources.local_extractor import reference_extractor
-
-        with reference_extractor() as running:
-            local = ExtractorSettings.from_env({ENV_URL: running.url, ENV_TOKEN: running.token})
-            with ExtractorClient(local) as opened:
-                yield opened
+        """A client closed on leaving the block (the local default started for it if need be)."""
+        with configured_or_local(self.settings()) as settings, ExtractorClient(settings) as opened:
+            yield opened
