@@ -18,6 +18,7 @@ the service itself only uses the declarations and `codec_name` to check a reques
 from __future__ import annotations
 
 import codecs
+import importlib
 import io
 import re
 import zipfile
@@ -46,6 +47,15 @@ BINARY_FORMATS = frozenset({"pdf", "docx", "pptx", "xlsx", "parquet"})
 DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
     "markdown": ("encoding",),
     "text": ("encoding",),
+    "toml": ("encoding",),
+}
+
+# Each declared format's parser, as (module, function): imported on first use, so the service
+# process never loads a parser; only the child runs one. Each takes (text, options).
+PARSERS: Mapping[str, tuple[str, str]] = {
+    "markdown": ("extractor_sandbox.formats.markdown", "extract_markdown"),
+    "text": ("extractor_sandbox.formats.text", "extract_text"),
+    "toml": ("extractor_sandbox.formats.toml", "extract_toml"),
 }
 
 # Every option the contract names; a query parameter that is none of these, format or name is
@@ -185,19 +195,13 @@ def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> dic
         raise ExtractError("format_unavailable", f"this service does not extract {fmt}")
     detect_format(data, name, fmt)
     text = decode(data, options.get("encoding"), fmt=fmt)
-    artifact = _parse(fmt, text)
+    artifact = _parse(fmt, text, options)
     artifact["options"] = dict(options)
     return artifact
 
 
-def _parse(fmt: str, text: str) -> dict[str, Any]:
-    # Imported here, so the service process never loads a parser: only the child runs one.
-    if fmt == "markdown":
-        from extractor_sandbox.formats.markdown import extract_markdown
-
-        return extract_markdown(text)
-    if fmt == "text":
-        from extractor_sandbox.formats.text import extract_text
-
-        return extract_text(text)
-    raise ExtractError("format_unavailable", f"this service does not extract {fmt}")
+def _parse(fmt: str, text: str, options: Mapping[str, str]) -> dict[str, Any]:
+    module, function = PARSERS[fmt]
+    parse = getattr(importlib.import_module(module), function)
+    artifact: dict[str, Any] = parse(text, options)
+    return artifact

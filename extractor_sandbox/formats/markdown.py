@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import platform
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +112,7 @@ _NEVER = 1 << 30  # an indentation no line reaches
 _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
 
-def extract_markdown(text: str) -> dict[str, Any]:
+def extract_markdown(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
     parser = _Parser(text)
     parser.parse()
     blocks = parser.builder.blocks

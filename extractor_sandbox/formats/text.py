@@ -9,6 +9,7 @@ Coverage counts non-blank lines, from the blocks' spans.
 from __future__ import annotations
 
 import platform
+from collections.abc import Mapping
 from typing import Any
 
 from extractor_sandbox.artifact import (
@@ -24,7 +25,7 @@ PARSER = "loom-text"
 PARSER_VERSION = f"1+python{platform.python_version()}"
 
 
-def extract_text(text: str) -> dict[str, Any]:
+def extract_text(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
     lines = split_lines(text)
     builder = BlockBuilder()
     for first, last in _paragraph_runs(lines):

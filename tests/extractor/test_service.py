@@ -31,6 +31,7 @@ from extractor_sandbox.child import (
     run_child,
 )
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.source import DECLARED_FORMATS
 from tests.extractor.conftest import RunningService, Service, serve_command, service_environment
 
 PACKAGE = Path(__file__).resolve().parents[2] / "extractor_sandbox"
@@ -191,9 +192,9 @@ def test_capabilities_declare_what_this_service_extracts(
         "contract_version": 1,
         "extractor": {"name": "loom-reference", "version": "1"},
         "max_bytes": 67108864,
+        # What the qualification gate lets this service declare (test_extraction_gates.py).
         "formats": [
-            {"format": "markdown", "options": ["encoding"]},
-            {"format": "text", "options": ["encoding"]},
+            {"format": fmt, "options": list(options)} for fmt, options in DECLARED_FORMATS.items()
         ],
     }
 
@@ -470,6 +471,7 @@ def test_the_child_is_started_with_only_its_limits_on_the_command_line() -> None
     assert child_command(limits) == [
         sys.executable,
         "-P",
+        "-s",
         "-m",
         CHILD_MODULE,
         "--cpu-s=7",
