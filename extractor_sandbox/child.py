@@ -2,7 +2,7 @@
 
 The parent (`run_extraction`, `run_child`) starts
 
-    python -P -m extractor_sandbox.child --cpu-s N --memory-mb M
+    python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M
 
 in / with an environment of PYTHONPATH, PATH and LC_ALL alone (so the service's token is not in
 it) and in a process group of its own. The request comes on stdin, so the command line shows no
@@ -10,49 +10,64 @@ file name: one JSON line {"format", "name", "options"}, then the original's byte
 child writes the artifact JSON on stdout and exits 0, or writes {"error": {"code", "message"}} and
 exits EXIT_REFUSED.
 
-The parent writes stdin and reads stdout together, bounded, against the wall clock. It kills the
-whole process group (the child and anything it started) at the timeout, when the output passes its
-bound, or when the caller disconnects; a child that dies without an error body is `corrupt`, with
-its exit status.
+The parent writes stdin and reads stdout (and a bounded tail of stderr) together, against the wall
+clock. It kills the whole process group (the child and anything it started) at the timeout, when
+the output passes its bound, or when the caller disconnects, and returns only once the child is
+reaped and no process of its group is left. A child killed by its CPU limit is a `timeout`; one
+that ran out of address space is a `resource_limit`; one that dies otherwise without an error body
+is `corrupt`, with its exit status.
 
-The child limits itself in `confine` before it reads the source: the limits come on its command
-line, so the sandbox's restrictions are applied there, after exec, where no thread of the service
-can be holding a lock the child would need (which is why there is no preexec_fn).
+The child makes itself non-dumpable first thing (the flag does not survive execve), reads the
+request's JSON line, loads and warms what the format's parser needs (`PREPARE`: libraries that
+start threads or call programs are set up here, while that is still allowed), then confines itself
+with `sandbox.confine_child` before it reads the source. The limits come on its command line, so
+they are applied there, after exec, where no thread of the service can be holding a lock the child
+would need (which is why there is no preexec_fn).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import resource
-import selectors
-import signal
-import socket
-import subprocess
-import sys
-import threading
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+if __name__ == "__main__":
+    # The child, first thing: no process of its user may read its memory or environment.
+    from extractor_sandbox.sandbox import set_non_dumpable
 
-from extractor_sandbox.errors import CONTRACT_CODES, ExtractError
+    set_non_dumpable()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import selectors  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable, Mapping, Sequence  # noqa: E402
+from typing import Any, NamedTuple  # noqa: E402
+
+from extractor_sandbox.errors import CONTRACT_CODES, ExtractError  # noqa: E402
+from extractor_sandbox.sandbox import SandboxError, confine_child  # noqa: E402
 
 CHILD_MODULE = "extractor_sandbox.child"
 EXIT_REFUSED = 3
+EXIT_SANDBOX = 4  # the child could not confine itself and read nothing: the service's failure
 MAX_ERROR_BODY_BYTES = 64 * 1024
+MAX_HEADER_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
+_STDERR_TAIL_BYTES = 4 * 1024  # what is kept of a child's stderr, to tell how it died
 _POLL_S = 0.05  # how often a runner without pidfd support looks for the child's exit
+_GROUP_GONE_S = 5.0  # how long the runner waits for a killed process group to be gone
 
 # The directory that holds the extractor_sandbox package: the child's only import root besides the
-# interpreter's own (-P keeps the current and script directories off sys.path).
-PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+# interpreter's own (-P keeps the current and script directories off sys.path, -s the user's site).
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+# What a child that ran out of address space may leave on its stderr when it could not answer.
+_OUT_OF_MEMORY_MARKS = (b"MemoryError", b"Cannot allocate memory", b"bad_alloc", b"out of memory")
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """What bounds one child: the parent enforces the first two, the child applies the rest."""
 
     timeout_s: float
@@ -65,6 +80,10 @@ class CallerGone(Exception):
     """The caller closed its connection while its extraction ran; the child was killed."""
 
 
+class SandboxFailure(RuntimeError):
+    """The child could not confine itself; it read nothing. A defect of the service, not the file."""
+
+
 # -- the parent's side ---------------------------------------------------------------------------
 
 
@@ -73,6 +92,7 @@ def child_command(limits: Limits) -> list[str]:
     return [
         sys.executable,
         "-P",
+        "-s",
         "-m",
         CHILD_MODULE,
         f"--cpu-s={limits.cpu_s}",
@@ -101,6 +121,7 @@ def run_extraction(
         header + b"\n" + data,
         timeout_s=limits.timeout_s,
         max_output_bytes=limits.max_output_bytes,
+        cpu_s=limits.cpu_s,
         caller=caller,
     )
 
@@ -111,29 +132,34 @@ def run_child(
     *,
     timeout_s: float,
     max_output_bytes: int,
+    cpu_s: int | None = None,
     caller: socket.socket | None = None,
 ) -> bytes:
     """Run `command` as a child in its own process group, `request` on its stdin; its stdout back.
 
-    Raises ExtractError: timeout past `timeout_s` of wall clock, resource_limit when stdout passes
-    `max_output_bytes`, the child's own error body when it exits non-zero with one, else corrupt.
-    Raises CallerGone when `caller` (the request's connection) closes first. However it ends, the
-    child's process group is killed before this returns.
+    Raises ExtractError: timeout past `timeout_s` of wall clock or past the child's CPU limit
+    (`cpu_s`, for the message), resource_limit when stdout passes `max_output_bytes` or the child
+    ran out of memory, the child's own error body when it exits non-zero with one, else corrupt.
+    Raises CallerGone when `caller` (the request's connection) closes first, SandboxFailure when
+    the child could not confine itself. However it ends, the child's process group is killed and
+    gone, and the child reaped, before this returns.
     """
     deadline = time.monotonic() + timeout_s
     process = subprocess.Popen(
         list(command),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         cwd="/",
         env=child_environment(),
         start_new_session=True,  # a process group of its own, to kill with everything it started
         close_fds=True,
     )
     _live_children.add(process.pid)
+    stderr_tail = bytearray()
+    cpu_used = 0.0
     try:
-        output = _exchange(process, request, deadline, max_output_bytes, caller)
+        output = _exchange(process, request, deadline, max_output_bytes, caller, stderr_tail)
     except _OverDeadline:
         raise ExtractError("timeout", f"extraction took longer than {timeout_s:g} s") from None
     except _OverOutput:
@@ -143,8 +169,8 @@ def run_child(
             f" ({max_output_bytes} bytes)",
         ) from None
     finally:
-        _live_children.end(process)
-    return _interpret(process.returncode, output)
+        cpu_used = _live_children.end(process)
+    return _interpret(process.returncode, output, bytes(stderr_tail), cpu_used, cpu_s)
 
 
 class _OverDeadline(Exception):
@@ -161,13 +187,15 @@ def _exchange(
     deadline: float,
     max_output_bytes: int,
     caller: socket.socket | None,
+    stderr_tail: bytearray,
 ) -> bytearray:
     """Feed stdin and drain stdout together until the child has exited and its stdout is closed.
 
     Both at once, so neither side can stall the other on a full pipe; bounded, so a child cannot
-    make the service hold more than `max_output_bytes`.
+    make the service hold more than `max_output_bytes` (and the last few KiB of its stderr).
     """
     assert process.stdin is not None and process.stdout is not None
+    assert process.stderr is not None
     output = bytearray()
     pending = memoryview(request)
     exited = group_killed = False
@@ -175,6 +203,7 @@ def _exchange(
         os.set_blocking(process.stdin.fileno(), False)
         selector.register(process.stdin, selectors.EVENT_WRITE)
         selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(process.stderr, selectors.EVENT_READ)
         exit_fd = _pidfd(process.pid)
         if exit_fd is not None:
             selector.register(exit_fd, selectors.EVENT_READ)
@@ -190,9 +219,12 @@ def _exchange(
                     if key.fileobj is process.stdin:
                         pending = _feed(selector, process, pending)
                     elif key.fileobj is process.stdout:
-                        _drain(selector, process, output)
+                        _drain(selector, process.stdout, output)
                         if len(output) > max_output_bytes:
                             raise _OverOutput
+                    elif key.fileobj is process.stderr:
+                        _drain(selector, process.stderr, stderr_tail)
+                        del stderr_tail[:-_STDERR_TAIL_BYTES]
                     elif key.fileobj is caller:
                         assert caller is not None
                         if _closed_by_peer(caller):
@@ -210,6 +242,7 @@ def _exchange(
         finally:
             if exit_fd is not None:
                 os.close(exit_fd)
+    _drain_rest(process.stderr, stderr_tail)
     return output
 
 
@@ -230,16 +263,28 @@ def _feed(
     return pending
 
 
-def _drain(
-    selector: selectors.BaseSelector, process: subprocess.Popen[bytes], output: bytearray
-) -> None:
-    assert process.stdout is not None
-    chunk = os.read(process.stdout.fileno(), _CHUNK)
+def _drain(selector: selectors.BaseSelector, pipe: Any, into: bytearray) -> None:
+    chunk = os.read(pipe.fileno(), _CHUNK)
     if chunk:
-        output += chunk
+        into += chunk
     else:
-        selector.unregister(process.stdout)
-        process.stdout.close()
+        selector.unregister(pipe)
+        pipe.close()
+
+
+def _drain_rest(pipe: Any, tail: bytearray) -> None:
+    """What the dead child's stderr still holds, without waiting for more."""
+    if pipe.closed:
+        return
+    os.set_blocking(pipe.fileno(), False)
+    try:
+        while chunk := os.read(pipe.fileno(), _CHUNK):
+            tail += chunk
+            del tail[:-_STDERR_TAIL_BYTES]
+    except BlockingIOError:
+        pass
+    finally:
+        pipe.close()
 
 
 def _pidfd(pid: int) -> int | None:
@@ -276,7 +321,51 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _interpret(returncode: int, output: bytearray) -> bytes:
+def _group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes whose process group is `pgid`."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        # After the command: state, ppid, pgrp.
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            members.append(int(entry))
+    return members
+
+
+def _wait_until_group_gone(pgid: int) -> None:
+    """Return once no live process is left in the group (its leader already killed and reaped).
+
+    The group was sent SIGKILL while its leader was still unreaped, so its id could not have been
+    reused; what is found here is what that signal has not finished off yet.
+    """
+    deadline = time.monotonic() + _GROUP_GONE_S
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return  # no process of the group at all
+        members = _group_members(pgid)
+        if not members:
+            return  # zombies only, left to whoever reaps orphans
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"process group {pgid} survived SIGKILL for {_GROUP_GONE_S:g} s")
+        time.sleep(0.01)
+
+
+def _interpret(
+    returncode: int, output: bytearray, stderr_tail: bytes, cpu_used: float, cpu_s: int | None
+) -> bytes:
     if returncode == 0:
         if not output:
             raise ExtractError("corrupt", "the extraction process wrote no artifact")
@@ -284,6 +373,17 @@ def _interpret(returncode: int, output: bytearray) -> bytes:
     refusal = _error_body(output)
     if refusal is not None:
         raise refusal
+    if returncode == EXIT_SANDBOX:
+        why = stderr_tail.decode("utf-8", "replace").strip().splitlines() or ["no reason given"]
+        raise SandboxFailure(f"the extraction process could not confine itself: {why[-1]}")
+    over_cpu = cpu_s is not None and cpu_used >= cpu_s
+    if returncode == -signal.SIGXCPU or (returncode == -signal.SIGKILL and over_cpu):
+        limit = f"{cpu_s} s of CPU" if cpu_s is not None else "its CPU time"
+        raise ExtractError("timeout", f"extraction used more than {limit} (LOOM_EXTRACTOR_CPU_S)")
+    if any(mark in stderr_tail for mark in _OUT_OF_MEMORY_MARKS):
+        raise ExtractError(
+            "resource_limit", "the extraction ran out of memory (LOOM_EXTRACTOR_MEMORY_MB)"
+        )
     if returncode < 0:
         raise ExtractError(
             "corrupt", f"the extraction process was killed by {_signal_name(-returncode)}"
@@ -323,15 +423,27 @@ class _LiveChildren:
         with self._lock:
             self._pids.add(pid)
 
-    def end(self, process: subprocess.Popen[bytes]) -> None:
-        """Kill the child's group, then reap it (only then can its pid be reused)."""
+    def end(self, process: subprocess.Popen[bytes]) -> float:
+        """Kill the child's group, reap the child, wait until its group is gone; its CPU seconds.
+
+        The group is killed while the child is still unreaped, so its id cannot have been reused.
+        """
         with self._lock:
             self._pids.discard(process.pid)
             _kill_group(process.pid)
-        process.wait()
-        for pipe in (process.stdin, process.stdout):
+        cpu_used = 0.0
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        except ChildProcessError:
+            process.wait()
+        else:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            cpu_used = usage.ru_utime + usage.ru_stime
+        for pipe in (process.stdin, process.stdout, process.stderr):
             if pipe is not None and not pipe.closed:
                 pipe.close()
+        _wait_until_group_gone(process.pid)
+        return cpu_used
 
     def kill_all(self) -> None:
         with self._lock:
@@ -349,14 +461,57 @@ def kill_all_children() -> None:
 
 # -- the child's side ----------------------------------------------------------------------------
 
+# pypdf's decoding budgets, set explicitly rather than left to its defaults, and no external
+# jbig2dec program: a child starts no process.
+PYPDF_CONFIGURATION: Mapping[str, Any] = {
+    "jbig2dec_binary": None,
+    "disable_legacy_handling": True,
+    "maximum_declared_stream_length": 75_000_000,
+    "array_based_stream_maximum_output_length": 75_000_000,
+    "jbig2_maximum_output_length": 75_000_000,
+    "lzw_maximum_output_length": 75_000_000,
+    "run_length_maximum_output_length": 75_000_000,
+    "zlib_maximum_output_length": 75_000_000,
+    "zlib_maximum_recovery_input_length": 5_000_000,
+    "brotli_maximum_output_length": 75_000_000,
+    "image_maximum_buffer_size": 75_000_000,
+    "stream_decoding_work_maximum_length": 300_000_000,
+    "stream_parsing_work_maximum_count": 2_000_000,
+    "xfa_decoding_work_maximum_length": 300_000_000,
+}
 
-def confine(*, cpu_s: int, memory_mb: int) -> None:
-    """Limit this process before it reads the source. The sandbox's restrictions are applied here.
 
-    Now: no core dump, so a crash never writes the uploader's bytes to disk. The parent already gave
-    this process an empty environment, / as its directory and a process group of its own.
-    """
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+def _prepare_pyarrow() -> None:
+    """One CPU thread and one IO thread, started now on a trusted input: no thread can start later
+    (RLIMIT_NPROC 0 counts threads), and a pool that tries hangs or fails."""
+    import pyarrow
+    import pyarrow.parquet
+
+    pyarrow.set_cpu_count(1)
+    pyarrow.set_io_thread_count(1)
+    sink = pyarrow.BufferOutputStream()
+    pyarrow.parquet.write_table(pyarrow.table({"warm": [1, 2, 3]}), sink)
+    pyarrow.parquet.read_table(pyarrow.BufferReader(sink.getvalue())).to_pylist()
+
+
+def _prepare_pypdf() -> None:
+    import pypdf
+
+    pypdf.overwrite_configuration(**PYPDF_CONFIGURATION)
+
+
+# What a format's parser needs done before the limits go on: a library that starts threads or
+# programs is set up here. A parser whose library does either must add its format to this table.
+PREPARE: Mapping[str, Callable[[], None]] = {
+    "parquet": _prepare_pyarrow,
+    "pdf": _prepare_pypdf,
+}
+
+_OUT_OF_MEMORY = json.dumps(
+    ExtractError(
+        "resource_limit", "the extraction ran out of memory (LOOM_EXTRACTOR_MEMORY_MB)"
+    ).to_body()
+).encode("utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -364,28 +519,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments.add_argument("--cpu-s", type=int, required=True)
     arguments.add_argument("--memory-mb", type=int, required=True)
     parsed = arguments.parse_args(argv)
-    # The wall clock and the output bound are the parent's to enforce, not the child's.
-    confine(cpu_s=parsed.cpu_s, memory_mb=parsed.memory_mb)
-
     stdin = sys.stdin.buffer
-    request = json.loads(stdin.readline())
+    # The request's line is the service's (the file's name in it as JSON); the source follows it.
+    request = json.loads(stdin.readline(MAX_HEADER_BYTES))
+    try:
+        prepare = PREPARE.get(request["format"])
+        if prepare is not None:
+            try:
+                prepare()
+            except ImportError:
+                pass  # the parser finds its library missing and says so
+        # The wall clock and the output bound are the parent's to enforce, not the child's.
+        confine_child(cpu_s=parsed.cpu_s, memory_mb=parsed.memory_mb)
+    except SandboxError as error:
+        print(f"loom-extractor child: {error}", file=sys.stderr, flush=True)
+        return EXIT_SANDBOX
+    try:
+        return _answer(stdin, request)
+    except MemoryError:
+        # Prepared before the limits, so answering needs no memory the child may not have.
+        os.write(sys.stdout.fileno(), _OUT_OF_MEMORY)
+        return EXIT_REFUSED
+
+
+def _answer(stdin: Any, request: Mapping[str, Any]) -> int:
     data = stdin.read()
     try:
         body = _artifact_bytes(data, request)
     except ExtractError as error:
         return _refuse(error)
     except MemoryError:
-        return _refuse(
-            ExtractError(
-                "resource_limit", "the extraction ran out of memory (LOOM_EXTRACTOR_MEMORY_MB)"
-            )
-        )
+        raise
     except Exception as error:  # any parser failure on a hostile input is `corrupt`
         return _refuse(
             ExtractError(
                 "corrupt", f"the {request['format']} parser failed: {type(error).__name__}: {error}"
             )
         )
+    del data
     sys.stdout.buffer.write(body)
     sys.stdout.buffer.flush()
     return 0

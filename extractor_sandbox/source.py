@@ -48,6 +48,7 @@ DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
     "markdown": ("encoding",),
     "text": ("encoding",),
     "toml": ("encoding",),
+    "sql": ("encoding", "sql_dialect"),
 }
 
 # Each declared format's parser, as (module, function): imported on first use, so the service
@@ -56,6 +57,7 @@ PARSERS: Mapping[str, tuple[str, str]] = {
     "markdown": ("extractor_sandbox.formats.markdown", "extract_markdown"),
     "text": ("extractor_sandbox.formats.text", "extract_text"),
     "toml": ("extractor_sandbox.formats.toml", "extract_toml"),
+    "sql": ("extractor_sandbox.formats.sql", "extract_sql"),
 }
 
 # Every option the contract names; a query parameter that is none of these, format or name is

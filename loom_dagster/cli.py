@@ -180,17 +180,11 @@ def _sources_add(args: argparse.Namespace) -> int:
 
 
 def _extractor_serve(args: argparse.Namespace) -> int:
-    # A separate program, so the pipeline's package never imports the extractor's.
-    command = [
-        sys.executable,
-        "-m",
-        "extractor_sandbox",
-        "serve",
-        "--host",
-        args.host,
-        "--port",
-        str(args.port),
-    ]
+    # A separate program, so the pipeline's package never imports the extractor's; as root it
+    # runs from the extractor's own environment and drops to its unprivileged user.
+    from loom_dagster.resources.local_extractor import service_command
+
+    command = service_command(args.host, args.port)
     if args.token_file:
         command += ["--token-file", str(args.token_file)]
     return subprocess.call(command)

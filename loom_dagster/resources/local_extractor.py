@@ -2,10 +2,20 @@
 
 It is started as a separate process (`python -m extractor_sandbox serve`) and spoken to over
 HTTP like any other extractor; this module never imports the extractor package.
+
+Which Python runs it depends on who starts it. An unprivileged process starts it with its own
+interpreter. Root starts it from the extractor environment that `scripts/setup` builds
+(LOOM_EXTRACTOR_ENV, default /opt/loom/extractor-venv: a venv on the system's Python, root-owned and
+readable by every user, holding the extractor's dependencies and a copy of the package) with
+`--user` (LOOM_EXTRACTOR_USER, default nobody): the service drops to that user before it serves,
+and that user must be able to run the interpreter and read the package, which this project's own
+environment, under /root, is not.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import os
 import secrets
 import subprocess
@@ -16,12 +26,21 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 from loom_dagster.errors import ExtractorUnavailable
 
 READY_PREFIX = "loom-extractor listening on "
 START_TIMEOUT_S = 30.0
+ENV_EXTRACTOR_ENV = "LOOM_EXTRACTOR_ENV"
+DEFAULT_EXTRACTOR_ENV = "/opt/loom/extractor-venv"
+ENV_EXTRACTOR_USER = "LOOM_EXTRACTOR_USER"
+DEFAULT_EXTRACTOR_USER = "nobody"
+PACKAGE = "extractor_sandbox"
+# What the service is given of the caller's environment: never its credentials.
+_PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "TZ")
+_PASSED_PREFIX = "LOOM_EXTRACTOR_"
 
 
 @dataclass(frozen=True)
@@ -30,16 +49,62 @@ class RunningExtractor:
     token: str
 
 
+def extractor_environment() -> Path:
+    """The root of the extractor environment scripts/setup builds for a start as root."""
+    return Path(os.environ.get(ENV_EXTRACTOR_ENV) or DEFAULT_EXTRACTOR_ENV)
+
+
+def service_command(host: str, port: int) -> list[str]:
+    """The command that starts the reference service as this process may: see the module doc.
+
+    Raises ExtractorUnavailable when root finds no current extractor environment.
+    """
+    address = ["--host", host, "--port", str(port)]
+    if os.geteuid() != 0:
+        return [sys.executable, "-m", PACKAGE, "serve", *address]
+    python = extractor_environment() / "bin" / "python"
+    installed = _installed_package(extractor_environment())
+    if not python.exists() or installed is None:
+        raise ExtractorUnavailable(
+            f"started as root, the reference extractor runs from {extractor_environment()}, which"
+            " is not there: run scripts/setup as root"
+        )
+    ours = _our_package()
+    if ours is not None and _digest(ours) != _digest(installed):
+        raise ExtractorUnavailable(
+            f"the reference extractor in {extractor_environment()} is not this checkout's:"
+            " run scripts/setup as root again"
+        )
+    user = os.environ.get(ENV_EXTRACTOR_USER) or DEFAULT_EXTRACTOR_USER
+    # -P -s: only the environment's own packages, never a copy in the current directory.
+    return [str(python), "-P", "-s", "-m", PACKAGE, "serve", *address, "--user", user]
+
+
+def service_environment(token: str) -> dict[str, str]:
+    """The service's environment: the token, its LOOM_EXTRACTOR_* settings, and little else."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name in _PASSED_VARIABLES or name.startswith(_PASSED_PREFIX)
+    }
+    environment.pop(ENV_EXTRACTOR_ENV, None)
+    environment.pop(ENV_EXTRACTOR_USER, None)
+    if os.geteuid() != 0 and "PYTHONPATH" in os.environ:
+        environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    environment["LOOM_EXTRACTOR_TOKEN"] = token
+    return environment
+
+
 @contextmanager
 def reference_extractor(host: str = "127.0.0.1") -> Iterator[RunningExtractor]:
     """Start the reference service on a free port; stop it (and its children) on exit."""
     token = secrets.token_urlsafe(32)
-    env = {**os.environ, "LOOM_EXTRACTOR_TOKEN": token}
+    command = service_command(host, 0)
     # The service logs every request on stderr: a file, not a pipe nobody drains.
     log = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(
-        [sys.executable, "-m", "extractor_sandbox", "serve", "--host", host, "--port", "0"],
-        env=env,
+        command,
+        env=service_environment(token),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=log,
@@ -57,6 +122,30 @@ def reference_extractor(host: str = "127.0.0.1") -> Iterator[RunningExtractor]:
             process.kill()
             process.wait()
         log.close()
+
+
+def _installed_package(environment: Path) -> Path | None:
+    for candidate in sorted(environment.glob(f"lib/python3*/site-packages/{PACKAGE}")):
+        if (candidate / "__main__.py").is_file():
+            return candidate
+    return None
+
+
+def _our_package() -> Path | None:
+    """The extractor package installed beside this one, found without importing it."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _digest(package: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _wait_until_ready(process: subprocess.Popen[str], log: IO[str]) -> str:

@@ -1,0 +1,5 @@
+-- one
+SELECT a FROM t1;
+
+SELECT b
+FROM t2; -- two
