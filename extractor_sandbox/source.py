@@ -49,6 +49,7 @@ DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
     "text": ("encoding",),
     "toml": ("encoding",),
     "sql": ("encoding", "sql_dialect"),
+    "html": ("encoding",),
 }
 
 # Each declared format's parser, as (module, function): imported on first use, so the service
@@ -58,6 +59,7 @@ PARSERS: Mapping[str, tuple[str, str]] = {
     "text": ("extractor_sandbox.formats.text", "extract_text"),
     "toml": ("extractor_sandbox.formats.toml", "extract_toml"),
     "sql": ("extractor_sandbox.formats.sql", "extract_sql"),
+    "html": ("extractor_sandbox.formats.html", "extract_html"),
 }
 
 # Every option the contract names; a query parameter that is none of these, format or name is

@@ -194,7 +194,8 @@ def test_capabilities_declare_what_this_service_extracts(
         "max_bytes": 67108864,
         # What the qualification gate lets this service declare (test_extraction_gates.py).
         "formats": [
-            {"format": fmt, "options": list(options)} for fmt, options in DECLARED_FORMATS.items()
+            {"format": fmt, "options": list(options)}
+            for fmt, options in sorted(DECLARED_FORMATS.items())
         ],
     }
 

@@ -1,0 +1,1129 @@
+"""HTML: the standard library's html.parser, read into blocks as the seed's "HTML." says.
+
+What each element becomes:
+
+- Heading (h1-h6): a heading block, depth its level, text its words (inline tags dropped,
+  whitespace collapsed). An empty heading is no block and opens no section.
+- Paragraph: p, blockquote, dd and dt are paragraph blocks; so is text that sits directly in a
+  container (div, section, body, ...) outside any block, one paragraph per container: "a" and "b"
+  in `<div>a<div>b</div></div>` are two paragraphs, as a browser shows them apart.
+- List item (li): a list block per item, its text the item's own words. A <p> that opens a list
+  item, and the <p>s after it, are the item's text, not paragraphs of their own; a list nested in
+  an item is items of its own, and the item's words after it are a list block again.
+- pre (and listing, xmp): a code block, its text as written (inline tags dropped, line endings as
+  "\\n", leading blank lines and trailing whitespace left out).
+- Dropped: script, style, template, noscript, svg, title and head, with everything inside them;
+  the first <title>'s text is the artifact's attrs.title. An unclosed <head> closes at the first
+  body element or text.
+- Hidden: an element with the `hidden` attribute or a style of display:none is not shown and not
+  read; it takes no place among the words around it, and a hidden cell or row none in its table.
+  Its text is no visible text, so coverage does not count it, and a warning says how much was
+  skipped. One left open at the document's end hides the rest of the document: the text inside
+  it is counted as not read, with a failure naming the open elements (the first 20), and an
+  unclosed <script>, <title>, ... is reported the same way.
+- Closing: a block whose end tag is left out closes at the next block (p, a heading, dt, pre
+  close at any block's start; li at the next li, dt and dd at the next dt or dd), at its
+  container's end or at the document's end. A container inside a block leaves it open. br, hr
+  and a container's start and end separate words. An end tag that closes nothing open is ignored.
+- Tables: one table block, a row per line, its cells joined by " | ", attrs.table {"rows",
+  "columns"}; rows with no text are dropped. A cell after a row's end starts the next row; a row
+  group's start or end (thead, tbody, tfoot) ends the open row. Captions (a heading, list or table
+  inside them read as their text) and text in no cell are paragraphs before the table, in order.
+  Cells are placed as HTML places them: colspan and rowspan are read as HTML reads a non-negative
+  integer (colspan 1-1000, 0 or junk as 1; rowspan 0-65534, 0 to the end of its row group), and a
+  cell a rowspan carries down holds its columns in the rows below as an empty cell, until its row
+  group ends. A column that only empty cells and cells spanning several columns fill is a spacer
+  and is dropped, unless a cell with text is carried down into it (a spanning cell's text goes to
+  the first column it spans that is kept). Placing counts the grid slots each row's cells and the
+  cells carried down into it cover; a table past a million of them, or whose grid of rows with
+  text by kept columns would pass a million slots, keeps every cell in source order instead of
+  placing it (a warning says so). A table left with one column is one paragraph, its rows as
+  lines, without attrs.table. Within a cell, containers separate words and do not split it.
+- Layout tables: a table one of whose cells holds a heading, a list item, a pre, a table or a
+  second paragraph lays out a page: its cells, captions and text in no cell are read as the blocks
+  they hold, in order, and a table inside one is a table.
+- A heading, list, list item, definition, pre or table in no cell ends the table (its </table>
+  left out or not); rows after it are paragraphs (a row's cells are its words). The end of an
+  element the table is inside is no end of it: what follows in no cell is read before the table,
+  and an open caption holds it.
+
+Locators carry line spans only (line_start, line_end): a block runs from the line of its first
+character of text to the line of its last. Section paths and parents follow the headings, as in
+Markdown.
+
+Coverage counts characters (unit "chars"; whitespace is not counted): the total is the visible
+text outside the dropped and hidden elements, plus the text inside hidden or dropped elements left
+open; the extracted count is the text the blocks hold, the pipes joining a table's cells aside.
+It is counted from the blocks, so text a parser change drops shows as a failed unit.
+
+Hostile input: html.parser of this Python is quadratic on some malformed input (unclosed
+comments, quotes and tags). The parser is fed only the text up to its last ">" (what follows can
+hold no markup and is read as text), a comment with no close after it fails at once, a "<![" is a
+bogus comment, and a start tag the tolerant pattern runs past its next ">" without ending is read
+as text, so each character is scanned a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from bisect import bisect_left
+from collections.abc import Mapping
+from html import unescape
+from html.parser import HTMLParser
+from typing import Any
+
+from extractor_sandbox.artifact import BlockBuilder, Line, build_artifact, coverage
+from extractor_sandbox.errors import ExtractError
+
+PARSER = "loom-html"
+PARSER_VERSION = f"1+python{platform.python_version()}"
+
+MAX_PLACED = 1_000_000
+MAX_COLSPAN = 1_000
+MAX_ROWSPAN = 65_534
+MAX_NAMED = 20  # open elements a failure names
+
+_WS = re.compile(r"\s+")
+_NON_WS = re.compile(r"\S")
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[^\S\n]*\n)+")
+_COMMENT_CLOSE = re.compile(r"--\s*>")
+_ENTITY = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
+_DISPLAY_NONE = re.compile(r"(?:^|;)\s*display\s*:\s*none\s*(?:!\s*important\s*)?(?:;|$)", re.I)
+_DIGITS = re.compile(r"[\t\n\f\r ]*\+?([0-9]+)")
+# The tolerant pattern html.parser finds a start tag's end with (html.parser's own).
+_START_TAG_END = re.compile(
+    r"""
+  <[a-zA-Z][^\t\n\r\f />\x00]*
+  (?:[\s/]*
+    (?:(?<=['"\s/])[^\s/>][^\s/=>]*
+      (?:\s*=+\s*
+        (?:'[^']*'
+          |"[^"]*"
+          |(?!['"])[^>\s]*
+         )
+        \s*
+       )?(?:\s|/(?!>))*
+     )*
+   )?
+  \s*
+""",
+    re.VERBOSE,
+)
+
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+CODE = frozenset({"pre", "listing", "xmp"})
+PARAGRAPHS = frozenset({"p", "blockquote", "dd", "dt"})
+BLOCKS = HEADINGS | CODE | PARAGRAPHS | {"li"}
+# Blocks that hold no block: they close at the next block's start. A stray <tr> (one in no table)
+# is read as a paragraph and is one of them.
+LEAF_BLOCKS = HEADINGS | CODE | {"p", "dt", "tr"}
+DEFINITIONS = frozenset({"dt", "dd"})
+CONTAINERS = frozenset(
+    """
+    html body div section article aside nav header footer main address hgroup search dialog
+    details summary figure figcaption form fieldset legend center menu dir ul ol dl frameset
+    noframes optgroup option caption thead tbody tfoot td th colgroup
+    """.split()
+)
+DROPPED = frozenset({"script", "style", "template", "noscript", "svg", "title", "head"})
+HEAD_CONTENT = frozenset(
+    {
+        "title",
+        "meta",
+        "link",
+        "style",
+        "script",
+        "base",
+        "noscript",
+        "template",
+        "basefont",
+        "bgsound",
+    }
+)
+VOID = frozenset(
+    """
+    area base basefont bgsound br col embed frame hr image img input keygen link meta param
+    source track wbr
+    """.split()
+)
+ROW_GROUPS = frozenset({"thead", "tbody", "tfoot"})
+CELLS = frozenset({"td", "th"})
+# Start tags that close an open cell or caption and are read again by its table.
+TABLE_PARTS = frozenset({"tr", "td", "th", "thead", "tbody", "tfoot", "caption", "col", "colgroup"})
+LISTS = frozenset({"ul", "ol", "dl", "menu", "dir"})
+# Start tags that end a table when they come in no cell.
+ENDS_TABLE = HEADINGS | CODE | LISTS | {"li", "dt", "dd", "table"}
+# Tags whose start and end separate words when they sit inside a block.
+SEPARATING = BLOCKS | CONTAINERS | {"table", "tr"}
+
+SCOPES = frozenset({"table", "cell", "caption"})
+
+
+def extract_html(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The artifact of an HTML document (contract v1). `options` are the caller's to record."""
+    reader = _Reader(text)
+    reader.read()
+    return reader.artifact()
+
+
+# Pending blocks and where they go
+
+
+class _PBlock:
+    """A block read but not yet placed: its ids and section paths come when the document ends."""
+
+    __slots__ = ("type", "text", "first", "last", "depth", "attrs", "joins")
+
+    def __init__(self, block_type: str, text: str, first: int, last: int, depth: int | None = None):
+        self.type = block_type
+        self.text = text
+        self.first = first
+        self.last = last
+        self.depth = depth
+        self.attrs: dict[str, Any] | None = None
+        self.joins = 0  # the pipes joining a table's cells
+
+
+class _Sink:
+    """Where the blocks read in a scope go: the document, a cell, or a table's captions and text."""
+
+    __slots__ = ("blocks",)
+
+    def __init__(self) -> None:
+        self.blocks: list[Any] = []
+
+    def add(self, block: _PBlock) -> None:
+        self.blocks.append(block)
+
+    def add_table_output(self, blocks: list[_PBlock]) -> None:
+        self.blocks.extend(blocks)
+
+
+class _Cell(_Sink):
+    __slots__ = ("colspan", "rowspan", "paragraphs", "structural")
+
+    def __init__(self, colspan: int = 1, rowspan: int = 1) -> None:
+        self.blocks = []
+        self.colspan = colspan
+        self.rowspan = rowspan
+        self.paragraphs = 0
+        self.structural = False  # holds a heading, list item, pre or table
+
+    def add(self, block: _PBlock) -> None:
+        self.blocks.append(block)
+        if block.type == "paragraph":
+            self.paragraphs += 1
+        else:
+            self.structural = True
+
+    def add_table_output(self, blocks: list[_PBlock]) -> None:
+        self.blocks.extend(blocks)
+        self.structural = True
+
+    @property
+    def lays_out(self) -> bool:
+        return self.structural or self.paragraphs > 1
+
+    @property
+    def text(self) -> str:
+        return self.blocks[0].text if self.blocks else ""
+
+
+_EMPTY_CELL = _Cell()
+
+
+class _Row:
+    __slots__ = ("cells", "group", "hidden")
+
+    def __init__(self, group: int, hidden: bool) -> None:
+        self.cells: list[_Cell] = []
+        self.group = group
+        self.hidden = hidden
+
+
+class _Table:
+    __slots__ = ("rows", "row", "group", "group_hidden", "items", "line")
+
+    def __init__(self, line: int) -> None:
+        self.rows: list[_Row] = []
+        self.row: _Row | None = None
+        self.group = 0
+        self.group_hidden = False
+        self.items = _Sink()  # captions, text in no cell and cells, in their order
+        self.line = line
+
+    def end_row(self) -> None:
+        self.row = None
+
+    def start_row(self, hidden: bool) -> _Row:
+        self.row = _Row(self.group, hidden or self.group_hidden)
+        self.rows.append(self.row)
+        return self.row
+
+    def new_group(self, hidden: bool) -> None:
+        self.row = None
+        self.group += 1
+        self.group_hidden = hidden
+
+
+class _Entry:
+    """An open element. `owner` is the entry whose block the text read under it goes to.
+
+    Most fields keep the class's default; an element sets only what it differs in, since a
+    document can open a million of them.
+    """
+
+    # block, joined (a <p> in a list item), container, inline, dropped, generic (inside a
+    # dropped element), flat (inside a caption), table, cell, caption, root
+    kind = "inline"
+    sink: _Sink | None = None  # where a run this entry owns goes
+    out: _Sink | None = None  # a table's: where the table's blocks go
+    ptype = "paragraph"
+    depth: int | None = None
+    sep = False
+    hidden = False
+    dropped = False
+    veil_chars = 0
+    label = ""
+    table: _Table | None = None
+    cell: _Cell | None = None
+
+    def __init__(self, tag: str, kind: str) -> None:
+        self.tag = tag
+        self.kind = kind
+        self.owner: _Entry = self
+        self.barrier: _Entry = self  # the nearest entry at or below that is not inline
+
+
+class _Scope:
+    """A part of the document end tags cannot reach past: the document, a table, a cell, a
+    caption (HTML holds a table as a scope of its own)."""
+
+    __slots__ = ("boundary", "base", "counts")
+
+    def __init__(self, boundary: _Entry, base: int) -> None:
+        self.boundary = boundary
+        self.base = base  # the stack length when the scope opened
+        self.counts: dict[str, int] = {}
+
+
+class _Run:
+    """The text being read into one block."""
+
+    __slots__ = ("owner", "pieces", "first", "last")
+
+    def __init__(self, owner: _Entry) -> None:
+        self.owner = owner
+        self.pieces: list[str] = []
+        self.first: int | None = None
+        self.last = 0
+
+
+class _Lines:
+    """Line numbers of offsets (line endings as split_lines counts them: \\r\\n, \\r, \\n), for
+    offsets asked for in document order."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+        self.line = 1
+
+    def at(self, offset: int) -> int:
+        text = self.text
+        if offset < self.offset:
+            self.offset, self.line = 0, 1
+        start = self.offset
+        count = text.count("\n", start, offset) + text.count("\r", start, offset)
+        count -= text.count("\r\n", start, offset)
+        if 0 < start < offset and text[start - 1] == "\r" and text[start] == "\n":
+            count -= 1  # the "\n" of a "\r\n" counted at the "\r"
+        self.offset, self.line = offset, self.line + count
+        return self.line
+
+
+class _Reader(HTMLParser):
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text = text
+        self.lines = _Lines(text)
+        self._pos = 0
+        self._base = 0
+        self._pending: tuple[str, int] | None = None
+        self._last_comment_close = -1
+
+        self.out = _Sink()
+        self.root = _Entry("#root", "root")
+        self.root.sink = self.out
+        self.stack: list[_Entry] = []
+        self.scopes: list[_Scope] = [_Scope(self.root, 0)]
+        self.veils: list[_Entry] = []
+        self.hidden_depth = 0
+        self.dropped_depth = 0
+        self.head: _Entry | None = None
+        self.title_entry: _Entry | None = None
+        self.title_parts: list[str] = []
+        self.title: str | None = None
+        self.run: _Run | None = None
+        self.read_chars = 0
+        self.lost_chars = 0
+        self.hidden_chars = 0  # text in hidden elements that were closed: not shown, not counted
+        self.left_open: list[str] = []
+        self.warnings: list[str] = []
+
+    # Feeding html.parser without its quadratic paths
+
+    def read(self) -> None:
+        text = self.text
+        cut = text.rfind(">") + 1
+        prefix, tail = text[:cut], text[cut:]
+        for match in _COMMENT_CLOSE.finditer(prefix):
+            self._last_comment_close = match.start()
+        try:
+            self.feed(prefix)
+            self._base = cut - len(self.rawdata)
+            self._pos = self._base
+            self.close()
+        except AssertionError as error:  # html.parser's own checks; none is known to fire
+            raise ExtractError(
+                "corrupt", f"html.parser failed near offset {self._pos}: {error}"
+            ) from None
+        self._settle(cut - len(self.rawdata))
+        leftover = self.rawdata + tail
+        if self.cdata_elem is not None or self.rawdata:
+            # An unclosed <script> or <style>: the rest of the document is inside it.
+            if self.veils:
+                self.veils[-1].veil_chars += _non_ws(leftover)
+        elif tail:
+            self._pos = cut
+            self.handle_data(unescape(tail))
+            self._settle(len(text))
+        self._finish()
+
+    def updatepos(self, i: int, j: int) -> int:
+        self._pos = self._base + j
+        return j
+
+    def parse_comment(self, i: int, report: bool = True) -> int:
+        if self._base + i + 4 > self._last_comment_close:
+            return -1  # no comment close follows: read as text up to the next ">"
+        return int(super().parse_comment(i, report))
+
+    def parse_html_declaration(self, i: int) -> int:
+        if self.rawdata.startswith("<![", i):
+            return int(self.parse_bogus_comment(i))
+        return int(super().parse_html_declaration(i))
+
+    def check_for_whole_start_tag(self, i: int) -> int:
+        end = int(super().check_for_whole_start_tag(i))
+        if end >= 0:
+            return end
+        rawdata = self.rawdata
+        match = _START_TAG_END.match(rawdata, i)
+        stop = match.end() if match else i + 1
+        next_gt = rawdata.find(">", i + 1)
+        if next_gt < 0 or stop > next_gt:
+            # The pattern ran past the next ">" (through a quoted value) and the tag did not
+            # end: what it ran over is read as text, so no character is scanned again.
+            return max(stop, i + 1)
+        return -1
+
+    # html.parser's events
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._pending is not None:
+            self._settle(self._pos)
+        self._start(tag, attrs)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._settle(self._pos)
+        self._start(tag, attrs)
+        if tag not in VOID:
+            self._end(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._pending is not None:
+            self._settle(self._pos)
+        self._end(tag)
+
+    def handle_data(self, data: str) -> None:
+        self._settle(self._pos)
+        self._pending = (data, self._pos)
+
+    def handle_comment(self, data: str) -> None:
+        self._settle(self._pos)
+
+    def handle_decl(self, decl: str) -> None:
+        self._settle(self._pos)
+
+    def handle_pi(self, data: str) -> None:
+        self._settle(self._pos)
+
+    def unknown_decl(self, data: str) -> None:
+        self._settle(self._pos)
+
+    # The stack
+
+    def _owner(self) -> _Entry:
+        return self.stack[-1].owner if self.stack else self.root
+
+    def _entry(self, tag: str, kind: str, attrs: list[tuple[str, str | None]]) -> _Entry:
+        entry = _Entry(tag, kind)
+        parent = self.stack[-1] if self.stack else self.root
+        entry.owner = parent.owner
+        if kind in ("inline", "generic", "flat"):
+            entry.barrier = parent.barrier
+        entry.sink = self.scopes[-1].boundary.sink
+        if attrs:
+            hidden = _hidden_by(attrs)
+            if hidden:
+                entry.hidden = True
+                entry.label = f"<{tag} {hidden}>"
+        if kind == "dropped":
+            entry.dropped = True
+            entry.label = f"<{tag}>"
+        return entry
+
+    def _push(self, entry: _Entry) -> None:
+        run = self.run
+        if run is not None and run.owner is not entry.owner:
+            self._flush()
+        self.stack.append(entry)
+        counts = self.scopes[-1].counts
+        counts[entry.tag] = counts.get(entry.tag, 0) + 1
+        if entry.kind in SCOPES:
+            self.scopes.append(_Scope(entry, len(self.stack)))
+        if entry.hidden or entry.dropped:
+            entry.label += f" at line {self.lines.at(self._pos)}"
+            self.veils.append(entry)
+            self.hidden_depth += entry.hidden
+            self.dropped_depth += entry.dropped
+        if entry.sep:
+            self._separate()
+
+    def _pop(self) -> _Entry:
+        entry = self.stack.pop()
+        if entry.kind in SCOPES:
+            self.scopes.pop()
+        counts = self.scopes[-1].counts
+        left = counts[entry.tag] - 1
+        if left:
+            counts[entry.tag] = left
+        else:
+            del counts[entry.tag]
+        if entry.hidden or entry.dropped:
+            self.veils.pop()
+            self.hidden_depth -= entry.hidden
+            self.dropped_depth -= entry.dropped
+            if entry.hidden and not entry.dropped and not self.dropped_depth:
+                self.hidden_chars += entry.veil_chars
+        if entry is self.head:
+            self.head = None
+        if entry is self.title_entry:
+            self.title_entry = None
+            title = _collapse("".join(self.title_parts))
+            if title and self.title is None:
+                self.title = title
+        if self.run is not None and self.run.owner is entry:
+            self._flush()
+        if entry.kind == "cell":
+            self._close_cell(entry)
+        elif entry.kind == "table":
+            self._finish_table(entry)
+        if entry.sep:
+            self._separate()
+        return entry
+
+    def _pop_to(self, entry: _Entry) -> None:
+        while self._pop() is not entry:
+            pass
+
+    def _pop_to_tag(self, tag: str) -> None:
+        while self._pop().tag != tag:
+            pass
+
+    def _pop_scope_contents(self) -> None:
+        base = self.scopes[-1].base
+        stack = self.stack
+        while len(stack) > base:
+            self._pop()
+
+    def _close_for_block(self, tag: str) -> None:
+        """Close the open blocks a block starting here ends (their end tags left out)."""
+        base = self.scopes[-1].base
+        while len(self.stack) > base:
+            barrier = self.stack[-1].barrier
+            if barrier.kind not in ("block", "joined"):
+                return
+            if (
+                barrier.tag in LEAF_BLOCKS
+                or (tag == "li" and barrier.tag == "li")
+                or (tag in DEFINITIONS and barrier.tag in DEFINITIONS)
+            ):
+                self._pop_to(barrier)
+            else:
+                return
+
+    # Start tags
+
+    def _start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.head is not None and self.dropped_depth == 1 and tag not in HEAD_CONTENT:
+            self._pop_to(self.head)  # an unclosed head closes at the first body element
+        if self.dropped_depth:
+            if tag not in VOID:
+                entry = self._entry(tag, "dropped" if tag in DROPPED else "generic", attrs)
+                if tag == "title" and self.head is not None and self.dropped_depth == 1:
+                    self._collect_title(entry)
+                self._push(entry)
+            return
+        boundary = self.scopes[-1].boundary
+        if boundary.kind == "caption":
+            self._start_in_caption(tag, attrs, boundary)
+        elif boundary.kind == "cell" and tag in TABLE_PARTS:
+            self._pop_to(boundary)
+            self._start(tag, attrs)
+        elif boundary.kind == "table" and tag in TABLE_PARTS:
+            self._table_part(tag, attrs, boundary)
+        elif boundary.kind == "table" and tag in ENDS_TABLE:
+            self._pop_to(boundary)
+            self._start(tag, attrs)
+        else:
+            self._flow_start(tag, attrs)
+
+    def _flow_start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID:
+            if tag in ("br", "hr"):
+                self._separate()
+            return
+        if tag in DROPPED:
+            entry = self._entry(tag, "dropped", attrs)
+            if tag == "head":
+                self.head = entry
+            elif tag == "title":
+                self._collect_title(entry)
+            self._push(entry)
+            return
+        if tag == "table":
+            self._close_for_block(tag)
+            entry = self._entry(tag, "table", attrs)
+            table = _Table(self.lines.at(self._pos))
+            entry.table = table
+            entry.out = entry.sink
+            entry.sink = table.items
+            entry.owner = entry
+            self._push(entry)
+            return
+        if tag in BLOCKS or tag == "tr":
+            self._close_for_block(tag)
+            owner = self._owner()
+            if tag == "p" and owner.kind == "block" and owner.tag == "li":
+                entry = self._entry(tag, "joined", attrs)
+                entry.sep = True
+            else:
+                entry = self._entry(tag, "block", attrs)
+                entry.owner = entry
+                if tag in HEADINGS:
+                    entry.ptype, entry.depth = "heading", int(tag[1])
+                elif tag in CODE:
+                    entry.ptype = "code"
+                elif tag == "li":
+                    entry.ptype = "list"
+            self._push(entry)
+            return
+        if tag in CONTAINERS:
+            entry = self._entry(tag, "container", attrs)
+            if entry.owner.kind in ("block", "cell"):
+                entry.sep = True  # a container inside a block (or a cell) leaves it open
+            else:
+                entry.owner = entry  # its text is a paragraph of its own
+            self._push(entry)
+            return
+        self._push(self._entry(tag, "inline", attrs))
+
+    def _collect_title(self, entry: _Entry) -> None:
+        if self.title is None and self.title_entry is None:
+            self.title_entry = entry
+            self.title_parts = []
+
+    def _start_in_caption(
+        self, tag: str, attrs: list[tuple[str, str | None]], caption: _Entry
+    ) -> None:
+        if tag in TABLE_PARTS and "table" not in self.scopes[-1].counts:
+            self._pop_to(caption)
+            self._start(tag, attrs)
+            return
+        if tag in VOID:
+            if tag in ("br", "hr"):
+                self._separate()
+            return
+        if tag in DROPPED:
+            self._push(self._entry(tag, "dropped", attrs))
+            return
+        entry = self._entry(tag, "flat", attrs)
+        entry.sep = tag in SEPARATING
+        self._push(entry)
+
+    def _table_part(self, tag: str, attrs: list[tuple[str, str | None]], boundary: _Entry) -> None:
+        table = boundary.table
+        assert table is not None
+        if len(self.stack) > self.scopes[-1].base:
+            self._pop_scope_contents()
+        hidden = bool(_hidden_by(attrs))
+        if tag == "tr":
+            table.start_row(hidden)
+        elif tag in CELLS:
+            row = table.row or table.start_row(False)
+            entry = self._entry(tag, "cell", attrs)
+            cell = _Cell(_colspan(attrs), _rowspan(attrs))
+            entry.cell = cell
+            entry.sink = cell
+            entry.owner = entry
+            if row.hidden and not entry.hidden:
+                entry.hidden = True
+                entry.label = f"<{tag}> in a hidden row"
+            self._push(entry)
+        elif tag in ROW_GROUPS:
+            table.new_group(hidden)
+        elif tag == "caption":
+            table.end_row()
+            entry = self._entry(tag, "caption", attrs)
+            entry.owner = entry
+            entry.sink = table.items
+            self._push(entry)
+        else:  # col, colgroup
+            table.end_row()
+
+    # End tags
+
+    def _end(self, tag: str) -> None:
+        scope = self.scopes[-1]
+        if tag == "br" and not self.dropped_depth:
+            self._separate()  # </br> is read as <br>, as HTML does
+            return
+        if tag in scope.counts:
+            self._pop_to_tag(tag)
+            return
+        boundary = scope.boundary
+        if boundary.kind == "cell":
+            if tag in CELLS:
+                self._pop_to(boundary)
+            elif tag in ROW_GROUPS or tag in ("tr", "table"):
+                self._pop_to(boundary)
+                self._end(tag)
+        elif boundary.kind == "table":
+            table = boundary.table
+            assert table is not None
+            if tag == "tr":
+                self._pop_scope_contents()
+                table.end_row()
+            elif tag in ROW_GROUPS:
+                self._pop_scope_contents()
+                table.new_group(False)
+            elif tag == "table":
+                self._pop_to(boundary)
+        elif boundary.kind == "caption":
+            if tag == "caption":
+                self._pop_to(boundary)
+            elif tag == "table":
+                self._pop_to(boundary)
+                self._end(tag)
+
+    # Text
+
+    def _settle(self, end: int) -> None:
+        """Read the pending text, now that its source runs up to `end`."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        data, start = pending
+        if self.dropped_depth:
+            if self.head is not None and self.dropped_depth == 1 and not data.isspace():
+                self._pop_to(self.head)  # an unclosed head closes at the first text
+            else:
+                if self.title_entry is not None and self.veils[-1] is self.title_entry:
+                    self.title_parts.append(data)
+                self.veils[-1].veil_chars += _non_ws(data)
+                return
+        count = _non_ws(data)
+        if self.hidden_depth:
+            self.veils[-1].veil_chars += count
+            return
+        if count == 0:
+            if self.scopes[-1].boundary.kind != "table":
+                self._add_text(data, None, 0)
+            return
+        first, last = _visible_bounds(self.text, start, end)
+        self.read_chars += count
+        self._add_text(data, self.lines.at(first), self.lines.at(last))
+
+    def _add_text(self, data: str, first: int | None, last: int) -> None:
+        owner = self._owner()
+        run = self.run
+        if run is None or run.owner is not owner:
+            self._flush()
+            if first is None and owner.ptype != "code":
+                return
+            run = self.run = _Run(owner)
+        run.pieces.append(data)
+        if first is not None:
+            if run.first is None:
+                run.first = first
+            run.last = last
+
+    def _separate(self) -> None:
+        run = self.run
+        if run is not None and run.owner is self._owner():
+            run.pieces.append("\n" if run.owner.ptype == "code" else " ")
+
+    def _flush(self) -> None:
+        run = self.run
+        if run is None:
+            return
+        self.run = None
+        if run.first is None:
+            return
+        raw = "".join(run.pieces)
+        owner = run.owner
+        if owner.ptype == "code":
+            text = _LEADING_BLANK_LINES.sub("", raw.replace("\r\n", "\n").replace("\r", "\n"))
+            text = text.rstrip()
+        else:
+            text = _collapse(raw)
+        if not text:
+            return
+        assert owner.sink is not None
+        owner.sink.add(_PBlock(owner.ptype, text, run.first, run.last, owner.depth))
+
+    # Tables
+
+    def _close_cell(self, entry: _Entry) -> None:
+        cell = entry.cell
+        table = self.scopes[-1].boundary.table
+        assert cell is not None and table is not None and table.row is not None
+        if entry.hidden:
+            return  # not shown, so it takes no place in its row
+        if not cell.blocks and cell.colspan == 1 and cell.rowspan == 1:
+            cell = _EMPTY_CELL
+        table.row.cells.append(cell)
+        table.items.blocks.append(cell)
+
+    def _finish_table(self, entry: _Entry) -> None:
+        table = entry.table
+        out = entry.out
+        assert table is not None and out is not None
+        items = table.items.blocks
+        if any(isinstance(item, _Cell) and item.lays_out for item in items):
+            blocks: list[_PBlock] = []
+            for item in items:
+                if isinstance(item, _Cell):
+                    blocks.extend(item.blocks)
+                else:
+                    blocks.append(item)
+        else:
+            blocks = [item for item in items if not isinstance(item, _Cell)]
+            block = self._table_block(table)
+            if block is not None:
+                blocks.append(block)
+        out.add_table_output(blocks)
+
+    def _table_block(self, table: _Table) -> _PBlock | None:
+        grid = _place(table.rows)
+        if grid is None:
+            self.warnings.append(
+                f"the table at line {table.line} places more than {MAX_PLACED:,} cells: its cells"
+                " are kept in source order, not placed in columns"
+            )
+            grid = _unplaced(table.rows)
+        rows, first, last = grid
+        if not rows:
+            return None
+        columns = len(rows[0])
+        if columns == 1:
+            return _PBlock("paragraph", "\n".join(row[0] for row in rows), first, last)
+        block = _PBlock("table", "\n".join(" | ".join(row) for row in rows), first, last)
+        block.attrs = {"table": {"rows": len(rows), "columns": columns}}
+        block.joins = len(rows) * (columns - 1)
+        return block
+
+    # The end
+
+    def _finish(self) -> None:
+        open_veils = [veil for veil in self.veils if veil.veil_chars]
+        if open_veils:
+            self.lost_chars = sum(veil.veil_chars for veil in open_veils)
+            self.left_open = [veil.label for veil in open_veils]
+            for veil in open_veils:
+                veil.veil_chars = 0  # counted as lost, not as hidden text
+        self.title_entry = None  # a title left open holds the rest of the document: no title
+        while self.stack:
+            self._pop()
+        self._flush()
+        if self.hidden_chars:
+            self.warnings.append(
+                f"{self.hidden_chars} characters inside hidden elements (the hidden attribute,"
+                " display:none) are not shown and are not read"
+            )
+
+    def artifact(self) -> dict[str, Any]:
+        builder = BlockBuilder()
+        headings: list[tuple[int, str, str]] = []
+        extracted = 0
+        for block in self.out.blocks:
+            depth = block.depth
+            if block.type == "heading":
+                assert depth is not None
+                while headings and headings[-1][0] >= depth:
+                    headings.pop()
+            path = [title for _, title, _ in headings]
+            parent = headings[-1][2] if headings else None
+            block_id = builder.add(
+                block.type,
+                block.text,
+                _line(block.first),
+                _line(block.last),
+                section_path=path,
+                parent=parent,
+                depth=depth,
+                attrs=block.attrs,
+            )
+            added = builder.blocks[-1]
+            added["locator"] = {"line_start": block.first, "line_end": block.last}
+            if block.type == "heading" and depth is not None:
+                headings.append((depth, block.text, block_id))
+            extracted += _non_ws(block.text) - block.joins
+        failed: list[dict[str, str]] = []
+        if self.left_open:
+            named = self.left_open[:MAX_NAMED]
+            if len(self.left_open) > MAX_NAMED:
+                named.append(f"and {len(self.left_open) - MAX_NAMED} more")
+            failed.append(
+                {
+                    "unit": f"{self.lost_chars} chars",
+                    "reason": "hidden or dropped by elements left open, which hide the rest of"
+                    f" the document: {', '.join(named)}",
+                }
+            )
+        if extracted != self.read_chars:
+            failed.append(
+                {
+                    "unit": f"{abs(self.read_chars - extracted)} chars",
+                    "reason": "read but not held by any block"
+                    if extracted < self.read_chars
+                    else "held by blocks beyond what was read",
+                }
+            )
+            extracted = min(extracted, self.read_chars)
+        total = self.read_chars + self.lost_chars
+        attrs: dict[str, Any] = {}
+        if self.title is not None:
+            attrs["title"] = self.title
+        return build_artifact(
+            "html",
+            PARSER,
+            PARSER_VERSION,
+            builder.blocks,
+            coverage("chars", total, extracted, failed),
+            attrs=attrs,
+            warnings=self.warnings,
+        )
+
+
+# Helpers
+
+
+def _line(number: int) -> Line:
+    return Line(number, "", 0, 0, "")
+
+
+_ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.isspace() and re's \s match in ASCII
+_ASCII_WS_BUT_SPACE = _ASCII_WS[1:]
+
+
+def _non_ws(text: str) -> int:
+    """How many characters of the text are not whitespace."""
+    if text.isascii():
+        return len(text) - sum(text.count(char) for char in _ASCII_WS)
+    return len(_WS.sub("", text))
+
+
+def _collapse(text: str) -> str:
+    """The text with each run of whitespace one space, and none at its ends."""
+    if text.isascii() and "  " not in text and not any(c in text for c in _ASCII_WS_BUT_SPACE):
+        return text.strip()
+    return _WS.sub(" ", text).strip()
+
+
+def _visible_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Offsets of the first and last source characters of visible text in text[start:end]:
+    whitespace and character references that stand for whitespace (&nbsp;) are not."""
+    first = _NON_WS.search(text, start, end)
+    if first is None:
+        return start, start
+    position = first.start()
+    while text[position] == "&":
+        entity = _ENTITY.match(text, position, end)
+        if entity is None or not unescape(entity.group()).isspace():
+            break
+        following = _NON_WS.search(text, entity.end(), end)
+        if following is None:
+            return start, start
+        position = following.start()
+    last = end - 1
+    while last > position and text[last].isspace():
+        last -= 1
+    while last > position and (text[last] == ";" or text[last].isalnum()):
+        amp = text.rfind("&", position, last + 1)
+        if amp < 0:
+            break
+        entity = _ENTITY.match(text, amp, end)
+        if entity is None or entity.end() != last + 1 or not unescape(entity.group()).isspace():
+            break
+        last = amp - 1
+        while last > position and text[last].isspace():
+            last -= 1
+    return position, last
+
+
+def _hidden_by(attrs: list[tuple[str, str | None]]) -> str:
+    """How the attributes hide an element: "hidden", "style=display:none", or ""."""
+    if not attrs:
+        return ""
+    for name, value in attrs:
+        if name == "hidden":
+            return "hidden"
+        if name == "style" and value and _DISPLAY_NONE.search(value):
+            return "style=display:none"
+    return ""
+
+
+def _non_negative(attrs: list[tuple[str, str | None]], name: str) -> int | None:
+    """An attribute read as HTML reads a non-negative integer; None when it is absent or junk."""
+    if not attrs:
+        return None
+    for attr, value in attrs:
+        if attr == name:
+            match = _DIGITS.match(value or "")
+            if match is None:
+                return None
+            digits = match.group(1).lstrip("0") or "0"
+            return int(digits[:9]) if len(digits) <= 9 else 10**9
+    return None
+
+
+def _colspan(attrs: list[tuple[str, str | None]]) -> int:
+    span = _non_negative(attrs, "colspan")
+    return 1 if not span else min(span, MAX_COLSPAN)
+
+
+def _rowspan(attrs: list[tuple[str, str | None]]) -> int:
+    span = _non_negative(attrs, "rowspan")
+    return 1 if span is None else min(span, MAX_ROWSPAN)
+
+
+_Grid = tuple[list[list[str]], int, int]
+
+
+def _place(rows: list[_Row]) -> _Grid | None:
+    """The table's rows as HTML places its cells, spacer columns and rows with no text dropped;
+    None past the bound on placed slots."""
+    placed: list[tuple[list[tuple[int, _Cell]], list[tuple[int, int, _Cell]]]] = []
+    carried: list[list[Any]] = []  # [column, span, cell, rows left or None to the group's end]
+    group = -1
+    slots = 0
+    for row in rows:
+        if row.group != group:
+            group, carried = row.group, []
+        slots += sum(cell.colspan for cell in row.cells) + sum(c[1] for c in carried)
+        if slots > MAX_PLACED:
+            return None
+        origins: list[tuple[int, _Cell]] = []
+        x = k = 0
+        for cell in row.cells:
+            while k < len(carried):
+                column, span = carried[k][0], carried[k][1]
+                if column + span <= x:
+                    k += 1
+                elif column <= x:
+                    x = column + span
+                    k += 1
+                else:
+                    break
+            origins.append((x, cell))
+            x += cell.colspan
+        placed.append((origins, [(c[0], c[1], c[2]) for c in carried]))
+        kept_on = []
+        for c in carried:
+            if c[3] is None:
+                kept_on.append(c)
+            elif c[3] > 1:
+                kept_on.append([c[0], c[1], c[2], c[3] - 1])
+        for column, cell in origins:
+            if cell.rowspan != 1:
+                kept_on.append(
+                    [column, cell.colspan, cell, None if cell.rowspan == 0 else cell.rowspan - 1]
+                )
+        kept_on.sort(key=lambda c: c[0])
+        carried = kept_on
+
+    kept: set[int] = set()
+    spanning: list[tuple[int, _Cell]] = []
+    carried_text: set[int] = set()
+    for origins, carried_here in placed:
+        for column, cell in origins:
+            if cell.text:
+                if cell.colspan == 1:
+                    kept.add(column)
+                else:
+                    spanning.append((column, cell))
+        for column, span, cell in carried_here:
+            if cell.text and id(cell) not in carried_text:
+                carried_text.add(id(cell))
+                kept.update(range(column, column + span))
+    ordered = sorted(kept)
+    for column, cell in spanning:
+        at = bisect_left(ordered, column)
+        if at == len(ordered) or ordered[at] >= column + cell.colspan:
+            kept.add(column)
+    ordered = sorted(kept)
+
+    text_rows = sum(1 for origins, _ in placed if any(cell.text for _, cell in origins))
+    if text_rows * len(ordered) > MAX_PLACED:
+        return None
+    out: list[list[str]] = []
+    first, last = 0, 0
+    for origins, _ in placed:
+        line: list[str] | None = None
+        for column, cell in origins:
+            text = cell.text
+            if not text:
+                continue
+            if line is None:
+                line = [""] * len(ordered)
+            at = bisect_left(ordered, column)
+            line[at] = f"{line[at]} {text}" if line[at] else text
+            first, last = _widen(first, last, cell)
+        if line is not None:
+            out.append(line)
+    return out, first, last
+
+
+def _unplaced(rows: list[_Row]) -> _Grid:
+    """Every cell kept in source order, each row padded to the longest."""
+    out: list[list[str]] = []
+    first, last = 0, 0
+    for row in rows:
+        if any(cell.text for cell in row.cells):
+            out.append([cell.text for cell in row.cells])
+            for cell in row.cells:
+                if cell.text:
+                    first, last = _widen(first, last, cell)
+    width = max((len(cells) for cells in out), default=0)
+    for cells in out:
+        cells.extend([""] * (width - len(cells)))
+    return out, first, last
+
+
+def _widen(first: int, last: int, cell: _Cell) -> tuple[int, int]:
+    block = cell.blocks[0]
+    return (block.first if not first else min(first, block.first)), max(last, block.last)
