@@ -50,6 +50,7 @@ DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
     "toml": ("encoding",),
     "sql": ("encoding", "sql_dialect"),
     "html": ("encoding",),
+    "csv": ("encoding",),
 }
 
 # Each declared format's parser, as (module, function): imported on first use, so the service
@@ -60,7 +61,10 @@ PARSERS: Mapping[str, tuple[str, str]] = {
     "toml": ("extractor_sandbox.formats.toml", "extract_toml"),
     "sql": ("extractor_sandbox.formats.sql", "extract_sql"),
     "html": ("extractor_sandbox.formats.html", "extract_html"),
+    "csv": ("extractor_sandbox.formats.csvfile", "extract_csv"),
 }
+# A tabular reader also takes the file's name (a .tsv name is tab-separated, with no quoting).
+NAMED_PARSERS = frozenset({"csv"})
 
 # Every option the contract names; a query parameter that is none of these, format or name is
 # refused.
@@ -199,13 +203,15 @@ def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> dic
         raise ExtractError("format_unavailable", f"this service does not extract {fmt}")
     detect_format(data, name, fmt)
     text = decode(data, options.get("encoding"), fmt=fmt)
-    artifact = _parse(fmt, text, options)
+    artifact = _parse(fmt, text, options, name)
     artifact["options"] = dict(options)
     return artifact
 
 
-def _parse(fmt: str, text: str, options: Mapping[str, str]) -> dict[str, Any]:
+def _parse(fmt: str, text: str, options: Mapping[str, str], name: str) -> dict[str, Any]:
     module, function = PARSERS[fmt]
     parse = getattr(importlib.import_module(module), function)
-    artifact: dict[str, Any] = parse(text, options)
+    artifact: dict[str, Any] = (
+        parse(text, options, name=name) if fmt in NAMED_PARSERS else parse(text, options)
+    )
     return artifact

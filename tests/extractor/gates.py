@@ -19,7 +19,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = Path(__file__).resolve().parent / "gold"
 TABLE = ROOT / "docs" / "qualification.md"
-SOURCE_SUFFIX = {"markdown": ".md", "text": ".txt", "html": ".html", "sql": ".sql", "toml": ".toml"}
+SOURCE_SUFFIX = {
+    "markdown": ".md",
+    "text": ".txt",
+    "html": ".html",
+    "sql": ".sql",
+    "toml": ".toml",
+    "csv": ".csv",
+}
 
 Artifact = dict[str, Any]
 Gold = dict[str, Any]
@@ -45,18 +52,19 @@ def floors() -> list[Floor]:
 
 @dataclass(frozen=True)
 class Fixture:
-    name: str
+    file_name: str
     source: bytes
     gold: Gold
 
 
 def fixtures(fmt: str) -> list[Fixture]:
+    """Each `<name>.gold.json` with the one source file of that name beside it."""
     folder = GOLD / fmt
     found = []
     for gold_path in sorted(folder.glob("*.gold.json")):
-        name = gold_path.name.removesuffix(".gold.json")
-        source = folder / f"{name}{SOURCE_SUFFIX[fmt]}"
-        found.append(Fixture(name, source.read_bytes(), json.loads(gold_path.read_text())))
+        stem = gold_path.name.removesuffix(".gold.json")
+        [source] = [p for p in folder.glob(f"{stem}.*") if not p.name.endswith(".gold.json")]
+        found.append(Fixture(source.name, source.read_bytes(), json.loads(gold_path.read_text())))
     return found
 
 
@@ -186,6 +194,35 @@ def toml_scores(gold: Gold, artifact: Artifact, key_paths: Share, locator: Share
         )
 
 
+def table_scores(gold: Gold, artifact: Artifact, typed_cells: Share, headers: Share) -> None:
+    """Cells read with their value and their column's type, and columns read with their names,
+    each over the gold's count or the extraction's, whichever is larger (an extra row, column or
+    table counts as a miss)."""
+    gold_tables, our_tables = gold["tables"], artifact.get("tables", [])
+    for index in range(max(len(gold_tables), len(our_tables))):
+        ours = our_tables[index] if index < len(our_tables) else {"columns": [], "rows": []}
+        theirs = gold_tables[index] if index < len(gold_tables) else {"columns": [], "rows": []}
+        names = [c["name"] for c in theirs["columns"]], [c["name"] for c in ours["columns"]]
+        headers.add(sum(a == b for a, b in zip(*names, strict=False)), max(map(len, names)))
+        cells = _typed_cells(theirs), _typed_cells(ours)
+        typed_cells.add(len(cells[0] & cells[1]), max(map(len, cells)))
+
+
+def _typed_cells(table: dict[str, Any]) -> set[tuple[int, int, str, str]]:
+    types = [column["type"] for column in table["columns"]]
+    return {
+        (
+            row,
+            column,
+            json.dumps(value, sort_keys=True),
+            types[column] if column < len(types) else "",
+        )
+        for row, values in enumerate(table["rows"])
+        for column, value in enumerate(values)
+        if value is not None
+    }
+
+
 def score(fmt: str, extract: Callable[[bytes, str], Artifact]) -> dict[str, float]:
     """Every metric of `fmt`'s qualification rows over all of its fixtures."""
     shares: dict[str, Share] = {}
@@ -194,7 +231,7 @@ def score(fmt: str, extract: Callable[[bytes, str], Artifact]) -> dict[str, floa
         return shares.setdefault(metric, Share())
 
     for fixture in fixtures(fmt):
-        artifact = extract(fixture.source, fixture.name + SOURCE_SUFFIX[fmt])
+        artifact = extract(fixture.source, fixture.file_name)
         gold = fixture.gold
         if fmt in ("markdown", "text", "html"):
             text_scores(gold, artifact, share("text recall"), share("text precision"))
@@ -208,4 +245,6 @@ def score(fmt: str, extract: Callable[[bytes, str], Artifact]) -> dict[str, floa
             sql_scores(gold, artifact, share("statements"), share("locator"), share("names"))
         if fmt == "toml":
             toml_scores(gold, artifact, share("key paths"), share("locator"))
+        if fmt == "csv":
+            table_scores(gold, artifact, share("typed cells"), share("headers"))
     return {metric: s.value for metric, s in shares.items()}

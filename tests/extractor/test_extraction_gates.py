@@ -14,7 +14,7 @@ import pytest
 from extractor_sandbox.source import DECLARED_FORMATS, extract
 from tests.extractor import gates
 
-TEXT_FORMATS = ("markdown", "text", "html", "sql", "toml")
+TEXT_FORMATS = ("markdown", "text", "html", "sql", "toml", "csv")
 
 
 def run_parser(fmt: str) -> Any:

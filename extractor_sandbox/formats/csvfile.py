@@ -1,0 +1,286 @@
+"""CSV and TSV: one typed table (tables[0], id t0) and its rows as row blocks.
+
+Delimiter: a .tsv name is a tab with no quoting. Otherwise comma, semicolon, tab or pipe, guessed
+from quoted fields (a `"`-quoted field with a candidate on either side) in the whole lines of the
+first 4 KiB, or else from delimiter counts over the whole lines of the first 64 KiB (the
+candidate found on the most lines the same number of times, ties in that order); a sample is cut
+mid-line only when its first line runs past it. A field is quoted with `"`, its quotes doubled,
+whatever the guess.
+
+Values: a field of only whitespace is empty; any other is text unless written as a plain number
+(an integer, an integer past signed 64 bits kept as its exact digits, a decimal kept exactly: a
+double when it reads back to the digits written, else its digits), an ISO date, or an ISO date
+and time (its zone kept). The header is the first row with a value; a row holds only its
+non-empty fields, and a row with none is no row. Rows are numbered from the header (row 1).
+
+Failures: a field over a megabyte, a record over 8 MiB, or quoting the reader cannot close fails
+the rows from there on (coverage.failed, unit "rows N-"), counted as one unit; coverage is in rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import platform
+import re
+from collections.abc import Iterator, Mapping
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.formats.tables import (
+    Budget,
+    Cell,
+    exact_number_cell,
+    fit_names,
+    layout_rows,
+    number_cell,
+    string_cell,
+    table_entry,
+    unique_names,
+)
+
+PARSER = "loom-csv"
+PARSER_VERSION = f"1+python{platform.python_version()}"
+
+CANDIDATES = (",", ";", "\t", "|")
+QUOTE_SAMPLE = 4 * 1024
+COUNT_SAMPLE = 64 * 1024
+MAX_FIELD_CHARS = 1024 * 1024
+MAX_RECORD_CHARS = 8 * 1024 * 1024
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?"
+)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
+_BLANK_LINES = re.compile(r"[\r\n]*")
+
+
+class _RecordTooLong(Exception):
+    pass
+
+
+def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: str = "") -> dict:
+    is_tsv = name.lower().endswith(".tsv")
+    delimiter = "\t" if is_tsv else sniff_delimiter(text)
+    records, failure = _read(text, delimiter, quoting=not is_tsv)
+
+    header_index = next(
+        (index for index, (_, fields) in enumerate(records) if any(fields)), len(records)
+    )
+    header = records[header_index][1] if header_index < len(records) else []
+    data = [cells for _, cells in records[header_index + 1 :]]
+    data_rows = [row for row in data if any(cell is not None for cell in row)]
+    width = max([len(header), *(len(row) for row in data_rows)], default=0)
+    raw_names = [cell.text if cell is not None else "" for cell in header]
+    raw_names += [""] * (width - len(raw_names))
+    names, failed = fit_names(raw_names, name or "table")
+    names = unique_names(names)
+
+    budget = Budget()
+    kept: list[list[Cell | None]] = []
+    cut = False
+    for row in data_rows:
+        padded = list(row) + [None] * (width - len(row))
+        reason = budget.admit_row(padded, len(kept))
+        if reason is not None:
+            failed.append({"unit": f"rows {len(kept) + 2}-", "reason": reason})
+            cut = True
+            break
+        kept.append(padded)
+    numbers = list(range(2, len(kept) + 2))
+    layout = layout_rows("t0", names, kept, numbers, budget) if width else None
+    blocks = layout.blocks if layout else []
+    if layout and layout.failed:
+        failed += layout.failed
+        kept = kept[: layout.rows_laid]
+        cut = True
+    header_count = 1 if width else 0
+    read = header_count + len(kept)
+    if failure is not None and not cut:
+        failed.append({"unit": f"rows {read + 1}-", "reason": failure})
+        cut = True
+    # The rows from a failure on are counted as one unit: what follows is not read as rows.
+    total = read + (1 if cut else 0)
+    tables = []
+    if width:
+        tables.append(
+            table_entry(
+                "t0",
+                name,
+                names,
+                kept,
+                header_rows=1,
+                locator={"row_start": 1, "row_end": read},
+            )
+        )
+    artifact = build_artifact(
+        "csv",
+        PARSER,
+        PARSER_VERSION,
+        blocks,
+        coverage("rows", total, read, failed),
+        attrs={"delimiter": delimiter},
+    )
+    artifact["tables"] = tables
+    return artifact
+
+
+# The delimiter
+
+
+def _whole_lines(text: str, limit: int) -> str:
+    """The text's first `limit` characters cut back to whole lines (mid-line only for one line)."""
+    if len(text) <= limit:
+        return text
+    sample = text[:limit]
+    cut = max(sample.rfind("\n"), sample.rfind("\r"))
+    return sample if cut < 0 else sample[: cut + 1]
+
+
+def sniff_delimiter(text: str) -> str:
+    quoted = _whole_lines(text, QUOTE_SAMPLE)
+    votes = {}
+    for candidate in CANDIDATES:
+        d = re.escape(candidate)
+        pattern = (
+            rf'(?:^|{d})[ ]*"(?:[^"]|"")*"[ ]*(?={d})|(?<={d})[ ]*"(?:[^"]|"")*"[ ]*(?:$|\r|\n)'
+        )
+        votes[candidate] = len(re.findall(pattern, quoted, flags=re.MULTILINE))
+    best = max(CANDIDATES, key=lambda c: votes[c])
+    if votes[best]:
+        return best
+    lines = [line for line in _whole_lines(text, COUNT_SAMPLE).splitlines() if line.strip()]
+    scores = {}
+    for candidate in CANDIDATES:
+        counts: dict[int, int] = {}
+        for line in lines:
+            found = line.count(candidate)
+            if found:
+                counts[found] = counts.get(found, 0) + 1
+        scores[candidate] = max(counts.values(), default=0)
+    best = max(CANDIDATES, key=lambda c: scores[c])
+    return best if scores[best] else ","
+
+
+# Reading
+
+
+def _lines(text: str, state: dict[str, Any]) -> Iterator[str]:
+    """The text's lines with their endings; blank lines between records passed over."""
+    pos = 0
+    end = len(text)
+    while pos < end:
+        if state["record_chars"] == 0:
+            pos = _BLANK_LINES.match(text, pos).end()  # type: ignore[union-attr]
+            if pos >= end:
+                break
+        match = _LINE.match(text, pos)
+        assert match is not None
+        line = match.group()
+        pos = match.end()
+        state["record_chars"] += len(line)
+        if state["record_chars"] > MAX_RECORD_CHARS:
+            raise _RecordTooLong
+        state["lines"].append(line)
+        yield line
+    state["exhausted"] = True
+
+
+def _read(
+    text: str, delimiter: str, *, quoting: bool
+) -> tuple[list[tuple[int, list[Cell | None]]], str | None]:
+    """The records with a value, as typed cells, and why reading stopped early (or None)."""
+    state: dict[str, Any] = {"record_chars": 0, "lines": [], "exhausted": False}
+    reader = csv.reader(
+        _lines(text, state),
+        delimiter=delimiter,
+        quotechar='"',
+        doublequote=True,
+        quoting=csv.QUOTE_MINIMAL if quoting else csv.QUOTE_NONE,
+        strict=False,
+    )
+    records: list[tuple[int, list[Cell | None]]] = []
+    previous_limit = csv.field_size_limit(MAX_FIELD_CHARS)
+    try:
+        while True:
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return records, None
+            except _RecordTooLong:
+                return records, "a record over 8 MiB"
+            except csv.Error as error:
+                if "field larger" in str(error):
+                    return records, "a field over a megabyte"
+                return records, f"unreadable quoting: {error}"
+            if quoting and state["exhausted"] and not _closes(state["lines"], delimiter):
+                return records, "quoting the reader cannot close"
+            state["record_chars"] = 0
+            state["lines"] = []
+            cells = _cells(fields)
+            if cells:
+                records.append((len(records), cells))
+    finally:
+        csv.field_size_limit(previous_limit)
+
+
+def _closes(lines: list[str], delimiter: str) -> bool:
+    """Whether the file's last record closes its quotes (read again, strictly)."""
+    try:
+        list(csv.reader(lines, delimiter=delimiter, quotechar='"', strict=True))
+    except csv.Error as error:
+        return "unexpected end of data" not in str(error)
+    return True
+
+
+def _cells(fields: list[str]) -> list[Cell | None]:
+    cells = [typed_cell(value) for value in fields]
+    while cells and cells[-1] is None:
+        cells.pop()
+    return cells
+
+
+def typed_cell(value: str) -> Cell | None:
+    """A field's cell: None when empty or only whitespace; a number, date, date-time or text."""
+    if not value.strip():
+        return None
+    if _NUMBER.fullmatch(value):
+        return _number(value)
+    if _DATE.fullmatch(value):
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            return string_cell(value)
+        return Cell(value, "date", value)
+    if _DATETIME.fullmatch(value):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return string_cell(value)
+        iso = moment.isoformat()
+        return Cell(iso, "datetime", iso)
+    return string_cell(value)
+
+
+def _number(value: str) -> Cell:
+    if _INTEGER.fullmatch(value):
+        if len(value) > 4000:
+            return string_cell(value)
+        return number_cell(int(value)) or string_cell(value)
+    try:
+        exact = Decimal(value)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        return string_cell(value)
+    as_float = float(value)
+    cell = number_cell(as_float)
+    if cell is None:
+        return string_cell(value)
+    if Decimal(repr(as_float)) == exact:
+        return cell
+    if "e" in value.lower():
+        return string_cell(value)
+    return exact_number_cell(value)

@@ -1,0 +1,295 @@
+"""What the tabular readers (CSV, and later XLSX and Parquet) share: typed cells and row blocks.
+
+A cell is a `Cell`: its JSON value for `tables[].rows`, its kind (string, number, bool, date,
+datetime, time, duration, error) and the text its row block shows. An empty cell is None and
+counts for nothing. A column's type is the one kind its values share, dates with date-times being
+datetime, otherwise mixed (a column with no value is string). A float's row text is what a sheet
+shows, 15 significant digits (0.1+0.2 reads 0.3), while the table keeps its exact value; an
+integer past signed 64 bits is its exact digits, as a string, since a JSON number reads back as a
+double.
+
+Row blocks: twenty rows to a block and at most 1,000 characters (a longer row is a block alone),
+each row a line of `column: value` pairs of its non-empty cells joined by " | ", a block starting
+and ending at a row with text. A block is a "paragraph" with attrs.table_id and a locator of its
+rows (the header counted, so the first data row under a one-row header is row 2), and the sheet
+when the table is one. A header with no row of text under it is a block of its own when it names
+a column.
+
+Budgets (one for all of an artifact's tables): 1,000,000 non-empty cells, their text within
+256 MiB counted at four bytes a character, 100,000 rows a table; laying the rows out spends at most
+40 MiB of JSON and 12 M characters of block text, each block charged 760 more. The rows past any
+of them are a failed unit, counted and never laid out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ROWS_PER_BLOCK = 20
+MAX_BLOCK_CHARS = 1_000
+MAX_NAME_CHARS = 500
+PAIR_SEPARATOR = " | "
+
+MAX_CELLS = 1_000_000
+MAX_CELL_TEXT_BYTES = 256 * 1024 * 1024  # counted at four bytes a character
+MAX_TABLE_ROWS = 100_000
+MAX_LAYOUT_BYTES = 40 * 1024 * 1024
+MAX_BLOCK_TEXT_CHARS = 12_000_000
+BLOCK_TEXT_OVERHEAD = 760
+BLOCK_JSON_OVERHEAD = 160  # a block's own fields: id, type, locator, attrs, keys, section path
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+KINDS = ("string", "number", "bool", "date", "datetime", "time", "duration")
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One non-empty cell: its value in the table, its kind, and its row text."""
+
+    value: Any
+    kind: str
+    text: str
+
+
+Row = Sequence["Cell | None"]
+
+
+def string_cell(text: str) -> Cell:
+    return Cell(text, "string", text)
+
+
+def float_text(value: float) -> str:
+    """A float as a sheet shows it: 15 significant digits, no trailing zeros."""
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return format(value, ".15g")
+
+
+def number_cell(value: int | float, text: str | None = None) -> Cell | None:
+    """A number's cell; an integer past signed 64 bits keeps its exact digits as a string.
+
+    A float that is no JSON number (an infinity, a NaN) has no number cell: None, so the
+    reader reads it as text or leaves it out.
+    """
+    if isinstance(value, bool):
+        return Cell(value, "bool", "TRUE" if value else "FALSE")
+    if isinstance(value, int):
+        if INT64_MIN <= value <= INT64_MAX:
+            return Cell(value, "number", str(value))
+        digits = str(value)
+        return Cell(digits, "number", digits)
+    if not math.isfinite(value):
+        return None
+    return Cell(value, "number", text if text is not None else float_text(value))
+
+
+def exact_number_cell(digits: str) -> Cell:
+    """A decimal kept as its exact digits (a value a double does not hold)."""
+    return Cell(digits, "number", digits)
+
+
+def column_type(kinds: Iterable[str]) -> str:
+    """The type of a column whose values have these kinds (errors do not count)."""
+    found = {kind for kind in kinds if kind != "error"}
+    if found == {"date", "datetime"}:
+        return "datetime"
+    if len(found) == 1:
+        return next(iter(found))
+    if not found:
+        return "string"
+    return "mixed"
+
+
+def column_types(rows: Sequence[Row], width: int) -> list[str]:
+    kinds: list[set[str]] = [set() for _ in range(width)]
+    for row in rows:
+        for index, cell in enumerate(row):
+            if cell is not None:
+                kinds[index].add(cell.kind)
+    return [column_type(found) for found in kinds]
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """Each empty name generated (column N), and a repeated one named <name> (2), <name> (3)."""
+    seen: set[str] = set()
+    result: list[str] = []
+    for index, name in enumerate(names):
+        base = name if name else f"column {index + 1}"
+        candidate = base
+        count = 1
+        while candidate in seen:
+            count += 1
+            candidate = f"{base} ({count})"
+        seen.add(candidate)
+        result.append(candidate)
+    return result
+
+
+def fit_names(names: Sequence[str], table_name: str) -> tuple[list[str], list[dict[str, str]]]:
+    """Column names cut to 500 characters; a cut is a failed unit (<table> header)."""
+    fitted = [name[:MAX_NAME_CHARS] for name in names]
+    failed = []
+    if any(len(name) > MAX_NAME_CHARS for name in names):
+        failed.append(
+            {"unit": f"{table_name} header", "reason": "a column name cut to 500 characters"}
+        )
+    return fitted, failed
+
+
+def row_line(names: Sequence[str], row: Row) -> str:
+    """A row's line: the `column: value` pairs of its non-empty cells."""
+    return PAIR_SEPARATOR.join(
+        f"{names[index]}: {cell.text}" for index, cell in enumerate(row) if cell is not None
+    )
+
+
+def json_value(cell: Cell | None) -> Any:
+    return None if cell is None else cell.value
+
+
+@dataclass
+class Budget:
+    """One budget over all of an artifact's tables."""
+
+    cells: int = 0
+    text_bytes: int = 0
+    layout_bytes: int = 0
+    block_chars: int = 0
+    spent: bool = False
+
+    def admit_row(self, row: Row, rows_in_table: int) -> str | None:
+        """Charge a row's cells; the reason it does not fit, or None when it does."""
+        if self.spent:
+            return "the table budget is spent"
+        if rows_in_table >= MAX_TABLE_ROWS:
+            return f"past {MAX_TABLE_ROWS:,} rows a table"
+        cells = [cell for cell in row if cell is not None]
+        text_bytes = 4 * sum(len(cell.text) for cell in cells)
+        if self.cells + len(cells) > MAX_CELLS:
+            self.spent = True
+            return f"past {MAX_CELLS:,} cells"
+        if self.text_bytes + text_bytes > MAX_CELL_TEXT_BYTES:
+            self.spent = True
+            return "past 256 MiB of cell text"
+        self.cells += len(cells)
+        self.text_bytes += text_bytes
+        return None
+
+
+@dataclass
+class TableLayout:
+    """A table's rows laid out: its row blocks and the rows that did not fit."""
+
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    rows_laid: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+
+def layout_rows(
+    table_id: str,
+    names: Sequence[str],
+    rows: Sequence[Row],
+    row_numbers: Sequence[int],
+    budget: Budget,
+    *,
+    sheet: str | None = None,
+    header_rows: int = 1,
+    first_block: int = 0,
+) -> TableLayout:
+    """Row blocks for a table's rows, row_numbers[i] being the number of rows[i]."""
+    layout = TableLayout()
+    pending: list[tuple[int, str]] = []
+
+    def block(text: str, first: int, last: int) -> dict[str, Any]:
+        locator: dict[str, Any] = {"row_start": first, "row_end": last}
+        if sheet is not None:
+            locator["sheet"] = sheet
+        return {
+            "id": f"b{first_block + len(layout.blocks)}",
+            "type": "paragraph",
+            "text": text,
+            "section_path": [],
+            "keys": [],
+            "locator": locator,
+            "attrs": {"table_id": table_id},
+        }
+
+    def flush() -> None:
+        if pending:
+            text = "\n".join(line for _, line in pending)
+            layout.blocks.append(block(text, pending[0][0], pending[-1][0]))
+            pending.clear()
+
+    pending_chars = 0
+    for index, row in enumerate(rows):
+        line = row_line(names, row)
+        number = row_numbers[index]
+        spend = (
+            len(json.dumps([json_value(cell) for cell in row], ensure_ascii=False))
+            + len(json.dumps(line, ensure_ascii=False))
+            + BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK
+            + (len(sheet) if sheet else 0)
+        )
+        text_spend = len(line) + 1 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK + 1
+        if (
+            budget.spent
+            or budget.layout_bytes + spend > MAX_LAYOUT_BYTES
+            or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
+        ):
+            budget.spent = True
+            layout.failed.append(
+                {"unit": f"rows {number}-", "reason": "past the table budget (laid-out rows)"}
+            )
+            break
+        budget.layout_bytes += spend
+        budget.block_chars += text_spend
+        layout.rows_laid += 1
+        if not line:
+            continue
+        if pending and (
+            len(pending) >= ROWS_PER_BLOCK or pending_chars + 1 + len(line) > MAX_BLOCK_CHARS
+        ):
+            flush()
+            pending_chars = 0
+        pending.append((number, line))
+        pending_chars += len(line) + (1 if len(pending) > 1 else 0)
+        if len(line) > MAX_BLOCK_CHARS:
+            flush()
+            pending_chars = 0
+    flush()
+    if not layout.blocks and not layout.failed and any(names) and header_rows > 0:
+        layout.blocks.append(block(PAIR_SEPARATOR.join(names), 1, header_rows))
+    return layout
+
+
+def table_entry(
+    table_id: str,
+    name: str,
+    names: Sequence[str],
+    rows: Sequence[Row],
+    *,
+    header_rows: int = 1,
+    locator: dict[str, Any],
+    attrs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The artifact's `tables[]` entry."""
+    types = column_types(rows, len(names))
+    entry: dict[str, Any] = {
+        "id": table_id,
+        "name": name,
+        "columns": [
+            {"name": column, "type": kind} for column, kind in zip(names, types, strict=True)
+        ],
+        "rows": [[json_value(cell) for cell in row] for row in rows],
+        "header_rows": header_rows,
+        "locator": locator,
+    }
+    if attrs:
+        entry["attrs"] = dict(attrs)
+    return entry
