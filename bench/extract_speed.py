@@ -21,7 +21,7 @@ from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.source import extract
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-CORPUS_FOLDER = {"markdown": "md", "html": "html", "sql": "sql", "toml": "toml"}
+CORPUS_FOLDER = {"markdown": "md", "html": "html", "sql": "sql", "toml": "toml", "csv": "csv"}
 WORDS = "ledger invoice account retention schema partition revision chunk citation".split()
 
 
@@ -81,12 +81,24 @@ def big_toml(rng: random.Random, size: int) -> str:
     return "".join(parts)
 
 
+def big_csv(rng: random.Random, size: int) -> str:
+    parts = ["invoice,customer,amount,due\n"]
+    n = 0
+    while sum(map(len, parts)) < size:
+        n += 1
+        parts.append(
+            f"INV-{n},{prose(rng, 2)},{rng.randint(1, 99999) / 100},2026-{n % 12 + 1:02d}-01\n"
+        )
+    return "".join(parts)
+
+
 GENERATORS: dict[str, tuple[str, Callable[[random.Random, int], str]]] = {
     "markdown": (".md", big_markdown),
     "text": (".txt", big_text),
     "html": (".html", big_html),
     "sql": (".sql", big_sql),
     "toml": (".toml", big_toml),
+    "csv": (".csv", big_csv),
 }
 
 
