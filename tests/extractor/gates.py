@@ -56,6 +56,10 @@ class Fixture:
     source: bytes
     gold: Gold
 
+    @property
+    def name(self) -> str:
+        return self.file_name.rsplit(".", 1)[0]
+
 
 def fixtures(fmt: str) -> list[Fixture]:
     """Each `<name>.gold.json` with the one source file of that name beside it."""

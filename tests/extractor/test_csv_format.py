@@ -12,7 +12,7 @@ import pytest
 
 from extractor_sandbox.formats.csvfile import PARSER_VERSION, extract_csv, sniff_delimiter
 from extractor_sandbox.formats.tables import column_type, float_text
-from loom_dagster.contract.validate import parse_artifact
+from tests.extractor.server_check import validated
 
 GOLD = Path(__file__).resolve().parent / "gold" / "csv"
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inputs" / "csv"
@@ -25,11 +25,6 @@ def extract(text: str, name: str = "data.csv") -> dict[str, Any]:
 
 def table(text: str, name: str = "data.csv") -> dict[str, Any]:
     return extract(text, name)["tables"][0]
-
-
-def validated(artifact: dict[str, Any], original: bytes) -> None:
-    raw = json.dumps(artifact, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    parse_artifact(raw, expected_format="csv", original_size=len(original))
 
 
 def gold_fixtures() -> list[tuple[str, Path, dict[str, Any]]]:

@@ -15,7 +15,7 @@ from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats import html as html_format
 from extractor_sandbox.formats.html import PARSER_VERSION, extract_html
 from extractor_sandbox.source import decode
-from loom_dagster.contract.validate import parse_artifact
+from tests.extractor.server_check import validated
 
 GOLD = Path(__file__).resolve().parent / "gold" / "html"
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inputs" / "html"
@@ -55,11 +55,6 @@ def only_table(text: str) -> dict[str, Any]:
 def coverage_of(text: str) -> dict[str, Any]:
     coverage: dict[str, Any] = extract(text)["coverage"]
     return coverage
-
-
-def validated(artifact: dict[str, Any], original: bytes) -> None:
-    raw = json.dumps(artifact, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    parse_artifact(raw, expected_format="html", original_size=len(original))
 
 
 # The envelope

@@ -13,18 +13,10 @@ import sqlglot
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats import sql as sql_format
 from extractor_sandbox.formats.sql import PARSER_VERSION, extract_sql
-from loom_dagster.contract.validate import parse_artifact
+from tests.extractor.server_check import validated
 
 GOLD = Path(__file__).resolve().parent / "gold" / "sql"
 FIFTY_MB = 50 * 1024 * 1024
-
-
-def validated(artifact: dict[str, Any], text: str) -> dict[str, Any]:
-    raw = json.dumps(artifact, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    parse_artifact(
-        raw.encode("utf-8"), expected_format="sql", original_size=len(text.encode("utf-8"))
-    )
-    return artifact
 
 
 def extract(text: str, **options: str) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from extractor_sandbox.artifact import split_lines
 from extractor_sandbox.formats import toml as toml_format
 from extractor_sandbox.formats.toml import PARSER_VERSION, extract_toml
 from extractor_sandbox.source import decode
-from loom_dagster.contract.validate import parse_artifact
 from tests.extractor import gates
+from tests.extractor.server_check import validated
 
 GOLD = Path(__file__).resolve().parent / "gold" / "toml"
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inputs"
@@ -40,11 +40,6 @@ def by_path(text: str) -> dict[str, dict[str, Any]]:
 
 def lines_of(block: dict[str, Any]) -> tuple[int, int]:
     return block["locator"]["line_start"], block["locator"]["line_end"]
-
-
-def validated(artifact: dict[str, Any], original: bytes) -> None:
-    raw = json.dumps(artifact, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    parse_artifact(raw, expected_format="toml", original_size=len(original))
 
 
 # The envelope
