@@ -152,7 +152,8 @@ def materialize_in_batches(
         ASSET_PARTITION_RANGE_START_TAG,
     )
 
-    from loom_dagster.definitions import INGEST_JOB, build_definitions
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.jobs import INGEST_JOB
     from loom_dagster.partitions import PARTITIONS_NAME
 
     assert isinstance(instance, DagsterInstance)

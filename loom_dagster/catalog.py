@@ -128,12 +128,15 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
                 revision.sha256,
             ],
         )
-        # A file deleted and then written again is a document again.
-        con.execute(
+        # A file deleted and then written again is a document again; written again with the
+        # same bytes, its revision is the one already registered, which must then run again.
+        revived = con.execute(
             "UPDATE documents SET status = 'pending' WHERE document_id = ? AND status = 'retired' "
-            "AND live_revision IS NULL",
+            "AND live_revision IS NULL RETURNING document_id",
             [revision.document_id],
-        )
+        ).fetchall()
+        if revived:
+            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
 
 
 def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revision]:

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import os
 
-from dagster import Definitions, define_asset_job, in_process_executor
+from dagster import Definitions, in_process_executor
 
 from loom_dagster.assets.revisions import artifact, chunks, original, published
-from loom_dagster.partitions import revisions
+from loom_dagster.jobs import ingest_job
 from loom_dagster.resources.extractor import ExtractorResource, ExtractorSettings
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
 from loom_dagster.sensors import loom_folders, loom_ingest_automation
 from loom_dagster.settings import LoomSettings
-
-INGEST_JOB = "ingest"
-
-ingest_job = define_asset_job(
-    INGEST_JOB,
-    selection=[original, artifact, chunks, published],
-    partitions_def=revisions,
-    executor_def=in_process_executor,
-    description="Every step of a batch of revisions: original, artifact, chunks, published.",
-)
 
 
 def build_definitions(settings: LoomSettings) -> Definitions:

@@ -12,6 +12,7 @@ from dagster import (
     AssetSelection,
     AutomationConditionSensorDefinition,
     DefaultSensorStatus,
+    RunRequest,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
@@ -20,6 +21,7 @@ from dagster import (
 
 from loom_dagster import catalog, pipeline
 from loom_dagster.assets.revisions import GROUP
+from loom_dagster.jobs import INGEST_JOB
 from loom_dagster.partitions import PARTITIONS_NAME, revisions
 from loom_dagster.resources.storage import CatalogResource, SearchIndexResource
 
@@ -32,6 +34,7 @@ SETTLE_S = 2.0
 
 @sensor(
     name="loom_folders",
+    job_name=INGEST_JOB,
     minimum_interval_seconds=30,
     default_status=DefaultSensorStatus.RUNNING,
     description="Registers new and changed files of every registered folder as revision partitions.",
@@ -66,7 +69,11 @@ def loom_folders(
         )
     existing = set(context.instance.get_dynamic_partitions(PARTITIONS_NAME))
     to_add = sorted(set(new_keys) - existing)
+    # A key that already has a partition is a file deleted and written again with the same
+    # bytes: automation sees nothing missing, so it is asked for by name.
+    again = sorted(set(new_keys) & existing)
     return SensorResult(
+        run_requests=[RunRequest(partition_key=key, job_name=INGEST_JOB) for key in again],
         dynamic_partitions_requests=[revisions.build_add_request(to_add)] if to_add else [],
         cursor=json.dumps(resume, sort_keys=True),
     )

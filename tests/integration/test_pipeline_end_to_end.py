@@ -12,7 +12,8 @@ from dagster._core.storage.asset_check_execution_record import AssetCheckExecuti
 
 from loom_dagster import api, catalog
 from loom_dagster.cli import main
-from loom_dagster.definitions import INGEST_JOB, build_definitions
+from loom_dagster.definitions import build_definitions
+from loom_dagster.jobs import INGEST_JOB
 from loom_dagster.partitions import revisions
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.sensors import loom_folders
@@ -196,4 +197,43 @@ def test_the_sensor_leaves_a_file_still_being_written_for_a_later_tick(
 
     tick = loom_folders(build_sensor_context(instance=DagsterInstance.get(), resources=resources))
 
+    assert tick.dynamic_partitions_requests == []
+
+
+def test_a_file_deleted_and_written_again_with_the_same_bytes_is_published_again(
+    loom_home: Path, folder: Path
+) -> None:
+    api.ingest_folder(folder)
+    todo = folder / "notes" / "todo.txt"
+    data = todo.read_bytes()
+    todo.unlink()
+    api.ingest_folder(folder)
+    assert api.search("lamp oil") == []
+
+    todo.write_bytes(data)
+    report = api.ingest_folder(folder)
+
+    [again] = [o for o in report.outcomes if o.path == "notes/todo.txt"]
+    assert again.status == "published"
+    assert [h.chunk.path for h in api.search("lamp oil")] == ["notes/todo.txt"]
+
+
+def test_the_sensor_asks_for_a_run_of_a_revision_whose_partition_already_exists(
+    loom_home: Path, folder: Path
+) -> None:
+    settings = LoomSettings.from_env()
+    first = api.ingest_folder(folder, name="docs")
+    todo = folder / "notes" / "todo.txt"
+    data = todo.read_bytes()
+    todo.unlink()
+    api.ingest_folder(folder, name="docs")
+    todo.write_bytes(data)
+    os.utime(todo, (time.time() - 60, time.time() - 60))
+    defs = build_definitions(settings)
+    resources = {"catalog_db": connect(), "search_index": defs.resources["search_index"]}
+
+    tick = loom_folders(build_sensor_context(instance=DagsterInstance.get(), resources=resources))
+
+    key = next(o.revision for o in first.outcomes if o.path == "notes/todo.txt")
+    assert [r.partition_key for r in tick.run_requests] == [key]
     assert tick.dynamic_partitions_requests == []
