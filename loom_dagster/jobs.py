@@ -3,14 +3,13 @@
 from dagster import define_asset_job, in_process_executor
 
 from loom_dagster.assets.revisions import artifact, chunks, original, published
-from loom_dagster.partitions import revisions
 
 INGEST_JOB = "ingest"
 
 ingest_job = define_asset_job(
     INGEST_JOB,
     selection=[original, artifact, chunks, published],
-    partitions_def=revisions,
     executor_def=in_process_executor,
+    # Its partitions (one per source revision) come from the assets it selects.
     description="Every step of a batch of revisions: original, artifact, chunks, published.",
 )
