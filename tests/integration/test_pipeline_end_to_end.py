@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dagster import AssetCheckKey, AssetKey, DagsterInstance, build_sensor_context
+from dagster import AssetCheckKey, AssetKey, DagsterInstance, SensorResult, build_sensor_context
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from loom_dagster import api, catalog
@@ -51,38 +51,41 @@ def connect() -> CatalogResource:
     return CatalogResource(database=str(LoomSettings.from_env().catalog_path))
 
 
+def tick(cursor: str | None = None) -> SensorResult:
+    """One evaluation of loom_folders on this test's LOOM_HOME, with the resources the code
+    location gives it (building the definitions also checks the settings, as a load does)."""
+    defs = build_definitions(LoomSettings.from_env())
+    resources = {"catalog_db": connect(), "search_index": defs.resources["search_index"]}
+    result = loom_folders(
+        build_sensor_context(instance=DagsterInstance.get(), cursor=cursor, resources=resources)
+    )
+    assert isinstance(result, SensorResult)
+    return result
+
+
+def register(folder: Path) -> None:
+    settings = LoomSettings.from_env()
+    api.prepare_environment(settings)
+    api.register_source(settings, folder, name="docs")
+
+
 def test_a_sensor_tick_and_a_run_publish_chunks_that_search_cites(
     loom_home: Path, folder: Path
 ) -> None:
-    settings = LoomSettings.from_env()
-    api.prepare_environment(settings)
-    defs = build_definitions(settings)
-    api.register_source(settings, folder, name="docs")
+    register(folder)
     instance = DagsterInstance.get()
     # The sensor leaves a file modified in the last seconds for a later tick (it may be
     # half-written); these were written long enough ago.
     for path in folder.rglob("*.*"):
         os.utime(path, (time.time() - 60, time.time() - 60))
 
-    tick = loom_folders(
-        build_sensor_context(
-            instance=instance,
-            resources={"catalog_db": connect(), "search_index": defs.resources["search_index"]},
-        )
-    )
-    [request] = tick.dynamic_partitions_requests
+    first = tick()
+    [request] = first.dynamic_partitions_requests
     assert len(request.partition_keys) == 2
     instance.add_dynamic_partitions(revisions.name, list(request.partition_keys))
 
     # A second tick over the same folder adds nothing: the keys exist and nothing changed.
-    again = loom_folders(
-        build_sensor_context(
-            instance=instance,
-            cursor=tick.cursor,
-            resources={"catalog_db": connect(), "search_index": defs.resources["search_index"]},
-        )
-    )
-    assert again.dynamic_partitions_requests == []
+    assert tick(cursor=first.cursor).dynamic_partitions_requests == []
 
     api.materialize_in_batches(instance, list(request.partition_keys), batch_size=10)
 
@@ -185,19 +188,12 @@ def test_the_command_says_in_one_line_when_the_folder_is_missing(
 def test_the_sensor_leaves_a_file_still_being_written_for_a_later_tick(
     loom_home: Path, folder: Path
 ) -> None:
-    settings = LoomSettings.from_env()
-    api.prepare_environment(settings)
-    defs = build_definitions(settings)
-    api.register_source(settings, folder, name="docs")
-    resources = {"catalog_db": connect(), "search_index": defs.resources["search_index"]}
-    for path in folder.rglob(
-        "*.*"
-    ):  # as a writer still at work leaves them, however slow this test
+    register(folder)
+    # Modified "now or later", as a writer still at work leaves them, however slow this test.
+    for path in folder.rglob("*.*"):
         os.utime(path, (time.time() + 30, time.time() + 30))
 
-    tick = loom_folders(build_sensor_context(instance=DagsterInstance.get(), resources=resources))
-
-    assert tick.dynamic_partitions_requests == []
+    assert tick().dynamic_partitions_requests == []
 
 
 def test_a_file_deleted_and_written_again_with_the_same_bytes_is_published_again(
@@ -221,7 +217,6 @@ def test_a_file_deleted_and_written_again_with_the_same_bytes_is_published_again
 def test_the_sensor_asks_for_a_run_of_a_revision_whose_partition_already_exists(
     loom_home: Path, folder: Path
 ) -> None:
-    settings = LoomSettings.from_env()
     first = api.ingest_folder(folder, name="docs")
     todo = folder / "notes" / "todo.txt"
     data = todo.read_bytes()
@@ -229,11 +224,9 @@ def test_the_sensor_asks_for_a_run_of_a_revision_whose_partition_already_exists(
     api.ingest_folder(folder, name="docs")
     todo.write_bytes(data)
     os.utime(todo, (time.time() - 60, time.time() - 60))
-    defs = build_definitions(settings)
-    resources = {"catalog_db": connect(), "search_index": defs.resources["search_index"]}
 
-    tick = loom_folders(build_sensor_context(instance=DagsterInstance.get(), resources=resources))
+    result = tick()
 
     key = next(o.revision for o in first.outcomes if o.path == "notes/todo.txt")
-    assert [r.partition_key for r in tick.run_requests] == [key]
-    assert tick.dynamic_partitions_requests == []
+    assert [r.partition_key for r in result.run_requests] == [key]
+    assert result.dynamic_partitions_requests == []
