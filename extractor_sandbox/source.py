@@ -54,7 +54,8 @@ DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
 }
 
 # Each declared format's parser, as (module, function): imported on first use, so the service
-# process never loads a parser; only the child runs one. Each takes (text, options).
+# process never loads a parser; only the child runs one. A text format's takes (text, options);
+# a binary format's (BINARY_FORMATS) takes the bytes as they came: (data, options, name=name).
 PARSERS: Mapping[str, tuple[str, str]] = {
     "markdown": ("extractor_sandbox.formats.markdown", "extract_markdown"),
     "text": ("extractor_sandbox.formats.text", "extract_text"),
@@ -202,15 +203,21 @@ def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> dic
     if fmt not in DECLARED_FORMATS:
         raise ExtractError("format_unavailable", f"this service does not extract {fmt}")
     detect_format(data, name, fmt)
-    text = decode(data, options.get("encoding"), fmt=fmt)
-    artifact = _parse(fmt, text, options, name)
+    if fmt in BINARY_FORMATS:
+        artifact = _parser(fmt)(data, options, name=name)
+    else:
+        artifact = _parse_text(fmt, decode(data, options.get("encoding"), fmt=fmt), options, name)
     artifact["options"] = dict(options)
     return artifact
 
 
-def _parse(fmt: str, text: str, options: Mapping[str, str], name: str) -> dict[str, Any]:
+def _parser(fmt: str) -> Any:
     module, function = PARSERS[fmt]
-    parse = getattr(importlib.import_module(module), function)
+    return getattr(importlib.import_module(module), function)
+
+
+def _parse_text(fmt: str, text: str, options: Mapping[str, str], name: str) -> dict[str, Any]:
+    parse = _parser(fmt)
     artifact: dict[str, Any] = (
         parse(text, options, name=name) if fmt in NAMED_PARSERS else parse(text, options)
     )

@@ -26,6 +26,8 @@ SOURCE_SUFFIX = {
     "sql": ".sql",
     "toml": ".toml",
     "csv": ".csv",
+    "xlsx": ".xlsx",
+    "parquet": ".parquet",
 }
 
 Artifact = dict[str, Any]
@@ -249,6 +251,6 @@ def score(fmt: str, extract: Callable[[bytes, str], Artifact]) -> dict[str, floa
             sql_scores(gold, artifact, share("statements"), share("locator"), share("names"))
         if fmt == "toml":
             toml_scores(gold, artifact, share("key paths"), share("locator"))
-        if fmt == "csv":
+        if fmt in ("csv", "xlsx", "parquet"):
             table_scores(gold, artifact, share("typed cells"), share("headers"))
     return {metric: s.value for metric, s in shares.items()}
