@@ -1,0 +1,265 @@
+"""Office Open XML packages (DOCX, PPTX, XLSX): zip parts read within bounds, XML streamed safely.
+
+Standard library only, so no third-party XML or zip code runs on a hostile file.
+
+Parts. A part must be stored or deflated (the methods OOXML writes) and declare at most 256 MiB
+uncompressed, and the parts one extraction reads at most 512 MiB in all. A part inflates only up to
+the size it declares: zipfile stops a member there, so a zip bomb (a part declaring 1 KB that would
+inflate to 1 GB) ends after 1 KB with a bad CRC, a `PartError` like any other damage.
+
+XML. A part is parsed as it inflates, with expat, into a stream of events, never a tree. A part
+that declares a DOCTYPE, in whatever encoding, is refused before any entity could be declared, let
+alone expanded. The bounds (`XmlBounds`): elements, nesting depth, distinct names, and the bytes
+between two events (a tag or a run of text of 16 MiB or more stops the part).
+
+A `PartError` names what went wrong in one line; each reader decides what unit it fails (a slide,
+the styles), or, for the document part itself, the whole file as `corrupt`.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+from xml.parsers import expat
+
+MAX_PART_BYTES = 256 * 1024 * 1024
+MAX_PACKAGE_BYTES = 512 * 1024 * 1024
+READ_CHUNK = 64 * 1024
+
+# Events: ("start", name, attributes), ("end", name, None), ("text", text, None). Names are
+# "{namespace}local", as ElementTree writes them; an attribute without a prefix has no namespace.
+START, END, TEXT = "start", "end", "text"
+Event = tuple[str, str, Any]
+
+RELATIONSHIPS_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
+OFFICE_REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+# Strict Open XML names its parts' vocabularies under this root instead of schemas.openxmlformats.
+STRICT_NS_PREFIX = "http://purl.oclc.org/ooxml/"
+
+
+class PartError(Exception):
+    """A part that cannot be read: missing, over a bound, damaged, not XML, or declaring a DOCTYPE."""
+
+    def __init__(self, part: str, reason: str) -> None:
+        super().__init__(f"{part}: {reason}")
+        self.part = part
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class XmlBounds:
+    max_elements: int = 25_000_000
+    max_depth: int = 64
+    max_names: int = 4_096
+    max_bytes_between_events: int = 16 * 1024 * 1024
+
+
+DEFAULT_BOUNDS = XmlBounds()
+
+
+@dataclass(frozen=True)
+class Relationship:
+    id: str
+    type: str  # its last path segment: "slide", "officeDocument", "styles", ...
+    target: str  # the part it names, resolved against its source part ("" when external)
+    external: bool
+
+
+class Package:
+    """An opened OOXML zip. Reading a part charges its declared size against the package bound."""
+
+    def __init__(self, data: bytes) -> None:
+        try:
+            self._zip = zipfile.ZipFile(io.BytesIO(data))
+            self._members = {info.filename: info for info in self._zip.infolist()}
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as error:
+            raise PartError("the zip container", f"cannot be read: {error}") from None
+        self._charged = 0
+
+    def has(self, part: str) -> bool:
+        return part in self._members
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._members)
+
+    def declared_size(self, part: str) -> int:
+        return self._members[part].file_size
+
+    def open(self, part: str) -> IO[bytes]:
+        """The part as a stream that inflates as it is read; PartError before it opens."""
+        info = self._members.get(part)
+        if info is None:
+            raise PartError(part, "the package has no such part")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise PartError(
+                part, f"compression method {info.compress_type} is neither stored nor deflated"
+            )
+        if info.flag_bits & 0x1:
+            raise PartError(part, "the part is encrypted")
+        if info.file_size > MAX_PART_BYTES:
+            raise PartError(part, f"declares {info.file_size:,} bytes, over 256 MiB")
+        if self._charged + info.file_size > MAX_PACKAGE_BYTES:
+            raise PartError(part, "the parts read would pass 512 MiB in all")
+        self._charged += info.file_size
+        try:
+            return self._zip.open(info)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as error:
+            raise PartError(part, f"cannot be read: {error}") from None
+
+    def read(self, part: str) -> bytes:
+        """A whole part (for small parts such as relationships); PartError when it cannot be."""
+        with self.open(part) as stream:
+            try:
+                return stream.read()
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+                raise PartError(part, f"cannot be read: {error}") from None
+
+    def events(self, part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> Iterator[Event]:
+        """The part's XML events, parsed as it inflates."""
+        stream = self.open(part)
+        try:
+            yield from xml_events(stream, part, bounds)
+        finally:
+            stream.close()
+
+    def relationships(self, part: str) -> list[Relationship]:
+        """The relationships of `part` (from _rels/<name>.rels beside it); none when it has none."""
+        rels = relationships_part(part)
+        if not self.has(rels):
+            return []
+        found = []
+        for kind, name, attrs in self.events(rels):
+            if kind == START and name == f"{{{RELATIONSHIPS_NS}}}Relationship":
+                external = attrs.get("TargetMode") == "External"
+                target = attrs.get("Target", "")
+                found.append(
+                    Relationship(
+                        id=attrs.get("Id", ""),
+                        type=attrs.get("Type", "").rsplit("/", 1)[-1],
+                        target="" if external else resolve_target(part, target),
+                        external=external,
+                    )
+                )
+        return found
+
+
+def relationships_part(part: str) -> str:
+    """The relationships part of `part`: word/document.xml -> word/_rels/document.xml.rels."""
+    folder, name = posixpath.split(part)
+    return posixpath.join(folder, "_rels", f"{name}.rels")
+
+
+def resolve_target(source: str, target: str) -> str:
+    """A relationship's target as a part name: relative to the source's folder, or absolute."""
+    if target.startswith("/"):
+        return posixpath.normpath(target).lstrip("/")
+    return posixpath.normpath(posixpath.join(posixpath.dirname(source), target)).lstrip("/")
+
+
+def xml_events(stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> Iterator[Event]:
+    """Events of the XML read from `stream`, in chunks; PartError on any damage or bound."""
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    parser.buffer_size = 64 * 1024
+    pending: list[Event] = []
+    names: set[str] = set()
+    depth = 0
+    elements = 0
+
+    def refuse(reason: str) -> None:
+        raise PartError(part, reason)
+
+    def start(name: str, attributes: dict[str, str]) -> None:
+        nonlocal depth, elements
+        depth += 1
+        elements += 1
+        if depth > bounds.max_depth:
+            refuse(f"nests deeper than {bounds.max_depth} elements")
+        if elements > bounds.max_elements:
+            refuse(f"holds more than {bounds.max_elements:,} elements")
+        qualified = _qualified(name)
+        if qualified not in names:
+            names.add(qualified)
+            if len(names) > bounds.max_names:
+                refuse(f"uses more than {bounds.max_names:,} distinct names")
+        if attributes:
+            attributes = {_qualified(key): value for key, value in attributes.items()}
+        pending.append((START, qualified, attributes))
+
+    def end(name: str) -> None:
+        nonlocal depth
+        depth -= 1
+        pending.append((END, _qualified(name), None))
+
+    def text(data: str) -> None:
+        pending.append((TEXT, data, None))
+
+    def doctype(*_: Any) -> None:
+        refuse("declares a DOCTYPE, which is refused")
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = text
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = doctype
+    since_event = 0
+    while True:
+        try:
+            chunk = stream.read(READ_CHUNK)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+            raise PartError(part, f"cannot be read: {error}") from None
+        try:
+            parser.Parse(chunk, not chunk)
+        except expat.ExpatError as error:
+            raise PartError(part, f"is not well-formed XML: {error}") from None
+        if pending:
+            since_event = 0
+            yield from pending
+            pending.clear()
+        else:
+            since_event += len(chunk)
+            if since_event >= bounds.max_bytes_between_events:
+                refuse("holds a tag or text of 16 MiB or more")
+        if not chunk:
+            return
+
+
+def _qualified(name: str) -> str:
+    """expat's "namespace}local" as "{namespace}local"; a name without a namespace unchanged."""
+    return "{" + name if "}" in name else name
+
+
+def local(name: str) -> str:
+    """The local part of a "{namespace}local" name."""
+    return name.rsplit("}", 1)[-1]
+
+
+def attribute(attributes: dict[str, str], name: str, namespace: str = "") -> str | None:
+    """An attribute by local name, in `namespace` (e.g. r:id) or none (unprefixed)."""
+    return attributes.get(f"{{{namespace}}}{name}" if namespace else name)
+
+
+def text_of(events: Iterator[Event]) -> str:
+    """The text under the element whose start was just read, to its end; consumes the events."""
+    depth = 1
+    parts: list[str] = []
+    for kind, value, _ in events:
+        if kind == START:
+            depth += 1
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+        else:
+            parts.append(value)
+    return "".join(parts)
+
+
+def is_strict(root_name: str) -> bool:
+    """Whether a part's root element is in a Strict Open XML namespace."""
+    return root_name.startswith("{" + STRICT_NS_PREFIX)
