@@ -47,7 +47,7 @@ the section path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -270,39 +270,50 @@ class _Cell(_Into):
 
 
 class _Row(_Into):
+    """A row as it is read: its cells' texts (a cell's own objects are dropped once read, so a
+    table of a million cells holds a million strings, not a million paragraphs)."""
+
     def __init__(self) -> None:
-        self.cells: list[_Cell] = []
+        self.texts: list[str] = []
+        self.cells = 0
+        self.first: _Cell | None = None  # kept in case the table is one cell, a frame
         self.deleted = False
+
+    def add_cell(self, cell: _Cell) -> None:
+        if cell.deleted:
+            return
+        self.cells += 1
+        if self.first is None:
+            self.first = cell
+        self.texts.extend([cell.text] + [""] * (cell.span - 1))
 
 
 class _Table(_Into):
     def __init__(self) -> None:
-        self.rows: list[_Row] = []
+        self.rows: list[list[str]] = []  # the rows with text
+        self.kept_rows = 0  # rows not deleted, with text or not
+        self.only_cell: _Cell | None = None
+
+    def add_row(self, row: _Row) -> None:
+        if row.deleted:
+            return
+        self.kept_rows += 1
+        self.only_cell = row.first if self.kept_rows == 1 and row.cells == 1 else None
+        if any(row.texts):
+            self.rows.append(row.texts)
 
     def grid(self) -> list[list[str]]:
         """Rows of cell texts, a spanning cell followed by empty ones, rows with no text left out,
         every row as long as the longest."""
-        grid = []
-        for row in self.rows:
-            if row.deleted:
-                continue
-            texts: list[str] = []
-            for cell in row.cells:
-                if not cell.deleted:
-                    texts.extend([cell.text] + [""] * (cell.span - 1))
-            if any(texts):
-                grid.append(texts)
-        width = max((len(row) for row in grid), default=0)
-        return [row + [""] * (width - len(row)) for row in grid]
+        width = max((len(row) for row in self.rows), default=0)
+        return [row + [""] * (width - len(row)) for row in self.rows]
 
     def as_cell_text(self) -> str:
-        return " ".join(cell for row in self.grid() for cell in row if cell)
+        return " ".join(cell for row in self.rows for cell in row if cell)
 
     def frame(self) -> _Cell | None:
         """The one cell of a table of one cell: a frame laid around its content, not a table."""
-        rows = [row for row in self.rows if not row.deleted]
-        cells = [cell for cell in rows[0].cells if not cell.deleted] if len(rows) == 1 else []
-        return cells[0] if len(cells) == 1 else None
+        return self.only_cell if self.kept_rows == 1 else None
 
 
 class _Body(_Into):
@@ -346,6 +357,7 @@ class _Reader:
         self.failed: list[dict[str, str]] = []
         self.list_items: list[str] = []
         self.after_title = False
+        self._handlers = self._dispatch()
 
     def read(self) -> dict[str, Any]:
         document = self._main_part()
@@ -421,79 +433,138 @@ class _Reader:
     # The body, element by element
 
     def _children(self, events: Iterator[Event], into: _Into) -> None:
-        """Read the children of the element just started, to its end, into `into`."""
+        """Read the children of the element just started, to its end, into `into`.
+
+        An element the handlers name reads itself to its end; any other (a run, a hyperlink, an
+        inserted run, a content control, a text box) is read through, in place: its children
+        are read here as if they were its parent's, so no call is spent on it.
+        """
+        handlers = self._handlers
+        depth = 1
         for kind, name, attrs in events:
-            if kind == END:
-                return
             if kind == START:
-                self._element(name, attrs, events, into)
+                handler = handlers.get(name)
+                if handler is None:
+                    depth += 1
+                else:
+                    handler(attrs, events, into)
+            elif kind == END:
+                depth -= 1
+                if depth == 0:
+                    return
 
-    def _element(
-        self, name: str, attrs: dict[str, str], events: Iterator[Event], into: _Into
-    ) -> None:
-        if name in _SKIPPED:
-            skip(events)
-        elif name in (W + "t", MATH + "t"):
-            into.add_text(text_of(events))
-        elif name == W + "p":
-            paragraph = _Paragraph()
-            self._children(events, paragraph)
-            into.add_paragraph(paragraph)
-        elif name in (W + "tab", W + "br", W + "cr", W + "noBreakHyphen"):
-            into.add_text({"tab": "\t", "noBreakHyphen": "-"}.get(name[len(W) :], "\n"))
-            skip(events)
-        elif name == W + "pPr":
-            self._paragraph_properties(events, into)
-        elif name == W + "tbl":
-            table = _Table()
-            self._children(events, table)
-            into.add_table(table)
-        elif name == W + "tr" and isinstance(into, _Table):
-            row = _Row()
-            self._children(events, row)
-            into.rows.append(row)
-        elif name == W + "trPr" and isinstance(into, _Row):
-            into.deleted = self._holds(events, W + "del")
-        elif name == W + "tc" and isinstance(into, _Row):
-            cell = _Cell()
-            self._children(events, cell)
-            into.cells.append(cell)
-        elif name == W + "tcPr" and isinstance(into, _Cell):
-            self._cell_properties(events, into)
-        elif name == MC + "AlternateContent":
-            self._alternate_content(events, into)
-        elif name == W + "altChunk":
-            self.units += 1
-            self._fail(
-                f"altChunk {attrs.get(R + 'id', '')}".strip(), "an embedded document is not read"
-            )
-            skip(events)
-        else:
-            self._drawing_element(name, attrs, events, into)
+    def _dispatch(self) -> dict[str, Callable[[dict[str, str], Iterator[Event], _Into], None]]:
+        handlers: dict[str, Callable[[dict[str, str], Iterator[Event], _Into], None]] = {
+            name: self._skip for name in _SKIPPED
+        }
+        handlers.update(
+            {
+                W + "t": self._text,
+                MATH + "t": self._text,
+                W + "tab": self._character("\t"),
+                W + "br": self._character("\n"),
+                W + "cr": self._character("\n"),
+                W + "noBreakHyphen": self._character("-"),
+                W + "p": self._paragraph,
+                W + "pPr": self._paragraph_properties,
+                W + "tbl": self._table,
+                W + "tr": self._row,
+                W + "trPr": self._row_properties,
+                W + "tc": self._cell,
+                W + "tcPr": self._cell_properties,
+                MC + "AlternateContent": self._alternate_content,
+                W + "altChunk": self._alt_chunk,
+                DRAWING + "graphicData": self._graphic_data,
+                DRAWING + "blip": self._unread(IMAGE),
+                VML + "imagedata": self._unread(IMAGE),
+                VML + "fill": self._vml_fill,
+                DRAWING + "prstTxWarp": self._unread(DRAWN_TEXT),  # WordArt
+                VML + "textpath": self._unread(DRAWN_TEXT),  # WordArt
+                W + "object": self._unread(OBJECT),
+            }
+        )
+        return handlers
 
-    def _drawing_element(
-        self, name: str, attrs: dict[str, str], events: Iterator[Event], into: _Into
-    ) -> None:
-        """What a drawing holds that is not read is counted; a text box is read, in place."""
-        kind = None
-        if name == DRAWING + "graphicData":
-            kind = graphic_kind(attrs.get("uri", ""))
-            kind = None if kind == IMAGE else kind  # a picture is counted at its blip
-        elif name in (DRAWING + "blip", VML + "imagedata"):
-            kind = IMAGE
-        elif name == VML + "fill" and (attrs.get(R + "id") or attrs.get(VML_OFFICE + "relid")):
-            kind = IMAGE  # a VML shape's picture fill
-        elif name in (DRAWING + "prstTxWarp", VML + "textpath"):
-            kind = DRAWN_TEXT  # WordArt
-        elif name == W + "object":
-            kind = OBJECT
-        if kind is None:
-            self._children(events, into)  # any other element is read through, in place
-            return
-        self.unread.add(kind)
+    @staticmethod
+    def _skip(attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
         skip(events)
 
-    def _alternate_content(self, events: Iterator[Event], into: _Into) -> None:
+    @staticmethod
+    def _text(attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        into.add_text(text_of(events))
+
+    @staticmethod
+    def _character(
+        character: str,
+    ) -> Callable[[dict[str, str], Iterator[Event], _Into], None]:
+        def add(attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+            into.add_text(character)
+            skip(events)
+
+        return add
+
+    def _paragraph(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        paragraph = _Paragraph()
+        self._children(events, paragraph)
+        into.add_paragraph(paragraph)
+
+    def _table(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        table = _Table()
+        self._children(events, table)
+        into.add_table(table)
+
+    def _row(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        if not isinstance(into, _Table):
+            self._children(events, into)
+            return
+        row = _Row()
+        self._children(events, row)
+        into.add_row(row)
+
+    def _row_properties(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        deleted = self._holds(events, W + "del")
+        if isinstance(into, _Row):
+            into.deleted = deleted
+
+    def _cell(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        if not isinstance(into, _Row):
+            self._children(events, into)
+            return
+        cell = _Cell()
+        self._children(events, cell)
+        into.add_cell(cell)
+
+    def _alt_chunk(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        self.units += 1
+        unit = f"altChunk {attrs.get(R + 'id', '')}".strip()
+        self._fail(unit, "an embedded document is not read")
+        skip(events)
+
+    # What drawings hold and is not read: counted, never read
+
+    def _unread(self, kind: str) -> Callable[[dict[str, str], Iterator[Event], _Into], None]:
+        def count(attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+            self.unread.add(kind)
+            skip(events)
+
+        return count
+
+    def _graphic_data(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        kind = graphic_kind(attrs.get("uri", ""))
+        if kind is None or kind == IMAGE:  # a shape or a text box is read; a picture is counted
+            self._children(events, into)  # at its blip
+        else:
+            self.unread.add(kind)
+            skip(events)
+
+    def _vml_fill(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        if attrs.get(R + "id") or attrs.get(VML_OFFICE + "relid"):
+            self.unread.add(IMAGE)  # a VML shape's picture fill
+        skip(events)
+
+    def _alternate_content(
+        self, attrs: dict[str, str], events: Iterator[Event], into: _Into
+    ) -> None:
         """The first choice is read; a fallback is only looked through for the picture it keeps of a
         drawing the choice held and the reader did not know (a 3D model, ink)."""
         chosen = False
@@ -531,7 +602,9 @@ class _Reader:
                     break
         return found
 
-    def _paragraph_properties(self, events: Iterator[Event], into: _Into) -> None:
+    def _paragraph_properties(
+        self, attrs: dict[str, str], events: Iterator[Event], into: _Into
+    ) -> None:
         depth = 1
         for kind, name, attrs in events:
             if kind == END:
@@ -553,7 +626,11 @@ class _Reader:
                 elif name == W + "numId":
                     into.numbered = value not in (None, "0")
 
-    def _cell_properties(self, events: Iterator[Event], cell: _Cell) -> None:
+    def _cell_properties(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        if not isinstance(into, _Cell):
+            skip(events)
+            return
+        cell = into
         depth = 1
         for kind, name, attrs in events:
             if kind == END:
