@@ -32,7 +32,8 @@ What each part of the body becomes:
 
 Coverage counts parts (unit "parts"): the document, and the styles, footnotes and endnotes parts
 when the document has them, each altChunk (an embedded document, never read: a failed unit). A
-part that cannot be read fails its unit: the styles (headings are then read from style ids such
+part that cannot be read fails its unit: the document's relationships (then no styles or notes
+are known), the styles (headings are then read from style ids such
 as "Heading1"), the footnotes, the endnotes; the document part itself fails the file (corrupt).
 A document of pictures, charts, diagrams or embedded objects and no text is a failed unit
 ("document": it needs OCR). A document of text that holds an image (a picture, a picture fill, a
@@ -394,8 +395,11 @@ class _Reader:
         """The document's parts by relationship type (styles, footnotes, endnotes)."""
         try:
             return {r.type: r.target for r in self.package.relationships(document) if r.target}
-        except PartError:
-            return {}  # then no styles or notes are known; the body is still read
+        except PartError as error:
+            # No styles or notes are known then; the body is still read.
+            self.units += 1
+            self._fail("relationships", error.reason)
+            return {}
 
     def _fail(self, unit: str, reason: str) -> None:
         self.failed.append({"unit": unit, "reason": reason})

@@ -21,9 +21,10 @@ or linked) makes the slide a failed unit saying it needs OCR (OCR is not run her
 still read. A picture's size is its own, scaled by each group it sits in, or
 else its placeholder's in the slide's layout (by index, then by type) and then in its master; one
 stated nowhere is taken as the slide's; a deck that names no slide size is 10 by 7.5 inches. A
-smaller picture, a picture-filled shape, a picture as the slide's own background, a chart, a
-diagram or an embedded object is counted in attrs.images_unread on the slide's blocks, with one
-warning for the deck. A slide of such things and no text is a failed unit.
+smaller picture, a picture-filled shape or table cell, a picture as the slide's own background,
+the fallback picture of alternate content whose choice shows nothing the reader knows (ink, an
+equation), a chart, a diagram or an embedded object is counted in attrs.images_unread on the
+slide's blocks, with one warning for the deck. A slide of such things and no text is a failed unit.
 
 Coverage counts slides (unit "slides"). A failed unit names its slide ("slide 3"), or its notes
 ("slide 3 notes"): a slide id whose relationship names no slide part, a slide whose part or
@@ -328,7 +329,10 @@ class _ShapeTree:
                 self._one(name, events, scale)
 
     def alternate_content(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+        """The first choice is read; when it shows nothing the reader knows (ink, an equation,
+        a 3D model), the fallback's pictures are counted as what it shows, unread."""
         chosen = False
+        before = self._read_so_far()
         for kind, name, _ in events:
             if kind == END:
                 return
@@ -337,8 +341,16 @@ class _ShapeTree:
             if name == MC + "Choice" and not chosen:
                 chosen = True
                 self.children(events, scale)
+            elif name == MC + "Fallback" and chosen and self._read_so_far() == before:
+                pictures = _count(events, DRAWING + "blip")
+                for _ in range(0 if self.body_only else pictures):
+                    self.slide.unread.add(IMAGE)
             else:
                 skip(events)
+
+    def _read_so_far(self) -> tuple[int, int, int, str | None]:
+        slide = self.slide
+        return len(slide.items), len(slide.pictures), len(slide.unread), slide.title
 
     def group(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
         """A group's shapes in place; its transform scales the pictures inside it."""
@@ -434,12 +446,13 @@ class _ShapeTree:
 
     def frame(self, events: Iterator[Event]) -> None:
         """A graphic frame: a table is read; a chart, a diagram or an object is counted."""
+        depth = 1
         for kind, name, attrs in events:
             if kind == END:
-                return
-            if kind != START:
-                continue
-            if name == DRAWING + "graphicData":
+                depth -= 1
+                if depth == 0:
+                    return
+            elif kind == START and name == DRAWING + "graphicData":
                 uri = attrs.get("uri", "")
                 if uri.endswith(TABLE_URI_END):
                     self.table(events)
@@ -448,7 +461,9 @@ class _ShapeTree:
                     if found and not self.body_only:
                         self.slide.unread.add(found)
                     skip(events)
-            elif name != DRAWING + "graphic":
+            elif kind == START and name == DRAWING + "graphic":
+                depth += 1
+            elif kind == START:
                 skip(events)
 
     def table(self, events: Iterator[Event]) -> None:
@@ -473,12 +488,29 @@ class _ShapeTree:
                     rows.append([])
                 elif name == DRAWING + "tc":
                     cell_parts = []
+                elif name == DRAWING + "blipFill" and not self.body_only:
+                    self.slide.unread.add(IMAGE)  # a picture-filled table cell
         grid = [row for row in rows if any(row)]
         width = max((len(row) for row in grid), default=0)
         grid = [row + [""] * (width - len(row)) for row in grid]
         if grid and not self.body_only:
             table = {"table": {"rows": len(grid), "columns": width}}
             self.slide.items.append(("table", table_text(grid), table))
+
+
+def _count(events: Iterator[Event], wanted: str) -> int:
+    """How many `wanted` elements the element just started holds (consumed to its end)."""
+    found = 0
+    depth = 1
+    for kind, name, _ in events:
+        if kind == START:
+            depth += 1
+            found += name == wanted
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    return found
 
 
 def _holds(events: Iterator[Event], wanted: str) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import docx as python_docx
@@ -12,6 +14,7 @@ from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.docx import extract_docx
 from extractor_sandbox.source import extract
 from tests.extractor import zips
+from tests.extractor.office_packages import W_NS as W
 from tests.extractor.office_packages import docx, paragraph, style
 from tests.extractor.server_check import validated
 
@@ -312,3 +315,59 @@ def test_a_python_docx_document_reads_through_the_service_dispatch() -> None:
         ("paragraph", "Made with python-docx."),
     ]
     assert artifact["format"] == "docx" and artifact["coverage"]["unit"] == "parts"
+
+
+def test_endnotes_follow_the_footnotes_marked_as_notes() -> None:
+    endnotes = f'<w:endnotes xmlns:w="{W}"><w:endnote w:id="2">{paragraph("Late note.")}</w:endnote></w:endnotes>'
+    data = docx(
+        paragraph("Body"), footnotes=f'<w:footnote w:id="1">{paragraph("Foot.")}</w:footnote>'
+    )
+    parts = {**zips_parts(data), "word/endnotes.xml": endnotes}
+    parts["word/_rels/document.xml.rels"] = parts["word/_rels/document.xml.rels"].replace(
+        "</Relationships>",
+        '<Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        'relationships/endnotes" Target="endnotes.xml"/></Relationships>',
+    )
+    artifact = read(zips.package(parts))
+    assert [(b["text"], (b.get("attrs") or {}).get("note")) for b in artifact["blocks"]] == [
+        ("Body", None),
+        ("Foot.", "footnote 1"),
+        ("Late note.", "endnote 2"),
+    ]
+
+
+def test_unreadable_document_relationships_fail_their_unit_and_the_body_is_read() -> None:
+    data = docx(paragraph("Body"), styles=HEADINGS)
+    parts = {**zips_parts(data), "word/_rels/document.xml.rels": "<Relationships"}
+    artifact = read(zips.package(parts))
+    assert [b["text"] for b in artifact["blocks"]] == ["Body"]
+    assert [f["unit"] for f in artifact["coverage"]["failed"]] == ["relationships"]
+
+
+def test_a_diagram_in_a_table_and_a_picture_in_a_footnote_warn() -> None:
+    diagram = (
+        "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Cell</w:t></w:r><w:r><w:drawing><wp:inline><a:graphic>"
+        '<a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/diagram"/></a:graphic>'
+        "</wp:inline></w:drawing></w:r></w:p></w:tc><w:tc>"
+        + paragraph("Other")
+        + "</w:tc></w:tr></w:tbl>"
+    )
+    note = f'<w:footnote w:id="1">{PICTURE}{paragraph("Noted")}</w:footnote>'
+    artifact = read(docx(diagram, footnotes=note))
+    assert artifact["attrs"]["images_unread"] == 2
+    assert "1 diagram, 1 image" in artifact["warnings"][0]
+
+
+CORPUS_DOCX = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inputs" / "docx"
+
+
+@pytest.mark.skipif(not CORPUS_DOCX.is_dir(), reason="no shared corpus")
+def test_the_corpus_strict_document_reads_as_its_transitional_twin() -> None:
+    strict = read((CORPUS_DOCX / "Strict.docx").read_bytes())
+    transitional = read((CORPUS_DOCX / "Transitional.docx").read_bytes())
+    assert strict["blocks"] and strict["blocks"] == transitional["blocks"]
+
+
+def zips_parts(data: bytes) -> dict[str, str]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name).decode("utf-8") for name in archive.namelist()}

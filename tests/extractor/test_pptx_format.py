@@ -209,3 +209,104 @@ def test_a_python_pptx_deck_reads_through_the_service_dispatch() -> None:
         ("paragraph", "Box", 1),
     ]
     assert artifact["coverage"]["unit"] == "slides"
+
+
+def layout_with_picture_placeholder(cx: int, cy: int) -> str:
+    return (
+        slide_xml(
+            '<p:pic><p:nvPicPr><p:cNvPr id="2" name="ph"/><p:cNvPicPr/><p:nvPr><p:ph type="pic" idx="1"/>'
+            f'</p:nvPr></p:nvPicPr><p:blipFill/><p:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="{cx}" '
+            f'cy="{cy}"/></a:xfrm></p:spPr></p:pic>'
+        )
+        .replace("p:sld ", "p:sldLayout ")
+        .replace("</p:sld>", "</p:sldLayout>")
+    )
+
+
+PLACEHOLDER_PICTURE = (
+    '<p:pic><p:nvPicPr><p:cNvPr id="4" name="p"/><p:cNvPicPr/><p:nvPr><p:ph type="pic" idx="1"/>'
+    '</p:nvPr></p:nvPicPr><p:blipFill><a:blip r:embed="rId9"/></p:blipFill><p:spPr/></p:pic>'
+)
+
+
+def with_layout(layout: str | None) -> bytes:
+    """A deck of one slide of text and a picture sized by its layout's placeholder."""
+    rels = (
+        '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'relationships"><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/'
+        'officeDocument/2006/relationships/image" Target="../media/image1.png"/><Relationship '
+        'Id="rId7" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+        'slideLayout" Target="../slideLayouts/slideLayout1.xml"/></Relationships>'
+    )
+    extra = {"ppt/slides/_rels/slide1.xml.rels": rels}
+    if layout is not None:
+        extra["ppt/slideLayouts/slideLayout1.xml"] = layout
+    return pptx([slide_xml(text_shape("Words") + PLACEHOLDER_PICTURE)], extra=extra)
+
+
+def test_a_picture_without_a_size_takes_its_layout_placeholders() -> None:
+    small = read(with_layout(layout_with_picture_placeholder(SLIDE_W // 10, SLIDE_H // 10)))
+    assert small["coverage"]["failed"] == [] and small["attrs"]["images_unread"] == 1
+    large = read(with_layout(layout_with_picture_placeholder(SLIDE_W, SLIDE_H // 2)))
+    assert [f["unit"] for f in large["coverage"]["failed"]] == ["slide 1"]
+
+
+def test_a_layout_that_cannot_be_read_fails_the_slide_and_keeps_its_text() -> None:
+    artifact = read(with_layout("<p:sldLayout"))
+    [failed] = artifact["coverage"]["failed"]
+    assert failed["unit"] == "slide 1" and "placeholder that cannot be read" in failed["reason"]
+    assert [b["text"] for b in artifact["blocks"]] == ["Words"]
+
+
+def test_a_slide_nested_deeper_than_the_reader_walks_is_a_failed_unit() -> None:
+    deep = "<p:grpSp>" * 80 + "</p:grpSp>" * 80
+    artifact = read(pptx([slide_xml(text_shape("ok")), slide_xml(deep)]))
+    [failed] = artifact["coverage"]["failed"]
+    assert failed["unit"] == "slide 2" and "deeper" in failed["reason"]
+
+
+def test_the_fallback_picture_of_a_choice_the_reader_does_not_know_is_named() -> None:
+    ink = (
+        '<mc:AlternateContent><mc:Choice Requires="p14"><p:contentPart r:id="rId5"/></mc:Choice>'
+        f"<mc:Fallback>{picture(SLIDE_W // 10, SLIDE_H // 10)}</mc:Fallback></mc:AlternateContent>"
+    )
+    artifact = read(pptx([slide_xml(text_shape("Signed") + ink)]))
+    assert artifact["blocks"][0]["attrs"]["images_unread"] == 1
+
+
+def test_a_picture_filled_table_cell_is_named() -> None:
+    frame = (
+        '<p:graphicFrame><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/'
+        '2006/table"><a:tbl><a:tr><a:tc><a:txBody><a:p><a:r><a:t>A</a:t></a:r></a:p></a:txBody>'
+        '<a:tcPr><a:blipFill><a:blip r:embed="rId9"/></a:blipFill></a:tcPr></a:tc><a:tc><a:txBody>'
+        "<a:p><a:r><a:t>B</a:t></a:r></a:p></a:txBody></a:tc></a:tr></a:tbl></a:graphicData>"
+        "</a:graphic></p:graphicFrame>"
+    )
+    [block] = read(pptx([slide_xml(frame)]))["blocks"]
+    assert block["attrs"]["images_unread"] == 1
+
+
+def test_a_diagram_and_an_embedded_object_are_named() -> None:
+    def frame(uri: str) -> str:
+        return (
+            f'<p:graphicFrame><a:graphic><a:graphicData uri="{uri}"/></a:graphic></p:graphicFrame>'
+        )
+
+    shapes = (
+        text_shape("Org chart")
+        + frame("http://schemas.openxmlformats.org/drawingml/2006/diagram")
+        + frame("http://schemas.openxmlformats.org/presentationml/2006/ole")
+    )
+    artifact = read(pptx([slide_xml(shapes)]))
+    assert artifact["warnings"] == [
+        "what drawings show is not read (1 diagram, 1 embedded object) on slide 1"
+    ]
+
+
+def test_shapes_after_a_graphic_frame_are_read() -> None:
+    chart = (
+        '<p:graphicFrame><p:nvGraphicFramePr/><a:graphic><a:graphicData uri="http://schemas.'
+        'openxmlformats.org/drawingml/2006/chart"/></a:graphic></p:graphicFrame>'
+    )
+    shapes = text_shape("Before") + chart + text_shape("After")
+    assert [t for _, t, _ in texts(read(pptx([slide_xml(shapes)])))] == ["Before", "After"]
