@@ -109,6 +109,28 @@ def test_agrees_with_the_reference_on_our_readers_over_the_generated_documents(
     assert_agree(gold_path, reference_view(artifact))
 
 
+CORPUS_INPUTS = SHARED / "corpus" / "inputs"
+READ_CORPUS_DOCS = [
+    "docx/word_sample.docx",
+    "docx/unit_test_headers_numbered.docx",
+    "docx/docx_rich_cells.docx",
+    "docx/drawingml.docx",
+    "pptx/powerpoint_sample.pptx",
+    "pptx/pptx_chart.pptx",
+]
+
+
+@needs_reference
+@pytest.mark.parametrize("doc", READ_CORPUS_DOCS)
+def test_agrees_with_the_reference_on_our_readers_over_corpus_documents(doc: str) -> None:
+    from extractor_sandbox.source import extract
+
+    source = CORPUS_INPUTS / doc
+    fmt = source.suffix.lstrip(".")
+    artifact = extract(source.read_bytes(), fmt, source.name, {})
+    assert_agree(CORPUS_GOLD / f"{doc}.json", reference_view(artifact))
+
+
 def a_gold() -> Any:
     return score.gold_from_docparse(
         {
