@@ -279,42 +279,73 @@ HEADER = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:hdr xmlns:w="{W_NS}"><w:p><w:r><w:t>Running header never read</w:t></w:r></w:p></w:hdr>"""
 
 
+ENDNOTES = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:endnotes xmlns:w="{W_NS}">
+<w:endnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:endnote>
+<w:endnote w:id="1"><w:p><w:r><w:t>Tide data courtesy of the harbour office.</w:t></w:r></w:p></w:endnote>
+</w:endnotes>"""
+WORDART = f"""<w:p {MARKUP} xmlns:v="urn:schemas-microsoft-com:vml"><w:r><w:pict>
+<v:shape style="width:200pt;height:50pt"><v:textpath string="HIGH WATER"/></v:shape></w:pict></w:r></w:p>"""
+CHART = f"""<w:p {MARKUP}
+ xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+ xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"
+ xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart"
+ xmlns:r="{REL}"><w:r><w:drawing><wp:inline><wp:extent cx="3000000" cy="2000000"/>
+<wp:docPr id="50" name="Chart"/><a:graphic><a:graphicData
+ uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart r:id="rIdChart"/>
+</a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"""
+ALT_CHUNK = f'<w:altChunk {MARKUP} xmlns:r="{REL}" r:id="rIdChunk"/>'
+CHUNK = "<html><body><p>Embedded chunk text is never read.</p></body></html>"
+
+
 def docx_notes_and_pictures() -> tuple[bytes, Gold]:
-    """A footnote after the body, a header not read, a picture and a WordArt that warn."""
+    """A footnote and an endnote after the body, a header not read, an altChunk (a failed unit),
+    a picture, a WordArt and a chart that warn."""
     document = docx.Document()
     document.add_heading("Tide table", level=1)
     noted = document.add_paragraph("The lowest water came in March.")
     noted._p.append(parse_xml(f'<w:r {nsdecls("w")}><w:footnoteReference w:id="1"/></w:r>'))
     document.add_paragraph().add_run().add_picture(io.BytesIO(png()), width=Inches(1))
     document.add_paragraph("A figure of the tide gauge sits above.")
+    for xml in (WORDART, CHART, ALT_CHUNK):
+        add_body_xml(document, xml)
+    document.add_paragraph("The chart shows the monthly low water.")
     data = saved(document)
-    footnotes_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"
-    header_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"
-    data = rewrite(
-        data,
-        {
-            "word/footnotes.xml": lambda _: FOOTNOTES,
-            "word/header9.xml": lambda _: HEADER,
-            "word/_rels/document.xml.rels": lambda rels: add_relationship(
-                add_relationship(rels, "rIdNotes", "footnotes", "footnotes.xml"),
-                "rIdHeader",
-                "header",
-                "header9.xml",
-            ),
-            "[Content_Types].xml": lambda types: add_content_type(
-                add_content_type(types, "word/footnotes.xml", footnotes_type),
-                "word/header9.xml",
-                header_type,
-            ),
-        },
-    )
+    kinds = "application/vnd.openxmlformats-officedocument.wordprocessingml"
+    new_parts = {
+        "word/footnotes.xml": ("rIdNotes", "footnotes", FOOTNOTES, f"{kinds}.footnotes+xml"),
+        "word/endnotes.xml": ("rIdEnd", "endnotes", ENDNOTES, f"{kinds}.endnotes+xml"),
+        "word/header9.xml": ("rIdHeader", "header", HEADER, f"{kinds}.header+xml"),
+        "word/chunk.html": ("rIdChunk", "aFChunk", CHUNK, "text/html"),
+    }
+
+    def relationships(rels: str | None) -> str:
+        for part, (rid, kind, _, _) in new_parts.items():
+            rels = add_relationship(rels, rid, kind, part.removeprefix("word/"))
+        assert rels is not None
+        return rels
+
+    def content_types(types: str | None) -> str:
+        for part, (_, _, _, content_type) in new_parts.items():
+            types = add_content_type(types, part, content_type)
+        assert types is not None
+        return types
+
+    edits: dict[str, Callable[[str | None], str]] = {
+        part: (lambda _, body=body: body) for part, (_, _, body, _) in new_parts.items()
+    }
+    edits["word/_rels/document.xml.rels"] = relationships
+    edits["[Content_Types].xml"] = content_types
     blocks = [
         heading("Tide table", 1),
         para("The lowest water came in March."),
         para("A figure of the tide gauge sits above."),
+        para("The chart shows the monthly low water."),
         para("Measured at low tide on the first of March."),
+        para("Tide data courtesy of the harbour office."),
     ]
-    return data, gold(blocks, images=[{"text": ""}])
+    images = [{"text": ""}, {"text": "HIGH WATER"}, {"text": ""}]
+    return rewrite(data, edits), gold(blocks, images=images)
 
 
 def docx_pictures_only() -> tuple[bytes, Gold]:
