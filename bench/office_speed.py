@@ -66,7 +66,9 @@ def big_docx(size: int) -> bytes:
 
 
 def big_pptx(size: int) -> bytes:
-    slides, notes, length = [], {}, 0
+    slides: list[str] = []
+    notes: dict[int, str] = {}
+    length = 0
     while length < size:
         n = len(slides)
         body = "\n".join(prose(12, n + k) for k in range(8))

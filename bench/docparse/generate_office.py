@@ -331,9 +331,10 @@ def docx_notes_and_pictures() -> tuple[bytes, Gold]:
         assert types is not None
         return types
 
-    edits: dict[str, Callable[[str | None], str]] = {
-        part: (lambda _, body=body: body) for part, (_, _, body, _) in new_parts.items()
-    }
+    def replaced_by(body: str) -> Callable[[str | None], str]:
+        return lambda _: body
+
+    edits = {part: replaced_by(body) for part, (_, _, body, _) in new_parts.items()}
     edits["word/_rels/document.xml.rels"] = relationships
     edits["[Content_Types].xml"] = content_types
     blocks = [
@@ -446,7 +447,7 @@ def pptx_pictures() -> tuple[bytes, Gold]:
     content read through its first choice."""
     deck = pptx.Presentation()
     title_only = deck.slide_layouts[5]
-    width, height = deck.slide_width, deck.slide_height
+    width, height = int(deck.slide_width or 9_144_000), int(deck.slide_height or 6_858_000)
 
     large = deck.slides.add_slide(title_only)
     large.shapes.title.text = "Site photograph"

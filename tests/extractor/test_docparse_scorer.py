@@ -289,3 +289,15 @@ def test_docling_gold_reads_a_decks_notes_and_pictures() -> None:
     ]
     chart = score.load_gold(CORPUS_GOLD / "pptx" / "pptx_chart.pptx.json")
     assert [image["page"] for image in chart.images] == [1, 2]
+
+
+def test_failed_units_count_scanned_pages_read_with_ocr_or_named_failed() -> None:
+    gold = score.gold_from_docparse(
+        {"gold_schema": "docparse-gold/1", "blocks": [], "scanned_pages": [1, 2, 3]}
+    )
+    artifact = {
+        "blocks": [],
+        "attrs": {"ocr_pages": [1]},
+        "coverage": {"failed": [{"unit": "page 2", "reason": "needs OCR"}]},
+    }
+    assert score.score_document(gold, artifact)["failed units"] == (2, 3)
