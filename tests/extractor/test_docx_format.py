@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -371,3 +372,26 @@ def test_the_corpus_strict_document_reads_as_its_transitional_twin() -> None:
 def zips_parts(data: bytes) -> dict[str, str]:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return {name: archive.read(name).decode("utf-8") for name in archive.namelist()}
+
+
+def with_damaged_stream(data: bytes, part: str) -> bytes:
+    """`data` with `part`'s deflate stream overwritten by bytes no inflater reads (block type 3)."""
+    patched = bytearray(data)
+    header = patched.find(b"PK\x03\x04")
+    while header >= 0:
+        name_length, extra_length = struct.unpack_from("<HH", patched, header + 26)
+        if patched[header + 30 : header + 30 + name_length] == part.encode():
+            break
+        header = patched.find(b"PK\x03\x04", header + 4)
+    compressed = struct.unpack_from("<I", patched, header + 18)[0]
+    start = header + 30 + name_length + extra_length
+    patched[start : start + compressed] = b"\xff" * compressed
+    return bytes(patched)
+
+
+def test_a_styles_part_whose_deflate_stream_is_damaged_fails_the_styles_unit() -> None:
+    data = with_damaged_stream(docx(paragraph("Body"), styles=HEADINGS), "word/styles.xml")
+    artifact = read(data)
+    assert [b["text"] for b in artifact["blocks"]] == ["Body"]
+    [failed] = artifact["coverage"]["failed"]
+    assert failed["unit"] == "styles" and "cannot be read" in failed["reason"]
