@@ -51,6 +51,8 @@ DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
     "sql": ("encoding", "sql_dialect"),
     "html": ("encoding",),
     "csv": ("encoding",),
+    "docx": (),
+    "pptx": (),
 }
 
 # Each declared format's parser, as (module, function): imported on first use, so the service
@@ -63,6 +65,8 @@ PARSERS: Mapping[str, tuple[str, str]] = {
     "sql": ("extractor_sandbox.formats.sql", "extract_sql"),
     "html": ("extractor_sandbox.formats.html", "extract_html"),
     "csv": ("extractor_sandbox.formats.csvfile", "extract_csv"),
+    "docx": ("extractor_sandbox.formats.docx", "extract_docx"),
+    "pptx": ("extractor_sandbox.formats.pptx", "extract_pptx"),
 }
 # A tabular reader also takes the file's name (a .tsv name is tab-separated, with no quoting).
 NAMED_PARSERS = frozenset({"csv"})

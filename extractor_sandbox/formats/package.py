@@ -21,10 +21,23 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 from xml.parsers import expat
+
+# What zipfile raises on a damaged container or member: a damaged deflate stream raises zlib's own
+# error, and a member needing a feature zipfile lacks (a newer version) NotImplementedError.
+_DAMAGED = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    OSError,
+    ValueError,
+    EOFError,
+    NotImplementedError,
+    zlib.error,
+)
 
 MAX_PART_BYTES = 256 * 1024 * 1024
 MAX_PACKAGE_BYTES = 512 * 1024 * 1024
@@ -76,7 +89,7 @@ class Package:
         try:
             self._zip = zipfile.ZipFile(io.BytesIO(data))
             self._members = {info.filename: info for info in self._zip.infolist()}
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as error:
+        except _DAMAGED as error:
             raise PartError("the zip container", f"cannot be read: {error}") from None
         self._charged = 0
 
@@ -108,7 +121,7 @@ class Package:
         self._charged += info.file_size
         try:
             return self._zip.open(info)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as error:
+        except _DAMAGED as error:
             raise PartError(part, f"cannot be read: {error}") from None
 
     def read(self, part: str) -> bytes:
@@ -116,7 +129,7 @@ class Package:
         with self.open(part) as stream:
             try:
                 return stream.read()
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+            except _DAMAGED as error:
                 raise PartError(part, f"cannot be read: {error}") from None
 
     def events(self, part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> Iterator[Event]:
@@ -211,7 +224,7 @@ def xml_events(stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS)
     while True:
         try:
             chunk = stream.read(READ_CHUNK)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        except _DAMAGED as error:
             raise PartError(part, f"cannot be read: {error}") from None
         try:
             parser.Parse(chunk, not chunk)

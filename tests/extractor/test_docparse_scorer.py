@@ -109,6 +109,28 @@ def test_agrees_with_the_reference_on_our_readers_over_the_generated_documents(
     assert_agree(gold_path, reference_view(artifact))
 
 
+CORPUS_INPUTS = SHARED / "corpus" / "inputs"
+READ_CORPUS_DOCS = [
+    "docx/word_sample.docx",
+    "docx/unit_test_headers_numbered.docx",
+    "docx/docx_rich_cells.docx",
+    "docx/drawingml.docx",
+    "pptx/powerpoint_sample.pptx",
+    "pptx/pptx_chart.pptx",
+]
+
+
+@needs_reference
+@pytest.mark.parametrize("doc", READ_CORPUS_DOCS)
+def test_agrees_with_the_reference_on_our_readers_over_corpus_documents(doc: str) -> None:
+    from extractor_sandbox.source import extract
+
+    source = CORPUS_INPUTS / doc
+    fmt = source.suffix.lstrip(".")
+    artifact = extract(source.read_bytes(), fmt, source.name, {})
+    assert_agree(CORPUS_GOLD / f"{doc}.json", reference_view(artifact))
+
+
 def a_gold() -> Any:
     return score.gold_from_docparse(
         {
@@ -267,3 +289,15 @@ def test_docling_gold_reads_a_decks_notes_and_pictures() -> None:
     ]
     chart = score.load_gold(CORPUS_GOLD / "pptx" / "pptx_chart.pptx.json")
     assert [image["page"] for image in chart.images] == [1, 2]
+
+
+def test_failed_units_count_scanned_pages_read_with_ocr_or_named_failed() -> None:
+    gold = score.gold_from_docparse(
+        {"gold_schema": "docparse-gold/1", "blocks": [], "scanned_pages": [1, 2, 3]}
+    )
+    artifact = {
+        "blocks": [],
+        "attrs": {"ocr_pages": [1]},
+        "coverage": {"failed": [{"unit": "page 2", "reason": "needs OCR"}]},
+    }
+    assert score.score_document(gold, artifact)["failed units"] == (2, 3)

@@ -1,0 +1,193 @@
+"""What the DOCX and PPTX readers share: namespaces, Strict names, and what a drawing holds.
+
+Strict Open XML. A Strict document names its vocabularies under http://purl.oclc.org/ooxml/
+instead of http://schemas.openxmlformats.org/.../2006/...; the elements are the same, so a Strict
+part's events are renamed to the Transitional names and read by the same code
+(`transitional_events`).
+
+Drawings. Both formats draw with DrawingML (and Word also with VML). What a drawing holds that the
+readers do not read is named by kind (`UnreadKinds`): an image (a picture, a picture fill, a VML
+picture), drawn text (WordArt, a locked canvas), a chart, a diagram, an embedded object. A text box,
+a line or a plain shape is read for its text and is no loss.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from extractor_sandbox.formats.package import END, START, Event, is_strict
+
+PARSER_VERSION = f"1+python{platform.python_version()}"
+
+TRANSITIONAL_ROOT = "http://schemas.openxmlformats.org/"
+STRICT_ROOT = "http://purl.oclc.org/ooxml/"
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+DRAWING = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+MATH = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
+MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+VML = "{urn:schemas-microsoft-com:vml}"
+VML_OFFICE = "{urn:schemas-microsoft-com:office:office}"
+
+IMAGE = "image"
+DRAWN_TEXT = "drawn text"
+CHART = "chart"
+DIAGRAM = "diagram"
+OBJECT = "embedded object"
+
+# A graphic frame's content by its graphicData uri (the part after the last "/").
+GRAPHIC_KINDS = {
+    "picture": IMAGE,
+    "chart": CHART,
+    "chartex": CHART,
+    "diagram": DIAGRAM,
+    "ole": OBJECT,
+    "lockedCanvas": DRAWN_TEXT,
+}
+
+
+def transitional_name(name: str) -> str:
+    """A Strict name as its Transitional twin: .../ooxml/wordprocessingml/main ->
+    .../wordprocessingml/2006/main; any other name unchanged."""
+    if not name.startswith("{" + STRICT_ROOT):
+        return name
+    namespace, local_name = name[1:].split("}", 1)
+    area, _, leaf = namespace[len(STRICT_ROOT) :].partition("/")
+    return f"{{{TRANSITIONAL_ROOT}{area}/2006/{leaf}}}{local_name}"
+
+
+def transitional_events(events: Iterator[Event]) -> Iterator[Event]:
+    """A part's events, with Strict names renamed when its root element is Strict."""
+    first = next(events, None)
+    if first is None:
+        return
+    if not (first[0] == START and is_strict(first[1])):
+        yield first
+        yield from events
+        return
+    renamed: dict[str, str] = {}
+
+    def rename(name: str) -> str:
+        found = renamed.get(name)
+        if found is None:
+            found = renamed[name] = transitional_name(name)
+        return found
+
+    for kind, value, attrs in _chain(first, events):
+        if kind == START:
+            yield kind, rename(value), {rename(k): v for k, v in attrs.items()} if attrs else attrs
+        elif kind == END:
+            yield kind, rename(value), None
+        else:
+            yield kind, value, attrs
+
+
+def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
+    yield first
+    yield from rest
+
+
+def skip(events: Iterator[Event]) -> None:
+    """Consume the rest of the element whose start was just read."""
+    depth = 1
+    for kind, _, _ in events:
+        if kind == START:
+            depth += 1
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                return
+
+
+def graphic_kind(uri: str) -> str | None:
+    """What a graphic frame holds, by its graphicData uri; None for a shape, group or table."""
+    return GRAPHIC_KINDS.get(uri.rstrip("/").rsplit("/", 1)[-1])
+
+
+class UnreadKinds:
+    """The drawings a document or a slide holds that are not read, counted by kind."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def add(self, kind: str) -> None:
+        self.counts[kind] += 1
+
+    def __len__(self) -> int:
+        return self.counts.total()
+
+    def describe(self) -> str:
+        """E.g. "2 images, 1 chart"."""
+        return ", ".join(
+            f"{n} {kind if n == 1 else kind + 's'}" for kind, n in sorted(self.counts.items())
+        )
+
+    def update(self, other: UnreadKinds) -> None:
+        self.counts.update(other.counts)
+
+
+class Blocks:
+    """Blocks in reading order, with ids b0, b1, ..., section paths and parents from headings.
+
+    A heading closes the sections at its depth or deeper; its own section path holds the headings
+    above it, not itself. `leave_sections` starts a part of the document that sits under no
+    heading (a DOCX's notes, a new slide).
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[dict[str, Any]] = []
+        self._open: list[tuple[int, str, str]] = []  # (depth, text, id) of the open headings
+
+    def heading(
+        self, text: str, depth: int, locator: dict[str, int], attrs: dict[str, Any] | None = None
+    ) -> str:
+        while self._open and self._open[-1][0] >= depth:
+            self._open.pop()
+        block_id = self.add("heading", text, locator, attrs, depth=depth)
+        self._open.append((depth, text, block_id))
+        return block_id
+
+    def add(
+        self,
+        block_type: str,
+        text: str,
+        locator: dict[str, int],
+        attrs: dict[str, Any] | None = None,
+        *,
+        depth: int | None = None,
+    ) -> str:
+        block_id = f"b{len(self.blocks)}"
+        block: dict[str, Any] = {
+            "id": block_id,
+            "type": block_type,
+            "text": text,
+            "section_path": [title for _, title, _ in self._open],
+            "keys": [],
+            "locator": dict(locator),
+        }
+        if self._open:
+            block["parent"] = self._open[-1][2]
+        if depth is not None:
+            block["depth"] = depth
+        if attrs:
+            block["attrs"] = dict(attrs)
+        self.blocks.append(block)
+        return block_id
+
+    def leave_sections(self) -> None:
+        self._open.clear()
+
+
+def table_text(rows: list[list[str]]) -> str:
+    """A table as the contract writes it: a row a line, its cells joined by " | "."""
+    return "\n".join(" | ".join(row) for row in rows)
+
+
+def one_line(text: str) -> str:
+    """Whitespace collapsed to single spaces (a heading, a table cell)."""
+    return " ".join(text.split())

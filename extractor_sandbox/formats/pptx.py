@@ -1,0 +1,574 @@
+"""PPTX: a PresentationML deck read into blocks, slide by slide, as the seed's "DOCX and PPTX." says.
+
+The package is read through `package.Package` (parts within their bounds, XML streamed, no
+DOCTYPE). The deck is read in the presentation's slide order (its slide id list), not by the
+parts' names; slide n is page n, and every block carries page_start = page_end = n.
+
+What a slide becomes:
+
+- Its title (the first title or centred-title placeholder with text) is a heading at depth 1, the
+  first block of the slide, and the slide's other blocks sit under it.
+- Each shape with text is a block in the slide's shape order, a paragraph a line; shapes in a
+  group are read in place, and a shape in alternate content through its first choice only.
+- A table (a graphic frame holding one) is one table block, a row a line, its cells joined by
+  " | ", attrs.table {"rows", "columns"}; a merged cell's other places are empty cells.
+- The speaker notes (the notes slide's body placeholder) are a paragraph block after the slide's
+  shapes, marked attrs.notes.
+- A hidden slide (show="0") is read, and its blocks are marked attrs.hidden.
+
+Pictures and what drawings show. A picture that covers a fifth of its slide or more (held in the file
+or linked) makes the slide a failed unit saying it needs OCR (OCR is not run here); its text is
+still read. A picture's size is its own, scaled by each group it sits in, or
+else its placeholder's in the slide's layout (by index, then by type) and then in its master; one
+stated nowhere is taken as the slide's; a deck that names no slide size is 10 by 7.5 inches. A
+smaller picture, a picture-filled shape or table cell, a picture as the slide's own background,
+the fallback picture of alternate content whose choice shows nothing the reader knows (ink, an
+equation), a chart, a diagram or an embedded object is counted in attrs.images_unread on the
+slide's blocks, with one warning for the deck. A slide of such things and no text is a failed unit.
+
+Coverage counts slides (unit "slides"). A failed unit names its slide ("slide 3"), or its notes
+("slide 3 notes"): a slide id whose relationship names no slide part, a slide whose part or
+relationships cannot be read (its blocks are dropped), a slide whose picture takes its size from
+a layout or master that cannot be read (its text is still read), notes that cannot be read. Only
+the presentation part itself fails the file (corrupt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats.office import (
+    DRAWING,
+    IMAGE,
+    MC,
+    PARSER_VERSION,
+    Blocks,
+    P,
+    R,
+    UnreadKinds,
+    graphic_kind,
+    one_line,
+    skip,
+    table_text,
+    transitional_events,
+)
+from extractor_sandbox.formats.package import (
+    END,
+    START,
+    Event,
+    Package,
+    PartError,
+    Relationship,
+    text_of,
+)
+
+PARSER = "loom-pptx"
+MAIN_PART = "ppt/presentation.xml"
+DEFAULT_SLIDE_SIZE = (9_144_000.0, 6_858_000.0)  # 10 x 7.5 inches, in EMU
+OCR_SHARE = 0.2  # a picture covering this share of its slide or more needs OCR
+TITLE_TYPES = frozenset({"title", "ctrTitle"})
+TABLE_URI_END = "/table"
+
+
+def extract_pptx(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+    """The artifact of a PPTX deck (contract v1); `options` are the caller's to record."""
+    try:
+        package = Package(data)
+    except PartError as error:
+        raise ExtractError("corrupt", str(error)) from None
+    return _Deck(package).read()
+
+
+# What a slide holds, as read
+
+
+@dataclass
+class _Placeholder:
+    type: str | None = None
+    idx: str | None = None
+
+
+@dataclass
+class _Picture:
+    placeholder: _Placeholder | None
+    size: tuple[float, float] | None  # its own, scaled by its groups
+    linked: bool
+
+
+@dataclass
+class _Slide:
+    number: int
+    title: str | None = None
+    items: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # type, text, attrs
+    pictures: list[_Picture] = field(default_factory=list)
+    unread: UnreadKinds = field(default_factory=UnreadKinds)
+    hidden: bool = False
+
+
+class _Deck:
+    def __init__(self, package: Package) -> None:
+        self.package = package
+        self.blocks = Blocks()
+        self.failed: list[dict[str, str]] = []
+        self.failed_slides: set[int] = set()
+        self.slide_size = DEFAULT_SLIDE_SIZE
+        self.unread_slides: dict[int, UnreadKinds] = {}
+        self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
+
+    def read(self) -> dict[str, Any]:
+        presentation = self._main_part()
+        try:
+            slide_ids = self._slide_list(presentation)
+            relationships = {r.id: r for r in self.package.relationships(presentation)}
+        except PartError as error:
+            raise ExtractError("corrupt", f"the presentation part {error}") from None
+        for number, relationship_id in enumerate(slide_ids, start=1):
+            self._read_slide(number, relationships.get(relationship_id))
+        return self._artifact(len(slide_ids))
+
+    def _main_part(self) -> str:
+        try:
+            for relationship in self.package.relationships(""):
+                if relationship.type == "officeDocument" and relationship.target:
+                    return relationship.target
+        except PartError:
+            pass  # the package's own relationships are damaged: the usual place is tried
+        return MAIN_PART
+
+    def _slide_list(self, presentation: str) -> list[str]:
+        """The relationship ids of the slide list, in order; the slide size on the way."""
+        ids = []
+        for kind, name, attrs in transitional_events(self.package.events(presentation)):
+            if kind != START:
+                continue
+            if name == P + "sldId":
+                ids.append(attrs.get(R + "id", ""))
+            elif name == P + "sldSz":
+                size = _size(attrs, "cx", "cy")
+                self.slide_size = size if size and size[0] * size[1] > 0 else DEFAULT_SLIDE_SIZE
+        return ids
+
+    def _fail(self, unit: str, reason: str) -> None:
+        self.failed.append({"unit": unit, "reason": reason})
+
+    # A slide
+
+    def _read_slide(self, number: int, relationship: Relationship | None) -> None:
+        unit = f"slide {number}"
+        if (
+            relationship is None
+            or not relationship.target
+            or not self.package.has(relationship.target)
+        ):
+            self._fail_slide(number, "its relationship names no slide part")
+            return
+        part = relationship.target
+        try:
+            slide_relationships = self.package.relationships(part)
+            slide = _Slide(number)
+            self._shapes_of(part, slide)
+            failure = self._picture_failure(slide, slide_relationships)
+        except PartError as error:
+            self._fail_slide(number, f"cannot be read: {error}")
+            return
+        if failure:
+            self._fail_slide(number, failure)
+        elif slide.unread and not slide.title and not slide.items:
+            self._fail_slide(
+                number, f"holds only what drawings show ({slide.unread.describe()}); it needs OCR"
+            )
+        elif slide.unread:
+            self.unread_slides[number] = slide.unread
+        notes = self._notes(slide_relationships, unit)
+        self._emit(slide, notes)
+
+    def _fail_slide(self, number: int, reason: str) -> None:
+        self.failed_slides.add(number)
+        self._fail(f"slide {number}", reason)
+
+    def _shapes_of(self, part: str, slide: _Slide) -> None:
+        events = transitional_events(self.package.events(part))
+        for kind, name, attrs in events:
+            if kind != START:
+                continue
+            if name == P + "sld":
+                slide.hidden = attrs.get("show") in ("0", "false")
+            elif name == P + "bg":
+                if _holds(events, DRAWING + "blip"):
+                    slide.unread.add(IMAGE)  # a picture as the slide's own background
+            elif name == P + "spTree":
+                _ShapeTree(slide).children(events, scale=(1.0, 1.0))
+
+    def _picture_failure(self, slide: _Slide, relationships: list[Relationship]) -> str | None:
+        """Why the slide's pictures make it a failed unit (OCR), if they do."""
+        slide_area = self.slide_size[0] * self.slide_size[1]
+        for picture in slide.pictures:
+            size = picture.size
+            if size is None and picture.placeholder is not None:
+                try:
+                    size = self._placeholder_size(picture.placeholder, relationships)
+                except PartError as error:
+                    return (
+                        f"a picture takes its size from a placeholder that cannot be read: {error}"
+                    )
+            width, height = size or self.slide_size
+            if width * height < OCR_SHARE * slide_area:
+                slide.unread.add(IMAGE)
+            elif picture.linked:
+                return (
+                    "a picture covering a fifth of the slide or more is linked rather than held"
+                    " in the file; it needs OCR"
+                )
+            else:
+                return "a picture covers a fifth of the slide or more; it needs OCR (not run)"
+        return None
+
+    def _placeholder_size(
+        self, placeholder: _Placeholder, relationships: list[Relationship]
+    ) -> tuple[float, float] | None:
+        """The size of the placeholder a picture fills: its layout's, then its master's."""
+        layout = next((r.target for r in relationships if r.type == "slideLayout"), "")
+        for part in (layout, self._master_of(layout)):
+            if not part:
+                continue
+            sizes = self._sizes_in(part)
+            for key in (f"idx {placeholder.idx}", f"type {placeholder.type}"):
+                if key in sizes:
+                    return sizes[key]
+        return None
+
+    def _master_of(self, layout: str) -> str:
+        if not layout:
+            return ""
+        relationships = self.package.relationships(layout)
+        return next((r.target for r in relationships if r.type == "slideMaster"), "")
+
+    def _sizes_in(self, part: str) -> dict[str, tuple[float, float]]:
+        """A layout's or master's placeholder sizes by "idx N" and "type T" (read once)."""
+        if part not in self.placeholder_sizes:
+            events = transitional_events(self.package.events(part))
+            self.placeholder_sizes[part] = _placeholder_sizes(events)
+        return self.placeholder_sizes[part]
+
+    def _notes(self, relationships: list[Relationship], unit: str) -> str:
+        part = next((r.target for r in relationships if r.type == "notesSlide"), "")
+        if not part:
+            return ""
+        try:
+            notes = _Slide(0)
+            events = transitional_events(self.package.events(part))
+            for kind, name, _ in events:
+                if kind == START and name == P + "spTree":
+                    _ShapeTree(notes, body_only=True).children(events, scale=(1.0, 1.0))
+        except PartError as error:
+            self._fail(f"{unit} notes", f"cannot be read: {error}")
+            return ""
+        return "\n".join(text for _, text, _ in notes.items if text)
+
+    def _emit(self, slide: _Slide, notes: str) -> None:
+        page = {"page_start": slide.number, "page_end": slide.number}
+        attrs: dict[str, Any] = {}
+        if slide.hidden:
+            attrs["hidden"] = True
+        if slide.number in self.unread_slides:
+            attrs["images_unread"] = len(self.unread_slides[slide.number])
+        self.blocks.leave_sections()
+        if slide.title:
+            self.blocks.heading(slide.title, 1, page, attrs)
+        for block_type, text, extra in slide.items:
+            self.blocks.add(block_type, text, page, {**attrs, **extra})
+        if notes:
+            self.blocks.add("paragraph", notes, page, {**attrs, "notes": True})
+
+    def _artifact(self, slides: int) -> dict[str, Any]:
+        warnings = []
+        attrs: dict[str, Any] = {}
+        if self.unread_slides:
+            total = UnreadKinds()
+            for kinds in self.unread_slides.values():
+                total.update(kinds)
+            named = ", ".join(str(n) for n in sorted(self.unread_slides))
+            slides_word = "slides" if len(self.unread_slides) > 1 else "slide"
+            warnings.append(
+                f"what drawings show is not read ({total.describe()}) on {slides_word} {named}"
+            )
+            attrs["images_unread"] = len(total)
+        artifact_coverage = coverage(
+            "slides", slides, slides - len(self.failed_slides), self.failed
+        )
+        return build_artifact(
+            "pptx",
+            PARSER,
+            PARSER_VERSION,
+            self.blocks.blocks,
+            artifact_coverage,
+            attrs=attrs,
+            warnings=warnings,
+        )
+
+
+# The shape tree
+
+
+class _ShapeTree:
+    """Reads a slide's shapes in order into the slide: text, tables, pictures, what is unread."""
+
+    def __init__(self, slide: _Slide, *, body_only: bool = False) -> None:
+        self.slide = slide
+        self.body_only = body_only  # a notes slide: only its body placeholder's text
+
+    def children(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+        for kind, name, _ in events:
+            if kind == END:
+                return
+            if kind == START:
+                self._one(name, events, scale)
+
+    def alternate_content(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+        """The first choice is read; when it shows nothing the reader knows (ink, an equation,
+        a 3D model), the fallback's pictures are counted as what it shows, unread."""
+        chosen = False
+        before = self._read_so_far()
+        for kind, name, _ in events:
+            if kind == END:
+                return
+            if kind != START:
+                continue
+            if name == MC + "Choice" and not chosen:
+                chosen = True
+                self.children(events, scale)
+            elif name == MC + "Fallback" and chosen and self._read_so_far() == before:
+                pictures = _count(events, DRAWING + "blip")
+                for _ in range(0 if self.body_only else pictures):
+                    self.slide.unread.add(IMAGE)
+            else:
+                skip(events)
+
+    def _read_so_far(self) -> tuple[int, int, int, str | None]:
+        slide = self.slide
+        return len(slide.items), len(slide.pictures), len(slide.unread), slide.title
+
+    def group(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+        """A group's shapes in place; its transform scales the pictures inside it."""
+        inner = scale
+        for kind, name, _ in events:
+            if kind == END:
+                return
+            if kind != START:
+                continue
+            if name == P + "grpSpPr":
+                inner = _group_scale(events, scale)
+            elif name == P + "nvGrpSpPr":
+                skip(events)
+            else:
+                self._one(name, events, inner)
+
+    def _one(self, name: str, events: Iterator[Event], scale: tuple[float, float]) -> None:
+        """One shape, its start just read."""
+        if name == P + "sp":
+            self.shape(events)
+        elif name == P + "grpSp":
+            self.group(events, scale)
+        elif name == P + "pic":
+            self.picture(events, scale)
+        elif name == P + "graphicFrame":
+            self.frame(events)
+        elif name == MC + "AlternateContent":
+            self.alternate_content(events, scale)
+        else:
+            skip(events)
+
+    def shape(self, events: Iterator[Event]) -> None:
+        placeholder: _Placeholder | None = None
+        paragraphs: list[str] = []
+        parts: list[str] = []
+        picture_fill = False
+        depth = 1
+        for kind, name, attrs in events:
+            if kind == END:
+                depth -= 1
+                if name == DRAWING + "p":
+                    paragraphs.append("".join(parts).strip())
+                    parts = []
+                if depth == 0:
+                    break
+            elif kind == START:
+                if name == DRAWING + "t":
+                    parts.append(text_of(events))
+                    continue
+                depth += 1
+                if name == P + "ph":
+                    placeholder = _Placeholder(attrs.get("type"), attrs.get("idx"))
+                elif name == DRAWING + "br":
+                    parts.append("\n")
+                elif name == DRAWING + "blipFill":
+                    picture_fill = True
+        text = "\n".join(p for p in paragraphs if p)
+        kind_of = placeholder.type if placeholder else None
+        if self.body_only:
+            if kind_of == "body" and text:
+                self.slide.items.append(("paragraph", text, {}))
+            return
+        if picture_fill:
+            self.slide.unread.add(IMAGE)
+        if not text:
+            return
+        if kind_of in TITLE_TYPES and self.slide.title is None:
+            self.slide.title = one_line(text)
+        else:
+            self.slide.items.append(("paragraph", text, {}))
+
+    def picture(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+        placeholder: _Placeholder | None = None
+        size: tuple[float, float] | None = None
+        linked = False
+        depth = 1
+        for kind, name, attrs in events:
+            if kind == END:
+                depth -= 1
+                if depth == 0:
+                    break
+            elif kind == START:
+                depth += 1
+                if name == P + "ph":
+                    placeholder = _Placeholder(attrs.get("type"), attrs.get("idx"))
+                elif name == DRAWING + "blip":
+                    linked = bool(attrs.get(R + "link")) and not attrs.get(R + "embed")
+                elif name == DRAWING + "ext" and size is None:
+                    own = _size(attrs, "cx", "cy")
+                    size = (own[0] * scale[0], own[1] * scale[1]) if own else None
+        if not self.body_only:
+            self.slide.pictures.append(_Picture(placeholder, size, linked))
+
+    def frame(self, events: Iterator[Event]) -> None:
+        """A graphic frame: a table is read; a chart, a diagram or an object is counted."""
+        depth = 1
+        for kind, name, attrs in events:
+            if kind == END:
+                depth -= 1
+                if depth == 0:
+                    return
+            elif kind == START and name == DRAWING + "graphicData":
+                uri = attrs.get("uri", "")
+                if uri.endswith(TABLE_URI_END):
+                    self.table(events)
+                else:
+                    found = graphic_kind(uri)
+                    if found and not self.body_only:
+                        self.slide.unread.add(found)
+                    skip(events)
+            elif kind == START and name == DRAWING + "graphic":
+                depth += 1
+            elif kind == START:
+                skip(events)
+
+    def table(self, events: Iterator[Event]) -> None:
+        rows: list[list[str]] = []
+        cell_parts: list[str] = []
+        depth = 1
+        for kind, name, _ in events:
+            if kind == END:
+                depth -= 1
+                if name == DRAWING + "tc":
+                    rows[-1].append(one_line(" ".join(cell_parts)))
+                elif name == DRAWING + "p":
+                    cell_parts.append(" ")
+                if depth == 0:
+                    break
+            elif kind == START:
+                if name == DRAWING + "t":
+                    cell_parts.append(text_of(events))
+                    continue
+                depth += 1
+                if name == DRAWING + "tr":
+                    rows.append([])
+                elif name == DRAWING + "tc":
+                    cell_parts = []
+                elif name == DRAWING + "blipFill" and not self.body_only:
+                    self.slide.unread.add(IMAGE)  # a picture-filled table cell
+        grid = [row for row in rows if any(row)]
+        width = max((len(row) for row in grid), default=0)
+        grid = [row + [""] * (width - len(row)) for row in grid]
+        if grid and not self.body_only:
+            table = {"table": {"rows": len(grid), "columns": width}}
+            self.slide.items.append(("table", table_text(grid), table))
+
+
+def _count(events: Iterator[Event], wanted: str) -> int:
+    """How many `wanted` elements the element just started holds (consumed to its end)."""
+    found = 0
+    depth = 1
+    for kind, name, _ in events:
+        if kind == START:
+            depth += 1
+            found += name == wanted
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    return found
+
+
+def _holds(events: Iterator[Event], wanted: str) -> bool:
+    found = False
+    depth = 1
+    for kind, name, _ in events:
+        if kind == START:
+            depth += 1
+            found = found or name == wanted
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    return found
+
+
+def _size(attrs: dict[str, str], x: str, y: str) -> tuple[float, float] | None:
+    try:
+        return float(int(attrs[x])), float(int(attrs[y]))
+    except (KeyError, ValueError):
+        return None
+
+
+def _group_scale(events: Iterator[Event], scale: tuple[float, float]) -> tuple[float, float]:
+    """A group's scale (its extent over its children's extent) times the scale it sits in."""
+    ext = child_ext = None
+    depth = 1
+    for kind, name, attrs in events:
+        if kind == START:
+            depth += 1
+            if name == DRAWING + "ext":
+                ext = _size(attrs, "cx", "cy")
+            elif name == DRAWING + "chExt":
+                child_ext = _size(attrs, "cx", "cy")
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    if not ext or not child_ext or not child_ext[0] or not child_ext[1]:
+        return scale
+    return scale[0] * ext[0] / child_ext[0], scale[1] * ext[1] / child_ext[1]
+
+
+def _placeholder_sizes(events: Iterator[Event]) -> dict[str, tuple[float, float]]:
+    """Each placeholder's size in a layout or master, by "idx N" and by "type T"."""
+    sizes: dict[str, tuple[float, float]] = {}
+    placeholder: _Placeholder | None = None
+    size: tuple[float, float] | None = None
+    for kind, name, attrs in events:
+        if kind == START:
+            if name in (P + "sp", P + "pic"):
+                placeholder, size = None, None
+            elif name == P + "ph":
+                placeholder = _Placeholder(attrs.get("type"), attrs.get("idx"))
+            elif name == DRAWING + "ext" and size is None:
+                size = _size(attrs, "cx", "cy")
+        elif kind == END and name in (P + "sp", P + "pic") and placeholder and size:
+            if placeholder.idx is not None:
+                sizes.setdefault(f"idx {placeholder.idx}", size)
+            sizes.setdefault(f"type {placeholder.type or 'obj'}", size)
+    return sizes
