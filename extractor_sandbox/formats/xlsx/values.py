@@ -47,6 +47,8 @@ def serial_cell(text: str, kind: str, date1904: bool) -> Cell | None:
     if plain is None or plain.kind != "number" or isinstance(plain.value, str):
         return plain
     serial = float(plain.value)
+    if not math.isfinite(serial * SECONDS_A_DAY):
+        return plain
     seconds = round(serial * SECONDS_A_DAY)
     if kind == DURATION:
         return duration_cell(seconds)
