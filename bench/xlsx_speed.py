@@ -85,7 +85,7 @@ def reference_workbook(rows: int = 100_000, columns: int = 20, seed: int = 5) ->
             inflated += sheet.write(SHEET_HEAD.encode())
             for r in range(1, rows + 1):
                 cells = "".join(
-                    f'<c r="{letter}{r}"><v>{rng.randint(0, 99_999_999) / 100}</v></c>'
+                    f'<c r="{letter}{r}"><v>{rng.randint(0, 999_999) / 100}</v></c>'
                     for letter in letters
                 )
                 inflated += sheet.write(f'<row r="{r}">{cells}</row>'.encode())

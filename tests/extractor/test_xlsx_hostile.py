@@ -308,3 +308,25 @@ def test_more_than_4096_distinct_names_cut_the_sheet() -> None:
     assert artifact["coverage"]["failed"] == [
         {"unit": "Names rows 2-", "reason": "uses more than 4,096 distinct names"}
     ]
+
+
+def test_an_element_name_over_1024_characters_cuts_the_sheet() -> None:
+    whole = f'<worksheet xmlns="{MAIN}"><sheetData>{HEAD}<{"n" * 1025}/></sheetData></worksheet>'
+    artifact = read(workbook(("Long", "", {"xml": whole})))
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "Long rows 2-", "reason": "uses an element name over 1,024 characters"}
+    ]
+
+
+def test_a_cell_in_the_last_column_widens_rows_only_as_far_as_the_budget_lays_them() -> None:
+    # Each row is 16,384 values wide in the table (nulls included): the 40 MiB of laid-out
+    # JSON holds a few hundred of them, and the rest are a failed unit, never padded.
+    body = row(1, text("A1", "a"), text("XFD1", "z")) + "".join(
+        row(n, num(f"A{n}", n)) for n in range(2, 1_002)
+    )
+    artifact = read(workbook(("Wide", body)))
+    laid = len(rows_of(artifact))
+    assert 300 < laid < 500
+    assert artifact["coverage"]["failed"] == [
+        {"unit": f"Wide rows {laid + 2}-", "reason": "past the table budget (laid-out rows)"}
+    ]

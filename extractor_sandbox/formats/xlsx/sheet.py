@@ -30,11 +30,14 @@ from extractor_sandbox.formats.xlsx.values import (
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 MAX_COLUMNS = 16_384
+MAX_NAME_CHARS = 1_024  # an element's name, past which its part is cut
 MAX_MERGES = 1_000_000  # in all of a workbook: a bound on the time spreading them takes
 _DIGITS = "0123456789"
 # Written as a sheet shows them (15 significant digits or fewer, no exponent, no leading or
 # trailing zero, not so small that a sheet would show an exponent), so the text needs no format.
 _PLAIN_FLOAT = re.compile(r"-?(?=[0-9.]{1,16}$)(?:[1-9][0-9]*|0(?!\.0000))\.[0-9]*[1-9]").fullmatch
+# A cell made without NamedTuple's own __new__, a Python function: the hot loop makes a million.
+new_tuple = tuple.__new__
 _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,14}").fullmatch
 
 
@@ -141,6 +144,8 @@ def read_sheet(
             found.not_worksheet = name
             raise _NotWorksheet
         names.add(name)
+        if len(name) - name.rfind("}") - 1 > MAX_NAME_CHARS:
+            refuse(f"uses an element name over {MAX_NAME_CHARS:,} characters")
         if len(names) > max_names:
             refuse(f"uses more than {max_names:,} distinct names")
 
@@ -230,7 +235,11 @@ def read_sheet(
                 if first is not None and not first.isspace():
                     row_has_value = True
             elif first is not None and not more and not too_long and column < MAX_COLUMNS:
-                cell = typed(first)
+                # The common cell, a plain number with no style, typed here without a call.
+                if cell_type is None and cell_style is None and _PLAIN_FLOAT(first):
+                    cell: Cell | None = new_tuple(Cell, (float(first), "number", first))
+                else:
+                    cell = typed(first)
                 if cell is not None:
                     if column in row_cells:
                         left_out.written_twice += 1
@@ -299,9 +308,9 @@ def read_sheet(
                 return serial_cell(text, kind, date1904)
             # A number as Excel writes it (shortest digits, 15 or fewer) shows as written.
             if _PLAIN_FLOAT(text):
-                return Cell(float(text), "number", text)
+                return new_tuple(Cell, (float(text), "number", text))
             if _PLAIN_INTEGER(text):
-                return Cell(int(text), "number", text)
+                return new_tuple(Cell, (int(text), "number", text))
             return number(text)
         if cell_type == "s":
             return shared_string(text)
@@ -345,6 +354,9 @@ def read_sheet(
             found.cut_row = found.last_row_past = row_number
             found.cut_reason = reason
             found.rows_past = 1
+            parser.StartElementHandler = start_past
+            parser.EndElementHandler = end_past
+            parser.CharacterDataHandler = characters_past
             return
         held = rows.get(row_number)
         if held is None:
@@ -355,6 +367,47 @@ def read_sheet(
         else:
             left_out.written_twice += sum(1 for at in cells if at in held)
             held.update(cells)
+
+    # Past the budget the rest of the sheet is only checked for values: leaner handlers, the
+    # same bounds, the rows counted and the merges still collected.
+
+    def start_past(name: str, attrs: list[str]) -> None:
+        nonlocal depth, elements, capture, in_inline, phonetic
+        depth += 1
+        elements += 1
+        if depth > max_depth or elements > max_elements:
+            over_bound()
+        if name not in names:
+            new_name(name)
+        if name == value_tag:
+            capture = True
+        elif name == row_tag:
+            start_row(attrs)
+        elif name == text_tag:
+            capture = in_inline and not phonetic
+        elif name == inline_tag:
+            in_inline = True
+        elif name == phonetic_tag:
+            phonetic += 1
+        elif name == merge_tag:
+            add_merge(attrs)
+
+    def end_past(name: str) -> None:
+        nonlocal depth, capture, in_inline, phonetic
+        depth -= 1
+        if name == value_tag or name == text_tag:
+            capture = False
+        elif name == row_tag:
+            end_row()
+        elif name == inline_tag:
+            in_inline = False
+        elif name == phonetic_tag:
+            phonetic -= 1
+
+    def characters_past(data: str) -> None:
+        nonlocal row_has_value
+        if capture and not data.isspace():
+            row_has_value = True
 
     def add_merge(attrs: list[str]) -> None:
         ref = next((attrs[i + 1] for i in range(0, len(attrs), 2) if attrs[i] == "ref"), "")

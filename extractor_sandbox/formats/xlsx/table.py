@@ -13,8 +13,9 @@ the first makes it data, as do numbers or dates under a range.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from extractor_sandbox.formats.tables import (
     MAX_CELL_TEXT_BYTES,
@@ -30,6 +31,28 @@ from extractor_sandbox.formats.tables import (
 from extractor_sandbox.formats.xlsx.sheet import SheetCells
 
 Merge = tuple[int, int, int, int]
+
+
+class PaddedRows(Sequence[list[Cell | None]]):
+    """The rows `numbers` as lists over `columns`, each made when it is asked for."""
+
+    def __init__(
+        self, rows: dict[int, dict[int, Cell]], numbers: list[int], columns: range
+    ) -> None:
+        self._rows, self._numbers, self._columns = rows, numbers, columns
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> list[Cell | None]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[list[Cell | None]]: ...
+    def __getitem__(self, index: int | slice) -> list[Cell | None] | list[list[Cell | None]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        row = self._rows[self._numbers[index]]
+        return [row.get(c) for c in self._columns]
 
 
 @dataclass
@@ -167,7 +190,9 @@ def sheet_table(
     names = unique_names(names)
     result.failed = name_failures + result.failed
     data_numbers = [n for n in numbers if n >= first + header_rows]
-    data = [[rows[n].get(c) for c in columns] for n in data_numbers]
+    # Rows are padded to the table's width only as they are laid out: a sheet with one cell in
+    # column XFD would otherwise make every row 16,384 wide before the budget could stop it.
+    data: Sequence[list[Cell | None]] = PaddedRows(rows, data_numbers, columns)
     # The budget may be spent by this very sheet (its cells ran out): the rows it holds are still
     # laid out, charged to what is left of the bytes and text; only the sheets after it are not.
     spent, budget.spent = budget.spent, False
@@ -185,13 +210,13 @@ def sheet_table(
     result.blocks = layout.blocks
     for block in layout.blocks:
         locator = block["locator"]
-        if locator["row_start"] == 1 and not data:
+        if locator["row_start"] == 1 and not data_numbers:
             # layout_rows counts a lone header from row 1; this one starts where the sheet has it.
             locator["row_start"], locator["row_end"] = first, first + header_rows - 1
     if layout.failed:
         result.failed += [{**unit, "unit": f"{sheet} {unit['unit']}"} for unit in layout.failed]
-        data = data[: layout.rows_laid]
         data_numbers = data_numbers[: layout.rows_laid]
+    data = list(PaddedRows(rows, data_numbers, columns))
     last = data_numbers[-1] if data_numbers else first + header_rows - 1
     result.entry = table_entry(
         table_id,
