@@ -21,6 +21,7 @@ from tests.extractor import gates
 from tests.extractor.server_check import validated
 
 GOLD = Path(__file__).resolve().parent / "gold" / "xlsx"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inputs" / "xlsx"
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 OFFICE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -182,6 +183,15 @@ def test_the_gold_on_disk_is_the_one_the_script_writes() -> None:
         _, gold = make()
         on_disk = json.loads((GOLD / f"{name}.gold.json").read_text(encoding="utf-8"))
         assert {"tables": gold} == on_disk, name
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_every_corpus_workbook_passes_the_contract() -> None:
+    files = sorted(CORPUS.glob("*.xls*"))
+    assert files
+    for path in files:
+        artifact = read(path.read_bytes(), path.name)
+        assert artifact["tables"], path.name
 
 
 # Number formats
