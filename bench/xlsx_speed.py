@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import random
+import resource
 import time
 import zipfile
 from pathlib import Path
@@ -93,7 +94,8 @@ def reference_workbook(rows: int = 100_000, columns: int = 20, seed: int = 5) ->
     return buffer.getvalue(), inflated
 
 
-def through_child(data: bytes) -> tuple[float, dict[str, Any]]:
+def through_child(data: bytes) -> tuple[float, float, dict[str, Any]]:
+    """Wall seconds, the child's CPU seconds, and its artifact."""
     from extractor_sandbox.child import Limits, run_extraction
     from extractor_sandbox.settings import load_settings
 
@@ -104,23 +106,27 @@ def through_child(data: bytes) -> tuple[float, dict[str, Any]]:
         cpu_s=settings.cpu_s,
         memory_mb=settings.memory_mb,
     )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     answer = run_extraction(data, "xlsx", "reference.xlsx", {}, limits)
     seconds = time.perf_counter() - started
-    return seconds, json.loads(answer)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return seconds, cpu, json.loads(answer)
 
 
-def through_openpyxl(data: bytes) -> tuple[float, int]:
+def through_openpyxl(data: bytes) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and the cells read, in this process."""
     import openpyxl
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     book = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
     cells = 0
     for sheet in book.worksheets:
         for row in sheet.iter_rows(values_only=True):
             cells += sum(value is not None for value in row)
     book.close()
-    return time.perf_counter() - started, cells
+    return time.perf_counter() - started, time.process_time() - cpu, cells
 
 
 def main() -> None:
@@ -132,37 +138,41 @@ def main() -> None:
 
     data, inflated = reference_workbook(args.rows, args.columns)
     mb = inflated / 1e6
-    seconds, artifact = through_child(data)
+    seconds, cpu, artifact = through_child(data)
     table = artifact["tables"][0]
     results: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "load_average_1m": round(os.getloadavg()[0], 2),
         "rows": args.rows,
         "columns": args.columns,
         "zipped_mb": round(len(data) / 1e6, 2),
         "inflated_mb": round(mb, 2),
         "loom_child": {
             "seconds": round(seconds, 2),
+            "cpu_seconds": round(cpu, 2),
             "mb_per_s": round(mb / seconds, 2),
             "rows_in_table": len(table["rows"]),
             "failed": artifact["coverage"]["failed"],
         },
     }
-    rows = [("loom (confined child)", seconds)]
+    rows = [("loom (confined child)", seconds, cpu)]
     if not args.no_baseline:
-        base_seconds, cells = through_openpyxl(data)
+        base_seconds, base_cpu, cells = through_openpyxl(data)
         results["openpyxl_read_only"] = {
             "seconds": round(base_seconds, 2),
+            "cpu_seconds": round(base_cpu, 2),
             "mb_per_s": round(mb / base_seconds, 2),
             "cells": cells,
         }
-        rows.append(("openpyxl read_only values_only", base_seconds))
+        rows.append(("openpyxl read_only values_only", base_seconds, base_cpu))
     print(
         f"{args.rows:,} x {args.columns} numbers: {mb:.1f} MB inflated, {len(data) / 1e6:.1f} MB zipped"
     )
-    print(f"{'reader':34} {'seconds':>8} {'MB/s':>7}")
-    for label, secs in rows:
-        print(f"{label:34} {secs:8.2f} {mb / secs:7.2f}")
+    print(f"{'reader':34} {'seconds':>8} {'CPU s':>7} {'MB/s':>7}")
+    for label, secs, used in rows:
+        print(f"{label:34} {secs:8.2f} {used:7.2f} {mb / secs:7.2f}")
     print(f"loom table rows: {len(table['rows']):,}; failed: {artifact['coverage']['failed']}")
+    print(f"machine: {results['machine']}; load average {results['load_average_1m']}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 

@@ -330,3 +330,18 @@ def test_a_cell_in_the_last_column_widens_rows_only_as_far_as_the_budget_lays_th
     assert artifact["coverage"]["failed"] == [
         {"unit": f"Wide rows {laid + 2}-", "reason": "past the table budget (laid-out rows)"}
     ]
+
+
+def test_elements_are_bounded_over_the_whole_workbook(monkeypatch: pytest.MonkeyPatch) -> None:
+    import extractor_sandbox.formats.xlsx as reader
+
+    monkeypatch.setattr(reader, "MAX_ELEMENTS", 40)
+    body = HEAD + "".join(row(n, num(f"A{n}", n)) for n in range(2, 20))
+    artifact = read(workbook(("First", body), ("Second", HEAD)))
+    # The workbook part holds four elements, leaving the sheet 36: six to the end of its header
+    # row, three a row after it, so row 12's is the 37th.
+    assert rows_of(artifact) == [[n] for n in range(2, 12)]
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "First rows 12-", "reason": "holds more than 36 elements"},
+        {"unit": "sheets 2-2", "reason": "past 40 elements in the workbook: never read"},
+    ]

@@ -36,9 +36,9 @@ _DIGITS = "0123456789"
 # Written as a sheet shows them (15 significant digits or fewer, no exponent, no leading or
 # trailing zero, not so small that a sheet would show an exponent), so the text needs no format.
 _PLAIN_FLOAT = re.compile(r"-?(?=[0-9.]{1,16}$)(?:[1-9][0-9]*|0(?!\.0000))\.[0-9]*[1-9]").fullmatch
-# A cell made without NamedTuple's own __new__, a Python function: the hot loop makes a million.
-new_tuple = tuple.__new__
 _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,14}").fullmatch
+# A cell made without NamedTuple's own __new__, a Python function: the hot loop makes a million.
+_new_tuple = tuple.__new__
 
 
 @dataclass
@@ -237,7 +237,7 @@ def read_sheet(
             elif first is not None and not more and not too_long and column < MAX_COLUMNS:
                 # The common cell, a plain number with no style, typed here without a call.
                 if cell_type is None and cell_style is None and _PLAIN_FLOAT(first):
-                    cell: Cell | None = new_tuple(Cell, (float(first), "number", first))
+                    cell: Cell | None = _new_tuple(Cell, (float(first), "number", first))
                 else:
                     cell = typed(first)
                 if cell is not None:
@@ -308,9 +308,9 @@ def read_sheet(
                 return serial_cell(text, kind, date1904)
             # A number as Excel writes it (shortest digits, 15 or fewer) shows as written.
             if _PLAIN_FLOAT(text):
-                return new_tuple(Cell, (float(text), "number", text))
+                return _new_tuple(Cell, (float(text), "number", text))
             if _PLAIN_INTEGER(text):
-                return new_tuple(Cell, (int(text), "number", text))
+                return _new_tuple(Cell, (int(text), "number", text))
             return number(text)
         if cell_type == "s":
             return shared_string(text)

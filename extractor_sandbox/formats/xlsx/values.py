@@ -97,7 +97,7 @@ def iso_date_cell(text: str) -> Cell | None:
         if len(stripped) == 10:
             iso = date.fromisoformat(stripped).isoformat()
             return Cell(iso, "date", iso)
-        moment = datetime.fromisoformat(stripped.removesuffix("Z"))
+        moment = datetime.fromisoformat(stripped)
     except ValueError:
         return string_cell(stripped)
     iso = moment.isoformat()
