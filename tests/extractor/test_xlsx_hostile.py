@@ -345,3 +345,16 @@ def test_elements_are_bounded_over_the_whole_workbook(monkeypatch: pytest.Monkey
         {"unit": "First rows 12-", "reason": "holds more than 36 elements"},
         {"unit": "sheets 2-2", "reason": "past 40 elements in the workbook: never read"},
     ]
+
+
+def test_a_header_past_the_laid_out_bytes_fails_its_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    from extractor_sandbox.formats import tables
+
+    monkeypatch.setattr(tables, "MAX_LAYOUT_BYTES", 100)
+    names = "".join(text(f"{letter}1", letter * 30) for letter in "ABCD")
+    artifact = read(workbook(("Wide", row(1, names) + row(2, num("A2", 1))), ("Next", HEAD)))
+    assert artifact["tables"] == []
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "Wide", "reason": "its header is past the table budget"},
+        {"unit": "sheets 2-2", "reason": "past the table budget: never read"},
+    ]

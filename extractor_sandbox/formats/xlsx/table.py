@@ -13,10 +13,12 @@ the first makes it data, as do numbers or dates under a range.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from extractor_sandbox.formats import tables
 from extractor_sandbox.formats.tables import (
     MAX_CELL_TEXT_BYTES,
     MAX_CELLS,
@@ -166,6 +168,16 @@ def _second_row_is_header(
     return groups
 
 
+def charge_header(names: list[str], budget: Budget) -> bool:
+    """Charge the column names, as the artifact's JSON spells them, to the laid-out bytes; False
+    when they do not fit (a header past the bytes fails its table)."""
+    spend = len(json.dumps(names, ensure_ascii=False))
+    if budget.layout_bytes + spend > tables.MAX_LAYOUT_BYTES:
+        return False
+    budget.layout_bytes += spend
+    return True
+
+
 def sheet_table(
     cells: SheetCells,
     sheet: str,
@@ -189,6 +201,10 @@ def sheet_table(
     names, name_failures = fit_names(raw_names, sheet)
     names = unique_names(names)
     result.failed = name_failures + result.failed
+    if not charge_header(names, budget):
+        budget.spent = True
+        result.failed.append({"unit": sheet, "reason": "its header is past the table budget"})
+        return result
     data_numbers = [n for n in numbers if n >= first + header_rows]
     # Rows are padded to the table's width only as they are laid out: a sheet with one cell in
     # column XFD would otherwise make every row 16,384 wide before the budget could stop it.
