@@ -53,6 +53,7 @@ DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
     "csv": ("encoding",),
     "docx": (),
     "pptx": (),
+    "xlsx": (),
 }
 
 # Each declared format's parser, as (module, function): imported on first use, so the service
@@ -67,6 +68,7 @@ PARSERS: Mapping[str, tuple[str, str]] = {
     "csv": ("extractor_sandbox.formats.csvfile", "extract_csv"),
     "docx": ("extractor_sandbox.formats.docx", "extract_docx"),
     "pptx": ("extractor_sandbox.formats.pptx", "extract_pptx"),
+    "xlsx": ("extractor_sandbox.formats.xlsx", "extract_xlsx"),
 }
 # A tabular reader also takes the file's name (a .tsv name is tab-separated, with no quoting).
 NAMED_PARSERS = frozenset({"csv"})

@@ -176,9 +176,8 @@ def resolve_target(source: str, target: str) -> str:
 
 def xml_events(stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> Iterator[Event]:
     """Events of the XML read from `stream`, in chunks; PartError on any damage or bound."""
-    parser = expat.ParserCreate(namespace_separator="}")
-    parser.buffer_text = True
-    parser.buffer_size = 64 * 1024
+    parser = bounded_parser(part)
+    parser.ordered_attributes = False
     pending: list[Event] = []
     names: set[str] = set()
     depth = 0
@@ -212,34 +211,12 @@ def xml_events(stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS)
     def text(data: str) -> None:
         pending.append((TEXT, data, None))
 
-    def doctype(*_: Any) -> None:
-        refuse("declares a DOCTYPE, which is refused")
-
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = text
-    parser.StartDoctypeDeclHandler = doctype
-    parser.EntityDeclHandler = doctype
-    since_event = 0
-    while True:
-        try:
-            chunk = stream.read(READ_CHUNK)
-        except _DAMAGED as error:
-            raise PartError(part, f"cannot be read: {error}") from None
-        try:
-            parser.Parse(chunk, not chunk)
-        except expat.ExpatError as error:
-            raise PartError(part, f"is not well-formed XML: {error}") from None
-        if pending:
-            since_event = 0
-            yield from pending
-            pending.clear()
-        else:
-            since_event += len(chunk)
-            if since_event >= bounds.max_bytes_between_events:
-                refuse("holds a tag or text of 16 MiB or more")
-        if not chunk:
-            return
+    for _ in _parse_in_chunks(parser, stream, part, bounds):
+        yield from pending
+        pending.clear()
 
 
 def _qualified(name: str) -> str:
@@ -276,3 +253,64 @@ def text_of(events: Iterator[Event]) -> str:
 def is_strict(root_name: str) -> bool:
     """Whether a part's root element is in a Strict Open XML namespace."""
     return root_name.startswith("{" + STRICT_NS_PREFIX)
+
+
+# Readers with a hot loop (a worksheet's cells, a workbook's shared strings) handle expat's
+# callbacks themselves rather than through `events`: a generator's tuple per event costs about
+# three times the parse. They keep the same bounds, counting elements and depth in their own
+# handlers; these two functions give them the same parser and the same feeding loop.
+
+
+def bounded_parser(part: str) -> Any:
+    """A namespace-aware expat parser that refuses a DOCTYPE, text buffered, attributes as lists.
+
+    Names are expat's "namespace}local" (not `events`' "{namespace}local"); a start handler gets
+    its attributes as [name, value, name, value, ...].
+    """
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    parser.buffer_size = 64 * 1024
+    parser.ordered_attributes = True
+
+    def doctype(*_: Any) -> None:
+        raise PartError(part, "declares a DOCTYPE, which is refused")
+
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = doctype
+    return parser
+
+
+def feed(parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> None:
+    """Parse all of `stream` with `parser`; PartError on damage or past a bound."""
+    for _ in _parse_in_chunks(parser, stream, part, bounds):
+        pass
+
+
+def _parse_in_chunks(
+    parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds
+) -> Iterator[None]:
+    """Feed `stream` to `parser` a chunk at a time, yielding after each; PartError on damage, or
+    when 16 MiB pass with no event (expat's CurrentByteIndex, the place of its last event, stands
+    still inside a tag)."""
+    since_event = 0
+    seen = parser.CurrentByteIndex
+    while True:
+        try:
+            chunk = stream.read(READ_CHUNK)
+        except _DAMAGED as error:
+            raise PartError(part, f"cannot be read: {error}") from None
+        try:
+            parser.Parse(chunk, not chunk)
+        except expat.ExpatError as error:
+            raise PartError(part, f"is not well-formed XML: {error}") from None
+        now = parser.CurrentByteIndex
+        if now != seen:
+            seen = now
+            since_event = 0
+        else:
+            since_event += len(chunk)
+            if since_event >= bounds.max_bytes_between_events:
+                raise PartError(part, "holds a tag or text of 16 MiB or more")
+        yield
+        if not chunk:
+            return

@@ -27,7 +27,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 ROWS_PER_BLOCK = 20
 MAX_BLOCK_CHARS = 1_000
@@ -48,9 +48,12 @@ INT64_MAX = 2**63 - 1
 KINDS = ("string", "number", "bool", "date", "datetime", "time", "duration")
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
-    """One non-empty cell: its value in the table, its kind, and its row text."""
+class Cell(NamedTuple):
+    """One non-empty cell: its value in the table, its kind, and its row text.
+
+    A named tuple rather than a frozen dataclass: a workbook makes a million of them, and a
+    tuple is made in a third of the time.
+    """
 
     value: Any
     kind: str

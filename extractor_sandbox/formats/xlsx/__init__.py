@@ -1,0 +1,203 @@
+"""XLSX: each worksheet a typed table (tables[], one per worksheet, named after its sheet) and its
+rows as row blocks cited by sheet and rows, read with the standard library as the parts inflate.
+
+Modules, one idea each: workbook (the sheets, the date system, the parts), styles and numformats
+(which numbers are dates, times or durations), strings (the shared strings), values (a cell's
+value), sheet (a worksheet's cells, the hot loop) and table (merges, the header, the blocks).
+
+Coverage is counted in sheets: every sheet the workbook lists, extracted when it was read with no
+failed unit of its own. A chart or dialog sheet holds no cells (no table, and read); a macro sheet
+or a sheet of another kind is not read and fails alone, as does a sheet whose relationship names no
+part, one whose root is no worksheet, and a damaged one (the rows read before the damage stand).
+Rows past the tables' budget are a failed unit (<sheet> rows N-M, with their count); once the
+budget is spent the sheets after it are one failed unit, never read. coverage.lost names
+shared_strings, number_formats and formula_values when the workbook lost them.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Mapping
+from typing import Any
+
+from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats.package import Package, PartError, XmlBounds
+from extractor_sandbox.formats.tables import MAX_NAME_CHARS, Budget
+from extractor_sandbox.formats.xlsx.sheet import MAX_MERGES, SheetCells, read_sheet
+from extractor_sandbox.formats.xlsx.strings import read_shared_strings
+from extractor_sandbox.formats.xlsx.styles import read_styles
+from extractor_sandbox.formats.xlsx.table import sheet_table
+from extractor_sandbox.formats.xlsx.workbook import MAX_SHEETS, SheetEntry, read_workbook
+
+PARSER = "loom-xlsx"
+PARSER_VERSION = f"1+python{platform.python_version()}"
+
+MAX_ELEMENTS = 25_000_000  # in all of a workbook's parts: bounds the time it is read for
+NO_CELLS = frozenset({"chartsheet", "dialogsheet"})
+MACRO_SHEETS = frozenset({"xlMacrosheet", "xlIntlMacrosheet"})
+
+
+class _Reading:
+    """What one extraction carries from sheet to sheet."""
+
+    def __init__(self) -> None:
+        self.elements_left = MAX_ELEMENTS
+        self.merges_left = MAX_MERGES
+        self.budget = Budget()
+        self.blocks: list[dict[str, Any]] = []
+        self.tables: list[dict[str, Any]] = []
+        self.failed: list[dict[str, str]] = []
+        self.lost: list[str] = []
+        self.extracted = 0
+
+    def bounds(self) -> XmlBounds:
+        return XmlBounds(max_elements=max(self.elements_left, 0))
+
+    def lose(self, capability: str) -> None:
+        if capability not in self.lost:
+            self.lost.append(capability)
+
+
+def extract_xlsx(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+    try:
+        package = Package(data)
+    except PartError as error:
+        raise ExtractError("corrupt", str(error)) from None
+    reading = _Reading()
+    workbook = read_workbook(package, reading.bounds())
+    reading.elements_left -= workbook.elements
+    styles = read_styles(package, workbook.styles, reading.bounds())
+    reading.elements_left -= styles.elements
+    if styles.lost:
+        reading.lose("number_formats")
+    strings = read_shared_strings(package, workbook.shared_strings, reading.bounds())
+    reading.elements_left -= strings.elements
+    if strings.lost:
+        reading.lose("shared_strings")
+
+    sheets = workbook.sheets
+    if any(len(entry.name) > MAX_NAME_CHARS for entry in sheets):
+        reading.failed.append(
+            {"unit": "sheet names", "reason": "a sheet name cut to 500 characters"}
+        )
+    for index, entry in enumerate(sheets):
+        stop = _why_not_read(reading)
+        if stop:
+            reading.failed.append({"unit": f"sheets {index + 1}-{len(sheets)}", "reason": stop})
+            break
+        _read_one(package, entry, index, reading, strings.strings, styles.kinds, workbook.date1904)
+    if workbook.sheets_past_bound:
+        first = MAX_SHEETS + 1
+        reading.failed.append(
+            {
+                "unit": f"sheets {first}-{first + workbook.sheets_past_bound - 1}",
+                "reason": f"past the first {MAX_SHEETS:,} sheets of a workbook",
+            }
+        )
+    total = len(sheets) + workbook.sheets_past_bound
+    artifact = build_artifact(
+        "xlsx",
+        PARSER,
+        PARSER_VERSION,
+        reading.blocks,
+        coverage("sheets", total, reading.extracted, reading.failed, reading.lost),
+        attrs={"date_system": 1904 if workbook.date1904 else 1900},
+    )
+    artifact["tables"] = reading.tables
+    return artifact
+
+
+def _why_not_read(reading: _Reading) -> str:
+    if reading.budget.spent:
+        return "past the table budget: never read"
+    if reading.elements_left <= 0:
+        return f"past {MAX_ELEMENTS:,} elements in the workbook: never read"
+    return ""
+
+
+def _read_one(
+    package: Package,
+    entry: SheetEntry,
+    index: int,
+    reading: _Reading,
+    shared: list[Any],
+    style_kinds: dict[str, str],
+    date1904: bool,
+) -> None:
+    sheet = entry.name[:MAX_NAME_CHARS]
+    if entry.kind in NO_CELLS:
+        reading.extracted += 1
+        return
+    if entry.kind in MACRO_SHEETS:
+        reading.failed.append({"unit": sheet, "reason": "a macro sheet is not read"})
+        return
+    if entry.kind != "worksheet":
+        kind = entry.kind or "unknown"
+        reading.failed.append({"unit": sheet, "reason": f"a sheet of kind {kind} is not read"})
+        return
+    if not entry.part:
+        reading.failed.append({"unit": sheet, "reason": "its relationship names no part"})
+        return
+    cells = read_sheet(
+        package,
+        entry.part,
+        shared,
+        style_kinds,
+        date1904,
+        reading.budget,
+        reading.bounds(),
+        reading.merges_left,
+    )
+    reading.elements_left -= cells.elements
+    reading.merges_left -= len(cells.merges)
+    if cells.not_worksheet:
+        reading.failed.append(
+            {"unit": sheet, "reason": f"its root is {cells.not_worksheet}, not a worksheet"}
+        )
+        return
+    if cells.lost_formula_values:
+        reading.lose("formula_values")
+    if cells.lost_shared_strings:
+        reading.lose("shared_strings")
+    table = sheet_table(
+        cells,
+        sheet,
+        f"t{len(reading.tables)}",
+        reading.budget,
+        hidden=entry.hidden,
+        first_block=len(reading.blocks),
+    )
+    failed = _sheet_failures(cells, sheet) + table.failed
+    if table.entry is None and cells.error:
+        failed = [{"unit": sheet, "reason": cells.error}]
+    if table.entry is not None:
+        reading.tables.append(table.entry)
+        reading.blocks += table.blocks
+    reading.failed += failed
+    if not failed:
+        reading.extracted += 1
+
+
+def _sheet_failures(cells: SheetCells, sheet: str) -> list[dict[str, str]]:
+    failed = []
+    if cells.cut_row:
+        failed.append(
+            {
+                "unit": f"{sheet} rows {cells.cut_row}-{cells.last_row_past}",
+                "reason": f"{cells.rows_past:,} rows {cells.cut_reason}",
+            }
+        )
+    if cells.error:
+        after = max(cells.rows, default=0) + 1
+        failed.append({"unit": f"{sheet} rows {after}-", "reason": cells.error})
+    left_out = cells.left_out
+    causes = [
+        (left_out.too_long, "over a megabyte"),
+        (left_out.past_column, "past column 16,384"),
+        (left_out.written_twice, "written twice at one position (the earlier value)"),
+    ]
+    named = [f"{count:,} {cause}" for count, cause in causes if count]
+    if named:
+        failed.append({"unit": f"{sheet} values", "reason": "left out: " + ", ".join(named)})
+    return failed

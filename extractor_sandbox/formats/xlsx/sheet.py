@@ -1,0 +1,441 @@
+"""A worksheet's cells, read as its XML inflates: the hot loop of the XLSX reader.
+
+expat's callbacks are handled here directly (see package.bounded_parser), with the package's
+bounds kept in the handlers: elements, nesting, distinct names, bytes between events. A row is
+charged to the tables' budget when it ends; from the first row the budget refuses, the rest of
+the sheet is only checked for values (counted, never typed). Merged ranges come after the cells
+and are collected for the table to spread.
+
+A cell reads as the workbook holds it (values.py); a row or cell that names no position takes
+the one after the one before it. Left out and counted: a value over a megabyte, a cell past
+column 16,384, a cell written twice at one position (its earlier value).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from extractor_sandbox.formats.package import Package, PartError, XmlBounds, bounded_parser, feed
+from extractor_sandbox.formats.tables import Budget, Cell
+from extractor_sandbox.formats.xlsx.strings import MAX_PIECES, MAX_VALUE_CHARS, TooLong
+from extractor_sandbox.formats.xlsx.values import (
+    bool_cell,
+    error_cell,
+    iso_date_cell,
+    number,
+    serial_cell,
+    text_cell,
+)
+
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+MAX_COLUMNS = 16_384
+MAX_NAME_CHARS = 1_024  # an element's name, past which its part is cut
+MAX_MERGES = 1_000_000  # in all of a workbook: a bound on the time spreading them takes
+_DIGITS = "0123456789"
+# Written as a sheet shows them (15 significant digits or fewer, no exponent, no leading or
+# trailing zero, not so small that a sheet would show an exponent), so the text needs no format.
+_PLAIN_FLOAT = re.compile(r"-?(?=[0-9.]{1,16}$)(?:[1-9][0-9]*|0(?!\.0000))\.[0-9]*[1-9]").fullmatch
+_PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,14}").fullmatch
+# A cell made without NamedTuple's own __new__, a Python function: the hot loop makes a million.
+_new_tuple = tuple.__new__
+
+
+@dataclass
+class Counters:
+    """Values left out of a sheet, by cause."""
+
+    too_long: int = 0
+    past_column: int = 0
+    written_twice: int = 0
+
+
+@dataclass
+class SheetCells:
+    """What a worksheet holds: its rows (by sheet row number, each {column index: cell})."""
+
+    rows: dict[int, dict[int, Cell]] = field(default_factory=dict)
+    data_rows: int = 0  # rows held after the first (the header), as the table budget counts them
+    merges: list[tuple[int, int, int, int]] = field(default_factory=list)  # r1, c1, r2, c2
+    merges_unread: int = 0  # past the workbook's 1,000,000
+    left_out: Counters = field(default_factory=Counters)
+    cut_row: int = 0  # the first row the budget refused (0: none)
+    cut_reason: str = ""
+    rows_past: int = 0  # rows with a value from cut_row on
+    last_row_past: int = 0
+    error: str = ""  # why the part stopped before its end (the rows before it stand)
+    not_worksheet: str = ""  # the root's name, when it is no worksheet
+    lost_formula_values: bool = False
+    lost_shared_strings: bool = False
+    elements: int = 0
+
+
+class _NotWorksheet(Exception):
+    pass
+
+
+def column_index(letters: str) -> int:
+    """A–Z letters as a 0-based column; -1 when they are none."""
+    if not letters or len(letters) > 7 or not letters.isascii() or not letters.isupper():
+        return -1
+    index = 0
+    for letter in letters:
+        index = index * 26 + ord(letter) - 64
+    return index - 1
+
+
+def split_ref(ref: str) -> tuple[int, int] | None:
+    """An A1 reference as (row, 0-based column); None when it is none."""
+    letters = ref.rstrip(_DIGITS)
+    digits = ref[len(letters) :]
+    column = column_index(letters)
+    if column < 0 or not digits or len(digits) > 8:
+        return None
+    return int(digits), column
+
+
+def read_sheet(
+    package: Package,
+    part: str,
+    shared: list[str | TooLong],
+    style_kinds: dict[str, str],
+    date1904: bool,
+    budget: Budget,
+    bounds: XmlBounds,
+    merges_left: int,
+) -> SheetCells:
+    """The sheet's cells; `merges_left` of the workbook's merged ranges may still be read."""
+    found = SheetCells()
+    rows = found.rows
+    merges = found.merges
+    left_out = found.left_out
+    cell_tag, value_tag, row_tag = MAIN + "c", MAIN + "v", MAIN + "row"
+    formula_tag, inline_tag, text_tag, phonetic_tag = (
+        MAIN + "f",
+        MAIN + "is",
+        MAIN + "t",
+        MAIN + "rPh",
+    )
+    merge_tag, root_tag = MAIN + "mergeCell", MAIN + "worksheet"
+    max_depth, max_elements, max_names = bounds.max_depth, bounds.max_elements, bounds.max_names
+    columns: dict[str, int] = {}
+    names: set[str] = set()
+
+    depth = elements = 0
+    row_number = 0
+    column = -1
+    row_cells: dict[int, Cell] = {}
+    row_has_value = False
+    header_seen = False
+    cut = False
+    cell_type: str | None = None
+    cell_style: str | None = None
+    # A value's text: its first piece, and the rest when expat splits it (a long value).
+    first: str | None = None
+    more: list[str] = []
+    capture = has_value = has_formula = in_inline = too_long = False
+    phonetic = 0
+
+    def refuse(reason: str) -> None:
+        raise PartError(part, reason)
+
+    def new_name(name: str) -> None:
+        if elements == 1 and name != root_tag:
+            found.not_worksheet = name
+            raise _NotWorksheet
+        names.add(name)
+        if len(name) - name.rfind("}") - 1 > MAX_NAME_CHARS:
+            refuse(f"uses an element name over {MAX_NAME_CHARS:,} characters")
+        if len(names) > max_names:
+            refuse(f"uses more than {max_names:,} distinct names")
+
+    def over_bound() -> None:
+        if depth > max_depth:
+            refuse(f"nests deeper than {max_depth} elements")
+        refuse(f"holds more than {max_elements:,} elements")
+
+    def start(name: str, attrs: list[str]) -> None:
+        nonlocal depth, elements, column, cell_type, cell_style, first, capture, has_value
+        nonlocal has_formula, in_inline, too_long, phonetic
+        depth += 1
+        elements += 1
+        if depth > max_depth or elements > max_elements:
+            over_bound()
+        if name not in names:
+            new_name(name)
+        if name == cell_tag:
+            # Most cells are <c r="B7">, <c r="B7" s="3"> or <c r="B7" t="s">: r comes first.
+            cell_type = cell_style = None
+            ref = None
+            count = len(attrs)
+            if count == 2 and attrs[0] == "r":
+                ref = attrs[1]
+            elif count:
+                for index in range(0, count, 2):
+                    key = attrs[index]
+                    if key == "r":
+                        ref = attrs[index + 1]
+                    elif key == "s":
+                        cell_style = attrs[index + 1]
+                    elif key == "t":
+                        cell_type = attrs[index + 1]
+            if ref is None:
+                column += 1
+            else:
+                at = columns.get(ref.rstrip(_DIGITS))
+                column = at if at is not None else position(ref)
+            first = None
+            if more:
+                more.clear()
+            has_value = has_formula = too_long = False
+        elif name == value_tag:
+            capture = has_value = True
+        elif name == row_tag:
+            start_row(attrs)
+        elif name == formula_tag:
+            has_formula = True
+        elif name == text_tag:
+            capture = in_inline and not phonetic
+        elif name == inline_tag:
+            in_inline = has_value = True
+        elif name == phonetic_tag:
+            phonetic += 1
+        elif name == merge_tag:
+            add_merge(attrs)
+
+    def position(ref: str) -> int:
+        letters = ref.rstrip(_DIGITS)
+        at = column_index(letters)
+        if at < 0:
+            return column + 1
+        columns[letters] = at
+        return at
+
+    def start_row(attrs: list[str]) -> None:
+        nonlocal row_number, column
+        if row_cells or row_has_value:
+            end_row()
+        number_at = None
+        for index in range(0, len(attrs), 2):
+            if attrs[index] == "r":
+                written = attrs[index + 1].strip()
+                if written.isdigit() and len(written) <= 8:
+                    number_at = int(written)
+        row_number = number_at if number_at is not None else row_number + 1
+        column = -1
+
+    def end(name: str) -> None:
+        nonlocal depth, capture, in_inline, phonetic, row_has_value
+        depth -= 1
+        if name == value_tag:
+            capture = False
+        elif name == cell_tag:
+            if cut:
+                # Past the budget a cell is only checked for a value.
+                if first is not None and not first.isspace():
+                    row_has_value = True
+            elif first is not None and not more and not too_long and column < MAX_COLUMNS:
+                # The common cell, a plain number with no style, typed here without a call.
+                if cell_type is None and cell_style is None and _PLAIN_FLOAT(first):
+                    cell: Cell | None = _new_tuple(Cell, (float(first), "number", first))
+                else:
+                    cell = typed(first)
+                if cell is not None:
+                    if column in row_cells:
+                        left_out.written_twice += 1
+                    row_cells[column] = cell
+            else:
+                end_odd_cell()
+        elif name == text_tag:
+            capture = False
+        elif name == row_tag:
+            end_row()
+        elif name == inline_tag:
+            in_inline = False
+        elif name == phonetic_tag:
+            phonetic -= 1
+
+    def characters(data: str) -> None:
+        nonlocal first
+        if capture:
+            if first is None:
+                first = data
+            else:
+                more_text(data)
+
+    def more_text(data: str) -> None:
+        nonlocal too_long
+        if too_long:
+            return
+        more.append(data)
+        if len(more) >= MAX_PIECES:
+            too_long = True
+            more.clear()
+
+    def end_odd_cell() -> None:
+        """A cell with no value, a long one, or one past the last column."""
+        nonlocal first
+        if too_long:
+            left_out.too_long += 1
+            return
+        if first is None and not has_value:
+            if has_formula:
+                found.lost_formula_values = True
+            return
+        text = (first or "") + "".join(more)
+        more.clear()
+        first = None
+        if len(text) > MAX_VALUE_CHARS:
+            left_out.too_long += 1
+            return
+        if column >= MAX_COLUMNS:
+            if text and not text.isspace():
+                left_out.past_column += 1
+            return
+        cell = typed(text)
+        if cell is None:
+            if has_formula:
+                found.lost_formula_values = True  # <v/>: no cached value either
+            return
+        if column in row_cells:
+            left_out.written_twice += 1
+        row_cells[column] = cell
+
+    def typed(text: str) -> Cell | None:
+        if cell_type is None or cell_type == "n":
+            kind = style_kinds.get(cell_style) if cell_style is not None else None
+            if kind is not None:
+                return serial_cell(text, kind, date1904)
+            # A number as Excel writes it (shortest digits, 15 or fewer) shows as written.
+            if _PLAIN_FLOAT(text):
+                return _new_tuple(Cell, (float(text), "number", text))
+            if _PLAIN_INTEGER(text):
+                return _new_tuple(Cell, (int(text), "number", text))
+            return number(text)
+        if cell_type == "s":
+            return shared_string(text)
+        if cell_type == "str" or cell_type == "inlineStr":
+            return text_cell(text)
+        if cell_type == "b":
+            return bool_cell(text)
+        if cell_type == "e":
+            return error_cell(text)
+        if cell_type == "d":
+            return iso_date_cell(text)
+        return text_cell(text)
+
+    def shared_string(text: str) -> Cell | None:
+        written = text.strip()
+        index = int(written) if written.isdigit() and len(written) <= 10 else -1
+        if not 0 <= index < len(shared):
+            found.lost_shared_strings = True
+            return None
+        value = shared[index]
+        if isinstance(value, TooLong):
+            left_out.too_long += 1
+            return None
+        return text_cell(value)
+
+    def end_row() -> None:
+        nonlocal row_cells, row_has_value, header_seen, cut
+        if cut:
+            if row_has_value:
+                found.rows_past += 1
+                found.last_row_past = row_number
+            row_has_value = False
+            return
+        if not row_cells:
+            return
+        cells = row_cells
+        row_cells = {}
+        reason = budget.admit_row(list(cells.values()), found.data_rows)
+        if reason is not None:
+            cut = True
+            found.cut_row = found.last_row_past = row_number
+            found.cut_reason = reason
+            found.rows_past = 1
+            parser.StartElementHandler = start_past
+            parser.EndElementHandler = end_past
+            parser.CharacterDataHandler = characters_past
+            return
+        held = rows.get(row_number)
+        if held is None:
+            rows[row_number] = cells
+            if header_seen:
+                found.data_rows += 1
+            header_seen = True
+        else:
+            left_out.written_twice += sum(1 for at in cells if at in held)
+            held.update(cells)
+
+    # Past the budget the rest of the sheet is only checked for values: leaner handlers, the
+    # same bounds, the rows counted and the merges still collected.
+
+    def start_past(name: str, attrs: list[str]) -> None:
+        nonlocal depth, elements, capture, in_inline, phonetic
+        depth += 1
+        elements += 1
+        if depth > max_depth or elements > max_elements:
+            over_bound()
+        if name not in names:
+            new_name(name)
+        if name == value_tag:
+            capture = True
+        elif name == row_tag:
+            start_row(attrs)
+        elif name == text_tag:
+            capture = in_inline and not phonetic
+        elif name == inline_tag:
+            in_inline = True
+        elif name == phonetic_tag:
+            phonetic += 1
+        elif name == merge_tag:
+            add_merge(attrs)
+
+    def end_past(name: str) -> None:
+        nonlocal depth, capture, in_inline, phonetic
+        depth -= 1
+        if name == value_tag or name == text_tag:
+            capture = False
+        elif name == row_tag:
+            end_row()
+        elif name == inline_tag:
+            in_inline = False
+        elif name == phonetic_tag:
+            phonetic -= 1
+
+    def characters_past(data: str) -> None:
+        nonlocal row_has_value
+        if capture and not data.isspace():
+            row_has_value = True
+
+    def add_merge(attrs: list[str]) -> None:
+        ref = next((attrs[i + 1] for i in range(0, len(attrs), 2) if attrs[i] == "ref"), "")
+        if len(merges) >= merges_left:
+            found.merges_unread += 1
+            return
+        head, _, tail = ref.partition(":")
+        top_left, bottom_right = split_ref(head), split_ref(tail or head)
+        if top_left is None or bottom_right is None:
+            return
+        (r1, c1), (r2, c2) = top_left, bottom_right
+        merges.append((min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)))
+
+    parser = bounded_parser(part)
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = characters
+    try:
+        stream = package.open(part)
+        try:
+            feed(parser, stream, part, bounds)
+        finally:
+            stream.close()
+        if row_cells or row_has_value:
+            end_row()
+    except PartError as error:
+        found.error = error.reason
+    except _NotWorksheet:
+        pass
+    found.elements = elements
+    return found

@@ -1,0 +1,246 @@
+"""A worksheet's cells as a table: merged ranges spread, its header found, its rows laid out.
+
+Merges. A merged range's first value fills each of its cells, charged to the cell budget; a range
+too large for the cells left is skipped (it groups nothing). It fills no row past the last one
+held, and one that would add rows past the 100,000 a table holds stops there, a failed unit.
+
+Header. The first row with a value, or two: when a range merged across columns of the first row
+groups text cells of the row under it (2025 over H1 and H2), each column is named from both
+(2025 / H1; one with nothing above takes the second row's name, one merged down from the first
+its first row's). Any other cell in that second row, text or not, that is not merged down from
+the first makes it data, as do numbers or dates under a range.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from extractor_sandbox.formats import tables
+from extractor_sandbox.formats.tables import (
+    MAX_CELL_TEXT_BYTES,
+    MAX_CELLS,
+    MAX_TABLE_ROWS,
+    Budget,
+    Cell,
+    fit_names,
+    layout_rows,
+    table_entry,
+    unique_names,
+)
+from extractor_sandbox.formats.xlsx.sheet import SheetCells
+
+Merge = tuple[int, int, int, int]
+
+
+class PaddedRows(Sequence[list[Cell | None]]):
+    """The rows `numbers` as lists over `columns`, each made when it is asked for."""
+
+    def __init__(
+        self, rows: dict[int, dict[int, Cell]], numbers: list[int], columns: range
+    ) -> None:
+        self._rows, self._numbers, self._columns = rows, numbers, columns
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> list[Cell | None]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[list[Cell | None]]: ...
+    def __getitem__(self, index: int | slice) -> list[Cell | None] | list[list[Cell | None]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        row = self._rows[self._numbers[index]]
+        return [row.get(c) for c in self._columns]
+
+
+@dataclass
+class SheetTable:
+    entry: dict[str, Any] | None = None
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+
+def spread_merges(
+    cells: SheetCells, budget: Budget, sheet: str
+) -> tuple[list[Merge], list[dict[str, str]]]:
+    """Fill each merged range from its first value; the ranges spread, and the failed units."""
+    rows = cells.rows
+    if not rows:
+        return [], []
+    last = max(rows)
+    spread: list[Merge] = []
+    skipped = 0
+    stopped = False
+    for r1, c1, r2, c2 in cells.merges:
+        origin = rows.get(r1, {}).get(c1)
+        if origin is None or r1 > last:
+            continue
+        bottom = min(r2, last)
+        new_rows = [r for r in range(r1, bottom + 1) if r not in rows]
+        room = MAX_TABLE_ROWS - cells.data_rows
+        if len(new_rows) > room:
+            stopped = True
+            if room <= 0:
+                continue
+            bottom = new_rows[room] - 1
+            new_rows = new_rows[:room]
+        filled = (bottom - r1 + 1) * (c2 - c1 + 1) - 1
+        text_bytes = 4 * len(origin.text) * filled
+        if (
+            budget.cells + filled > MAX_CELLS
+            or budget.text_bytes + text_bytes > MAX_CELL_TEXT_BYTES
+        ):
+            skipped += 1
+            continue
+        budget.cells += filled
+        budget.text_bytes += text_bytes
+        cells.data_rows += len(new_rows)
+        for r in range(r1, bottom + 1):
+            row = rows.setdefault(r, {})
+            for c in range(c1, c2 + 1):
+                row[c] = origin
+        spread.append((r1, c1, bottom, c2))
+    failed = []
+    if stopped:
+        failed.append(
+            {
+                "unit": f"{sheet} merged cells",
+                "reason": f"a merge would add rows past {MAX_TABLE_ROWS:,} a table",
+            }
+        )
+    if skipped:
+        failed.append(
+            {
+                "unit": f"{sheet} merged cells",
+                "reason": f"{skipped:,} merged ranges not spread: past the cells left",
+            }
+        )
+    if cells.merges_unread:
+        failed.append(
+            {
+                "unit": f"{sheet} merged cells",
+                "reason": f"{cells.merges_unread:,} merged ranges unread: past 1,000,000 in the workbook",
+            }
+        )
+    return spread, failed
+
+
+def header_names(
+    rows: dict[int, dict[int, Cell]], first: int, spread: list[Merge], columns: range
+) -> tuple[list[str], int]:
+    """The column names and how many rows (1 or 2) the header takes."""
+    top = rows[first]
+    under = rows.get(first + 1)
+    in_first = [m for m in spread if m[0] == first and m[3] > m[1]]
+    down = {c for m in spread if m[0] <= first < m[2] for c in range(m[1], m[3] + 1)}
+    grouped = {c for m in in_first if m[2] == first for c in range(m[1], m[3] + 1)}
+    if under is None or not _second_row_is_header(top, under, down, grouped):
+        return [top[c].text if c in top else "" for c in columns], 1
+    names = []
+    for c in columns:
+        above, below = top.get(c), under.get(c)
+        if c in down or below is None:
+            names.append(above.text if above is not None else "")
+        elif above is None:
+            names.append(below.text)
+        else:
+            names.append(f"{above.text} / {below.text}")
+    return names, 2
+
+
+def _second_row_is_header(
+    top: dict[int, Cell], under: dict[int, Cell], down: set[int], grouped: set[int]
+) -> bool:
+    groups = False
+    for c, cell in under.items():
+        if c in down:
+            continue
+        if cell.kind != "string":
+            return False
+        if c in grouped:
+            groups = True
+        elif c in top:
+            return False
+    return groups
+
+
+def charge_header(names: list[str], budget: Budget) -> bool:
+    """Charge the column names, as the artifact's JSON spells them, to the laid-out bytes; False
+    when they do not fit (a header past the bytes fails its table)."""
+    spend = len(json.dumps(names, ensure_ascii=False))
+    if budget.layout_bytes + spend > tables.MAX_LAYOUT_BYTES:
+        return False
+    budget.layout_bytes += spend
+    return True
+
+
+def sheet_table(
+    cells: SheetCells,
+    sheet: str,
+    table_id: str,
+    budget: Budget,
+    *,
+    hidden: bool,
+    first_block: int,
+) -> SheetTable:
+    result = SheetTable()
+    spread, result.failed = spread_merges(cells, budget, sheet)
+    rows = cells.rows
+    if not rows:
+        return result
+    numbers = sorted(rows)
+    first = numbers[0]
+    low = min(min(row) for row in rows.values() if row)
+    high = max(max(row) for row in rows.values() if row)
+    columns = range(low, high + 1)
+    raw_names, header_rows = header_names(rows, first, spread, columns)
+    names, name_failures = fit_names(raw_names, sheet)
+    names = unique_names(names)
+    result.failed = name_failures + result.failed
+    if not charge_header(names, budget):
+        budget.spent = True
+        result.failed.append({"unit": sheet, "reason": "its header is past the table budget"})
+        return result
+    data_numbers = [n for n in numbers if n >= first + header_rows]
+    # Rows are padded to the table's width only as they are laid out: a sheet with one cell in
+    # column XFD would otherwise make every row 16,384 wide before the budget could stop it.
+    data: Sequence[list[Cell | None]] = PaddedRows(rows, data_numbers, columns)
+    # The budget may be spent by this very sheet (its cells ran out): the rows it holds are still
+    # laid out, charged to what is left of the bytes and text; only the sheets after it are not.
+    spent, budget.spent = budget.spent, False
+    layout = layout_rows(
+        table_id,
+        names,
+        data,
+        data_numbers,
+        budget,
+        sheet=sheet,
+        header_rows=header_rows,
+        first_block=first_block,
+    )
+    budget.spent = budget.spent or spent
+    result.blocks = layout.blocks
+    for block in layout.blocks:
+        locator = block["locator"]
+        if locator["row_start"] == 1 and not data_numbers:
+            # layout_rows counts a lone header from row 1; this one starts where the sheet has it.
+            locator["row_start"], locator["row_end"] = first, first + header_rows - 1
+    if layout.failed:
+        result.failed += [{**unit, "unit": f"{sheet} {unit['unit']}"} for unit in layout.failed]
+        data_numbers = data_numbers[: layout.rows_laid]
+    data = list(PaddedRows(rows, data_numbers, columns))
+    last = data_numbers[-1] if data_numbers else first + header_rows - 1
+    result.entry = table_entry(
+        table_id,
+        sheet,
+        names,
+        data,
+        header_rows=header_rows,
+        locator={"sheet": sheet, "row_start": first, "row_end": last},
+        attrs={"hidden": True} if hidden else None,
+    )
+    return result

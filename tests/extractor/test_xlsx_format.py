@@ -1,0 +1,611 @@
+"""XLSX extraction: one test per rule of the reference extractor's XLSX reader and its tables."""
+
+from __future__ import annotations
+
+import io
+import json
+import platform
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats import tables
+from extractor_sandbox.formats.xlsx import PARSER_VERSION, extract_xlsx, table
+from extractor_sandbox.formats.xlsx.numformats import BUILTIN_KINDS, code_kind
+from extractor_sandbox.formats.xlsx.values import serial_cell
+from extractor_sandbox.source import extract
+from tests.extractor import gates
+from tests.extractor.server_check import validated
+
+GOLD = Path(__file__).resolve().parent / "gold" / "xlsx"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inputs" / "xlsx"
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+OFFICE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def workbook(
+    *sheets: str | tuple[str, str] | tuple[str, str, dict[str, str]],
+    shared: list[str] | str | None = None,
+    styles: str | None = None,
+    workbook_pr: str = "",
+    parts: dict[str, bytes | str] | None = None,
+    method: int = zipfile.ZIP_DEFLATED,
+) -> bytes:
+    """A workbook of hand-written parts. A sheet is its <sheetData> body (a worksheet named
+    Sheet<n>), or (name, body), or (name, body, {"kind": rel type, "state": ..., "xml": whole
+    part}); the body of another kind is the part as written."""
+    rels = []
+    entries = []
+    files: dict[str, bytes | str] = {
+        "[Content_Types].xml": (
+            '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="xml" ContentType="application/xml"/></Types>'
+        ),
+        "_rels/.rels": (
+            f'<Relationships xmlns="{RELS}"><Relationship Id="rId1" '
+            f'Type="{OFFICE}/officeDocument" Target="xl/workbook.xml"/></Relationships>'
+        ),
+    }
+    for index, sheet in enumerate(sheets, start=1):
+        if isinstance(sheet, str):
+            name, body, extra = f"Sheet{index}", sheet, {}
+        elif len(sheet) == 2:
+            name, body, extra = sheet[0], sheet[1], {}
+        else:
+            name, body, extra = sheet  # type: ignore[misc]
+        kind = extra.get("kind", "worksheet")
+        part = f"xl/worksheets/sheet{index}.xml"
+        if "xml" in extra:
+            files[part] = extra["xml"]
+        elif kind == "worksheet":
+            files[part] = f'<worksheet xmlns="{MAIN}"><sheetData>{body}</sheetData></worksheet>'
+        else:
+            files[part] = body
+        target = extra.get("target", f"worksheets/sheet{index}.xml")
+        rels.append(f'<Relationship Id="rId{index}" Type="{OFFICE}/{kind}" Target="{target}"/>')
+        state = f' state="{extra["state"]}"' if "state" in extra else ""
+        entries.append(f'<sheet name="{name}" sheetId="{index}" r:id="rId{index}"{state}/>')
+    if shared is not None:
+        body = (
+            shared if isinstance(shared, str) else "".join(f"<si><t>{s}</t></si>" for s in shared)
+        )
+        files["xl/sharedStrings.xml"] = f'<sst xmlns="{MAIN}">{body}</sst>'
+        rels.append(
+            f'<Relationship Id="rS" Type="{OFFICE}/sharedStrings" Target="sharedStrings.xml"/>'
+        )
+    if styles is not None:
+        files["xl/styles.xml"] = f'<styleSheet xmlns="{MAIN}">{styles}</styleSheet>'
+        rels.append(f'<Relationship Id="rT" Type="{OFFICE}/styles" Target="styles.xml"/>')
+    files["xl/workbook.xml"] = (
+        f'<workbook xmlns="{MAIN}" xmlns:r="{OFFICE}">{workbook_pr}'
+        f"<sheets>{''.join(entries)}</sheets></workbook>"
+    )
+    files["xl/_rels/workbook.xml.rels"] = (
+        f'<Relationships xmlns="{RELS}">{"".join(rels)}</Relationships>'
+    )
+    files.update(parts or {})
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content.encode("utf-8") if isinstance(content, str) else content)
+    return buffer.getvalue()
+
+
+def row(number: int, *cells: str) -> str:
+    return f'<row r="{number}">{"".join(cells)}</row>'
+
+
+def num(ref: str, value: object, style: str | None = None) -> str:
+    s = f' s="{style}"' if style is not None else ""
+    return f'<c r="{ref}"{s}><v>{value}</v></c>'
+
+
+def text(ref: str, value: str) -> str:
+    return f'<c r="{ref}" t="inlineStr"><is><t>{value}</t></is></c>'
+
+
+def read(data: bytes, name: str = "book.xlsx") -> dict[str, Any]:
+    artifact = extract_xlsx(data, {}, name=name)
+    return validated(artifact, data)
+
+
+def rows_of(artifact: dict[str, Any], index: int = 0) -> list[list[Any]]:
+    return list(artifact["tables"][index]["rows"])
+
+
+def names_of(artifact: dict[str, Any], index: int = 0) -> list[str]:
+    return [c["name"] for c in artifact["tables"][index]["columns"]]
+
+
+def types_of(artifact: dict[str, Any], index: int = 0) -> list[str]:
+    return [c["type"] for c in artifact["tables"][index]["columns"]]
+
+
+HEAD = row(1, text("A1", "a"))
+
+
+# The envelope and the gold
+
+
+def test_artifact_envelope_and_tables() -> None:
+    artifact = read(workbook(("Data", HEAD + row(2, num("A2", 1)))))
+    assert artifact["format"] == "xlsx"
+    assert artifact["parser"] == "loom-xlsx"
+    assert artifact["parser_version"] == PARSER_VERSION == f"1+python{platform.python_version()}"
+    assert artifact["coverage"] == {
+        "unit": "sheets",
+        "total": 1,
+        "extracted": 1,
+        "failed": [],
+        "lost": [],
+        "complete": True,
+    }
+    assert artifact["attrs"] == {"date_system": 1900}
+    [entry] = artifact["tables"]
+    assert entry["id"] == "t0" and entry["name"] == "Data" and entry["header_rows"] == 1
+    assert entry["locator"] == {"sheet": "Data", "row_start": 1, "row_end": 2}
+    assert artifact["blocks"] == [
+        {
+            "id": "b0",
+            "type": "paragraph",
+            "text": "a: 1",
+            "section_path": [],
+            "keys": [],
+            "locator": {"row_start": 2, "row_end": 2, "sheet": "Data"},
+            "attrs": {"table_id": "t0"},
+        }
+    ]
+
+
+def test_the_fixtures_score_one_on_typed_cells_and_headers() -> None:
+    assert len(gates.fixtures("xlsx")) >= 10
+    scores = gates.score("xlsx", lambda data, name: extract(data, "xlsx", name, {}))
+    assert scores == {"typed cells": 1.0, "headers": 1.0}
+
+
+@pytest.mark.parametrize("source", sorted(GOLD.glob("*.xlsx")), ids=lambda p: p.name)
+def test_every_fixture_passes_the_contract(source: Path) -> None:
+    read(source.read_bytes(), source.name)
+
+
+def test_the_gold_on_disk_is_the_one_the_script_writes() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_fixtures", GOLD / "make_fixtures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, make in module.FIXTURES.items():
+        _, gold = make()
+        on_disk = json.loads((GOLD / f"{name}.gold.json").read_text(encoding="utf-8"))
+        assert {"tables": gold} == on_disk, name
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_every_corpus_workbook_passes_the_contract() -> None:
+    files = sorted(CORPUS.glob("*.xls*"))
+    assert files
+    for path in files:
+        artifact = read(path.read_bytes(), path.name)
+        assert artifact["tables"], path.name
+
+
+# Number formats
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        ("yyyy-mm-dd", "date"),
+        ("d-mmm-yy", "date"),
+        ("mmm yyyy", "date"),
+        ("dd/mm/yyyy hh:mm", "datetime"),
+        ("yyyy-mm-dd h:mm:ss AM/PM", "datetime"),
+        ("h:mm", "time"),
+        ("mm:ss", "time"),
+        ("h:mm AM/PM", "time"),
+        ("[h]:mm", "duration"),
+        ("[mm]:ss", "duration"),
+        ('[$-411]ggge"年"m"月"d"日"', "date"),
+        ("General", None),
+        ("0.00", None),
+        ("0.00E+00", None),
+        ('"day" 0', None),
+        ("[Red]#,##0;[Blue]-#,##0", None),
+        ("\\d0", None),
+        ("0;yyyy", None),  # only the first section is read
+        ("y" + "0" * 255, None),  # past Excel's 255 characters: no date
+    ],
+)
+def test_a_custom_code_is_a_date_when_a_date_letter_shows(code: str, kind: str | None) -> None:
+    assert code_kind(code) == kind
+
+
+def test_the_built_in_date_formats() -> None:
+    dates = {i for i, kind in BUILTIN_KINDS.items() if kind == "date"}
+    assert dates == {14, 15, 16, 17, 27, 28, 29, 30, 31, 36, *range(50, 59)}
+    assert BUILTIN_KINDS[22] == "datetime"
+    assert {i for i, kind in BUILTIN_KINDS.items() if kind == "time"} == {18, 19, 20, 21, 45, 47}
+    assert BUILTIN_KINDS[46] == "duration"
+
+
+@pytest.mark.parametrize(
+    ("serial", "kind", "date1904", "value"),
+    [
+        ("59", "date", False, "1900-02-28"),
+        ("60", "date", False, "1900-02-29"),  # Excel's day that never was: text
+        ("61", "date", False, "1900-03-01"),
+        ("1", "date", False, "1900-01-01"),
+        ("0", "date", True, "1904-01-01"),
+        ("45000.99999999", "datetime", False, "2023-03-16T00:00:00"),  # to the nearest second
+        ("45000.25", "time", False, "06:00:00"),
+        ("1.5", "duration", False, "36:00:00"),
+        ("-0.5", "duration", False, "-12:00:00"),
+        ("2958465", "date", False, "9999-12-31"),
+        ("2958466", "date", False, 2958466),  # past year 9999: the number
+        ("-1", "date", False, -1),
+        ("1e308", "datetime", False, 1e308),
+        ("x", "date", False, "x"),
+    ],
+)
+def test_a_serial_reads_as_its_format_says(
+    serial: str, kind: str, date1904: bool, value: object
+) -> None:
+    cell = serial_cell(serial, kind, date1904)
+    assert cell is not None and cell.value == value
+
+
+def test_the_leap_day_is_text_and_its_column_mixed() -> None:
+    styles = '<numFmts><numFmt numFmtId="164" formatCode="yyyy-mm-dd"/></numFmts><cellXfs><xf/><xf numFmtId="164"/></cellXfs>'
+    sheet = HEAD + row(2, num("A2", 60, "1")) + row(3, num("A3", 61, "1"))
+    artifact = read(workbook(sheet, styles=styles))
+    assert rows_of(artifact) == [["1900-02-29"], ["1900-03-01"]]
+    assert types_of(artifact) == ["mixed"]
+
+
+def test_the_1904_system() -> None:
+    sheet = HEAD + row(2, num("A2", 1, "1"))
+    data = workbook(
+        sheet,
+        styles='<cellXfs><xf/><xf numFmtId="14"/></cellXfs>',
+        workbook_pr='<workbookPr date1904="1"/>',
+    )
+    artifact = read(data)
+    assert rows_of(artifact) == [["1904-01-02"]]
+    assert artifact["attrs"]["date_system"] == 1904
+
+
+def test_the_cell_style_table_is_cell_xfs_not_cell_style_xfs() -> None:
+    styles = '<cellStyleXfs><xf numFmtId="14"/></cellStyleXfs><cellXfs><xf numFmtId="0"/><xf numFmtId="14"/></cellXfs>'
+    sheet = HEAD + row(2, num("A2", 2, "0")) + row(3, num("A3", 2, "1"))
+    assert rows_of(read(workbook(sheet, styles=styles))) == [[2], ["1900-01-02"]]
+
+
+def test_a_float_row_text_shows_fifteen_digits_and_the_table_keeps_it_exact() -> None:
+    artifact = read(workbook(HEAD + row(2, num("A2", "0.30000000000000004"))))
+    assert rows_of(artifact) == [[0.30000000000000004]]
+    assert artifact["blocks"][0]["text"] == "a: 0.3"
+
+
+def test_an_integer_past_64_bits_keeps_its_digits_and_a_nan_is_text() -> None:
+    sheet = HEAD + row(2, num("A2", "123456789012345678901234")) + row(3, num("A3", "NaN"))
+    assert rows_of(read(workbook(sheet))) == [["123456789012345678901234"], ["NaN"]]
+
+
+# Cells
+
+
+def test_cells_as_the_workbook_holds_them() -> None:
+    sheet = row(
+        1, text("A1", "s"), text("B1", "b"), text("C1", "e"), text("D1", "d"), text("E1", "str")
+    ) + row(
+        2,
+        '<c r="A2" t="s"><v>0</v></c>',
+        '<c r="B2" t="b"><v>1</v></c>',
+        '<c r="C2" t="e"><v>#DIV/0!</v></c>',
+        '<c r="D2" t="d"><v>2024-02-03</v></c>',
+        '<c r="E2" t="str"><f>A2</f><v>shared</v></c>',
+    )
+    artifact = read(workbook(sheet, shared=["shared"]))
+    assert rows_of(artifact) == [["shared", True, {"error": "#DIV/0!"}, "2024-02-03", "shared"]]
+    assert types_of(artifact) == ["string", "bool", "string", "date", "string"]
+    assert (
+        artifact["blocks"][0]["text"]
+        == "s: shared | b: TRUE | e: #DIV/0! | d: 2024-02-03 | str: shared"
+    )
+
+
+def test_phonetic_readings_are_dropped_from_shared_and_inline_strings() -> None:
+    shared = '<si><r><t>東</t></r><r><t>京</t></r><rPh sb="0" eb="1"><t>トウ</t></rPh></si>'
+    sheet = (
+        HEAD
+        + row(2, '<c r="A2" t="s"><v>0</v></c>')
+        + row(3, '<c r="A3" t="inlineStr"><is><t>大阪</t><rPh><t>オオサカ</t></rPh></is></c>')
+    )
+    assert rows_of(read(workbook(sheet, shared=shared))) == [["東京"], ["大阪"]]
+
+
+def test_a_string_of_only_whitespace_is_empty() -> None:
+    sheet = HEAD + row(2, text("A2", "   "), num("B2", 1))
+    assert rows_of(read(workbook(sheet))) == [[None, 1]]
+
+
+def test_a_missing_shared_string_reads_empty_and_loses_shared_strings() -> None:
+    sheet = HEAD + row(2, '<c r="A2" t="s"><v>7</v></c>', num("B2", 1))
+    artifact = read(workbook(sheet, shared=["only"]))
+    assert rows_of(artifact) == [[None, 1]]
+    assert artifact["coverage"]["lost"] == ["shared_strings"]
+
+
+def test_a_formula_reads_its_cached_value_and_one_with_none_loses_formula_values() -> None:
+    sheet = (
+        HEAD
+        + row(2, '<c r="A2"><f>1+1</f><v>2</v></c>')
+        + row(3, '<c r="A3"><f>NOW()</f></c>', num("B3", 1))
+    )
+    artifact = read(workbook(sheet))
+    assert rows_of(artifact) == [[2, None], [None, 1]]
+    assert artifact["coverage"]["lost"] == ["formula_values"]
+    assert artifact["coverage"]["complete"] is False
+
+
+def test_a_cell_or_row_with_no_position_takes_the_next() -> None:
+    sheet = HEAD + '<row><c><v>1</v></c><c><v>2</v></c><c r="E2"><v>5</v></c><c><v>6</v></c></row>'
+    artifact = read(workbook(sheet))
+    assert rows_of(artifact) == [[1, 2, None, None, 5, 6]]
+    assert artifact["blocks"][0]["locator"]["row_start"] == 2
+
+
+def test_a_cell_written_twice_keeps_the_later_and_is_counted() -> None:
+    sheet = HEAD + row(2, num("A2", 1), num("A2", 2))
+    artifact = read(workbook(("S", sheet)))
+    assert rows_of(artifact) == [[2]]
+    assert artifact["coverage"]["failed"] == [
+        {
+            "unit": "S values",
+            "reason": "left out: 1 written twice at one position (the earlier value)",
+        }
+    ]
+
+
+def test_a_cell_past_column_16384_is_left_out_and_counted() -> None:
+    sheet = HEAD + row(2, num("A2", 1), num("XFD2", 2), num("XFE2", 3))
+    artifact = read(workbook(("S", sheet)))
+    assert len(artifact["tables"][0]["columns"]) == 16_384
+    assert artifact["tables"][0]["rows"][0][-1] == 2
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "S values", "reason": "left out: 1 past column 16,384"}
+    ]
+
+
+def test_a_value_over_a_megabyte_is_left_out_and_counted() -> None:
+    big = "x" * (1024 * 1024 + 1)
+    sheet = HEAD + row(2, text("A2", big), '<c r="B2" t="s"><v>0</v></c>', num("C2", 1))
+    artifact = read(workbook(("S", sheet), shared=[big]))
+    assert rows_of(artifact) == [[None, None, 1]]
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "S values", "reason": "left out: 2 over a megabyte"}
+    ]
+
+
+def test_a_value_of_exactly_a_megabyte_is_kept() -> None:
+    value = "y" * (1024 * 1024)
+    artifact = read(workbook(HEAD + row(2, text("A2", value))))
+    assert rows_of(artifact) == [[value]]
+
+
+# Sheets
+
+
+def test_sheets_in_the_workbooks_order_hidden_ones_marked() -> None:
+    data = workbook(
+        ("One", HEAD),
+        ("Two", HEAD, {"state": "hidden"}),
+        ("Three", HEAD, {"state": "veryHidden"}),
+    )
+    artifact = read(data)
+    assert [t["name"] for t in artifact["tables"]] == ["One", "Two", "Three"]
+    assert [t.get("attrs") for t in artifact["tables"]] == [
+        None,
+        {"hidden": True},
+        {"hidden": True},
+    ]
+    assert [t["id"] for t in artifact["tables"]] == ["t0", "t1", "t2"]
+
+
+def test_a_chart_or_dialog_sheet_holds_no_cells() -> None:
+    chart = f'<chartsheet xmlns="{MAIN}"/>'
+    data = workbook(
+        ("Data", HEAD),
+        ("Chart", chart, {"kind": "chartsheet"}),
+        ("Dialog", f'<dialogsheet xmlns="{MAIN}"/>', {"kind": "dialogsheet"}),
+    )
+    artifact = read(data)
+    assert [t["name"] for t in artifact["tables"]] == ["Data"]
+    assert artifact["coverage"]["extracted"] == artifact["coverage"]["total"] == 3
+
+
+def test_a_macro_sheet_or_an_unknown_kind_fails_alone() -> None:
+    data = workbook(
+        ("Macro", "<xm/>", {"kind": "xlMacrosheet"}),
+        ("Data", HEAD),
+        ("Odd", "<odd/>", {"kind": "somethingElse"}),
+    )
+    artifact = read(data)
+    assert [t["name"] for t in artifact["tables"]] == ["Data"]
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "Macro", "reason": "a macro sheet is not read"},
+        {"unit": "Odd", "reason": "a sheet of kind somethingElse is not read"},
+    ]
+    assert (artifact["coverage"]["total"], artifact["coverage"]["extracted"]) == (3, 1)
+
+
+def test_a_sheet_whose_relationship_names_no_part_fails_alone() -> None:
+    data = workbook(("Gone", HEAD, {"target": "worksheets/missing.xml"}), ("Data", HEAD))
+    artifact = read(data)
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "Gone", "reason": "its relationship names no part"}
+    ]
+    assert [t["name"] for t in artifact["tables"]] == ["Data"]
+
+
+def test_a_sheet_whose_root_is_no_worksheet_fails_alone() -> None:
+    other = '<worksheet xmlns="urn:other"><sheetData/></worksheet>'
+    artifact = read(workbook(("Odd", "", {"xml": other}), ("Data", HEAD)))
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "Odd", "reason": "its root is urn:other}worksheet, not a worksheet"}
+    ]
+
+
+def test_a_damaged_sheet_keeps_the_rows_read_before_the_damage() -> None:
+    whole = f'<worksheet xmlns="{MAIN}"><sheetData>{HEAD}{row(2, num("A2", 1))}<row r="3"><c r="A3"><v>2</v>'
+    artifact = read(workbook(("Cut", "", {"xml": whole}), ("Data", HEAD)))
+    assert rows_of(artifact) == [[1]]
+    [failure] = artifact["coverage"]["failed"]
+    assert failure["unit"] == "Cut rows 3-"
+    assert failure["reason"].startswith("is not well-formed XML: no element found")
+    assert artifact["coverage"]["extracted"] == 1
+
+
+def test_a_sheet_damaged_before_any_row_fails_alone() -> None:
+    artifact = read(workbook(("Bad", "", {"xml": "not xml"}), ("Data", HEAD)))
+    [failure] = artifact["coverage"]["failed"]
+    assert failure["unit"] == "Bad" and failure["reason"].startswith("is not well-formed XML")
+
+
+def test_a_sheet_name_is_cut_to_500_characters() -> None:
+    name = "n" * 501
+    artifact = read(workbook((name, HEAD)))
+    assert artifact["tables"][0]["name"] == "n" * 500
+    assert artifact["tables"][0]["locator"]["sheet"] == "n" * 500
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "sheet names", "reason": "a sheet name cut to 500 characters"}
+    ]
+
+
+def test_a_sheet_with_no_cells_has_no_table_and_is_read() -> None:
+    artifact = read(workbook(("Empty", ""), ("Data", HEAD)))
+    assert [t["name"] for t in artifact["tables"]] == ["Data"]
+    assert artifact["coverage"]["complete"] is True
+
+
+# Headers and merges
+
+
+def test_the_header_is_the_first_row_with_a_value_and_blocks_cite_sheet_rows() -> None:
+    sheet = row(3, text("B3", "k"), text("C3", "v")) + row(5, text("B5", "x"), num("C5", 1))
+    artifact = read(workbook(("S", sheet)))
+    assert names_of(artifact) == ["k", "v"]
+    assert artifact["tables"][0]["locator"] == {"sheet": "S", "row_start": 3, "row_end": 5}
+    assert artifact["blocks"][0]["locator"] == {"row_start": 5, "row_end": 5, "sheet": "S"}
+
+
+def test_a_header_with_no_rows_is_a_block_at_its_own_rows() -> None:
+    sheet = row(4, text("A4", "only"), text("B4", "names"))
+    artifact = read(workbook(("S", sheet)))
+    assert artifact["blocks"][0]["text"] == "only | names"
+    assert artifact["blocks"][0]["locator"] == {"row_start": 4, "row_end": 4, "sheet": "S"}
+
+
+def merged(body: str, *ranges: str) -> str:
+    cells = "".join(f'<mergeCell ref="{r}"/>' for r in ranges)
+    return f'<worksheet xmlns="{MAIN}"><sheetData>{body}</sheetData><mergeCells>{cells}</mergeCells></worksheet>'
+
+
+def test_a_range_over_text_cells_makes_a_two_row_header() -> None:
+    body = (
+        row(1, text("B1", "2025"))
+        + row(2, text("A2", "Region"), text("B2", "H1"), text("C2", "H2"))
+        + row(3, text("A3", "North"), num("B3", 1), num("C3", 2))
+    )
+    artifact = read(workbook(("S", "", {"xml": merged(body, "B1:C1")})))
+    assert names_of(artifact) == ["Region", "2025 / H1", "2025 / H2"]
+    assert artifact["tables"][0]["header_rows"] == 2
+    assert rows_of(artifact) == [["North", 1, 2]]
+    assert artifact["blocks"][0]["locator"]["row_start"] == 3
+
+
+def test_a_title_over_the_whole_row_heads_every_name() -> None:
+    body = (
+        row(1, text("A1", "Sales"))
+        + row(2, text("A2", "Region"), text("B2", "Q1"))
+        + row(3, text("A3", "E"), num("B3", 1))
+    )
+    artifact = read(workbook(("S", "", {"xml": merged(body, "A1:B1")})))
+    assert names_of(artifact) == ["Sales / Region", "Sales / Q1"]
+
+
+def test_text_data_under_merges_covering_it_reads_as_the_second_header_row() -> None:
+    body = row(1, text("A1", "Name")) + row(2, text("A2", "Alice"), text("B2", "Smith"))
+    artifact = read(workbook(("S", "", {"xml": merged(body, "A1:B1")})))
+    assert names_of(artifact) == ["Name / Alice", "Name / Smith"]
+    assert artifact["tables"][0]["header_rows"] == 2
+    assert rows_of(artifact) == []
+    assert artifact["blocks"][0]["locator"] == {"row_start": 1, "row_end": 2, "sheet": "S"}
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        row(2, num("A2", 2024), num("B2", 2025)),  # numbers under the range
+        row(2, text("A2", "H1"), text("B2", "H2"), text("C2", "x")),  # text under a plain name
+    ],
+)
+def test_other_cells_in_the_second_row_make_it_data(second: str) -> None:
+    body = row(1, text("A1", "Years"), text("C1", "Plain")) + second
+    artifact = read(workbook(("S", "", {"xml": merged(body, "A1:B1")})))
+    assert artifact["tables"][0]["header_rows"] == 1
+    assert names_of(artifact) == ["Years", "Years (2)", "Plain"]
+    assert len(rows_of(artifact)) == 1
+
+
+def test_a_merge_fills_each_cell_but_no_row_past_the_last_held() -> None:
+    body = HEAD + row(2, text("A2", "x"), num("C2", 1)) + row(3, num("C3", 2))
+    artifact = read(workbook(("S", "", {"xml": merged(body, "A2:B9")})))
+    assert rows_of(artifact) == [["x", "x", 1], ["x", "x", 2]]
+    assert artifact["tables"][0]["locator"]["row_end"] == 3
+
+
+def test_a_merge_adds_the_empty_rows_it_covers() -> None:
+    body = HEAD + row(2, text("A2", "x")) + row(4, text("A4", "y"))
+    artifact = read(workbook(("S", "", {"xml": merged(body, "A2:A3")})))
+    assert rows_of(artifact) == [["x"], ["x"], ["y"]]
+
+
+# Row blocks and budgets
+
+
+def test_rows_are_twenty_to_a_block() -> None:
+    body = HEAD + "".join(row(n, num(f"A{n}", n)) for n in range(2, 43))
+    artifact = read(workbook(("S", body)))
+    assert [(b["locator"]["row_start"], b["locator"]["row_end"]) for b in artifact["blocks"]] == [
+        (2, 21),
+        (22, 41),
+        (42, 42),
+    ]
+
+
+def test_rows_past_the_cell_budget_are_counted_and_the_sheets_after_never_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tables, "MAX_CELLS", 10)
+    monkeypatch.setattr(table, "MAX_CELLS", 10)
+    body = HEAD + "".join(row(n, num(f"A{n}", n), num(f"B{n}", n)) for n in range(2, 12))
+    artifact = read(workbook(("S", body), ("Later", HEAD), ("After", HEAD)))
+    # The header's cell and four rows of two are nine cells: the fifth row would pass ten.
+    assert rows_of(artifact) == [[n, n] for n in range(2, 6)]
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "S rows 6-11", "reason": "6 rows past 10 cells"},
+        {"unit": "sheets 2-3", "reason": "past the table budget: never read"},
+    ]
+    assert [t["name"] for t in artifact["tables"]] == ["S"]
+
+
+def test_a_workbook_is_refused_as_corrupt_when_its_zip_is_not_one() -> None:
+    with pytest.raises(ExtractError) as raised:
+        extract_xlsx(b"PK\x03\x04 not a zip", {}, name="x.xlsx")
+    assert raised.value.code == "corrupt"
