@@ -1,4 +1,4 @@
-"""What the tabular readers (CSV, and later XLSX and Parquet) share: typed cells and row blocks.
+"""What the tabular readers (CSV, Parquet, and later XLSX) share: typed cells and row blocks.
 
 A cell is a `Cell`: its JSON value for `tables[].rows`, its kind (string, number, bool, date,
 datetime, time, duration, error) and the text its row block shows. An empty cell is None and
@@ -13,7 +13,10 @@ each row a line of `column: value` pairs of its non-empty cells joined by " | ",
 and ending at a row with text. A block is a "paragraph" with attrs.table_id and a locator of its
 rows (the header counted, so the first data row under a one-row header is row 2), and the sheet
 when the table is one. A header with no row of text under it is a block of its own when it names
-a column.
+a column (rows 0-0 when the names are no row of the source, header_rows 0: a Parquet schema).
+
+Dates, date-times and times are ISO text (a date-time's zone kept), a duration H:MM:SS with
+hours past a day (36:00:00) and a fraction when it has one.
 
 Budgets (one for all of an artifact's tables): 1,000,000 non-empty cells, their text within
 256 MiB counted at four bytes a character, 100,000 rows a table; laying the rows out spends at most
@@ -27,6 +30,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 ROWS_PER_BLOCK = 20
@@ -92,6 +96,40 @@ def number_cell(value: int | float, text: str | None = None) -> Cell | None:
 def exact_number_cell(digits: str) -> Cell:
     """A decimal kept as its exact digits (a value a double does not hold)."""
     return Cell(digits, "number", digits)
+
+
+def date_cell(value: date) -> Cell:
+    """A date as ISO text (2024-02-29)."""
+    text = value.isoformat()
+    return Cell(text, "date", text)
+
+
+def datetime_cell(value: datetime) -> Cell:
+    """A date and time as ISO text, its zone kept (none when it has none)."""
+    text = value.isoformat()
+    return Cell(text, "datetime", text)
+
+
+def time_cell(value: time) -> Cell:
+    """A time of day as ISO text (10:30:00, 10:30:00.250000)."""
+    text = value.isoformat()
+    return Cell(text, "time", text)
+
+
+def duration_text(value: timedelta) -> str:
+    """H:MM:SS with hours past a day (36:00:00), a fraction to the microsecond when it has one."""
+    micros = abs(value // timedelta(microseconds=1))
+    seconds, fraction = divmod(micros, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    sign = "-" if value < timedelta(0) else ""
+    text = f"{sign}{hours}:{minute:02d}:{second:02d}"
+    return f"{text}.{fraction:06d}" if fraction else text
+
+
+def duration_cell(value: timedelta) -> Cell:
+    text = duration_text(value)
+    return Cell(text, "duration", text)
 
 
 def column_type(kinds: Iterable[str]) -> str:
@@ -263,8 +301,10 @@ def layout_rows(
             flush()
             pending_chars = 0
     flush()
-    if not layout.blocks and not layout.failed and any(names) and header_rows > 0:
-        layout.blocks.append(block(PAIR_SEPARATOR.join(names), 1, header_rows))
+    if not layout.blocks and not layout.failed and any(names):
+        # A header that is no row of the file (a Parquet schema, header_rows 0) has no rows: 0-0.
+        first_header_row = 1 if header_rows > 0 else 0
+        layout.blocks.append(block(PAIR_SEPARATOR.join(names), first_header_row, header_rows))
     return layout
 
 

@@ -1,0 +1,675 @@
+"""Parquet: one typed table (tables[0], id t0, named after the file) and its rows as row blocks.
+
+pyarrow reads the file from the bytes in memory (no file system, no pre-buffering, no threads,
+the system memory pool). The columns are the schema's, the first 16,384 kept by position (a name
+may repeat; the rest are a failed unit, <name> columns); the names are no row of the file, so the
+table has no header row (header_rows 0) and its rows count from 1, numbered by the footer.
+
+Rows are read a row group at a time, in batches of at most 1,024 rows and no more values than the
+cell budget holds (counted by leaf columns). How a column is read is decided once from its type:
+
+- an integer is a number; a uint64 and a decimal are their exact digits, as text ("12.345");
+- a float is a number, a top-level float32 or float16 its shortest decimal in its own type; a NaN
+  is no value, as a null is; an infinity is left out (so a float column stays a number);
+- a bool, a date, a timestamp (its zone kept), a time of day and a duration read as the other
+  readers write them (tables.py), a nanosecond unit to the microsecond (nested ones too);
+- text is text (blank text no value), a UUID its text, a list, struct or map its JSON (a map as
+  [key, value] pairs, bytes in it as base64); another extension type reads as what it stores;
+- bytes, a value over 1,048,576 characters and a value Python cannot hold (a date past year 9999)
+  are left out and counted (<name> values). A batch with a value Python cannot hold is split in
+  halves until each part converts; past 16 of them in a column the rest of it is left out unread.
+
+A row of nulls, NaNs or blank text is no row. A row group of no rows is passed over; a row count
+below zero is none; row groups declaring 2^63 rows or more are refused (corrupt). Before a batch
+is read into Python it is charged against four million values and 256 MiB decoded (and 100,000
+row groups read): past them, or past the table budget (tables.Budget), or at a row group that does
+not decode or holds fewer rows than its footer declares, the rows from there are one failed unit
+(<name> rows N-), counted from the footer and never decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import struct
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats.tables import (
+    MAX_CELLS,
+    Budget,
+    Cell,
+    date_cell,
+    datetime_cell,
+    duration_cell,
+    duration_text,
+    exact_number_cell,
+    fit_names,
+    layout_rows,
+    number_cell,
+    string_cell,
+    table_entry,
+    time_cell,
+    unique_names,
+)
+
+PARSER = "loom-parquet"
+PARSER_VERSION = f"1+pyarrow{pa.__version__}"
+
+MAX_COLUMNS = 16_384
+MAX_BATCH_ROWS = 1_024
+MAX_VALUE_CHARS = 1_048_576
+MAX_UNHOLDABLE = 16  # values Python cannot hold, a column, before the rest of it is left unread
+MAX_DECODED_VALUES = 4_000_000
+MAX_DECODED_BYTES = 256 * 1024 * 1024
+MAX_ROW_GROUPS = 100_000
+MAX_DECLARED_ROWS = 2**63
+
+# Why a value is left out, as the failed unit <name> values counts it.
+BYTES = "bytes values"
+INFINITY = "infinities"
+TOO_LONG = "values over 1,048,576 characters"
+UNHOLDABLE = "values Python cannot hold"
+UNREAD = "values left unread past 16 Python cannot hold in their column"
+CAUSES = (BYTES, INFINITY, TOO_LONG, UNHOLDABLE, UNREAD)
+
+# A converted value, or why it is left out.
+Converted = Cell | str | None
+
+
+@dataclass(frozen=True)
+class ColumnReader:
+    """How one column is read, decided once from its type.
+
+    `prepare` makes an Arrow array of the column ready to convert (vectorized: a dictionary
+    decoded, nanoseconds cut to microseconds, a float32 written as its shortest decimal);
+    `cell` reads one of its Python values. A bytes column is never converted (`unread_cause`).
+    """
+
+    prepare: Callable[[pa.Array], pa.Array]
+    cell: Callable[[Any], Converted]
+    unread_cause: str | None = None
+
+
+@dataclass
+class ColumnState:
+    """What a column has met across the file: the values Python could not hold."""
+
+    unholdable: int = 0
+    left_unread: bool = False
+
+
+@dataclass
+class Reading:
+    """The rows read so far, what was left out, and why reading stopped (if it did)."""
+
+    rows: list[list[Cell | None]] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
+    rows_read: int = 0  # rows read to the end, blank ones included, by the footer's numbering
+    left_out: Counter[str] = field(default_factory=Counter)
+    decoded_values: int = 0
+    decoded_bytes: int = 0
+    stop: tuple[int, str] | None = None  # (first row not read, why)
+
+
+def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+    pa.set_memory_pool(pa.system_memory_pool())
+    parquet_file = open_parquet(data)
+    declared = declared_rows(parquet_file.metadata)
+    schema = parquet_file.schema_arrow
+    fields = [schema.field(index) for index in range(min(len(schema), MAX_COLUMNS))]
+    table_name = name or "table"
+    names, failed = fit_names([column.name for column in fields], table_name)
+    names = unique_names(names)
+    if len(schema) > MAX_COLUMNS:
+        failed.append(
+            {
+                "unit": f"{table_name} columns",
+                "reason": f"{len(schema) - MAX_COLUMNS:,} columns past the first 16,384",
+            }
+        )
+
+    budget = Budget()
+    if fields:
+        reading = read_rows(parquet_file, fields, declared, budget, table_name)
+    else:
+        reading = Reading(rows_read=sum(declared))  # no column: only blank rows
+    blocks: list[dict[str, Any]] = []
+    if fields:
+        layout = layout_rows("t0", names, reading.rows, reading.numbers, budget, header_rows=0)
+        blocks = layout.blocks
+        if layout.failed:
+            reading.rows_read = reading.numbers[layout.rows_laid] - 1
+            reading.rows = reading.rows[: layout.rows_laid]
+            reading.stop = (reading.rows_read + 1, "past the table budget (laid-out rows)")
+    if reading.left_out:
+        failed.append({"unit": f"{table_name} values", "reason": left_out_reason(reading)})
+    if reading.stop is not None:
+        first, why = reading.stop
+        failed.append({"unit": f"{table_name} rows {first}-", "reason": why})
+    tables = []
+    if fields:
+        span = {"row_start": 1, "row_end": reading.rows_read} if reading.rows_read else {}
+        tables.append(
+            table_entry(
+                "t0",
+                name,
+                names,
+                reading.rows,
+                header_rows=0,
+                locator=span or {"row_start": 0, "row_end": 0},
+            )
+        )
+    artifact = build_artifact(
+        "parquet",
+        PARSER,
+        PARSER_VERSION,
+        blocks,
+        coverage("rows", sum(declared), reading.rows_read, failed),
+    )
+    artifact["tables"] = tables
+    return artifact
+
+
+# The file and its footer
+
+
+def open_parquet(data: bytes) -> pq.ParquetFile:
+    """The file read from the bytes in memory; corrupt when its footer cannot be read."""
+    try:
+        return pq.ParquetFile(
+            pa.BufferReader(pa.py_buffer(data)),
+            pre_buffer=False,
+            coerce_int96_timestamp_unit="us",
+            arrow_extensions_enabled=True,
+        )
+    except (pa.ArrowException, OSError, ValueError, TypeError, OverflowError) as error:
+        raise ExtractError("corrupt", f"the Parquet footer cannot be read: {error}") from None
+
+
+def declared_rows(metadata: pq.FileMetaData) -> list[int]:
+    """Each row group's rows as its footer declares them (below zero is none).
+
+    Refuses the file (corrupt) when they add up to 2^63 rows or more.
+    """
+    counts = [
+        max(0, metadata.row_group(index).num_rows) for index in range(metadata.num_row_groups)
+    ]
+    if sum(counts) >= MAX_DECLARED_ROWS:
+        raise ExtractError(
+            "corrupt", f"the footer's row groups declare {sum(counts):,} rows, past 2^63 - 1"
+        )
+    return counts
+
+
+def leaf_count(data_type: pa.DataType) -> int:
+    """The Parquet leaf columns a field of this type is stored in (a struct's fields each one)."""
+    if isinstance(data_type, pa.BaseExtensionType):
+        return leaf_count(data_type.storage_type)
+    if pa.types.is_struct(data_type):
+        return sum(leaf_count(data_type.field(i).type) for i in range(data_type.num_fields))
+    if pa.types.is_map(data_type):
+        return leaf_count(data_type.key_type) + leaf_count(data_type.item_type)
+    if _is_list(data_type):
+        return leaf_count(data_type.value_type)
+    return 1
+
+
+def _is_list(data_type: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_list(data_type)
+        or pa.types.is_large_list(data_type)
+        or pa.types.is_fixed_size_list(data_type)
+        or pa.types.is_list_view(data_type)
+        or pa.types.is_large_list_view(data_type)
+    )
+
+
+# Reading the rows
+
+
+def read_rows(
+    parquet_file: pq.ParquetFile,
+    fields: Sequence[pa.Field],
+    declared: Sequence[int],
+    budget: Budget,
+    table_name: str,
+) -> Reading:
+    readers = [reader_for(column.type) for column in fields]
+    states = [ColumnState() for _ in fields]
+    leaves = sum(leaf_count(column.type) for column in fields)
+    all_columns = len(fields) == len(parquet_file.schema_arrow)
+    column_indices = None if all_columns else list(range(leaves))
+    flat_leaf = first_flat_leaf(parquet_file.metadata, leaves)
+    reading = Reading()
+    first_row = 0  # rows before this row group, by the footer
+    for group, group_rows in enumerate(declared):
+        if reading.stop is not None:
+            break
+        if group_rows == 0:
+            continue
+        if group >= MAX_ROW_GROUPS:
+            reading.stop = (first_row + 1, "past what one file decodes (100,000 row groups)")
+            break
+        stored = stored_rows(parquet_file.metadata, group, flat_leaf)
+        if stored is not None and stored > group_rows:
+            reading.stop = (
+                first_row + 1,
+                f"the row group holds {stored:,} rows where its footer declares {group_rows:,}",
+            )
+            break
+        batch_rows = min(MAX_BATCH_ROWS, max(1, (MAX_CELLS - budget.cells) // max(1, leaves)))
+        batches = parquet_file.reader.iter_batches(
+            batch_rows, [group], column_indices=column_indices, use_threads=False
+        )
+        got = read_row_group(batches, group_rows, first_row, readers, states, budget, reading)
+        if reading.stop is None and got != group_rows:
+            reading.stop = (
+                first_row + got + 1,
+                f"the row group holds {got:,} rows where its footer declares {group_rows:,}",
+            )
+        first_row += group_rows
+    return reading
+
+
+def first_flat_leaf(metadata: pq.FileMetaData, leaves: int) -> int | None:
+    """The first leaf column read that is not repeated: its values are the row group's rows."""
+    schema = metadata.schema
+    for index in range(min(leaves, len(schema))):
+        if schema.column(index).max_repetition_level == 0:
+            return index
+    return None
+
+
+def stored_rows(metadata: pq.FileMetaData, group: int, flat_leaf: int | None) -> int | None:
+    """The rows a row group's pages hold, by its first unrepeated column chunk (None: unknown).
+
+    Decoding finds a row group holding fewer rows than its footer declares; this finds one
+    holding more, which decoding the declared rows would not notice."""
+    if flat_leaf is None:
+        return None
+    return int(metadata.row_group(group).column(flat_leaf).num_values)
+
+
+def read_row_group(
+    batches: Iterator[pa.RecordBatch],
+    group_rows: int,
+    first_row: int,
+    readers: Sequence[ColumnReader],
+    states: Sequence[ColumnState],
+    budget: Budget,
+    reading: Reading,
+) -> int:
+    """Read one row group's batches into `reading`; the rows it delivered."""
+    got = 0
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return got
+        except (pa.ArrowException, OSError, ValueError, OverflowError) as error:
+            reading.stop = (first_row + got + 1, f"the row group does not decode: {error}")
+            return got
+        if got + batch.num_rows > group_rows:
+            batch = batch.slice(0, group_rows - got)
+        why = charge_decoded(batch, reading)
+        if why is not None:
+            reading.stop = (first_row + got + 1, why)
+            return got
+        if not read_batch(batch, first_row + got, readers, states, budget, reading):
+            return got
+        got += batch.num_rows
+        reading.rows_read = first_row + got
+        if got >= group_rows:
+            return got
+
+
+def charge_decoded(batch: pa.RecordBatch, reading: Reading) -> str | None:
+    """Charge a decoded batch before it is read into Python; why it does not fit, or None."""
+    reading.decoded_values += sum(decoded_values(column) for column in batch.columns)
+    reading.decoded_bytes += batch.get_total_buffer_size()
+    if reading.decoded_values > MAX_DECODED_VALUES:
+        return "past what one file decodes (4,000,000 values)"
+    if reading.decoded_bytes > MAX_DECODED_BYTES:
+        return "past what one file decodes (256 MiB)"
+    return None
+
+
+def decoded_values(array: pa.Array) -> int:
+    """At least a value a row, and every element of a list, struct or map down to its leaves."""
+    data_type = array.type
+    if isinstance(data_type, pa.BaseExtensionType):
+        return decoded_values(array.storage)
+    if pa.types.is_struct(data_type):
+        children = sum(decoded_values(array.field(i)) for i in range(data_type.num_fields))
+        return max(len(array), children)
+    if pa.types.is_map(data_type):
+        return max(len(array), decoded_values(array.keys) + decoded_values(array.items))
+    if _is_list(data_type) and not (
+        pa.types.is_list_view(data_type) or pa.types.is_large_list_view(data_type)
+    ):
+        return max(len(array), decoded_values(array.flatten()))
+    if _is_list(data_type):
+        return max(len(array), int(pc.sum(pc.list_value_length(array)).as_py() or 0))
+    return len(array)
+
+
+def read_batch(
+    batch: pa.RecordBatch,
+    rows_before: int,
+    readers: Sequence[ColumnReader],
+    states: Sequence[ColumnState],
+    budget: Budget,
+    reading: Reading,
+) -> bool:
+    """Add a batch's rows with a value; False when the table budget stopped it."""
+    columns = [
+        column_cells(batch.column(index), readers[index], states[index], reading.left_out)
+        for index in range(batch.num_columns)
+    ]
+    for offset, row in enumerate(zip(*columns, strict=True)):
+        if all(cell is None for cell in row):
+            continue
+        number = rows_before + offset + 1
+        why = budget.admit_row(row, len(reading.rows))
+        if why is not None:
+            reading.stop = (number, why)
+            reading.rows_read = number - 1
+            return False
+        reading.rows.append(list(row))
+        reading.numbers.append(number)
+    return True
+
+
+def column_cells(
+    array: pa.Array, reader: ColumnReader, state: ColumnState, left_out: Counter[str]
+) -> list[Cell | None]:
+    """A batch's column as cells; what is left out counted by its cause."""
+    if reader.unread_cause is not None or state.left_unread:
+        left_out[reader.unread_cause or UNREAD] += len(array) - array.null_count
+        return [None] * len(array)
+    try:
+        prepared = reader.prepare(array)
+    except (pa.ArrowException, ValueError, TypeError):
+        prepared = array
+    cells: list[Cell | None] = []
+    for value in python_values(prepared, state, left_out):
+        if value is None or value is _NOT_HELD:
+            cells.append(None)
+            continue
+        converted = reader.cell(value)
+        if isinstance(converted, str):
+            left_out[converted] += 1
+            cells.append(None)
+        else:
+            cells.append(converted)
+    return cells
+
+
+_NOT_HELD = object()  # a value Python cannot hold, already counted
+
+
+def python_values(array: pa.Array, state: ColumnState, left_out: Counter[str]) -> list[Any]:
+    """The array's values in Python; a part that does not convert is split in halves until only
+    the values Python cannot hold are left out (past 16 in a column, the rest is left unread)."""
+    if state.left_unread or state.unholdable >= MAX_UNHOLDABLE:
+        state.left_unread = True
+        left_out[UNREAD] += len(array) - array.null_count
+        return [_NOT_HELD] * len(array)
+    try:
+        return list(array.to_pylist())
+    except (OverflowError, ValueError, pa.ArrowException, TypeError, KeyError):
+        if len(array) == 1:
+            state.unholdable += 1
+            left_out[UNHOLDABLE] += 1
+            return [_NOT_HELD]
+    half = len(array) // 2
+    return python_values(array.slice(0, half), state, left_out) + python_values(
+        array.slice(half), state, left_out
+    )
+
+
+def left_out_reason(reading: Reading) -> str:
+    parts = [f"{reading.left_out[cause]:,} {cause}" for cause in CAUSES if reading.left_out[cause]]
+    return "left out over the rows read: " + ", ".join(parts)
+
+
+# How each type is read
+
+
+def reader_for(data_type: pa.DataType) -> ColumnReader:
+    """The reader of a top-level column of this type."""
+    if pa.types.is_dictionary(data_type):
+        inner = reader_for(data_type.value_type)
+        return ColumnReader(_decoded_then(inner.prepare), inner.cell, inner.unread_cause)
+    if isinstance(data_type, pa.BaseExtensionType):
+        return extension_reader(data_type)
+    for test, reader in _SCALAR_READERS:
+        if test(data_type):
+            return reader
+    if pa.types.is_timestamp(data_type) or pa.types.is_time(data_type):
+        return ColumnReader(_to_microseconds, _moment_cell)
+    if pa.types.is_duration(data_type):
+        return ColumnReader(_to_microseconds, lambda value: duration_cell(value))
+    return ColumnReader(_to_microseconds, json_cell)  # lists, structs, maps, unions, the rest
+
+
+def extension_reader(data_type: pa.BaseExtensionType) -> ColumnReader:
+    """A UUID is its text and a bool8 a bool; another extension type reads as what it stores."""
+    if data_type.extension_name == "arrow.uuid":
+        return ColumnReader(_unchanged, lambda value: string_cell(str(value)))
+    if data_type.extension_name == "arrow.bool8":
+        return ColumnReader(_unchanged, number_cell)
+    inner = reader_for(data_type.storage_type)
+    return ColumnReader(_storage_then(inner.prepare), inner.cell, inner.unread_cause)
+
+
+def _unchanged(array: pa.Array) -> pa.Array:
+    return array
+
+
+def _decoded_then(prepare: Callable[[pa.Array], pa.Array]) -> Callable[[pa.Array], pa.Array]:
+    def decoded(array: pa.Array) -> pa.Array:
+        return prepare(array.dictionary_decode())
+
+    return decoded
+
+
+def _storage_then(prepare: Callable[[pa.Array], pa.Array]) -> Callable[[pa.Array], pa.Array]:
+    def stored(array: pa.Array) -> pa.Array:
+        return prepare(array.storage)
+
+    return stored
+
+
+def _is_bytes(data_type: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_binary(data_type)
+        or pa.types.is_large_binary(data_type)
+        or pa.types.is_fixed_size_binary(data_type)
+        or pa.types.is_binary_view(data_type)
+    )
+
+
+def _is_text(data_type: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_string(data_type)
+        or pa.types.is_large_string(data_type)
+        or pa.types.is_string_view(data_type)
+    )
+
+
+def _integer_cell(value: int) -> Converted:
+    return number_cell(value)
+
+
+def _uint64_cell(value: int) -> Converted:
+    return exact_number_cell(str(value))
+
+
+def _decimal_cell(value: Decimal) -> Converted:
+    return exact_number_cell(format(value, "f"))
+
+
+def _double_cell(value: float) -> Converted:
+    if math.isnan(value):
+        return None
+    return number_cell(value) or INFINITY
+
+
+def _shortest_float32_text(array: pa.Array) -> pa.Array:
+    """A float32 column as the shortest decimal of each value in its own type (Arrow's cast)."""
+    return pc.cast(array, pa.string())
+
+
+def _float32_cell(text: str) -> Converted:
+    return _double_cell(float(text))
+
+
+def _float16_cell(value: float) -> Converted:
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        return INFINITY
+    return number_cell(float(shortest_half_text(value)))
+
+
+def shortest_half_text(value: float) -> str:
+    """The shortest decimal that reads back as the same float16."""
+    half = struct.pack("<e", value)
+    for digits in range(1, 6):
+        text = format(value, f".{digits}g")
+        if struct.pack("<e", float(text)) == half:
+            return text
+    return repr(value)
+
+
+def _text_cell(value: str) -> Converted:
+    if not value.strip():
+        return None
+    if len(value) > MAX_VALUE_CHARS:
+        return TOO_LONG
+    return string_cell(value)
+
+
+def _bool_cell(value: bool) -> Converted:
+    return number_cell(value)
+
+
+def _date_cell(value: date) -> Converted:
+    return date_cell(value)
+
+
+def _moment_cell(value: datetime | time) -> Converted:
+    if isinstance(value, datetime):
+        return datetime_cell(value)
+    return time_cell(value)
+
+
+_SCALAR_READERS: tuple[tuple[Callable[[pa.DataType], bool], ColumnReader], ...] = (
+    (pa.types.is_null, ColumnReader(_unchanged, lambda value: None)),
+    (pa.types.is_boolean, ColumnReader(_unchanged, _bool_cell)),
+    (pa.types.is_uint64, ColumnReader(_unchanged, _uint64_cell)),
+    (pa.types.is_integer, ColumnReader(_unchanged, _integer_cell)),
+    (pa.types.is_float16, ColumnReader(_unchanged, _float16_cell)),
+    (pa.types.is_float32, ColumnReader(_shortest_float32_text, _float32_cell)),
+    (pa.types.is_float64, ColumnReader(_unchanged, _double_cell)),
+    (pa.types.is_decimal, ColumnReader(_unchanged, _decimal_cell)),
+    (_is_text, ColumnReader(_unchanged, _text_cell)),
+    (_is_bytes, ColumnReader(_unchanged, lambda value: BYTES, unread_cause=BYTES)),
+    (pa.types.is_date, ColumnReader(_unchanged, _date_cell)),
+)
+
+
+# Nanoseconds to the microsecond
+
+
+def _to_microseconds(array: pa.Array) -> pa.Array:
+    """The array with every nanosecond unit in it (nested too, not in a list view) cut to
+    microseconds; unchanged when it holds none."""
+    target = microsecond_type(array.type)
+    if target == array.type:
+        return array
+    return pc.cast(array, target, safe=False)
+
+
+def microsecond_type(data_type: pa.DataType) -> pa.DataType:
+    if pa.types.is_timestamp(data_type) and data_type.unit == "ns":
+        return pa.timestamp("us", tz=data_type.tz)
+    if pa.types.is_time64(data_type) and data_type.unit == "ns":
+        return pa.time64("us")
+    if pa.types.is_duration(data_type) and data_type.unit == "ns":
+        return pa.duration("us")
+    if pa.types.is_struct(data_type):
+        return pa.struct(
+            [
+                data_type.field(i).with_type(microsecond_type(data_type.field(i).type))
+                for i in range(data_type.num_fields)
+            ]
+        )
+    if pa.types.is_map(data_type):
+        return pa.map_(
+            data_type.key_field.with_type(microsecond_type(data_type.key_type)),
+            data_type.item_field.with_type(microsecond_type(data_type.item_type)),
+            keys_sorted=data_type.keys_sorted,
+        )
+    if pa.types.is_list(data_type):
+        return pa.list_(data_type.value_field.with_type(microsecond_type(data_type.value_type)))
+    if pa.types.is_large_list(data_type):
+        return pa.large_list(
+            data_type.value_field.with_type(microsecond_type(data_type.value_type))
+        )
+    if pa.types.is_fixed_size_list(data_type):
+        return pa.list_(
+            data_type.value_field.with_type(microsecond_type(data_type.value_type)),
+            data_type.list_size,
+        )
+    return data_type
+
+
+# Lists, structs and maps as JSON
+
+
+def json_cell(value: Any) -> Converted:
+    text = json.dumps(jsonable(value), ensure_ascii=False, allow_nan=False)
+    if len(text) > MAX_VALUE_CHARS:
+        return TOO_LONG
+    return string_cell(text)
+
+
+def jsonable(value: Any) -> Any:
+    """A nested value as JSON can hold it: bytes as base64, dates and times ISO text, a decimal
+    its exact digits, a UUID its text, a map's pairs as lists, a NaN null."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        return value if math.isfinite(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return duration_text(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return str(value)
