@@ -83,7 +83,8 @@ INFINITY = "infinities"
 TOO_LONG = "values over 1,048,576 characters"
 UNHOLDABLE = "values Python cannot hold"
 UNREAD = "values left unread past 16 Python cannot hold in their column"
-CAUSES = (BYTES, INFINITY, TOO_LONG, UNHOLDABLE, UNREAD)
+UNREADABLE = "values no rule reads"
+CAUSES = (BYTES, INFINITY, TOO_LONG, UNHOLDABLE, UNREAD, UNREADABLE)
 
 # A converted value, or why it is left out.
 Converted = Cell | str | None
@@ -409,7 +410,10 @@ def column_cells(
         if value is None or value is _NOT_HELD:
             cells.append(None)
             continue
-        converted = reader.cell(value)
+        try:
+            converted = reader.cell(value)
+        except (ValueError, TypeError, OverflowError, RecursionError):
+            converted = UNREADABLE
         if isinstance(converted, str):
             left_out[converted] += 1
             cells.append(None)
@@ -551,8 +555,11 @@ def shortest_half_text(value: float) -> str:
     half = struct.pack("<e", value)
     for digits in range(1, 6):
         text = format(value, f".{digits}g")
-        if struct.pack("<e", float(text)) == half:
-            return text
+        try:
+            if struct.pack("<e", float(text)) == half:
+                return text
+        except OverflowError:  # rounded past float16's largest (65504 to 7e+04)
+            continue
     return repr(value)
 
 
