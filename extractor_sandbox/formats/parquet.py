@@ -61,7 +61,6 @@ from extractor_sandbox.formats.tables import (
     number_cell,
     string_cell,
     table_entry,
-    time_cell,
     unique_names,
 )
 
@@ -88,6 +87,8 @@ CAUSES = (BYTES, INFINITY, TOO_LONG, UNHOLDABLE, UNREAD, UNREADABLE)
 
 # A converted value, or why it is left out.
 Converted = Cell | str | None
+# A batch of a column's Python values read as cells, what is left out counted by its cause.
+Convert = Callable[[list[Any], Counter[str]], list[Cell | None]]
 
 
 @dataclass(frozen=True)
@@ -96,11 +97,12 @@ class ColumnReader:
 
     `prepare` makes an Arrow array of the column ready to convert (vectorized: a dictionary
     decoded, nanoseconds cut to microseconds, a float32 written as its shortest decimal);
-    `cell` reads one of its Python values. A bytes column is never converted (`unread_cause`).
+    `convert` reads a batch of its Python values (None for no value), counting what it leaves
+    out. A bytes column is never converted (`unread_cause`).
     """
 
     prepare: Callable[[pa.Array], pa.Array]
-    cell: Callable[[Any], Converted]
+    convert: Convert
     unread_cause: str | None = None
 
 
@@ -405,40 +407,24 @@ def column_cells(
         prepared = reader.prepare(array)
     except (pa.ArrowException, ValueError, TypeError):
         prepared = array
-    cells: list[Cell | None] = []
-    for value in python_values(prepared, state, left_out):
-        if value is None or value is _NOT_HELD:
-            cells.append(None)
-            continue
-        try:
-            converted = reader.cell(value)
-        except (ValueError, TypeError, OverflowError, RecursionError):
-            converted = UNREADABLE
-        if isinstance(converted, str):
-            left_out[converted] += 1
-            cells.append(None)
-        else:
-            cells.append(converted)
-    return cells
-
-
-_NOT_HELD = object()  # a value Python cannot hold, already counted
+    return reader.convert(python_values(prepared, state, left_out), left_out)
 
 
 def python_values(array: pa.Array, state: ColumnState, left_out: Counter[str]) -> list[Any]:
     """The array's values in Python; a part that does not convert is split in halves until only
-    the values Python cannot hold are left out (past 16 in a column, the rest is left unread)."""
+    the values Python cannot hold are left out, as None, and counted (past 16 in a column, the
+    rest of it is left unread)."""
     if state.left_unread or state.unholdable >= MAX_UNHOLDABLE:
         state.left_unread = True
         left_out[UNREAD] += len(array) - array.null_count
-        return [_NOT_HELD] * len(array)
+        return [None] * len(array)
     try:
         return list(array.to_pylist())
     except (OverflowError, ValueError, pa.ArrowException, TypeError, KeyError):
         if len(array) == 1:
             state.unholdable += 1
             left_out[UNHOLDABLE] += 1
-            return [_NOT_HELD]
+            return [None]
     half = len(array) // 2
     return python_values(array.slice(0, half), state, left_out) + python_values(
         array.slice(half), state, left_out
@@ -457,27 +443,78 @@ def reader_for(data_type: pa.DataType) -> ColumnReader:
     """The reader of a top-level column of this type."""
     if pa.types.is_dictionary(data_type):
         inner = reader_for(data_type.value_type)
-        return ColumnReader(_decoded_then(inner.prepare), inner.cell, inner.unread_cause)
+        return ColumnReader(_decoded_then(inner.prepare), inner.convert, inner.unread_cause)
     if isinstance(data_type, pa.BaseExtensionType):
         return extension_reader(data_type)
     for test, reader in _SCALAR_READERS:
         if test(data_type):
             return reader
-    if pa.types.is_timestamp(data_type) or pa.types.is_time(data_type):
-        return ColumnReader(_to_microseconds, _moment_cell)
+    if pa.types.is_timestamp(data_type):
+        return ColumnReader(iso_timestamps, each(_datetime_cell))
+    if pa.types.is_time(data_type):
+        return ColumnReader(time_microseconds, each(_time_cell))
     if pa.types.is_duration(data_type):
-        return ColumnReader(_to_microseconds, lambda value: duration_cell(value))
-    return ColumnReader(_to_microseconds, json_cell)  # lists, structs, maps, unions, the rest
+        return ColumnReader(_duration_integers, each(duration_of(data_type.unit)))
+    return ColumnReader(_to_microseconds, each(json_cell))  # lists, structs, maps, unions, ...
 
 
 def extension_reader(data_type: pa.BaseExtensionType) -> ColumnReader:
     """A UUID is its text and a bool8 a bool; another extension type reads as what it stores."""
     if data_type.extension_name == "arrow.uuid":
-        return ColumnReader(_unchanged, lambda value: string_cell(str(value)))
+        return ColumnReader(_storage_then(_unchanged), each(_uuid_cell))
     if data_type.extension_name == "arrow.bool8":
-        return ColumnReader(_unchanged, number_cell)
+        return ColumnReader(_unchanged, _bools)
     inner = reader_for(data_type.storage_type)
-    return ColumnReader(_storage_then(inner.prepare), inner.cell, inner.unread_cause)
+    return ColumnReader(_storage_then(inner.prepare), inner.convert, inner.unread_cause)
+
+
+def each(cell: Callable[[Any], Converted]) -> Convert:
+    """A batch read a value at a time by `cell`; a value it fails on is one no rule reads."""
+
+    def convert(values: list[Any], left_out: Counter[str]) -> list[Cell | None]:
+        cells: list[Cell | None] = []
+        for value in values:
+            if value is None:
+                cells.append(None)
+                continue
+            try:
+                converted = cell(value)
+            except (ValueError, TypeError, OverflowError, RecursionError):
+                converted = UNREADABLE
+            if isinstance(converted, str):
+                left_out[converted] += 1
+                cells.append(None)
+            else:
+                cells.append(converted)
+        return cells
+
+    return convert
+
+
+def _nothing(values: list[Any], left_out: Counter[str]) -> list[Cell | None]:
+    return [None] * len(values)
+
+
+def _integers(values: list[Any], left_out: Counter[str]) -> list[Cell | None]:
+    """Integers of at most 64 bits, signed, or 32 unsigned: JSON numbers."""
+    return [None if value is None else Cell(value, "number", str(value)) for value in values]
+
+
+def _exact_integers(values: list[Any], left_out: Counter[str]) -> list[Cell | None]:
+    """uint64: every value its exact digits, so the column reads alike past 2^63 and under."""
+    return [None if value is None else exact_number_cell(str(value)) for value in values]
+
+
+def _bools(values: list[Any], left_out: Counter[str]) -> list[Cell | None]:
+    return [None if value is None else number_cell(bool(value)) for value in values]
+
+
+def _dates(values: list[Any], left_out: Counter[str]) -> list[Cell | None]:
+    return [None if value is None else date_cell(value) for value in values]
+
+
+def _uuid_cell(value: bytes) -> Converted:
+    return string_cell(str(uuid.UUID(bytes=value)))
 
 
 def _unchanged(array: pa.Array) -> pa.Array:
@@ -513,14 +550,6 @@ def _is_text(data_type: pa.DataType) -> bool:
         or pa.types.is_large_string(data_type)
         or pa.types.is_string_view(data_type)
     )
-
-
-def _integer_cell(value: int) -> Converted:
-    return number_cell(value)
-
-
-def _uint64_cell(value: int) -> Converted:
-    return exact_number_cell(str(value))
 
 
 def _decimal_cell(value: Decimal) -> Converted:
@@ -571,32 +600,109 @@ def _text_cell(value: str) -> Converted:
     return string_cell(value)
 
 
-def _bool_cell(value: bool) -> Converted:
-    return number_cell(value)
+def _datetime_cell(value: str | datetime) -> Converted:
+    if isinstance(value, str):  # already its ISO text (iso_timestamps)
+        return Cell(value, "datetime", value)
+    return datetime_cell(value)
 
 
-def _date_cell(value: date) -> Converted:
-    return date_cell(value)
+# Timestamps written by Arrow, as Python's isoformat writes them. A batch with a value Python
+# cannot hold (a year outside 1-9999, in UTC or in its zone) is read value by value instead, so
+# the value is left out as one Python cannot hold, as any other type's would be.
+
+_MICROS_A_DAY = 86_400_000_000
+_YEAR_FIRST, _YEAR_LAST = 1, 9999
 
 
-def _moment_cell(value: datetime | time) -> Converted:
-    if isinstance(value, datetime):
-        return datetime_cell(value)
-    return time_cell(value)
+def iso_timestamps(array: pa.Array) -> pa.Array:
+    """Timestamps as ISO text to the microsecond, with their zone's offset when they have one."""
+    zone = array.type.tz
+    micros = pc.cast(_to_microseconds(array), pa.timestamp("us", tz=zone))  # s and ms: exact
+    local = pc.local_timestamp(micros) if zone else micros
+    if not (_years_held(micros) and _years_held(local)):
+        return micros
+    text = pc.replace_substring(
+        pc.strftime(local, format="%Y-%m-%dT%H:%M:%S", locale="C"), ".000000", ""
+    )
+    if not zone:
+        return text
+    offsets = pc.subtract(local.cast(pa.int64()), micros.cast(pa.int64()))
+    return pc.binary_join_element_wise(text, _offset_texts(offsets), "")
+
+
+def _years_held(moments: pa.Array) -> bool:
+    """Whether every year of these timestamps is one Python holds (1 to 9999)."""
+    years = pc.min_max(pc.year(moments))
+    low, high = years["min"].as_py(), years["max"].as_py()
+    return low is None or (_YEAR_FIRST <= low and high <= _YEAR_LAST)
+
+
+def _offset_texts(offsets: pa.Array) -> pa.Array:
+    """Each offset (microseconds east of UTC) as isoformat writes it: +02:00, +00:09:21."""
+    distinct = pc.unique(offsets)
+    texts = pa.array([_offset_text(offset) for offset in distinct.to_pylist()], pa.string())
+    return pc.take(texts, pc.index_in(offsets, distinct))
+
+
+def _offset_text(offset: int | None) -> str | None:
+    if offset is None:
+        return None
+    sign = "-" if offset < 0 else "+"
+    seconds = abs(offset) // 1_000_000
+    hours, rest = divmod(seconds, 3600)
+    minutes, second = divmod(rest, 60)
+    return f"{sign}{hours:02d}:{minutes:02d}" + (f":{second:02d}" if second else "")
+
+
+def time_microseconds(array: pa.Array) -> pa.Array:
+    """Times of day as microseconds since midnight (a nanosecond unit cut to the microsecond)."""
+    return pc.cast(array, pa.time64("us"), safe=False).cast(pa.int64())
+
+
+def _time_cell(micros: int) -> Converted:
+    """A time of day as ISO text (10:30:00, 01:02:03.000250); one outside the day, which Arrow
+    would wrap into it, is one Python cannot hold."""
+    if not 0 <= micros < _MICROS_A_DAY:
+        return UNHOLDABLE
+    seconds, fraction = divmod(micros, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hour, minute = divmod(minutes, 60)
+    text = f"{hour:02d}:{minute:02d}:{second:02d}" + (f".{fraction:06d}" if fraction else "")
+    return Cell(text, "time", text)
+
+
+def _duration_integers(array: pa.Array) -> pa.Array:
+    return array.cast(pa.int64())
+
+
+_UNIT_MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 1}
+
+
+def duration_of(unit: str) -> Callable[[int], Converted]:
+    """A duration's cell from its count of `unit`s, H:MM:SS (a nanosecond unit to the
+    microsecond, towards zero); a count of any size is written, none is left out."""
+    factor = _UNIT_MICROS[unit]
+
+    def cell(count: int) -> Converted:
+        if unit == "ns":
+            return duration_cell(-(-count // 1_000) if count < 0 else count // 1_000)
+        return duration_cell(count * factor)
+
+    return cell
 
 
 _SCALAR_READERS: tuple[tuple[Callable[[pa.DataType], bool], ColumnReader], ...] = (
-    (pa.types.is_null, ColumnReader(_unchanged, lambda value: None)),
-    (pa.types.is_boolean, ColumnReader(_unchanged, _bool_cell)),
-    (pa.types.is_uint64, ColumnReader(_unchanged, _uint64_cell)),
-    (pa.types.is_integer, ColumnReader(_unchanged, _integer_cell)),
-    (pa.types.is_float16, ColumnReader(_unchanged, _float16_cell)),
-    (pa.types.is_float32, ColumnReader(_shortest_float32_text, _float32_cell)),
-    (pa.types.is_float64, ColumnReader(_unchanged, _double_cell)),
-    (pa.types.is_decimal, ColumnReader(_unchanged, _decimal_cell)),
-    (_is_text, ColumnReader(_unchanged, _text_cell)),
-    (_is_bytes, ColumnReader(_unchanged, lambda value: BYTES, unread_cause=BYTES)),
-    (pa.types.is_date, ColumnReader(_unchanged, _date_cell)),
+    (pa.types.is_null, ColumnReader(_unchanged, _nothing)),
+    (pa.types.is_boolean, ColumnReader(_unchanged, _bools)),
+    (pa.types.is_uint64, ColumnReader(_unchanged, _exact_integers)),
+    (pa.types.is_integer, ColumnReader(_unchanged, _integers)),
+    (pa.types.is_float16, ColumnReader(_unchanged, each(_float16_cell))),
+    (pa.types.is_float32, ColumnReader(_shortest_float32_text, each(_float32_cell))),
+    (pa.types.is_float64, ColumnReader(_unchanged, each(_double_cell))),
+    (pa.types.is_decimal, ColumnReader(_unchanged, each(_decimal_cell))),
+    (_is_text, ColumnReader(_unchanged, each(_text_cell))),
+    (_is_bytes, ColumnReader(_unchanged, _nothing, unread_cause=BYTES)),
+    (pa.types.is_date, ColumnReader(_unchanged, _dates)),
 )
 
 
@@ -649,8 +755,11 @@ def microsecond_type(data_type: pa.DataType) -> pa.DataType:
 # Lists, structs and maps as JSON
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 def json_cell(value: Any) -> Converted:
-    text = json.dumps(jsonable(value), ensure_ascii=False, allow_nan=False)
+    text = _JSON.encode(jsonable(value))
     if len(text) > MAX_VALUE_CHARS:
         return TOO_LONG
     return string_cell(text)
@@ -674,7 +783,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     if isinstance(value, timedelta):
-        return duration_text(value)
+        return duration_text(value // timedelta(microseconds=1))
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, uuid.UUID):

@@ -30,7 +30,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time
 from typing import Any
 
 ROWS_PER_BLOCK = 20
@@ -50,6 +50,8 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
 KINDS = ("string", "number", "bool", "date", "datetime", "time", "duration")
+
+_JSON = json.JSONEncoder(ensure_ascii=False)  # as the artifact spells its values
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,19 +118,19 @@ def time_cell(value: time) -> Cell:
     return Cell(text, "time", text)
 
 
-def duration_text(value: timedelta) -> str:
-    """H:MM:SS with hours past a day (36:00:00), a fraction to the microsecond when it has one."""
-    micros = abs(value // timedelta(microseconds=1))
-    seconds, fraction = divmod(micros, 1_000_000)
+def duration_text(micros: int) -> str:
+    """A duration of `micros` microseconds as H:MM:SS with hours past a day (36:00:00), and a
+    fraction to the microsecond when it has one; any length, since hours have no bound."""
+    seconds, fraction = divmod(abs(micros), 1_000_000)
     minutes, second = divmod(seconds, 60)
     hours, minute = divmod(minutes, 60)
-    sign = "-" if value < timedelta(0) else ""
+    sign = "-" if micros < 0 else ""
     text = f"{sign}{hours}:{minute:02d}:{second:02d}"
     return f"{text}.{fraction:06d}" if fraction else text
 
 
-def duration_cell(value: timedelta) -> Cell:
-    text = duration_text(value)
+def duration_cell(micros: int) -> Cell:
+    text = duration_text(micros)
     return Cell(text, "duration", text)
 
 
@@ -269,8 +271,8 @@ def layout_rows(
         line = row_line(names, row)
         number = row_numbers[index]
         spend = (
-            len(json.dumps([json_value(cell) for cell in row], ensure_ascii=False))
-            + len(json.dumps(line, ensure_ascii=False))
+            len(_JSON.encode([json_value(cell) for cell in row]))
+            + len(_JSON.encode(line))
             + BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK
             + (len(sheet) if sheet else 0)
         )

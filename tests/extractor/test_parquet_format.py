@@ -13,6 +13,7 @@ from datetime import time as clock
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pyarrow as pa
@@ -615,24 +616,60 @@ def test_20000_values_python_cannot_hold_are_left_out_without_failing_the_file()
             "id": pa.array(range(count), pa.int32()),
             "day": pa.array([2**30 + i for i in range(count)], pa.int32()).cast(pa.date32()),
             "moment": pa.array([2**62] * count, pa.int64()).cast(pa.timestamp("us")),
-            "span": pa.array([2**62] * count, pa.int64()).cast(pa.duration("s")),
+            "zoned": pa.array([-(2**62)] * count, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+            "clock": pa.array([10**11] * count, pa.int64()).cast(pa.time64("us")),
         }
     )
     data = parquet_bytes(table)
     started = time.monotonic()
     artifact = validated(extract(data, name="far.parquet"), data)
     assert time.monotonic() - started < 10
-    assert artifact["tables"][0]["rows"][:2] == [[0, None, None, None], [1, None, None, None]]
+    assert artifact["tables"][0]["rows"][:2] == [[0, None, None, None, None], [1, None, None, None, None]]  # fmt: skip
     assert len(artifact["tables"][0]["rows"]) == count
-    # 16 a column are found by halving its first batch; the rest of each column is left unread.
+    # 16 a column are found by halving its first batch, the rest of the column left unread; a
+    # time outside the day is found on its integer, with no conversion to fail: each is counted.
     assert failed(artifact) == [
         {
             "unit": "far.parquet values",
-            "reason": "left out over the rows read: 48 values Python cannot hold,"
+            "reason": "left out over the rows read: 20,048 values Python cannot hold,"
             " 59,952 values left unread past 16 Python cannot hold in their column",
         }
     ]
     assert artifact["coverage"]["extracted"] == count
+
+
+def test_a_duration_of_any_length_is_written() -> None:
+    assert values(pa.array([2**62, -(2**62)], pa.duration("s"))) == (
+        ["1281023894007607:45:04", "-1281023894007607:45:04"],
+        "duration",
+    )
+
+
+def test_a_time_outside_the_day_is_one_python_cannot_hold() -> None:
+    artifact = read({"t": pa.array([86_400_000_000, 1], pa.time64("us"))})
+    assert artifact["tables"][0]["rows"] == [["00:00:00.000001"]]
+    assert failed(artifact) == [
+        {"unit": "data.parquet values", "reason": "left out over the rows read: 1 values Python cannot hold"}
+    ]  # fmt: skip
+
+
+def test_a_timestamp_past_year_9999_in_its_zone_is_one_python_cannot_hold() -> None:
+    # 9999-12-31T23:30Z is in year 10000 in Paris.
+    moments = pa.array([253402299000000000, 0], pa.timestamp("us", tz="Europe/Paris"))
+    artifact = read({"t": moments})
+    assert artifact["tables"][0]["rows"] == [["1970-01-01T01:00:00+01:00"]]
+    assert failed(artifact) == [
+        {"unit": "data.parquet values", "reason": "left out over the rows read: 1 values Python cannot hold"}
+    ]  # fmt: skip
+
+
+def test_zone_offsets_are_written_as_python_writes_them() -> None:
+    # Paris kept its local mean time (+00:09:21) before 1891.
+    moments = pa.array([-5_364_662_400_000_000, 1_709_287_200_000_001], pa.timestamp("us", tz="Europe/Paris"))  # fmt: skip
+    assert values(moments)[0] == [
+        datetime.fromtimestamp(-5_364_662_400, ZoneInfo("Europe/Paris")).isoformat(),
+        "2024-03-01T11:00:00.000001+01:00",
+    ]  # fmt: skip
 
 
 def test_only_the_value_python_cannot_hold_is_left_out_of_its_batch() -> None:
