@@ -128,14 +128,47 @@ class Reading:
 
 
 def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+    # The system allocator, which the child's address-space limit allows for (the child also
+    # starts pyarrow before it is confined: see child.PREPARE).
     pa.set_memory_pool(pa.system_memory_pool())
     parquet_file = open_parquet(data)
     declared = declared_rows(parquet_file.metadata)
-    schema = parquet_file.schema_arrow
-    fields = [schema.field(index) for index in range(min(len(schema), MAX_COLUMNS))]
     table_name = name or "table"
+    fields, names, failed = kept_columns(parquet_file.schema_arrow, table_name)
+    if not fields:  # no column: only blank rows, counted from the metadata
+        artifact = parquet_artifact([], coverage("rows", sum(declared), sum(declared), failed))
+        artifact["tables"] = []
+        return artifact
+    budget = Budget()
+    reading = read_rows(parquet_file, fields, declared, budget)
+    layout = layout_rows("t0", names, reading.rows, reading.numbers, budget, header_rows=0)
+    if layout.failed:
+        reading.rows_read = reading.numbers[layout.rows_laid] - 1
+        reading.rows = reading.rows[: layout.rows_laid]
+        reading.stop = (reading.rows_read + 1, "past the table budget (laid-out rows)")
+    failed += reading_failures(reading, table_name)
+    artifact = parquet_artifact(
+        layout.blocks, coverage("rows", sum(declared), reading.rows_read, failed)
+    )
+    span = [1, reading.rows_read] if reading.rows_read else [0, 0]
+    locator = {"row_start": span[0], "row_end": span[1]}
+    artifact["tables"] = [
+        table_entry("t0", name, names, reading.rows, header_rows=0, locator=locator)
+    ]
+    return artifact
+
+
+def parquet_artifact(blocks: list[dict[str, Any]], covered: dict[str, Any]) -> dict[str, Any]:
+    return build_artifact("parquet", PARSER, PARSER_VERSION, blocks, covered)
+
+
+def kept_columns(
+    schema: pa.Schema, table_name: str
+) -> tuple[list[pa.Field], list[str], list[dict[str, str]]]:
+    """The first 16,384 fields by position, their column names, and the failed units naming the
+    rest and a name cut to 500 characters."""
+    fields = [schema.field(index) for index in range(min(len(schema), MAX_COLUMNS))]
     names, failed = fit_names([column.name for column in fields], table_name)
-    names = unique_names(names)
     if len(schema) > MAX_COLUMNS:
         failed.append(
             {
@@ -143,47 +176,18 @@ def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> di
                 "reason": f"{len(schema) - MAX_COLUMNS:,} columns past the first 16,384",
             }
         )
+    return fields, unique_names(names), failed
 
-    budget = Budget()
-    if fields:
-        reading = read_rows(parquet_file, fields, declared, budget, table_name)
-    else:
-        reading = Reading(rows_read=sum(declared))  # no column: only blank rows
-    blocks: list[dict[str, Any]] = []
-    if fields:
-        layout = layout_rows("t0", names, reading.rows, reading.numbers, budget, header_rows=0)
-        blocks = layout.blocks
-        if layout.failed:
-            reading.rows_read = reading.numbers[layout.rows_laid] - 1
-            reading.rows = reading.rows[: layout.rows_laid]
-            reading.stop = (reading.rows_read + 1, "past the table budget (laid-out rows)")
+
+def reading_failures(reading: Reading, table_name: str) -> list[dict[str, str]]:
+    """The values left out (<name> values) and the rows from where reading stopped."""
+    failed = []
     if reading.left_out:
         failed.append({"unit": f"{table_name} values", "reason": left_out_reason(reading)})
     if reading.stop is not None:
         first, why = reading.stop
         failed.append({"unit": f"{table_name} rows {first}-", "reason": why})
-    tables = []
-    if fields:
-        span = {"row_start": 1, "row_end": reading.rows_read} if reading.rows_read else {}
-        tables.append(
-            table_entry(
-                "t0",
-                name,
-                names,
-                reading.rows,
-                header_rows=0,
-                locator=span or {"row_start": 0, "row_end": 0},
-            )
-        )
-    artifact = build_artifact(
-        "parquet",
-        PARSER,
-        PARSER_VERSION,
-        blocks,
-        coverage("rows", sum(declared), reading.rows_read, failed),
-    )
-    artifact["tables"] = tables
-    return artifact
+    return failed
 
 
 # The file and its footer
@@ -248,7 +252,6 @@ def read_rows(
     fields: Sequence[pa.Field],
     declared: Sequence[int],
     budget: Budget,
-    table_name: str,
 ) -> Reading:
     readers = [reader_for(column.type) for column in fields]
     states = [ColumnState() for _ in fields]
@@ -303,7 +306,10 @@ def stored_rows(metadata: pq.FileMetaData, group: int, flat_leaf: int | None) ->
     holding more, which decoding the declared rows would not notice."""
     if flat_leaf is None:
         return None
-    return int(metadata.row_group(group).column(flat_leaf).num_values)
+    try:
+        return int(metadata.row_group(group).column(flat_leaf).num_values)
+    except (pa.ArrowException, IndexError, ValueError, OverflowError):
+        return None  # a footer that cannot say: decoding will
 
 
 def read_row_group(
