@@ -80,6 +80,7 @@ def _optional_formats() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str
 _OPTIONAL_DECLARED, _OPTIONAL_PARSERS = _optional_formats()
 DECLARED_FORMATS = {**DECLARED_FORMATS, **_OPTIONAL_DECLARED}
 PARSERS = {**PARSERS, **_OPTIONAL_PARSERS}
+
 # A tabular reader also takes the file's name (a .tsv name is tab-separated, with no quoting).
 NAMED_PARSERS = frozenset({"csv"})
 

@@ -267,7 +267,10 @@ def read_rows(
         if group_rows == 0:
             continue
         if group >= MAX_ROW_GROUPS:
-            reading.stop = (first_row + 1, "past what one file decodes (100,000 row groups)")
+            reading.stop = (
+                first_row + 1,
+                f"past what one file decodes ({MAX_ROW_GROUPS:,} row groups)",
+            )
             break
         stored = stored_rows(parquet_file.metadata, group, flat_leaf)
         if stored is not None and stored > group_rows:
@@ -350,9 +353,9 @@ def charge_decoded(batch: pa.RecordBatch, reading: Reading) -> str | None:
     reading.decoded_values += sum(decoded_values(column) for column in batch.columns)
     reading.decoded_bytes += batch.get_total_buffer_size()
     if reading.decoded_values > MAX_DECODED_VALUES:
-        return "past what one file decodes (4,000,000 values)"
+        return f"past what one file decodes ({MAX_DECODED_VALUES:,} values)"
     if reading.decoded_bytes > MAX_DECODED_BYTES:
-        return "past what one file decodes (256 MiB)"
+        return f"past what one file decodes ({MAX_DECODED_BYTES // 2**20:,} MiB)"
     return None
 
 

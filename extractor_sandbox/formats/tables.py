@@ -277,9 +277,10 @@ def layout_rows(
             + (len(sheet) if sheet else 0)
         )
         text_spend = len(line) + 1 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK + 1
+        # The rows given were admitted (Budget.admit_row), even when the last admission spent
+        # the cells; only the layout's own bounds cut them here.
         if (
-            budget.spent
-            or budget.layout_bytes + spend > MAX_LAYOUT_BYTES
+            budget.layout_bytes + spend > MAX_LAYOUT_BYTES
             or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
         ):
             budget.spent = True

@@ -23,6 +23,7 @@ import pytest
 from extractor_sandbox.child import Limits, run_extraction
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats import parquet as reader
+from extractor_sandbox.formats import tables
 from extractor_sandbox.formats.parquet import PARSER_VERSION, extract_parquet
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.source import extract as extract_source
@@ -540,6 +541,18 @@ def test_rows_past_100000_are_a_failed_unit_counted_from_the_footer() -> None:
     ]
 
 
+def test_rows_past_the_cell_budget_are_a_failed_unit_and_the_rows_before_are_laid_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tables, "MAX_CELLS", 1_000)
+    monkeypatch.setattr(reader, "MAX_CELLS", 1_000)
+    artifact = read({"a": pa.array(range(600)), "b": pa.array(range(600))})
+    assert len(artifact["tables"][0]["rows"]) == 500
+    assert artifact["blocks"][-1]["locator"] == {"row_start": 481, "row_end": 500}
+    assert artifact["coverage"]["extracted"] == 500
+    assert failed(artifact) == [{"unit": "data.parquet rows 501-", "reason": "past 1,000 cells"}]
+
+
 def test_values_past_what_one_file_decodes_fail_the_rows_from_the_batch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -547,7 +560,7 @@ def test_values_past_what_one_file_decodes_fail_the_rows_from_the_batch(
     artifact = read({"n": pa.array(range(5000))}, row_group_size=5000)
     assert len(artifact["tables"][0]["rows"]) == 2048
     assert failed(artifact) == [
-        {"unit": "data.parquet rows 2049-", "reason": "past what one file decodes (4,000,000 values)"}
+        {"unit": "data.parquet rows 2049-", "reason": "past what one file decodes (2,500 values)"}
     ]  # fmt: skip
 
 
