@@ -30,7 +30,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
+from datetime import date, datetime
 from typing import Any
 
 ROWS_PER_BLOCK = 20
@@ -110,12 +110,6 @@ def datetime_cell(value: datetime) -> Cell:
     """A date and time as ISO text, its zone kept (none when it has none)."""
     text = value.isoformat()
     return Cell(text, "datetime", text)
-
-
-def time_cell(value: time) -> Cell:
-    """A time of day as ISO text (10:30:00, 10:30:00.250000)."""
-    text = value.isoformat()
-    return Cell(text, "time", text)
 
 
 def duration_text(micros: int) -> str:
