@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 from extractor_sandbox.artifact import build_artifact, coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.tables import (
+    MAX_BLOCK_TEXT_CHARS,
     MAX_CELLS,
     Budget,
     Cell,
@@ -59,6 +60,8 @@ from extractor_sandbox.formats.tables import (
     fit_names,
     layout_rows,
     number_cell,
+    row_line,
+    row_text_spend,
     string_cell,
     table_entry,
     unique_names,
@@ -118,6 +121,7 @@ class ColumnState:
 class Reading:
     """The rows read so far, what was left out, and why reading stopped (if it did)."""
 
+    names: Sequence[str] = ()
     rows: list[list[Cell | None]] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
     rows_read: int = 0  # rows read to the end, blank ones included, by the footer's numbering
@@ -125,6 +129,7 @@ class Reading:
     decoded_values: int = 0
     decoded_bytes: int = 0
     stop: tuple[int, str] | None = None  # (first row not read, why)
+    text_spend: int = 0  # what laying the rows out will spend of the block text budget
 
 
 def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
@@ -140,7 +145,7 @@ def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> di
         artifact["tables"] = []
         return artifact
     budget = Budget()
-    reading = read_rows(parquet_file, fields, declared, budget)
+    reading = read_rows(parquet_file, fields, names, declared, budget)
     layout = layout_rows("t0", names, reading.rows, reading.numbers, budget, header_rows=0)
     if layout.failed:
         reading.rows_read = reading.numbers[layout.rows_laid] - 1
@@ -250,6 +255,7 @@ def _is_list(data_type: pa.DataType) -> bool:
 def read_rows(
     parquet_file: pq.ParquetFile,
     fields: Sequence[pa.Field],
+    names: Sequence[str],
     declared: Sequence[int],
     budget: Budget,
 ) -> Reading:
@@ -259,7 +265,7 @@ def read_rows(
     all_columns = len(fields) == len(parquet_file.schema_arrow)
     column_indices = None if all_columns else list(range(leaves))
     flat_leaf = first_flat_leaf(parquet_file.metadata, leaves)
-    reading = Reading()
+    reading = Reading(names=names)
     first_row = 0  # rows before this row group, by the footer
     for group, group_rows in enumerate(declared):
         if reading.stop is not None:
@@ -395,7 +401,7 @@ def read_batch(
         if all(cell is None for cell in row):
             continue
         number = rows_before + offset + 1
-        why = budget.admit_row(row, len(reading.rows))
+        why = admit(row, budget, reading)
         if why is not None:
             reading.stop = (number, why)
             reading.rows_read = number - 1
@@ -403,6 +409,20 @@ def read_batch(
         reading.rows.append(list(row))
         reading.numbers.append(number)
     return True
+
+
+def admit(row: Sequence[Cell | None], budget: Budget, reading: Reading) -> str | None:
+    """Charge a row to the table budget; why it does not fit, or None.
+
+    The block text it will spend is charged here too, so the rows are not read past the point
+    laying them out would stop at (layout_rows charges it again, exactly)."""
+    spend = row_text_spend(row_line(reading.names, row))
+    if budget.block_chars + reading.text_spend + spend > MAX_BLOCK_TEXT_CHARS:
+        return "past the table budget (laid-out rows)"
+    why = budget.admit_row(row, len(reading.rows))
+    if why is None:
+        reading.text_spend += spend
+    return why
 
 
 def column_cells(

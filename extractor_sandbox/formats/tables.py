@@ -183,6 +183,11 @@ def row_line(names: Sequence[str], row: Row) -> str:
     )
 
 
+def row_text_spend(line: str) -> int:
+    """What a row's line spends of the block text budget (its share of a block's 760 with it)."""
+    return len(line) + 1 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK + 1
+
+
 def json_value(cell: Cell | None) -> Any:
     return None if cell is None else cell.value
 
@@ -270,7 +275,7 @@ def layout_rows(
             + BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK
             + (len(sheet) if sheet else 0)
         )
-        text_spend = len(line) + 1 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK + 1
+        text_spend = row_text_spend(line)
         # The rows given were admitted (Budget.admit_row), even when the last admission spent
         # the cells; only the layout's own bounds cut them here.
         if (

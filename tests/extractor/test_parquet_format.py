@@ -553,6 +553,29 @@ def test_rows_past_the_cell_budget_are_a_failed_unit_and_the_rows_before_are_lai
     assert failed(artifact) == [{"unit": "data.parquet rows 501-", "reason": "past 1,000 cells"}]
 
 
+def test_rows_are_not_read_past_the_block_text_their_layout_would_stop_at(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each row "n: 5" spends 4 + 1 + 38 + 1 = 44 characters: ten fit in 450.
+    monkeypatch.setattr(tables, "MAX_BLOCK_TEXT_CHARS", 450)
+    monkeypatch.setattr(reader, "MAX_BLOCK_TEXT_CHARS", 450)
+    batches: list[int] = []
+    original = reader.read_batch
+
+    def spy(batch: pa.RecordBatch, *args: Any) -> bool:
+        batches.append(batch.num_rows)
+        return original(batch, *args)
+
+    monkeypatch.setattr(reader, "read_batch", spy)
+    artifact = read({"n": pa.array([5] * 5000)}, row_group_size=5000)
+    assert artifact["tables"][0]["rows"] == [[5]] * 10
+    assert artifact["coverage"]["extracted"] == 10
+    assert batches == [1024]  # the batch the budget ran out in, none after it
+    assert failed(artifact) == [
+        {"unit": "data.parquet rows 11-", "reason": "past the table budget (laid-out rows)"}
+    ]
+
+
 def test_values_past_what_one_file_decodes_fail_the_rows_from_the_batch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
