@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import importlib
+import importlib.util
 import io
 import re
 import zipfile
@@ -70,6 +71,22 @@ PARSERS: Mapping[str, tuple[str, str]] = {
     "pptx": ("extractor_sandbox.formats.pptx", "extract_pptx"),
     "xlsx": ("extractor_sandbox.formats.xlsx", "extract_xlsx"),
 }
+
+
+def _optional_formats() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, str]]]:
+    """The formats whose library this build may lack, declared only when it is there."""
+    declared: dict[str, tuple[str, ...]] = {}
+    parsers: dict[str, tuple[str, str]] = {}
+    if importlib.util.find_spec("pyarrow") is not None:  # a build without pyarrow: no Parquet
+        declared["parquet"] = ()
+        parsers["parquet"] = ("extractor_sandbox.formats.parquet", "extract_parquet")
+    return declared, parsers
+
+
+_OPTIONAL_DECLARED, _OPTIONAL_PARSERS = _optional_formats()
+DECLARED_FORMATS = {**DECLARED_FORMATS, **_OPTIONAL_DECLARED}
+PARSERS = {**PARSERS, **_OPTIONAL_PARSERS}
+
 # A tabular reader also takes the file's name (a .tsv name is tab-separated, with no quoting).
 NAMED_PARSERS = frozenset({"csv"})
 

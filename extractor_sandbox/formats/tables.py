@@ -1,4 +1,4 @@
-"""What the tabular readers (CSV, and later XLSX and Parquet) share: typed cells and row blocks.
+"""What the tabular readers (CSV, Parquet, and later XLSX) share: typed cells and row blocks.
 
 A cell is a `Cell`: its JSON value for `tables[].rows`, its kind (string, number, bool, date,
 datetime, time, duration, error) and the text its row block shows. An empty cell is None and
@@ -13,7 +13,10 @@ each row a line of `column: value` pairs of its non-empty cells joined by " | ",
 and ending at a row with text. A block is a "paragraph" with attrs.table_id and a locator of its
 rows (the header counted, so the first data row under a one-row header is row 2), and the sheet
 when the table is one. A header with no row of text under it is a block of its own when it names
-a column.
+a column (rows 0-0 when the names are no row of the source, header_rows 0: a Parquet schema).
+
+Dates, date-times and times are ISO text (a date-time's zone kept), a duration H:MM:SS with
+hours past a day (36:00:00) and a fraction when it has one.
 
 Budgets (one for all of an artifact's tables): 1,000,000 non-empty cells, their text within
 256 MiB counted at four bytes a character, 100,000 rows a table; laying the rows out spends at most
@@ -27,6 +30,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any, NamedTuple
 
 ROWS_PER_BLOCK = 20
@@ -46,6 +50,8 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
 KINDS = ("string", "number", "bool", "date", "datetime", "time", "duration")
+
+_JSON = json.JSONEncoder(ensure_ascii=False)  # as the artifact spells its values
 
 
 class Cell(NamedTuple):
@@ -95,6 +101,34 @@ def number_cell(value: int | float, text: str | None = None) -> Cell | None:
 def exact_number_cell(digits: str) -> Cell:
     """A decimal kept as its exact digits (a value a double does not hold)."""
     return Cell(digits, "number", digits)
+
+
+def date_cell(value: date) -> Cell:
+    """A date as ISO text (2024-02-29)."""
+    text = value.isoformat()
+    return Cell(text, "date", text)
+
+
+def datetime_cell(value: datetime) -> Cell:
+    """A date and time as ISO text, its zone kept (none when it has none)."""
+    text = value.isoformat()
+    return Cell(text, "datetime", text)
+
+
+def duration_text(micros: int) -> str:
+    """A duration of `micros` microseconds as H:MM:SS with hours past a day (36:00:00), and a
+    fraction to the microsecond when it has one; any length, since hours have no bound."""
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    sign = "-" if micros < 0 else ""
+    text = f"{sign}{hours}:{minute:02d}:{second:02d}"
+    return f"{text}.{fraction:06d}" if fraction else text
+
+
+def duration_cell(micros: int) -> Cell:
+    text = duration_text(micros)
+    return Cell(text, "duration", text)
 
 
 def column_type(kinds: Iterable[str]) -> str:
@@ -150,6 +184,11 @@ def row_line(names: Sequence[str], row: Row) -> str:
     return PAIR_SEPARATOR.join(
         f"{names[index]}: {cell.text}" for index, cell in enumerate(row) if cell is not None
     )
+
+
+def row_text_spend(line: str) -> int:
+    """What a row's line spends of the block text budget (its share of a block's 760 with it)."""
+    return len(line) + 1 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK + 1
 
 
 def json_value(cell: Cell | None) -> Any:
@@ -234,15 +273,16 @@ def layout_rows(
         line = row_line(names, row)
         number = row_numbers[index]
         spend = (
-            len(json.dumps([json_value(cell) for cell in row], ensure_ascii=False))
-            + len(json.dumps(line, ensure_ascii=False))
+            len(_JSON.encode([json_value(cell) for cell in row]))
+            + len(_JSON.encode(line))
             + BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK
             + (len(sheet) if sheet else 0)
         )
-        text_spend = len(line) + 1 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK + 1
+        text_spend = row_text_spend(line)
+        # The rows given were admitted (Budget.admit_row), even when the last admission spent
+        # the cells; only the layout's own bounds cut them here.
         if (
-            budget.spent
-            or budget.layout_bytes + spend > MAX_LAYOUT_BYTES
+            budget.layout_bytes + spend > MAX_LAYOUT_BYTES
             or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
         ):
             budget.spent = True
@@ -266,8 +306,10 @@ def layout_rows(
             flush()
             pending_chars = 0
     flush()
-    if not layout.blocks and not layout.failed and any(names) and header_rows > 0:
-        layout.blocks.append(block(PAIR_SEPARATOR.join(names), 1, header_rows))
+    if not layout.blocks and not layout.failed and any(names):
+        # A header that is no row of the file (a Parquet schema, header_rows 0) has no rows: 0-0.
+        first_header_row = 1 if header_rows > 0 else 0
+        layout.blocks.append(block(PAIR_SEPARATOR.join(names), first_header_row, header_rows))
     return layout
 
 

@@ -209,9 +209,9 @@ def sheet_table(
     # Rows are padded to the table's width only as they are laid out: a sheet with one cell in
     # column XFD would otherwise make every row 16,384 wide before the budget could stop it.
     data: Sequence[list[Cell | None]] = PaddedRows(rows, data_numbers, columns)
-    # The budget may be spent by this very sheet (its cells ran out): the rows it holds are still
-    # laid out, charged to what is left of the bytes and text; only the sheets after it are not.
-    spent, budget.spent = budget.spent, False
+    # The budget may be spent by this very sheet (its cells ran out): the rows it holds were
+    # admitted and are still laid out (layout_rows cuts only at its own bounds); only the sheets
+    # after it are not read.
     layout = layout_rows(
         table_id,
         names,
@@ -222,7 +222,6 @@ def sheet_table(
         header_rows=header_rows,
         first_block=first_block,
     )
-    budget.spent = budget.spent or spent
     result.blocks = layout.blocks
     for block in layout.blocks:
         locator = block["locator"]
