@@ -101,8 +101,18 @@ def child_command(limits: Limits) -> list[str]:
 
 
 def child_environment() -> dict[str, str]:
-    """The child's whole environment: nothing of the service's, its token above all, passes on."""
-    return {"PYTHONPATH": PACKAGE_ROOT, "PATH": os.defpath, "LC_ALL": "C.UTF-8"}
+    """The child's whole environment: nothing of the service's, its token above all, passes on.
+
+    pyarrow allocates from the system's memory pool (the seed's "Parquet."): its default,
+    mimalloc, reserves about 1.5 GB of address space as it warms, most of the child's limit, and
+    the pool is chosen once, when pyarrow loads, so it is set here rather than in PREPARE.
+    """
+    return {
+        "PYTHONPATH": PACKAGE_ROOT,
+        "PATH": os.defpath,
+        "LC_ALL": "C.UTF-8",
+        "ARROW_DEFAULT_MEMORY_POOL": "system",
+    }
 
 
 def run_extraction(

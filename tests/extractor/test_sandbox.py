@@ -31,7 +31,7 @@ import httpx
 import pytest
 
 from extractor_sandbox import sandbox
-from extractor_sandbox.child import CHILD_MODULE, run_child
+from extractor_sandbox.child import CHILD_MODULE, child_environment, run_child
 from extractor_sandbox.errors import ExtractError
 from tests.extractor.conftest import (
     AS_ROOT,
@@ -290,7 +290,8 @@ def scratch() -> Iterator[Path]:
 
 
 def child_env(root: Path) -> dict[str, str]:
-    return {"PYTHONPATH": str(root), "PATH": os.defpath, "LC_ALL": "C.UTF-8"}
+    """The environment the service gives a child, with the package at `root`."""
+    return {**child_environment(), "PYTHONPATH": str(root)}
 
 
 def run_probe(
@@ -669,11 +670,8 @@ def test_a_taken_over_child_has_nothing_and_reaches_nothing(
     seen = response.json()["observed"]
 
     # no environment: the token is nowhere in it, nor anything of the service's
-    assert seen["env"] == {
-        "PYTHONPATH": str(taken_over_package),
-        "PATH": os.defpath,
-        "LC_ALL": "C.UTF-8",
-    }
+    assert seen["env"] == child_env(taken_over_package)
+    assert set(seen["env"]) == {"PYTHONPATH", "PATH", "LC_ALL", "ARROW_DEFAULT_MEMORY_POOL"}
     assert service.token not in json.dumps(seen)
     # shows no request: its command line holds only its limits
     assert seen["cmdline"][1:] == [

@@ -494,7 +494,7 @@ def test_the_child_gets_no_environment_of_the_service(monkeypatch: pytest.Monkey
     )
     seen = json.loads(report)
     assert seen["env"] == child_environment()
-    assert set(seen["env"]) == {"PYTHONPATH", "PATH", "LC_ALL"}
+    assert set(seen["env"]) == {"PYTHONPATH", "PATH", "LC_ALL", "ARROW_DEFAULT_MEMORY_POOL"}
     assert seen["env"]["PYTHONPATH"] == str(PACKAGE.parent)
     assert seen["cwd"] == "/"
     assert seen["own_group"] is True
