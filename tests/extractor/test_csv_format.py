@@ -420,3 +420,15 @@ def test_rows_past_100000_are_a_failed_unit():
         {"unit": "rows 100002-", "reason": "past 100,000 rows a table"}
     ]
     validated(artifact, text.encode())
+
+
+def test_the_rows_admitted_before_the_cells_ran_out_are_laid_out():
+    # 95,000 rows of 11 cells pass 1,000,000 cells at row 90,911 (the header is row 1): the
+    # 90,909 rows before it are held and laid out, the rest are one failed unit.
+    text = ",".join(f"c{i}" for i in range(11)) + "\n" + "1,2,3,4,5,6,7,8,9,0,1\n" * 95_000
+    artifact = extract(text)
+    assert len(artifact["tables"][0]["rows"]) == 90_909
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "rows 90911-", "reason": "past 1,000,000 cells"}
+    ]
+    assert artifact["blocks"][-1]["locator"]["row_end"] == 90_910
