@@ -51,6 +51,7 @@ DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
     "sql": ("encoding", "sql_dialect"),
     "html": ("encoding",),
     "csv": ("encoding",),
+    "pdf": (),
 }
 
 # Each declared format's parser, as (module, function): imported on first use, so the service
@@ -63,6 +64,7 @@ PARSERS: Mapping[str, tuple[str, str]] = {
     "sql": ("extractor_sandbox.formats.sql", "extract_sql"),
     "html": ("extractor_sandbox.formats.html", "extract_html"),
     "csv": ("extractor_sandbox.formats.csvfile", "extract_csv"),
+    "pdf": ("extractor_sandbox.formats.pdflayout", "extract_pdf"),
 }
 # A tabular reader also takes the file's name (a .tsv name is tab-separated, with no quoting).
 NAMED_PARSERS = frozenset({"csv"})
