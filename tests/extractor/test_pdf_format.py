@@ -488,3 +488,16 @@ def test_the_generated_slice_passes_the_pdf_floors() -> None:
             assert not [b for b in artifact["blocks"] if b["locator"]["page_start"] == 2]
             checked += 1
     assert checked == len(rows)
+
+
+def test_the_service_extracts_a_pdf_in_its_confined_child(extractor: Any) -> None:
+    import httpx
+
+    data = (GENERATED / "ruled_table.pdf").read_bytes()
+    with httpx.Client(headers={"Authorization": f"Bearer {extractor.token}"}, timeout=60) as http:
+        response = http.post(
+            f"{extractor.url}/v1/extract", params={"format": "pdf", "name": "x.pdf"}, content=data
+        )
+    assert response.status_code == 200
+    artifact = validated(response.json(), data)
+    assert artifact["tables"][0]["columns"][0]["name"] == "Region"

@@ -274,8 +274,8 @@ def test_a_parameter_given_twice_is_invalid(extractor: Service, http: httpx.Clie
 
 
 def test_a_format_not_declared_is_unavailable(extractor: Service, http: httpx.Client) -> None:
-    response = extract(http, extractor.url, b"%PDF-1.7", format="pdf")
-    assert error_of(response) == (422, "format_unavailable", "this service does not extract pdf")
+    response = extract(http, extractor.url, b"PK\x03\x04", format="docx")
+    assert error_of(response) == (422, "format_unavailable", "this service does not extract docx")
 
 
 def test_a_format_the_contract_does_not_name_is_unsupported(

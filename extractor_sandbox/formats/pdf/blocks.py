@@ -15,6 +15,7 @@ from extractor_sandbox.formats.pdf.page import Item
 LIST_START = re.compile(r"^(?:[^\w\s\"'(\[{]\s+|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)]\s+)")
 NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?\s+\S")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
+SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
 BOLD_RATIO = 0.95
 SPACING_SLACK = 1.3
@@ -130,6 +131,17 @@ def _continues(block: Block, prev: Item, item: Item, m: Measures) -> bool:
         return False
     if block.kind == "list":
         return line.x0 > block.lines[0].x0 + 0.5 * line.size
+    # a first line set in opens a paragraph, as does a line after one that ends a sentence short
+    # of the block's right edge
+    if len(block.lines) >= 1 and line.x0 > last.x0 + 0.8 * line.size:
+        return False
+    right = max(ln.x1 for ln in block.lines)
+    if (
+        len(block.lines) >= 2
+        and last.x1 < right - 4 * line.size
+        and SENTENCE_STOP.search(last.text)
+    ):
+        return False
     return True
 
 

@@ -143,6 +143,11 @@ def build_lines(runs: list[Run]) -> list[Line]:
     return lines
 
 
+def build_line(group: list[Run]) -> Line | None:
+    """Runs on one baseline as a line (None when they show no text)."""
+    return _line(list(group)) if group else None
+
+
 def _line(group: list[Run]) -> Line | None:
     group.sort(key=lambda r: r.x0)
     segments: list[Segment] = []

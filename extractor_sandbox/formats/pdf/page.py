@@ -14,7 +14,7 @@ from extractor_sandbox.formats.pdf.content import Drawing, Rule
 from extractor_sandbox.formats.pdf.grids import Table, borderless_tables, ruled_tables
 from extractor_sandbox.formats.pdf.lines import (
     Line,
-    Segment,
+    build_line,
     build_lines,
     drop_duplicates,
     main_angle,
@@ -106,7 +106,8 @@ def _turn_rules(rules: list[Rule], angle: int, width: float, height: float) -> l
 def split_columns(lines: list[Line], width: float) -> list[list[Line]]:
     """Flows of lines in reading order: full-width stretches, and a two-column stretch's left
     column before its right, split at a gutter at most a twentieth of the lines cross."""
-    gutter = find_gutter(lines, width)
+    pieces = [_pieces(line) for line in lines]
+    gutter = find_gutter(pieces, width)
     if gutter is None:
         return [lines] if lines else []
     flows: list[list[Line]] = []
@@ -122,8 +123,8 @@ def split_columns(lines: list[Line], width: float) -> list[list[Line]]:
         right.clear()
 
     full: set[int] = set()  # the flows of full-width lines
-    for line in lines:
-        if any(s.x0 < gutter - 1 < gutter + 1 < s.x1 for s in line.segments):
+    for line, spans in zip(lines, pieces, strict=True):
+        if any(a < gutter - 1 and b > gutter + 1 for a, b in spans):
             close()
             if flows and len(flows) - 1 in full:
                 flows[-1].append(line)
@@ -131,28 +132,38 @@ def split_columns(lines: list[Line], width: float) -> list[list[Line]]:
                 full.add(len(flows))
                 flows.append([line])
             continue
-        lsegs = [s for s in line.segments if s.x1 <= gutter]
-        rsegs = [s for s in line.segments if s.x0 >= gutter]
-        if lsegs:
-            left.append(_part(line, lsegs))
-        if rsegs:
-            right.append(_part(line, rsegs))
+        runs = [run for seg in line.segments for run in seg.runs]
+        for side, keep in (
+            (left, lambda r: r.x1 <= gutter + 1),
+            (right, lambda r: r.x1 > gutter + 1),
+        ):
+            part = build_line([r for r in runs if keep(r)])
+            if part is not None:
+                side.append(part)
     close()
     return flows
 
 
-def _part(line: Line, segs: list[Segment]) -> Line:
-    return Line(segs, line.y, line.size)
+def _pieces(line: Line) -> list[tuple[float, float]]:
+    """The line's stretches of text, parted at gaps of half its font size or more."""
+    spans: list[list[float]] = []
+    for seg in line.segments:
+        for run in seg.runs:
+            if spans and run.x0 - spans[-1][1] < 0.5 * run.size:
+                spans[-1][1] = max(spans[-1][1], run.x1)
+            else:
+                spans.append([run.x0, run.x1])
+    return [(a, b) for a, b in spans]
 
 
-def find_gutter(lines: list[Line], width: float) -> float | None:
-    if len(lines) < 10:
+def find_gutter(pieces: list[list[tuple[float, float]]], width: float) -> float | None:
+    if len(pieces) < 10:
         return None
     best: tuple[int, float, float] | None = None
     step = 2.0
     x = 0.3 * width
     while x <= 0.7 * width:
-        crossing = sum(1 for ln in lines if any(s.x0 < x - 1 and s.x1 > x + 1 for s in ln.segments))
+        crossing = sum(1 for spans in pieces if any(a < x - 1 and b > x + 1 for a, b in spans))
         score = (crossing, abs(x - width / 2))
         if best is None or score < best[:2]:
             best = (crossing, abs(x - width / 2), x)
@@ -160,34 +171,34 @@ def find_gutter(lines: list[Line], width: float) -> float | None:
     if best is None:
         return None
     crossing, _, gutter = best
-    if crossing * 20 > len(lines):
+    if crossing * 20 > len(pieces):
         return None
-    # widen to the middle of the empty band around the best position
-    lo = hi = gutter
-    while lo - step > 0 and not any(
-        s.x0 < lo - step - 1 and s.x1 > lo - step + 1
-        for ln in lines
-        for s in ln.segments
-        if not any(t.x0 < gutter - 1 and t.x1 > gutter + 1 for t in ln.segments)
-    ):
-        lo -= step
-    while hi + step < width and not any(
-        s.x0 < hi + step - 1 and s.x1 > hi + step + 1
-        for ln in lines
-        for s in ln.segments
-        if not any(t.x0 < gutter - 1 and t.x1 > gutter + 1 for t in ln.segments)
-    ):
-        hi += step
-    gutter = (lo + hi) / 2
-    left = [s for ln in lines for s in ln.segments if s.x1 <= gutter]
-    right = [s for ln in lines for s in ln.segments if s.x0 >= gutter]
-    if len(left) < 5 or len(right) < 5:
+    inner = [
+        spans for spans in pieces if not any(a < gutter - 1 and b > gutter + 1 for a, b in spans)
+    ]
+    # the middle of the empty band around the best position
+    ends = [b for spans in inner for a, b in spans if b <= gutter]
+    starts = [a for spans in inner for a, b in spans if a >= gutter]
+    if len(ends) < 5 or len(starts) < 5:
         return None
+    gutter = (max(ends) + min(starts)) / 2 if max(ends) < min(starts) else gutter
+    left = [(a, b) for spans in inner for a, b in spans if b <= gutter]
+    right = [(a, b) for spans in inner for a, b in spans if a >= gutter]
     # each side's text fills its column: its lines mostly run from its left edge to near its end
-    left_edge = min(s.x0 for s in left)
-    right_end = max(s.x1 for s in right)
-    left_fill = statistics.median(s.x1 - s.x0 for s in left) / max(gutter - left_edge, 1.0)
-    right_fill = statistics.median(s.x1 - s.x0 for s in right) / max(right_end - gutter, 1.0)
+    left_lines = [
+        max(b for a, b in spans if b <= gutter) - min(a for a, b in spans if b <= gutter)
+        for spans in inner
+        if any(b <= gutter for a, b in spans)
+    ]
+    right_lines = [
+        max(b for a, b in spans if a >= gutter) - min(a for a, b in spans if a >= gutter)
+        for spans in inner
+        if any(a >= gutter for a, b in spans)
+    ]
+    left_edge = min(a for a, _ in left)
+    right_end = max(b for _, b in right)
+    left_fill = statistics.median(left_lines) / max(gutter - left_edge, 1.0)
+    right_fill = statistics.median(right_lines) / max(right_end - gutter, 1.0)
     if left_fill < 0.6 or right_fill < 0.6:
         return None
     return gutter
