@@ -174,7 +174,9 @@ class _Document:
                     if part.strip():
                         blocks.append(Block("paragraph", number, text=part.strip()))
         outline = self._outline()
-        if outline:
+        # An outline of one entry names the document, not its sections (an excerpt keeps its
+        # title's bookmark): the headings then come from the page's styles.
+        if len(outline) >= 2:
             blocks = apply_outline(blocks, outline)
         else:
             assign_levels(blocks)

@@ -13,6 +13,7 @@ MAX_RUNS runs or MAX_RULES rules stops collecting them (the reader then reads it
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,8 @@ MAX_RULES = 20_000
 RULE_THICKNESS = 3.0  # a filled box thinner than this is a rule
 MONO_NAMES = ("courier", "mono", "consol", "menlo", "code", "typewriter", "fixed")
 BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
+# TeX's bold extended faces (cmbx10, SFBX1000, lmroman10-bx): named by their series, not "Bold"
+TEX_BOLD = re.compile(r"(?:^|\+)(?:cm|sf|ec|tc|lm)[a-z]*?bx|-bx\b")
 FIXED_PITCH_FLAG = 1
 FORCE_BOLD_FLAG = 1 << 18
 
@@ -147,7 +150,11 @@ class _FontCache:
         lowered = font.name.lower()
         flags = font.font_descriptor.flags or 0
         mono = bool(flags & FIXED_PITCH_FLAG) or any(n in lowered for n in MONO_NAMES)
-        bold = bool(flags & FORCE_BOLD_FLAG) or any(n in lowered for n in BOLD_NAMES)
+        bold = (
+            bool(flags & FORCE_BOLD_FLAG)
+            or any(n in lowered for n in BOLD_NAMES)
+            or TEX_BOLD.search(lowered) is not None
+        )
         self.fonts[key] = (font, bold, mono)
         return self.fonts[key]
 
