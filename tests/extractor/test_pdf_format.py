@@ -501,3 +501,36 @@ def test_the_service_extracts_a_pdf_in_its_confined_child(extractor: Any) -> Non
     assert response.status_code == 200
     artifact = validated(response.json(), data)
     assert artifact["tables"][0]["columns"][0]["name"] == "Region"
+
+
+def test_a_letter_spaced_word_drawn_in_pieces_stays_one_word() -> None:
+    content = b"BT /F1 11 Tf 1.2 Tc 72 700 Td (ins) Tj (ert) Tj ( here) Tj ET"
+    assert texts(read(pdf(one_page(content)))) == ["insert here"]
+
+
+def test_a_right_to_left_line_drawn_in_visual_order_reads_in_logical_order() -> None:
+    from extractor_sandbox.formats.pdf.lines import logical_order
+
+    arabic = "عالم"  # drawn left to right as its reverse
+    assert logical_order(f"{arabic[::-1]} Python 3.11") == f"3.11 Python {arabic}"
+    # a lam-alef glyph stands for two characters: the run keeps them reversed in its drawing
+    # order (Run.visual), so that reversing the line puts them back
+    assert logical_order("ال"[::-1] + "ب") == "بال"
+
+
+def test_one_outline_entry_leaves_the_headings_to_the_styles() -> None:
+    def draw(c: Any, page: int) -> None:
+        c.bookmarkPage("title")
+        c.addOutlineEntry("A document", "title", level=0)
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(72, 760, "A document")
+        c.setFont("Helvetica-Bold", 12)
+        c.drawString(72, 720, "1 First section")
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 700, "Body text of the first section, long enough to be the body.")
+
+    artifact = read(drawn(draw))
+    assert [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"] == [
+        ("A document", 1),
+        ("1 First section", 2),
+    ]

@@ -3,8 +3,11 @@
 Positions are in the page as it is shown (its /Rotate applied), in points, y up. A run is one
 string a text operator shows (a TJ array's strings are runs of their own, placed by its numbers),
 cut where its font changes; its width comes from its font's widths through pypdf's Font (/Widths, a
-CID font's /W, the standard fonts' metrics), without the character spacing, word spacing and
-horizontal scaling, which only move where the next run starts. Nothing is rasterised.
+CID font's /W, the standard fonts' metrics). The seed measures a run without the text state's
+character spacing, word spacing and horizontal scaling; here a run spans what it advances with
+them (less the spacing after its last character), since otherwise a letter-spaced line's runs are
+parted by the spacing they accumulate ("ins ert"): measured on the corpus, this keeps the text
+layer's words whole. Nothing is rasterised.
 
 Bounds: a form nested inside four others is not walked (the page says so), and a page past
 MAX_RUNS runs or MAX_RULES rules stops collecting them (the reader then reads its text layer).
@@ -68,6 +71,9 @@ class Run:
     mono: bool
     angle: int  # the direction it reads in, degrees counter-clockwise, a multiple of 90
     order: int  # its place in the content stream
+    # For text in a right-to-left script: each glyph's characters reversed, so that reversing the
+    # line as drawn puts a glyph of two characters (a lam-alef) back in their order.
+    visual: str | None = None
 
 
 @dataclass(slots=True)
@@ -176,6 +182,24 @@ def decode(font: Font, value: bytes) -> tuple[str, str]:
     return raw, text
 
 
+RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+
+
+def glyphs(font: Font, value: bytes) -> list[str]:
+    """The characters each glyph of a string stands for, glyph by glyph."""
+    if isinstance(font.encoding, str):
+        try:
+            raw = value.decode(font.encoding, "surrogatepass")
+        except (UnicodeDecodeError, LookupError):
+            return [decode(font, value)[1]]
+        return [str(font.character_map.get(ch, ch)) for ch in raw]
+    out = []
+    for byte in value:
+        ch = str(font.encoding.get(byte, chr(byte)))
+        out.append("".join(str(font.character_map.get(c, c)) for c in ch))
+    return out
+
+
 class _Walker:
     def __init__(self, drawing: Drawing, pdf: Any) -> None:
         self.d = drawing
@@ -272,13 +296,21 @@ class _Walker:
         font, bold, mono = entry
         data = value if isinstance(value, bytes) else str(value).encode("latin-1", "replace")
         raw, text = decode(font, data)
-        glyphs = sum(font.character_widths.get(ch, font.character_widths["default"]) for ch in raw)
+        glyph_sum = sum(
+            font.character_widths.get(ch, font.character_widths["default"]) for ch in raw
+        )
         size = ts["size"]
-        width = glyphs / 1000.0 * size
+        width = glyph_sum / 1000.0 * size
         spaces = raw.count(" ") if not isinstance(font.encoding, str) else 0
         advance = (width + ts["Tc"] * len(raw) + ts["Tw"] * spaces) * ts["Tz"] / 100.0
         if text and font.interpretable and len(self.d.runs) < MAX_RUNS:
-            self.add_run(text, width, ts, tm, ctm, font.name, bold, mono)
+            # The run spans what it advances, its character and word spacing and scaling included
+            # (but not the spacing after its last character), so the gap to the next run is only
+            # what the page moves between them: a letter-spaced line is not read as "ins ert".
+            extent = advance - ts["Tc"] * ts["Tz"] / 100.0 if raw else 0.0
+            self.add_run(text, extent if extent > 0 else width, ts, tm, ctm, font.name, bold, mono)
+            if RTL.search(text):
+                self.d.runs[-1].visual = "".join(g[::-1] for g in glyphs(font, data))
         elif len(self.d.runs) >= MAX_RUNS:
             self.d.runs_cut = True
         return mult((1.0, 0.0, 0.0, 1.0, advance, 0.0), tm)

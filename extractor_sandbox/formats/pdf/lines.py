@@ -80,7 +80,20 @@ def turn(runs: list[Run], angle: int, width: float, height: float) -> list[Run]:
         y1 = run.x1 * sin + run.y1 * cos + dy
         out.append(
             _normalised(
-                Run(run.text, x0, y0, x1, y1, run.size, run.font, run.bold, run.mono, 0, run.order)
+                Run(
+                    run.text,
+                    x0,
+                    y0,
+                    x1,
+                    y1,
+                    run.size,
+                    run.font,
+                    run.bold,
+                    run.mono,
+                    0,
+                    run.order,
+                    run.visual,
+                )
             )
         )
     return out
@@ -106,8 +119,10 @@ def drop_duplicates(runs: list[Run]) -> list[Run]:
         for dx in (-1, 0, 1):
             for dy in (-1, 0, 1):
                 for other in seen.get((run.text, key[1] + dy, key[2] + dx), ()):
+                    # drawn again over itself: a narrow glyph repeated beside itself is two glyphs
+                    slack = min(DUPLICATE_SLACK, 0.3 * abs(run.x1 - run.x0))
                     if (
-                        abs(other.x0 - run.x0) <= DUPLICATE_SLACK
+                        abs(other.x0 - run.x0) <= slack
                         and abs(other.y0 - run.y0) <= DUPLICATE_SLACK
                     ):
                         found = other
@@ -150,6 +165,7 @@ def build_line(group: list[Run]) -> Line | None:
 
 def _line(group: list[Run]) -> Line | None:
     group.sort(key=lambda r: r.x0)
+    rtl = _right_to_left("".join(r.text for r in group))
     segments: list[Segment] = []
     current: list[Run] = []
     parts: list[str] = []
@@ -166,13 +182,13 @@ def _line(group: list[Run]) -> Line | None:
             ):
                 parts.append(" ")
         current.append(run)
-        parts.append(run.text)
+        parts.append(run.visual if rtl and run.visual is not None else run.text)
     if current:
         segments.append(_segment(current, parts))
     segments = [s for s in segments if s.text]
     if not segments:
         return None
-    if _right_to_left("".join(s.text for s in segments)):
+    if rtl:
         segments.reverse()
         for seg in segments:
             seg.text = logical_order(seg.text)
