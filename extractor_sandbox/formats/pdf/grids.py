@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import Rule, Run
-from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines
+from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, right_to_left
 
 SNAP = 2.0  # rules within this many points of each other are one rule
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
@@ -106,6 +106,8 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
             continue  # one box around text is no table
         if len(keep_cols) < 2 and len(keep_rows) < 2:
             continue
+        if right_to_left(" ".join(cell for row in grid for cell in row)):
+            keep_cols.reverse()  # a table in a right-to-left script reads from the right
         rows = [[grid[r][c] for c in keep_cols] for r in keep_rows]
         taken.update(i for i, _ in inside)
         tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
@@ -213,16 +215,22 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     bands = _bands([segs for segs in lines if len(segs) >= 2])
     if len(bands) < 2:
         return None
+    # a table in a right-to-left script reads its columns from the right
+    rtl = right_to_left(" ".join(seg.text for segs in lines for seg in segs))
     rows: list[list[str]] = []
     for segs in lines:
         cells = [""] * len(bands)
         for seg in segs:
             k = _band_of(seg, bands)
             cells[k] = f"{cells[k]} {seg.text}".strip()
+        if rtl:
+            cells.reverse()
         if cells[0] or not rows:
             rows.append(cells)
         else:
             rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+    if rtl:
+        bands = bands[::-1]
     cols = [c for c in range(len(bands)) if any(row[c] for row in rows)]
     if len(cols) < 2 or len(rows) < 2:
         return None

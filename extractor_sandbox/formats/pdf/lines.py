@@ -165,7 +165,7 @@ def build_line(group: list[Run]) -> Line | None:
 
 def _line(group: list[Run]) -> Line | None:
     group.sort(key=lambda r: r.x0)
-    rtl = _right_to_left("".join(r.text for r in group))
+    rtl = right_to_left("".join(r.text for r in group))
     segments: list[Segment] = []
     current: list[Run] = []
     parts: list[str] = []
@@ -203,7 +203,7 @@ _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 _LTR_RUN = re.compile(r"[A-Za-z0-9\u00c0-\u024f]+(?:[.,:/_+-][A-Za-z0-9\u00c0-\u024f]+)*")
 
 
-def _right_to_left(text: str) -> bool:
+def right_to_left(text: str) -> bool:
     """A line mostly in a right-to-left script (Arabic, Hebrew) is drawn in visual order."""
     rtl = len(_RTL.findall(text))
     return rtl > 0 and rtl * 2 > sum(1 for c in text if c.isalpha())

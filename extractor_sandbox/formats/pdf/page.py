@@ -103,11 +103,17 @@ def _turn_rules(rules: list[Rule], angle: int, width: float, height: float) -> l
 # Columns
 
 
-def split_columns(lines: list[Line], width: float) -> list[list[Line]]:
+def split_columns(lines: list[Line], width: float, depth: int = 0) -> list[list[Line]]:
     """Flows of lines in reading order: full-width stretches, and a two-column stretch's left
-    column before its right, split at a gutter at most a twentieth of the lines cross."""
+    column before its right, split at a gutter at most a twentieth of the lines cross. A column
+    is split again the same way (a spread of two pages, each in two columns), once."""
     pieces = [_pieces(line) for line in lines]
-    gutter = find_gutter(pieces, width)
+    gutter = None
+    if pieces:
+        left_edge = min(a for spans in pieces for a, _ in spans)
+        right_edge = max(b for spans in pieces for _, b in spans)
+        region = (0.0, width) if depth == 0 else (left_edge, right_edge)
+        gutter = find_gutter(pieces, region)
     if gutter is None:
         return [lines] if lines else []
     flows: list[list[Line]] = []
@@ -141,7 +147,12 @@ def split_columns(lines: list[Line], width: float) -> list[list[Line]]:
             if part is not None:
                 side.append(part)
     close()
-    return flows
+    if depth >= 1:
+        return flows
+    out: list[list[Line]] = []
+    for k, flow in enumerate(flows):
+        out.extend([flow] if k in full else split_columns(flow, width, depth + 1))
+    return out
 
 
 def _pieces(line: Line) -> list[tuple[float, float]]:
@@ -156,17 +167,21 @@ def _pieces(line: Line) -> list[tuple[float, float]]:
     return [(a, b) for a, b in spans]
 
 
-def find_gutter(pieces: list[list[tuple[float, float]]], width: float) -> float | None:
+def find_gutter(
+    pieces: list[list[tuple[float, float]]], region: tuple[float, float]
+) -> float | None:
     if len(pieces) < 10:
         return None
     best: tuple[int, float, float] | None = None
     step = 2.0
-    x = 0.3 * width
-    while x <= 0.7 * width:
+    start, width = region[0], region[1] - region[0]
+    middle = start + width / 2
+    x = start + 0.3 * width
+    while x <= start + 0.7 * width:
         crossing = sum(1 for spans in pieces if any(a < x - 1 and b > x + 1 for a, b in spans))
-        score = (crossing, abs(x - width / 2))
+        score = (crossing, abs(x - middle))
         if best is None or score < best[:2]:
-            best = (crossing, abs(x - width / 2), x)
+            best = (crossing, abs(x - middle), x)
         x += step
     if best is None:
         return None
@@ -195,13 +210,23 @@ def find_gutter(pieces: list[list[tuple[float, float]]], width: float) -> float 
         for spans in inner
         if any(a >= gutter for a, b in spans)
     ]
-    left_edge = min(a for a, _ in left)
-    right_end = max(b for _, b in right)
-    left_fill = statistics.median(left_lines) / max(gutter - left_edge, 1.0)
-    right_fill = statistics.median(right_lines) / max(right_end - gutter, 1.0)
+    # measured up to the gutter, so the short cells of a table's columns are no text columns
+    left_fill = statistics.median(left_lines) / max(gutter - _start(left), 1.0)
+    right_fill = statistics.median(right_lines) / max(_end(right) - gutter, 1.0)
     if left_fill < 0.6 or right_fill < 0.6:
         return None
     return gutter
+
+
+def _start(spans: list[tuple[float, float]]) -> float:
+    """Where most of a column's lines start (a page number out in the margin does not count)."""
+    starts = sorted(a for a, _ in spans)
+    return starts[int(0.1 * (len(starts) - 1))]
+
+
+def _end(spans: list[tuple[float, float]]) -> float:
+    ends = sorted(b for _, b in spans)
+    return ends[int(0.9 * (len(ends) - 1))]
 
 
 def _flow_items(flow: list[Line], index: int) -> list[Item]:
