@@ -534,3 +534,27 @@ def test_one_outline_entry_leaves_the_headings_to_the_styles() -> None:
         ("A document", 1),
         ("1 First section", 2),
     ]
+
+
+def test_one_row_of_boxes_is_no_table() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.grid([72, 200, 330], [680, 700])
+        c.drawString(80, 686, "Left label")
+        c.drawString(208, 686, "Right label")
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert texts(artifact) == ["Left label Right label"]
+
+
+def test_a_numbered_list_item_set_large_on_one_line_is_a_heading() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 13)
+        c.drawString(72, 740, "(1) Scope of the rules")
+        c.setFont("Helvetica", 10)
+        for k in range(4):
+            c.drawString(72, 720 - 12 * k, f"Body line {k} that says what the rules cover.")
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == ["(1) Scope of the rules"]

@@ -14,6 +14,7 @@ from extractor_sandbox.formats.pdf.page import Item
 
 LIST_START = re.compile(r"^(?:[^\w\s\"'(\[{]\s+|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)]\s+)")
 NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?\s+\S")
+LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]\s+\S")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
@@ -183,7 +184,7 @@ def is_heading(block: Block, m: Measures) -> bool:
     bold = block.bold and block.size >= BOLD_RATIO * m.body
     if not (large or bold):
         return False
-    numbered = NUMBERED.match(text) is not None
+    numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):
         return False
     return numbered or not SENTENCE_END.search(text)
