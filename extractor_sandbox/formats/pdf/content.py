@@ -177,9 +177,21 @@ def decode(font: Font, value: bytes) -> tuple[str, str]:
         text = "".join(str(font.character_map.get(ch, ch)) for ch in raw)
         return raw, text
     raw = "".join(chr(byte) for byte in value)
-    decoded = "".join(str(font.encoding.get(byte, chr(byte))) for byte in value)
-    text = "".join(str(font.character_map.get(ch, ch)) for ch in decoded)
-    return raw, text
+    return raw, "".join(simple_glyph(font, byte) for byte in value)
+
+
+def simple_glyph(font: Font, byte: int) -> str:
+    """What one code of a simple font stands for: its ToUnicode entry first (keyed by the code),
+    else its encoding's character; a glyph name nothing resolves (/g115) is no character, U+FFFD
+    surrogate-marked so the page warns."""
+    code = chr(byte)
+    mapped = font.character_map.get(code)
+    if mapped is not None:
+        return str(mapped)
+    named = str(font.encoding.get(byte, code))
+    if len(named) > 1 and named.startswith("/"):
+        return "\udfff"  # read as U+FFFD, with the page named in a warning
+    return "".join(str(font.character_map.get(ch, ch)) for ch in named)
 
 
 RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
@@ -193,11 +205,7 @@ def glyphs(font: Font, value: bytes) -> list[str]:
         except (UnicodeDecodeError, LookupError):
             return [decode(font, value)[1]]
         return [str(font.character_map.get(ch, ch)) for ch in raw]
-    out = []
-    for byte in value:
-        ch = str(font.encoding.get(byte, chr(byte)))
-        out.append("".join(str(font.character_map.get(c, c)) for c in ch))
-    return out
+    return [simple_glyph(font, byte) for byte in value]
 
 
 class _Walker:
