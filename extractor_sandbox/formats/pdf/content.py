@@ -188,7 +188,8 @@ def simple_glyph(font: Font, byte: int) -> str:
     mapped = font.character_map.get(code)
     if mapped is not None:
         return str(mapped)
-    named = str(font.encoding.get(byte, code))
+    encoding = font.encoding if isinstance(font.encoding, dict) else {}
+    named = str(encoding.get(byte, code))
     if len(named) > 1 and named.startswith("/"):
         return "\udfff"  # read as U+FFFD, with the page named in a warning
     return "".join(str(font.character_map.get(ch, ch)) for ch in named)
