@@ -558,3 +558,18 @@ def test_a_numbered_list_item_set_large_on_one_line_is_a_heading() -> None:
 
     artifact = read(drawn(draw))
     assert texts(artifact, "heading") == ["(1) Scope of the rules"]
+
+
+def test_characters_spread_apart_by_character_spacing_are_read_where_they_are_drawn() -> None:
+    rules = (
+        b"0.5 w "
+        + b" ".join(b"%d 700 m %d 740 l S" % (x, x) for x in (72, 200, 260, 320))
+        + b" 72 700 m 320 700 l S 72 720 m 320 720 l S 72 740 m 320 740 l S"
+    )
+    text = (
+        b" BT /F1 10 Tf 80 726 Td (Action) Tj ET BT /F1 10 Tf 210 726 Td (A) Tj ET"
+        b" BT /F1 10 Tf 270 726 Td (B) Tj ET"
+        b" BT /F1 10 Tf 80 706 Td (start) Tj ET BT /F1 10 Tf 54 Tc 226 706 Td (XX) Tj ET"
+    )
+    [table] = read(pdf(one_page(rules + text)))["tables"]
+    assert table["rows"] == [["start", "X", "X"]]

@@ -312,6 +312,11 @@ class _Walker:
         width = glyph_sum / 1000.0 * size
         spaces = raw.count(" ") if not isinstance(font.encoding, str) else 0
         advance = (width + ts["Tc"] * len(raw) + ts["Tw"] * spaces) * ts["Tz"] / 100.0
+        if len(raw) > 1 and max(ts["Tc"], ts["Tw"] if spaces else 0.0) > 0.5 * abs(size):
+            # spacing wide enough to set its characters apart (cells spread by character
+            # spacing): each character is a run of its own, where it is drawn
+            self.spread(font, data, raw, ts, tm, ctm, bold, mono)
+            return mult((1.0, 0.0, 0.0, 1.0, advance, 0.0), tm)
         if text and font.interpretable and len(self.d.runs) < MAX_RUNS:
             # The run spans what it advances, its character and word spacing and scaling included
             # (but not the spacing after its last character), so the gap to the next run is only
@@ -323,6 +328,28 @@ class _Walker:
         elif len(self.d.runs) >= MAX_RUNS:
             self.d.runs_cut = True
         return mult((1.0, 0.0, 0.0, 1.0, advance, 0.0), tm)
+
+    def spread(
+        self,
+        font: Font,
+        data: bytes,
+        raw: str,
+        ts: dict[str, Any],
+        tm: Matrix,
+        ctm: Matrix,
+        bold: bool,
+        mono: bool,
+    ) -> None:
+        parts = glyphs(font, data)
+        if len(parts) != len(raw):
+            parts = list(raw)
+        size, scale = ts["size"], ts["Tz"] / 100.0
+        for ch, part in zip(raw, parts, strict=True):
+            glyph = font.character_widths.get(ch, font.character_widths["default"]) / 1000.0 * size
+            if part.strip() and font.interpretable and len(self.d.runs) < MAX_RUNS:
+                self.add_run(part, glyph * scale, ts, tm, ctm, font.name, bold, mono)
+            step = glyph + ts["Tc"] + (ts["Tw"] if ch == " " else 0.0)
+            tm = mult((1.0, 0.0, 0.0, 1.0, step * scale, 0.0), tm)
 
     def add_run(
         self,
