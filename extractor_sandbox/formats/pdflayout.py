@@ -31,6 +31,7 @@ from extractor_sandbox.formats.csvfile import typed_cell
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
 from extractor_sandbox.formats.pdf.content import Drawing, read_drawing
 from extractor_sandbox.formats.pdf.grids import Table
+from extractor_sandbox.formats.pdf.lines import TextLayer
 from extractor_sandbox.formats.pdf.page import Item, LayoutUnreadable, PageReading, read_page
 from extractor_sandbox.formats.tables import (
     Budget,
@@ -111,7 +112,7 @@ class _Document:
             try:
                 if drawing.runs_cut:
                     raise LayoutUnreadable("it shows more text runs than the reader collects")
-                reading = read_page(number, drawing)
+                reading = read_page(number, drawing, TextLayer(page.extract_text))
                 why = _short_of_layer(reading)
                 if why:
                     raise LayoutUnreadable(why)

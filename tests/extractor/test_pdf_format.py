@@ -117,13 +117,9 @@ def test_a_gap_wider_than_the_font_size_cuts_a_line_into_segments_of_a_table() -
 
 
 def test_runs_set_close_together_are_one_word_and_a_space_gap_parts_them() -> None:
-    def draw(c: Any, _: int) -> None:
-        c.setFont("Helvetica", 10)
-        c.drawString(72, 700, "extrac")
-        c.drawString(72 + c.stringWidth("extrac", "Helvetica", 10), 700, "tion")
-        c.drawString(72 + c.stringWidth("extraction", "Helvetica", 10) + 3, 700, "works")
-
-    assert texts(read(drawn(draw))) == ["extraction works"]
+    # three text operators in one text object: the text layer reads "extraction works" too
+    content = b"BT /F1 10 Tf 72 700 Td (extrac) Tj (tion) Tj [-300 (works)] TJ ET"
+    assert texts(read(pdf(one_page(content)))) == ["extraction works"]
 
 
 def test_a_run_drawn_twice_in_place_is_read_once() -> None:
@@ -376,7 +372,7 @@ def test_a_page_past_5000_lines_is_read_as_its_text_layer_with_a_warning() -> No
 
 
 def test_a_layout_that_cannot_be_read_falls_back_to_the_text_layer(monkeypatch) -> None:
-    def broken(number: int, drawing: Any) -> Any:
+    def broken(number: int, drawing: Any, layer: Any = None) -> Any:
         raise ValueError("broken layout")
 
     monkeypatch.setattr(pdflayout, "read_page", broken)
@@ -391,8 +387,8 @@ def test_a_layout_that_cannot_be_read_falls_back_to_the_text_layer(monkeypatch) 
 def test_a_layout_that_drops_letters_falls_back_to_the_text_layer(monkeypatch) -> None:
     real = pdflayout.read_page
 
-    def dropping(number: int, drawing: Any) -> Any:
-        reading = real(number, drawing)
+    def dropping(number: int, drawing: Any, layer: Any = None) -> Any:
+        reading = real(number, drawing, layer)
         reading.items = reading.items[:1]
         return reading
 
@@ -573,3 +569,21 @@ def test_characters_spread_apart_by_character_spacing_are_read_where_they_are_dr
     )
     [table] = read(pdf(one_page(rules + text)))["tables"]
     assert table["rows"] == [["start", "X", "X"]]
+
+
+def test_runs_set_together_are_parted_when_the_text_layer_has_both_parts_and_not_the_word() -> None:
+    from extractor_sandbox.formats.pdf.content import Run
+    from extractor_sandbox.formats.pdf.lines import TextLayer, build_line
+
+    def runs(second_op: int) -> list[Run]:
+        return [
+            Run("name", 0, 0, 20, 0, 10, "F", False, False, 0, 1, None, 1),
+            Run("value", 20, 0, 45, 0, 10, "F", False, False, 0, 2, None, second_op),
+        ]
+
+    parted = TextLayer(lambda: "the name\nvalue here")
+    glued = TextLayer(lambda: "the namevalue here")
+    assert build_line(runs(2), parted).text == "name value"  # type: ignore[union-attr]
+    assert build_line(runs(2), glued).text == "namevalue"  # type: ignore[union-attr]
+    # pieces of one text operator (a TJ's kerning) are never parted
+    assert build_line(runs(1), parted).text == "namevalue"  # type: ignore[union-attr]

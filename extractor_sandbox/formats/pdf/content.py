@@ -74,6 +74,7 @@ class Run:
     # For text in a right-to-left script: each glyph's characters reversed, so that reversing the
     # line as drawn puts a glyph of two characters (a lam-alef) back in their order.
     visual: str | None = None
+    op: int = -1  # the text operator that drew it: pieces of one TJ are one word's kerning
 
 
 @dataclass(slots=True)
@@ -215,6 +216,7 @@ class _Walker:
         self.pdf = pdf
         self.fonts = _FontCache()
         self.order = 0
+        self.op = 0
 
     def walk(self, content: Any, resources: Any, ctm: Matrix, depth: int, seen: tuple) -> None:
         operations = ContentStream(content, self.pdf, "bytes").operations
@@ -257,6 +259,7 @@ class _Walker:
             elif op == b"T*":
                 tlm = tm = mult((1.0, 0.0, 0.0, 1.0, 0.0, -ts["TL"]), tlm)
             elif op in (b"Tj", b"'", b'"', b"TJ"):
+                self.op += 1
                 if op in (b"'", b'"'):
                     if op == b'"' and len(operands) == 3:
                         ts["Tw"], ts["Tc"] = _num(operands[0]), _num(operands[1])
@@ -375,7 +378,9 @@ class _Walker:
         angle = math.degrees(math.atan2(m[1], m[0]))
         quarter = int(round(angle / 90.0)) % 4 * 90
         self.order += 1
-        self.d.runs.append(Run(text, x0, y0, x1, y1, size, font, bold, mono, quarter, self.order))
+        self.d.runs.append(
+            Run(text, x0, y0, x1, y1, size, font, bold, mono, quarter, self.order, None, self.op)
+        )
 
     def stroke(self, path: list[tuple[str, list[tuple[float, float]]]]) -> None:
         for _, points in path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import Run
@@ -136,7 +137,41 @@ def drop_duplicates(runs: list[Run]) -> list[Run]:
     return kept
 
 
-def build_lines(runs: list[Run]) -> list[Line]:
+class TextLayer:
+    """The words of a page's text layer (pypdf's extract_text), read only when a line needs them:
+    when two runs of different text operators are set together with no space between them."""
+
+    def __init__(self, read: Callable[[], str]) -> None:
+        self._read = read
+        self._words: set[str] | None = None
+
+    def words(self) -> set[str]:
+        if self._words is None:
+            try:
+                text = self._read()
+            except Exception:  # no text layer to ask: the geometry stands
+                text = ""
+            self._words = set(WORD.findall(text.casefold()))
+        return self._words
+
+    def parts(self, left: str, right: str) -> bool:
+        """Whether the word `left` and `right` would make is two words: it is not in the text
+        layer and both of its parts are."""
+        tail = WORD_END.search(left.casefold())
+        head = WORD_START.match(right.casefold())
+        if tail is None or head is None:
+            return False
+        words = self.words()
+        a, b = tail.group(), head.group()
+        return a + b not in words and a in words and b in words
+
+
+WORD = re.compile(r"\w+")
+WORD_END = re.compile(r"\w+$")
+WORD_START = re.compile(r"\w+")
+
+
+def build_lines(runs: list[Run], layer: TextLayer | None = None) -> list[Line]:
     """Runs on one baseline as lines, top to bottom, each cut into segments."""
     ordered = sorted(runs, key=lambda r: (-r.y0, r.x0))
     groups: list[list[Run]] = []
@@ -152,18 +187,18 @@ def build_lines(runs: list[Run]) -> list[Line]:
         groups.append([run])
     lines = []
     for group in groups:
-        line = _line(group)
+        line = _line(group, layer)
         if line is not None:
             lines.append(line)
     return lines
 
 
-def build_line(group: list[Run]) -> Line | None:
+def build_line(group: list[Run], layer: TextLayer | None = None) -> Line | None:
     """Runs on one baseline as a line (None when they show no text)."""
-    return _line(list(group)) if group else None
+    return _line(list(group), layer) if group else None
 
 
-def _line(group: list[Run]) -> Line | None:
+def _line(group: list[Run], layer: TextLayer | None = None) -> Line | None:
     group.sort(key=lambda r: r.x0)
     rtl = right_to_left("".join(r.text for r in group))
     segments: list[Segment] = []
@@ -177,8 +212,14 @@ def _line(group: list[Run]) -> Line | None:
             if gap > size:
                 segments.append(_segment(current, parts))
                 current, parts = [], []
-            elif gap > SPACE_GAP * min(prev.size, run.size) and not (
-                parts[-1].endswith(" ") or run.text.startswith(" ")
+            elif not (parts[-1].endswith(" ") or run.text.startswith(" ")) and (
+                gap > SPACE_GAP * min(prev.size, run.size)
+                or (
+                    layer is not None
+                    and not rtl
+                    and run.op != prev.op
+                    and layer.parts(parts[-1], run.text)
+                )
             ):
                 parts.append(" ")
         current.append(run)

@@ -14,6 +14,7 @@ from extractor_sandbox.formats.pdf.content import Drawing, Rule
 from extractor_sandbox.formats.pdf.grids import Table, borderless_tables, ruled_tables
 from extractor_sandbox.formats.pdf.lines import (
     Line,
+    TextLayer,
     build_line,
     build_lines,
     drop_duplicates,
@@ -49,7 +50,7 @@ class PageReading:
     layer_lines: list[tuple[str, float]] = field(default_factory=list)
 
 
-def read_page(number: int, drawing: Drawing) -> PageReading:
+def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> PageReading:
     runs = [r for r in drawing.runs if r.text.strip()]
     angle = main_angle(runs)
     width, height = turned_size(angle, drawing.width, drawing.height)
@@ -60,10 +61,10 @@ def read_page(number: int, drawing: Drawing) -> PageReading:
     reading.layer_lines = _layer(main)
     rules = _turn_rules(drawing.rules, angle, drawing.width, drawing.height)
     tables, rest = ruled_tables(rules, main)
-    lines = build_lines(rest)
+    lines = build_lines(rest, layer)
     if len(lines) > MAX_LINES:
         raise LayoutUnreadable(f"it holds more than {MAX_LINES:,} lines")
-    flows = split_columns(lines, width)
+    flows = split_columns(lines, width, layer=layer)
     items: list[Item] = []
     for index, flow in enumerate(flows):
         items.extend(_flow_items(flow, index))
@@ -103,7 +104,9 @@ def _turn_rules(rules: list[Rule], angle: int, width: float, height: float) -> l
 # Columns
 
 
-def split_columns(lines: list[Line], width: float, depth: int = 0) -> list[list[Line]]:
+def split_columns(
+    lines: list[Line], width: float, depth: int = 0, layer: TextLayer | None = None
+) -> list[list[Line]]:
     """Flows of lines in reading order: full-width stretches, and a two-column stretch's left
     column before its right, split at a gutter at most a twentieth of the lines cross. A column
     is split again the same way (a spread of two pages, each in two columns), once."""
@@ -143,7 +146,7 @@ def split_columns(lines: list[Line], width: float, depth: int = 0) -> list[list[
             (left, lambda r: r.x1 <= gutter + 1),
             (right, lambda r: r.x1 > gutter + 1),
         ):
-            part = build_line([r for r in runs if keep(r)])
+            part = build_line([r for r in runs if keep(r)], layer)
             if part is not None:
                 side.append(part)
     close()
@@ -151,7 +154,7 @@ def split_columns(lines: list[Line], width: float, depth: int = 0) -> list[list[
         return flows
     out: list[list[Line]] = []
     for k, flow in enumerate(flows):
-        out.extend([flow] if k in full else split_columns(flow, width, depth + 1))
+        out.extend([flow] if k in full else split_columns(flow, width, depth + 1, layer))
     return out
 
 
