@@ -31,7 +31,7 @@ from extractor_sandbox.formats.csvfile import typed_cell
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
 from extractor_sandbox.formats.pdf.content import Drawing, read_drawing
 from extractor_sandbox.formats.pdf.grids import Table
-from extractor_sandbox.formats.pdf.lines import TextLayer
+from extractor_sandbox.formats.pdf.lines import Line, Segment, TextLayer
 from extractor_sandbox.formats.pdf.page import Item, LayoutUnreadable, PageReading, read_page
 from extractor_sandbox.formats.tables import (
     Budget,
@@ -171,9 +171,7 @@ class _Document:
             if number in self.readings:
                 blocks.extend(page_blocks(number, self.readings[number].items, m))
             elif number in self.layer_pages:
-                for part in re.split(r"\n\s*\n", self.layer_pages[number]):
-                    if part.strip():
-                        blocks.append(Block("paragraph", number, text=part.strip()))
+                blocks.extend(layer_blocks(number, self.layer_pages[number]))
         outline = self._outline()
         # An outline of one entry names the document, not its sections (an excerpt keeps its
         # title's bookmark): the headings then come from the page's styles.
@@ -437,6 +435,20 @@ def _short_of_layer(reading: PageReading) -> str:
             "text layer"
         )
     return ""
+
+
+def layer_blocks(number: int, text: str) -> list[Block]:
+    """A page read as its text layer: its text split at blank lines, each paragraph keeping its
+    lines so that an outline's heading can still take the line that holds its title."""
+    blocks = []
+    for part in re.split(r"\n\s*\n", text):
+        rows = [" ".join(row.split()) for row in part.splitlines() if row.strip()]
+        if rows:
+            lines = [
+                Line([Segment(row, 0.0, 0.0, 0.0, 0.0, False, False)], 0.0, 0.0) for row in rows
+            ]
+            blocks.append(Block("paragraph", number, lines, text=" ".join(rows)))
+    return blocks
 
 
 def _layer_text(drawing: Drawing) -> str:

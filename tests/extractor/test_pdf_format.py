@@ -587,3 +587,34 @@ def test_runs_set_together_are_parted_when_the_text_layer_has_both_parts_and_not
     assert build_line(runs(2), glued).text == "namevalue"  # type: ignore[union-attr]
     # pieces of one text operator (a TJ's kerning) are never parted
     assert build_line(runs(1), parted).text == "namevalue"  # type: ignore[union-attr]
+
+
+def test_a_page_read_as_its_text_layer_keeps_the_outline_headings_at_their_lines(
+    monkeypatch,
+) -> None:
+    def draw(c: Any, page: int) -> None:
+        c.setFont("Helvetica", 10)
+        title = ["Alpha", "Beta"][page]
+        c.bookmarkPage(title)
+        c.addOutlineEntry(title, title, level=0)
+        c.drawString(72, 700, f"Before the {title.lower()} section")
+        c.drawString(72, 688, title)
+        c.drawString(72, 676, f"After the {title.lower()} title")
+
+    real = pdflayout.read_page
+
+    def second_broken(number: int, drawing: Any, layer: Any = None) -> Any:
+        if number == 2:
+            raise ValueError("broken layout")
+        return real(number, drawing, layer)
+
+    monkeypatch.setattr(pdflayout, "read_page", second_broken)
+    artifact = read(drawn(draw, pages=2))
+    page_two = [
+        (b["type"], b["text"]) for b in artifact["blocks"] if b["locator"]["page_start"] == 2
+    ]
+    assert page_two == [
+        ("paragraph", "Before the beta section"),
+        ("heading", "Beta"),
+        ("paragraph", "After the beta title"),
+    ]
