@@ -134,7 +134,9 @@ def _continues(block: Block, prev: Item, item: Item, m: Measures) -> bool:
         return line.x0 > block.lines[0].x0 + 0.5 * line.size
     # a first line set in opens a paragraph, as does a line after one that ends a sentence short
     # of the block's right edge
-    if len(block.lines) >= 1 and line.x0 > last.x0 + 0.8 * line.size:
+    # (body text only: a heading's second line may sit under its title, past its number)
+    body = line.size < HEADING_RATIO * m.body
+    if body and line.x0 > last.x0 + 0.8 * line.size:
         return False
     right = max(ln.x1 for ln in block.lines)
     if (
