@@ -618,3 +618,17 @@ def test_a_page_read_as_its_text_layer_keeps_the_outline_headings_at_their_lines
         ("heading", "Beta"),
         ("paragraph", "After the beta title"),
     ]
+
+
+def test_two_columns_under_a_full_width_abstract_are_read_left_then_right() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        for k in range(5):
+            c.drawString(72, 760 - 12 * k, f"Abstract line {k} " + "runs across the page " * 4)
+        for k in range(16):
+            c.drawString(72, 680 - 12 * k, f"left {k:02d} " + "text in the left column")
+            c.drawString(320, 680 - 12 * k, f"right {k:02d} " + "text in the right column")
+
+    order = " ".join(texts(read(drawn(draw))))
+    assert order.index("Abstract line 4") < order.index("left 00") < order.index("left 15")
+    assert order.index("left 15") < order.index("right 00")

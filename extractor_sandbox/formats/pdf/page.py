@@ -175,22 +175,20 @@ def find_gutter(
 ) -> float | None:
     if len(pieces) < 10:
         return None
-    best: tuple[int, float, float] | None = None
+    best: tuple[bool, int, float, float] | None = None
     step = 2.0
     start, width = region[0], region[1] - region[0]
     middle = start + width / 2
     x = start + 0.3 * width
     while x <= start + 0.7 * width:
-        crossing = sum(1 for spans in pieces if any(a < x - 1 and b > x + 1 for a, b in spans))
-        score = (crossing, abs(x - middle))
-        if best is None or score < best[:2]:
-            best = (crossing, abs(x - middle), x)
+        ok, crossing = _crossing(pieces, x)
+        score = (not ok, crossing, abs(x - middle))
+        if best is None or score < best[:3]:
+            best = (*score, x)
         x += step
-    if best is None:
+    if best is None or best[0]:
         return None
-    crossing, _, gutter = best
-    if crossing * 20 > len(pieces):
-        return None
+    gutter = best[3]
     inner = [
         spans for spans in pieces if not any(a < gutter - 1 and b > gutter + 1 for a, b in spans)
     ]
@@ -219,6 +217,25 @@ def find_gutter(
     if left_fill < 0.6 or right_fill < 0.6:
         return None
     return gutter
+
+
+def _crossing(pieces: list[list[tuple[float, float]]], x: float) -> tuple[bool, int]:
+    """Whether x can be a gutter as far as the lines crossing it go, and how many cross it. Lines
+    above and below two columns (a title, an abstract, a footnote) do not count against it: it
+    holds when at most a twentieth of the stretch from the first to the last line beside it
+    crosses it, or when a run of lines beside it, none crossing, holds half the page's lines."""
+    crosses = [any(a < x - 1 and b > x + 1 for a, b in spans) for spans in pieces]
+    beside = [k for k, crossed in enumerate(crosses) if not crossed]
+    if not beside:
+        return False, len(pieces)
+    first, last = beside[0], beside[-1]
+    crossing = sum(crosses[first : last + 1])
+    longest = run = 0
+    for crossed in crosses:
+        run = 0 if crossed else run + 1
+        longest = max(longest, run)
+    ok = crossing * 20 <= last - first + 1 or longest * 2 >= len(pieces)
+    return ok, crossing
 
 
 def _start(spans: list[tuple[float, float]]) -> float:
