@@ -632,3 +632,15 @@ def test_two_columns_under_a_full_width_abstract_are_read_left_then_right() -> N
     order = " ".join(texts(read(drawn(draw))))
     assert order.index("Abstract line 4") < order.index("left 00") < order.index("left 15")
     assert order.index("left 15") < order.index("right 00")
+
+
+def test_two_pages_set_side_by_side_are_read_left_page_first() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setPageSize((1224, 792))
+        c.setFont("Helvetica", 10)
+        for k in range(12):
+            c.drawString(130, 700 - 18 * k, f"Left option {k:02d}")
+            c.drawString(760, 700 - 18 * k, f"Right option {k:02d} is a longer answer")
+
+    order = " ".join(texts(read(drawn(draw))))
+    assert order.index("Left option 11") < order.index("Right option 00")

@@ -214,9 +214,13 @@ def find_gutter(
     # measured up to the gutter, so the short cells of a table's columns are no text columns
     left_fill = statistics.median(left_lines) / max(gutter - _start(left), 1.0)
     right_fill = statistics.median(right_lines) / max(_end(right) - gutter, 1.0)
-    if left_fill < 0.6 or right_fill < 0.6:
-        return None
-    return gutter
+    if left_fill >= 0.6 and right_fill >= 0.6:
+        return gutter
+    # two pages set side by side (a spread) need not fill: their gutter is a fifth of the width
+    band = min(starts) - max(ends)
+    if band >= 0.2 * width and len(left_lines) >= 10 and len(right_lines) >= 10:
+        return gutter
+    return None
 
 
 def _crossing(pieces: list[list[tuple[float, float]]], x: float) -> tuple[bool, int]:
