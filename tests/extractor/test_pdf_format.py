@@ -512,6 +512,8 @@ def test_a_right_to_left_line_drawn_in_visual_order_reads_in_logical_order() -> 
     # a lam-alef glyph stands for two characters: the run keeps them reversed in its drawing
     # order (Run.visual), so that reversing the line puts them back
     assert logical_order("ال"[::-1] + "ب") == "بال"
+    # a Latin word set against an Arabic letter is a word of its own
+    assert logical_order("Python" + "و") == "و Python"
 
 
 def test_one_outline_entry_leaves_the_headings_to_the_styles() -> None:

@@ -244,6 +244,12 @@ _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 _LTR_RUN = re.compile(r"[A-Za-z0-9\u00c0-\u024f]+(?:[.,:/_+-][A-Za-z0-9\u00c0-\u024f]+)*")
 
 
+_SCRIPT_CHANGE = re.compile(
+    "(?<=[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff])(?=[A-Za-z])"
+    "|(?<=[A-Za-z])(?=[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff])"
+)
+
+
 def right_to_left(text: str) -> bool:
     """A line mostly in a right-to-left script (Arabic, Hebrew) is drawn in visual order."""
     rtl = len(_RTL.findall(text))
@@ -256,7 +262,9 @@ def logical_order(text: str) -> str:
     flipped = text[::-1]
     flipped = _LTR_RUN.sub(lambda m: m.group()[::-1], flipped)
     pairs = str.maketrans("()[]{}<>", ")(][}{><")
-    return flipped.translate(pairs)
+    # a Latin word set against a right-to-left letter (the conjunction و before "Python") is a
+    # word of its own, so a search for it finds it
+    return _SCRIPT_CHANGE.sub(" ", flipped.translate(pairs))
 
 
 def _segment(runs: list[Run], parts: list[str]) -> Segment:
