@@ -646,3 +646,22 @@ def test_two_pages_set_side_by_side_are_read_left_page_first() -> None:
 
     order = " ".join(texts(read(drawn(draw))))
     assert order.index("Left option 11") < order.index("Right option 00")
+
+
+def test_a_ruled_table_stroked_cell_by_cell_and_open_at_its_sides_is_one_table() -> None:
+    # vertical rules drawn one row at a time, none at the table's outer edges (as LaTeX draws)
+    rules = [b"0.5 w"]
+    for y in (740, 720, 700, 680):
+        rules.append(b"60 %d m 300 %d l S" % (y, y))
+    for x in (140, 220):
+        for top in (740, 720, 700):
+            rules.append(b"%d %d m %d %d l S" % (x, top - 0.2, x, top - 19.8))
+    cells = [("Name", "Kind", "Size"), ("alpha", "file", "12"), ("beta", "folder", "7")]
+    text = [b"BT /F1 10 Tf"]
+    for k, row in enumerate(cells):
+        for x, cell in zip((70, 150, 230), row, strict=True):
+            text.append(b"1 0 0 1 %d %d Tm (%s) Tj" % (x, 726 - 20 * k, cell.encode()))
+    text.append(b"ET")
+    [table] = read(pdf(one_page(b"\n".join(rules + text))))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Name", "Kind", "Size"]
+    assert table["rows"] == [["alpha", "file", 12], ["beta", "folder", 7]]

@@ -43,6 +43,26 @@ def _cluster(values: list[float]) -> list[float]:
     return out
 
 
+def _joined(rules: list[Rule], *, horizontal: bool) -> list[Rule]:
+    """Pieces of one line drawn end to end (a rule stroked cell by cell) as one rule."""
+
+    def key(r: Rule) -> tuple[float, float]:
+        return (r.y0, r.x0) if horizontal else (r.x0, r.y0)
+
+    out: list[Rule] = []
+    for rule in sorted(rules, key=key):
+        if out:
+            last = out[-1]
+            if horizontal and abs(last.y0 - rule.y0) <= 0.5 and rule.x0 <= last.x1 + SNAP:
+                last.x1 = max(last.x1, rule.x1)
+                continue
+            if not horizontal and abs(last.x0 - rule.x0) <= 0.5 and rule.y0 <= last.y1 + SNAP:
+                last.y1 = max(last.y1, rule.y1)
+                continue
+        out.append(Rule(rule.x0, rule.y0, rule.x1, rule.y1))
+    return out
+
+
 def _components(
     horizontal: list[Rule], vertical: list[Rule]
 ) -> list[tuple[list[Rule], list[Rule]]]:
@@ -69,15 +89,17 @@ def _components(
 
 def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[Run]]:
     """The ruled tables and the runs no table holds."""
-    horizontal = [r for r in rules if r.horizontal]
-    vertical = [r for r in rules if not r.horizontal]
+    horizontal = _joined([r for r in rules if r.horizontal], horizontal=True)
+    vertical = _joined([r for r in rules if not r.horizontal], horizontal=False)
     if len(horizontal) < 2 or len(vertical) < 2 or len(horizontal) * len(vertical) > 4_000_000:
         return [], runs
     tables: list[Table] = []
     taken: set[int] = set()
     for hs, vs in _components(horizontal, vertical):
-        ys = _cluster([h.y0 for h in hs])
-        xs = _cluster([v.x0 for v in vs])
+        # the rules' own ends bound the table too: a table open at its sides (its outer columns
+        # unruled) or at its top and bottom still holds the text out to them
+        ys = _cluster([h.y0 for h in hs] + [min(v.y0 for v in vs), max(v.y1 for v in vs)])
+        xs = _cluster([v.x0 for v in vs] + [min(h.x0 for h in hs), max(h.x1 for h in hs)])
         if len(ys) < 2 or len(xs) < 2 or (len(ys) == 2 and len(xs) == 2):
             continue
         left, right, bottom, top = xs[0], xs[-1], ys[0], ys[-1]
