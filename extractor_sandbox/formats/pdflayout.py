@@ -32,7 +32,12 @@ from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures,
 from extractor_sandbox.formats.pdf.content import Drawing, read_drawing
 from extractor_sandbox.formats.pdf.grids import Table
 from extractor_sandbox.formats.pdf.lines import Line, Segment, TextLayer
-from extractor_sandbox.formats.pdf.page import Item, LayoutUnreadable, PageReading, read_page
+from extractor_sandbox.formats.pdf.page import (
+    LayoutUnreadable,
+    PageReading,
+    read_page,
+    with_tables,
+)
 from extractor_sandbox.formats.tables import (
     Budget,
     Cell,
@@ -208,62 +213,60 @@ class _Document:
         return entries
 
     def _drop_furniture(self) -> None:
-        """Running headers and footers and page numbers are left out of the blocks."""
+        """Running headers and footers and page numbers are left out of the blocks; the
+        borderless tables are read then, so a table keeps a candidate only as its own row."""
         candidates: dict[tuple[str, str], list[tuple[int, str]]] = {}
         numbers: list[tuple[int, str]] = []
         for number, reading in self.readings.items():
-            band = FURNITURE_BAND * reading.height
             for item in reading.items:
                 line = item.line
                 if line is None or item.orientation:
                     continue
-                zone = (
-                    "top"
-                    if line.y >= reading.height - band
-                    else ("bottom" if line.y <= band else "")
-                )
+                zone = _zone(line, reading)
                 if not zone:
                     continue
                 text = line.text.strip()
                 if PAGE_NUMBER.match(text):
                     numbers.append((number, text))
-                    continue
-                if not any(c.isalpha() for c in text):
-                    continue
-                key = " ".join(re.sub(r"\d+", "", text).lower().split())
-                candidates.setdefault((zone, key), []).append((number, text))
+                elif any(c.isalpha() for c in text):
+                    candidates.setdefault((zone, _furniture_key(text)), []).append((number, text))
         pages_read = max(len(self.readings), 1)
         furniture: set[tuple[str, str]] = set()
         for kind, found in candidates.items():
             on = {n for n, _ in found}
             if len(on) >= 2 and len(on) * 5 >= 2 * pages_read:
                 furniture.add(kind)
-                if len(self.furniture) < MAX_FURNITURE_KINDS:
-                    self.furniture.append({"text": found[0][1], "pages": len(on)})
-        if numbers and len(self.furniture) < MAX_FURNITURE_KINDS:
-            self.furniture.append({"text": numbers[0][1], "pages": len({n for n, _ in numbers})})
-        if not furniture and not numbers:
-            return
-        for reading in self.readings.values():
-            band = FURNITURE_BAND * reading.height
-            kept: list[Item] = []
-            for item in reading.items:
-                line = item.line
-                if line is not None and not item.orientation:
-                    zone = (
-                        "top"
-                        if line.y >= reading.height - band
-                        else ("bottom" if line.y <= band else "")
-                    )
+        # each kind left out: its first text and the pages it is left out on
+        left_out: dict[tuple[str, str], tuple[str, set[int]]] = {}
+        for number, reading in sorted(self.readings.items()):
+
+            def line_kind(line: Line, reading: PageReading = reading) -> str | None:
+                zone = _zone(line, reading)
+                if not zone:
+                    return None
+                text = line.text.strip()
+                if PAGE_NUMBER.match(text):
+                    return "number"
+                return "furniture" if (zone, _furniture_key(text)) in furniture else None
+
+            dropped: list[Line] = []
+            reading.items = with_tables(reading.items, line_kind, dropped)
+            for line in dropped:
+                what = line_kind(line)
+                if what:
                     text = line.text.strip()
-                    key = " ".join(re.sub(r"\d+", "", text).lower().split())
-                    if zone and (PAGE_NUMBER.match(text) or (zone, key) in furniture):
-                        continue
-                kept.append(item)
-            reading.items = kept
-        self.warnings.append(
-            f"page furniture left out: {len(self.furniture)} kinds (attrs.furniture)"
-        )
+                    key = (
+                        ("number", "")
+                        if what == "number"
+                        else (_zone(line, reading), _furniture_key(text))
+                    )
+                    left_out.setdefault(key, (text, set()))[1].add(number)
+        for text, pages in list(left_out.values())[:MAX_FURNITURE_KINDS]:
+            self.furniture.append({"text": text, "pages": len(pages)})
+        if self.furniture:
+            self.warnings.append(
+                f"page furniture left out: {len(left_out)} kinds (attrs.furniture)"
+            )
 
     def _emit(self, blocks: list[Block]) -> dict[str, Any]:
         out: list[dict[str, Any]] = []
@@ -392,6 +395,19 @@ class _Document:
             )
         )
         return failed
+
+
+def _zone(line: Line, reading: PageReading) -> str:
+    """The band of the page a line is in: its top or bottom tenth, or neither."""
+    band = FURNITURE_BAND * reading.height
+    if line.y >= reading.height - band:
+        return "top"
+    return "bottom" if line.y <= band else ""
+
+
+def _furniture_key(text: str) -> str:
+    """A running header's text, digits aside (one kind for a footer whose number changes)."""
+    return " ".join(re.sub(r"\d+", "", text).lower().split())
 
 
 def page_cell(text: str) -> Cell | None:

@@ -642,7 +642,7 @@ def test_two_pages_set_side_by_side_are_read_left_page_first() -> None:
         c.setFont("Helvetica", 10)
         for k in range(12):
             c.drawString(130, 700 - 18 * k, f"Left option {k:02d}")
-            c.drawString(760, 700 - 18 * k, f"Right option {k:02d} is a longer answer")
+            c.drawString(760, 707 - 15 * k, f"Right option {k:02d} is a longer answer")
 
     order = " ".join(texts(read(drawn(draw))))
     assert order.index("Left option 11") < order.index("Right option 00")
@@ -665,3 +665,28 @@ def test_a_ruled_table_stroked_cell_by_cell_and_open_at_its_sides_is_one_table()
     [table] = read(pdf(one_page(b"\n".join(rules + text))))["tables"]
     assert [c["name"] for c in table["columns"]] == ["Name", "Kind", "Size"]
     assert table["rows"] == [["alpha", "file", 12], ["beta", "folder", 7]]
+
+
+def test_a_running_header_over_a_borderless_table_is_furniture_and_its_own_header_a_row() -> None:
+    def draw(c: Any, page: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 800, "Acme quarterly report")  # a running header of two segments
+        c.drawString(400, 800, "Confidential")
+        c.setFont("Helvetica", 10)
+        rows = [("Item", "Count", "Bin")] + [
+            (f"Part {page * 40 + k:03d}", str(k), f"B{k % 3}") for k in range(40)
+        ]
+        for k, row in enumerate(rows):
+            for x, cell in zip((72, 250, 400), row, strict=True):
+                c.drawString(x, 786 - 14 * k, cell)
+        c.drawCentredString(300, 30, str(page + 1))
+
+    artifact = read(drawn(draw, pages=2))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Item", "Count", "Bin"]
+    assert len(table["rows"]) == 80  # the second page's repeated header dropped
+    assert table["locator"]["page_end"] == 2
+    assert not any("Acme" in t for t in texts(artifact))
+    assert {"text": "Acme quarterly report Confidential", "pages": 2} in artifact["attrs"][
+        "furniture"
+    ]

@@ -8,6 +8,7 @@ than the page's own is kept as lines of its own after the page's (`orientation`)
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import Drawing, Rule
@@ -65,9 +66,7 @@ def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> 
     if len(lines) > MAX_LINES:
         raise LayoutUnreadable(f"it holds more than {MAX_LINES:,} lines")
     flows = split_columns(lines, width, layer=layer)
-    items: list[Item] = []
-    for index, flow in enumerate(flows):
-        items.extend(_flow_items(flow, index))
+    items = [Item(line=line, flow=index) for index, flow in enumerate(flows) for line in flow]
     _place_tables(items, tables)
     others = sorted({r.angle for r in runs if r.angle != angle})
     for other in others:
@@ -217,8 +216,19 @@ def find_gutter(
     if left_fill >= 0.6 and right_fill >= 0.6:
         return gutter
     # two pages set side by side (a spread) need not fill: their gutter is a fifth of the width
+    # (their lines fall where they may, where a table's cells share their rows' baselines)
     band = min(starts) - max(ends)
-    if band >= 0.2 * width and len(left_lines) >= 10 and len(right_lines) >= 10:
+    paired = sum(
+        1
+        for spans in inner
+        if any(b <= gutter for _, b in spans) and any(a >= gutter for a, _ in spans)
+    )
+    if (
+        band >= 0.2 * width
+        and len(left_lines) >= 10
+        and len(right_lines) >= 10
+        and paired * 5 <= 3 * len(inner)
+    ):
         return gutter
     return None
 
@@ -253,15 +263,60 @@ def _end(spans: list[tuple[float, float]]) -> float:
     return ends[int(0.9 * (len(ends) - 1))]
 
 
-def _flow_items(flow: list[Line], index: int) -> list[Item]:
+def with_tables(
+    items: list[Item], kind: Callable[[Line], str | None], dropped: list[Line] | None = None
+) -> list[Item]:
+    """The page's items with the borderless tables of each flow's stretches of lines read, and
+    its furniture left out: `kind` says whether a line is furniture ("furniture", or "number" for
+    a page number alone). A candidate at either end of a table is one of its rows only when it
+    fills every column (a header repeated on each page), or, at the top, every column but the
+    first (a header over a column of row names); a page number alone never is."""
+    out: list[Item] = []
+    k = 0
+    while k < len(items):
+        item = items[k]
+        if item.line is None or item.orientation:
+            out.append(item)
+            k += 1
+            continue
+        j = k
+        while (
+            j < len(items)
+            and items[j].line is not None
+            and not items[j].orientation
+            and items[j].flow == item.flow
+        ):
+            j += 1
+        lines = [it.line for it in items[k:j] if it.line is not None]
+        out.extend(_stretch_items(lines, item.flow, kind, dropped if dropped is not None else []))
+        k = j
+    return out
+
+
+def _stretch_items(
+    lines: list[Line], flow: int, kind: Callable[[Line], str | None], dropped_out: list[Line]
+) -> list[Item]:
+    tables = borderless_tables(lines)
+    held: set[int] = set()  # the lines a table holds as its rows
+    for first, last, table in tables:
+        held.update(id(line) for line in lines[first : last + 1])
+        for end, row, top in ((first, table.rows[0], True), (last, table.rows[-1], False)):
+            what = kind(lines[end])
+            fills = all(row) or (top and all(row[1:]))
+            if what == "number" or (what == "furniture" and not fills):
+                held.discard(id(lines[end]))
+    dropped = {id(line) for line in lines if kind(line) and id(line) not in held}
+    if dropped:
+        dropped_out.extend(line for line in lines if id(line) in dropped)
+        lines = [line for line in lines if id(line) not in dropped]
+        tables = borderless_tables(lines)
     items: list[Item] = []
-    tables = borderless_tables(flow)
     i = 0
     for first, last, table in tables:
-        items.extend(Item(line=line, flow=index) for line in flow[i:first])
-        items.append(Item(table=table, flow=index))
+        items.extend(Item(line=line, flow=flow) for line in lines[i:first])
+        items.append(Item(table=table, flow=flow))
         i = last + 1
-    items.extend(Item(line=line, flow=index) for line in flow[i:])
+    items.extend(Item(line=line, flow=flow) for line in lines[i:])
     return items
 
 
