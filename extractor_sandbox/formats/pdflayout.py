@@ -4,16 +4,22 @@ the page draws, never by rasterising (the parts are under extractor_sandbox/form
 Per page: the runs (pdf/content.py) turned upright, made lines (pdf/lines.py), ruled and
 borderless tables (pdf/grids.py), two columns split at their gutter (pdf/page.py), then paragraphs,
 list items, code and headings (pdf/blocks.py). Per document: page furniture (running headers and
-footers, page numbers) left out; the outline's entries as the headings when it has one; a table
-that goes on at the top of the next page in the same columns joined into one, the repeat of its
-header dropped; each table typed as a CSV's is (tables[], its rows as `column: value` blocks).
+footers, page numbers) left out, the borderless tables read once it is known; the outline's
+entries as the headings when it has two or more; a table that goes on at the top of the next page
+in the same columns joined into one, the repeat of its header dropped (pdf/structure.py); each
+table typed as a CSV's is (tables[], its rows as `column: value` blocks).
 
-Safety nets: a page whose laid-out reading holds less than 99.8% of the letters and digits of its
-text layer, more than 5,000 lines, or whose layout cannot be read, is read as its text layer, with
-a warning naming it and why. A page pypdf cannot read, and a page with no text that draws a
-picture (its text needs OCR, which this reader does not have), is a failed unit, not the file.
+Text layer. Two runs the geometry sets together are parted by pypdf's extract_text() of the page
+(read only for a page that has such a pair). The 99.8% check counts the letters and digits of the
+runs the page's content shows, in the order it shows them: the same text the layout starts from,
+so the check catches a layout step that drops text, and costs no second parse.
+
+Safety nets: a page whose laid-out reading holds less than 99.8% of those letters and digits,
+more than 5,000 lines, or whose layout cannot be read, is read as its text layer (its runs in
+content order, split at blank lines), with a warning naming it and why. A page pypdf cannot read,
+and a page with no text that draws a picture (its text needs OCR, which this reader does not
+have), is a failed unit, not the file.
 """
-
 from __future__ import annotations
 
 import io
