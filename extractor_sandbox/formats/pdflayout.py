@@ -20,6 +20,7 @@ content order, split at blank lines), with a warning naming it and why. A page p
 and a page with no text that draws a picture (its text needs OCR, which this reader does not
 have), is a failed unit, not the file.
 """
+
 from __future__ import annotations
 
 import io
@@ -128,10 +129,12 @@ class _Document:
                 if why:
                     raise LayoutUnreadable(why)
             except LayoutUnreadable as error:
-                self._as_layer(number, drawing, str(error))
+                self._as_layer(number, drawing, str(error), page)
                 continue
             except Exception as error:  # a layout the reader gets wrong never drops text
-                self._as_layer(number, drawing, f"its layout cannot be read ({_short(error)})")
+                self._as_layer(
+                    number, drawing, f"its layout cannot be read ({_short(error)})", page
+                )
                 continue
             self.readings[number] = reading
 
@@ -167,9 +170,17 @@ class _Document:
             self._fail(number, f"the page {drawing.problems[0]}, and may draw a picture")
         return True
 
-    def _as_layer(self, number: int, drawing: Drawing, why: str) -> None:
+    def _as_layer(self, number: int, drawing: Drawing, why: str, page: Any) -> None:
         self.warnings.append(f"page {number} is read as its text layer: {why}")
-        self.layer_pages[number] = _layer_text(drawing)
+        if not drawing.runs_cut:
+            self.layer_pages[number] = _layer_text(drawing)
+            return
+        # the runs collected stop at the bound: the whole text layer is pypdf's
+        try:
+            self.layer_pages[number] = page.extract_text()
+        except Exception as error:
+            self.layer_pages[number] = _layer_text(drawing)
+            self._fail(number, f"its text past the first runs cannot be read: {_short(error)}")
 
     # The document
 

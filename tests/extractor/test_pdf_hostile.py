@@ -157,3 +157,17 @@ def test_a_password_protected_pdf_is_unsupported() -> None:
     with pytest.raises(ExtractError) as raised:
         extract_pdf(buffer.getvalue(), {}, name="locked.pdf")
     assert raised.value.code == "unsupported_format"
+
+
+def test_a_page_of_more_runs_than_the_reader_collects_is_read_as_its_text_layer() -> None:
+    ops = [b"BT /F1 2 Tf"]
+    for line in range(100):
+        ops.append(b"1 0 0 1 10 %d Tm [" % (780 - line * 7) + b"(a) -2000 " * 1100 + b"] TJ")
+    ops.append(b"ET")
+    artifact = extract(pdf(one_page(b"\n".join(ops))))
+    assert artifact["warnings"] == [
+        "page 1 is read as its text layer: it shows more text runs than the reader collects"
+    ]
+    assert artifact["coverage"]["complete"] is True
+    # the text past the runs collected is read from pypdf's whole text layer, none dropped
+    assert sum(block["text"].count("a") for block in artifact["blocks"]) == 110_000

@@ -24,7 +24,7 @@ from pypdf.generic import ContentStream, DictionaryObject, StreamObject
 from pypdf.generic._font import Font
 
 MAX_FORM_DEPTH = 4  # a form nested inside four others is deeper than the reader walks
-MAX_RUNS = 200_000
+MAX_RUNS = 100_000
 MAX_RULES = 20_000
 RULE_THICKNESS = 3.0  # a filled box thinner than this is a rule
 MONO_NAMES = ("courier", "mono", "consol", "menlo", "code", "typewriter", "fixed")

@@ -273,6 +273,19 @@ def _segment(runs: list[Run], parts: list[str]) -> Segment:
     if text and all(run.mono for run in runs):
         # code keeps the indentation its line draws as spaces
         text = " " * (len(joined) - len(joined.lstrip(" "))) + text
+    if len(runs) == 1:  # the common case, without counting
+        run = runs[0]
+        has_text = bool(run.text.strip())
+        return Segment(
+            text,
+            run.x0,
+            run.x1,
+            run.y0,
+            round(run.size * 2) / 2,
+            has_text and run.bold,
+            has_text and run.mono,
+            [run],
+        )
     sizes: Counter[float] = Counter()
     bold_chars = mono_chars = chars = 0
     for run in runs:

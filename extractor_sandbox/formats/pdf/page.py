@@ -7,6 +7,7 @@ than the page's own is kept as lines of its own after the page's (`orientation`)
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -140,6 +141,12 @@ def split_columns(
                 full.add(len(flows))
                 flows.append([line])
             continue
+        if all(seg.x1 <= gutter + 1 for seg in line.segments):
+            left.append(line)  # wholly on one side: the line as it is
+            continue
+        if all(seg.x0 > gutter - 1 and seg.runs[0].x1 > gutter + 1 for seg in line.segments):
+            right.append(line)
+            continue
         runs = [run for seg in line.segments for run in seg.runs]
         for side, keep in (
             (left, lambda r: r.x1 <= gutter + 1),
@@ -175,8 +182,8 @@ def find_gutter(
     if len(pieces) < 10:
         return None
     best: tuple[bool, int, float, float] | None = None
-    step = 2.0
     start, width = region[0], region[1] - region[0]
+    step = max(2.0, 0.4 * width / 200)  # at most about 200 positions tried
     middle = start + width / 2
     x = start + 0.3 * width
     while x <= start + 0.7 * width:
@@ -233,12 +240,19 @@ def find_gutter(
     return None
 
 
+def _crosses(spans: list[tuple[float, float]], x: float) -> bool:
+    """Whether a line's stretches (in order, apart) cross x: the last one starting before it
+    runs past it (a search, so a line of many stretches costs little)."""
+    k = bisect.bisect_left(spans, (x - 1, float("-inf"))) - 1
+    return k >= 0 and spans[k][1] > x + 1
+
+
 def _crossing(pieces: list[list[tuple[float, float]]], x: float) -> tuple[bool, int]:
     """Whether x can be a gutter as far as the lines crossing it go, and how many cross it. Lines
     above and below two columns (a title, an abstract, a footnote) do not count against it: it
     holds when at most a twentieth of the stretch from the first to the last line beside it
     crosses it, or when a run of lines beside it, none crossing, holds half the page's lines."""
-    crosses = [any(a < x - 1 and b > x + 1 for a, b in spans) for spans in pieces]
+    crosses = [_crosses(spans, x) for spans in pieces]
     beside = [k for k, crossed in enumerate(crosses) if not crossed]
     if not beside:
         return False, len(pieces)
