@@ -9,6 +9,8 @@ from typing import Any
 from extractor_sandbox.formats.pdf.blocks import Block, _join
 from extractor_sandbox.formats.pdf.grids import Table
 
+SEARCH_BLOCKS = 400
+
 
 def _key(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
@@ -31,6 +33,10 @@ def apply_outline(blocks: list[Block], outline: list[tuple[str, int, int]]) -> l
         hit: tuple[int, int | None] | None = None
         for k in range(cursor, len(out)):
             block = out[k]
+            # the title is looked for on its page and the next (or, with no page, in the next
+            # few hundred blocks), so a long outline of titles the pages lack costs little
+            if (page and block.page > page + 1) or (not page and k - cursor > SEARCH_BLOCKS):
+                break
             if block.kind not in ("paragraph", "list") or not block.lines:
                 if block.kind == "paragraph" and _key(block.text) == key and key:
                     hit = (k, None)
