@@ -36,7 +36,7 @@ from extractor_sandbox.artifact import build_artifact, coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.csvfile import typed_cell
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
-from extractor_sandbox.formats.pdf.content import Drawing, read_drawing
+from extractor_sandbox.formats.pdf.content import Drawing, FontCache, read_drawing
 from extractor_sandbox.formats.pdf.lines import Line, Segment, TextLayer
 from extractor_sandbox.formats.pdf.page import (
     LayoutUnreadable,
@@ -106,6 +106,7 @@ class _Document:
         self.images_unread: list[int] = []
         self.unmapped_pages: list[int] = []
         self.furniture: list[dict[str, Any]] = []
+        self.fonts = FontCache()
 
     # Pages
 
@@ -113,7 +114,7 @@ class _Document:
         for number in range(1, self.count + 1):
             try:
                 page = self.reader.pages[number - 1]
-                drawing = read_drawing(page, self.reader)
+                drawing = read_drawing(page, self.reader, self.fonts)
             except Exception as error:
                 self._fail(number, f"pypdf cannot read the page: {_short(error)}")
                 continue

@@ -134,9 +134,12 @@ def page_base(page: Any) -> tuple[Matrix, float, float]:
     return shift, width, height
 
 
-class _FontCache:
+class FontCache:
+    """The fonts a document's pages name, each read once (per document, by its object)."""
+
     def __init__(self) -> None:
-        self.fonts: dict[int, tuple[Font, bool, bool]] = {}
+        self.fonts: dict[tuple[Any, ...], tuple[Font, bool, bool]] = {}
+        self.held: list[Any] = []  # a direct font dictionary, kept so its id is not reused
 
     def get(self, resources: Any, name: Any) -> tuple[Font, bool, bool] | None:
         try:
@@ -145,7 +148,10 @@ class _FontCache:
             if not isinstance(fonts, DictionaryObject) or name not in fonts:
                 return None
             ref = fonts.raw_get(name)
-            key = id(ref.get_object()) if not hasattr(ref, "idnum") else ref.idnum * 7 + 1
+            if hasattr(ref, "idnum"):
+                key: tuple[Any, ...] = ("ref", ref.idnum, getattr(ref, "generation", 0))
+            else:
+                key = ("direct", id(ref))
             if key in self.fonts:
                 return self.fonts[key]
             font_dict = fonts[name].get_object()
@@ -162,6 +168,8 @@ class _FontCache:
             or any(n in lowered for n in BOLD_NAMES)
             or TEX_BOLD.search(lowered) is not None
         )
+        if key[0] == "direct":
+            self.held.append(ref)
         self.fonts[key] = (font, bold, mono)
         return self.fonts[key]
 
@@ -177,8 +185,22 @@ def decode(font: Font, value: bytes) -> tuple[str, str]:
                 raw = value.decode("latin-1")
         text = "".join(str(font.character_map.get(ch, ch)) for ch in raw)
         return raw, text
-    raw = "".join(chr(byte) for byte in value)
-    return raw, "".join(simple_glyph(font, byte) for byte in value)
+    table = _simple_table(font)
+    return value.decode("latin-1"), "".join([table[byte] for byte in value])
+
+
+_TABLES: dict[int, tuple[Font, list[str]]] = {}
+
+
+def _simple_table(font: Font) -> list[str]:
+    """A simple font's 256 codes read once, not per character shown."""
+    cached = _TABLES.get(id(font))
+    if cached is None or cached[0] is not font:
+        if len(_TABLES) > 4096:
+            _TABLES.clear()
+        cached = (font, [simple_glyph(font, byte) for byte in range(256)])
+        _TABLES[id(font)] = cached
+    return cached[1]
 
 
 def simple_glyph(font: Font, byte: int) -> str:
@@ -211,10 +233,10 @@ def glyphs(font: Font, value: bytes) -> list[str]:
 
 
 class _Walker:
-    def __init__(self, drawing: Drawing, pdf: Any) -> None:
+    def __init__(self, drawing: Drawing, pdf: Any, fonts: FontCache | None = None) -> None:
         self.d = drawing
         self.pdf = pdf
-        self.fonts = _FontCache()
+        self.fonts = fonts if fonts is not None else FontCache()
         self.order = 0
         self.op = 0
 
@@ -462,7 +484,7 @@ def _matrix(values: Any) -> Matrix:
     return (items[0], items[1], items[2], items[3], items[4], items[5])
 
 
-def read_drawing(page: Any, pdf: Any) -> Drawing:
+def read_drawing(page: Any, pdf: Any, fonts: FontCache | None = None) -> Drawing:
     """What the page draws; raises whatever pypdf raises on a page it cannot read."""
     base, width, height = page_base(page)
     drawing = Drawing(width, height)
@@ -474,5 +496,5 @@ def read_drawing(page: Any, pdf: Any) -> Drawing:
     resources = resources.get_object() if resources is not None else DictionaryObject()
     if not isinstance(resources, DictionaryObject):
         resources = DictionaryObject()
-    _Walker(drawing, pdf).walk(contents, resources, base, 0, ())
+    _Walker(drawing, pdf, fonts).walk(contents, resources, base, 0, ())
     return drawing

@@ -8,6 +8,7 @@ than the page's own is kept as lines of its own after the page's (`orientation`)
 from __future__ import annotations
 
 import bisect
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -185,13 +186,28 @@ def find_gutter(
     start, width = region[0], region[1] - region[0]
     step = max(2.0, 0.4 * width / 200)  # at most about 200 positions tried
     middle = start + width / 2
-    x = start + 0.3 * width
-    while x <= start + 0.7 * width:
+    first = start + 0.3 * width
+    count = int(0.4 * width / step) + 1
+    # how many lines cross each position, counted from each stretch's span at once; a position
+    # ten lines do not sit beside is no gutter, and is not looked at line by line
+    crossed = [0] * (count + 1)
+    for spans in pieces:
+        for a, b in spans:
+            lo = max(0, math.floor((a + 1 - first) / step) + 1)
+            hi = min(count - 1, math.ceil((b - 1 - first) / step) - 1)
+            if lo <= hi:
+                crossed[lo] += 1
+                crossed[hi + 1] -= 1
+    running = 0
+    for k in range(count):
+        running += crossed[k]
+        if len(pieces) - running < 10:
+            continue
+        x = first + k * step
         ok, crossing = _crossing(pieces, x)
         score = (not ok, crossing, abs(x - middle))
         if best is None or score < best[:3]:
             best = (*score, x)
-        x += step
     if best is None or best[0]:
         return None
     gutter = best[3]
