@@ -690,3 +690,15 @@ def test_a_running_header_over_a_borderless_table_is_furniture_and_its_own_heade
     assert {"text": "Acme quarterly report Confidential", "pages": 2} in artifact["attrs"][
         "furniture"
     ]
+
+
+def test_a_boxed_note_with_a_rule_under_its_title_is_no_table() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.grid([72, 400], [600, 680, 700])
+        c.drawString(80, 686, "Note")
+        c.drawString(80, 660, "The service restarts itself after an upgrade.")
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert "The service restarts itself after an upgrade." in texts(artifact)

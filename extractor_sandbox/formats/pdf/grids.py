@@ -124,9 +124,10 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         ]
         keep_rows = [r for r in range(len(grid)) if any(grid[r])]
         keep_cols = [c for c in range(len(xs) - 1) if any(grid[r][c] for r in keep_rows)]
-        if len(keep_rows) < 2:
+        if len(keep_rows) < 2 or len(keep_cols) < 2:
             # one box around text is no table, nor is one row of boxes (a header over no row, a
-            # figure's labels): their text stays the page's lines
+            # figure's labels) or one column (a boxed note with a rule under its title): their
+            # text stays the page's lines
             continue
         if right_to_left(" ".join(cell for row in grid for cell in row)):
             keep_cols.reverse()  # a table in a right-to-left script reads from the right

@@ -351,18 +351,15 @@ def _stretch_items(
 
 
 def _place_tables(items: list[Item], tables: list[Table]) -> None:
-    """Each ruled table goes before the first line of its flow below its top."""
+    """Each ruled table goes before the first line below its top that it sits over (in its
+    column), or else before the first line below its top."""
     for table in sorted(tables, key=lambda t: -t.top):
-        mid = (table.x0 + table.x1) / 2
         below = [
-            k for k, item in enumerate(items) if item.line is not None and item.line.y < table.top
+            (k, item.line)
+            for k, item in enumerate(items)
+            if item.line is not None and item.line.y < table.top
         ]
-        beside = [
-            k
-            for k in below
-            if items[k].line.x0 <= table.x1 and items[k].line.x1 >= table.x0  # type: ignore[union-attr]
-        ]
-        at = (beside or below or [len(items)])[0]
-        del mid
+        beside = [k for k, line in below if line.x0 <= table.x1 and line.x1 >= table.x0]
+        at = (beside or [k for k, _ in below] or [len(items)])[0]
         flow = items[at].flow if at < len(items) else (items[-1].flow if items else 0)
         items.insert(at, Item(table=table, flow=flow))
