@@ -701,4 +701,4 @@ def test_a_boxed_note_with_a_rule_under_its_title_is_no_table() -> None:
 
     artifact = read(drawn(draw))
     assert artifact["tables"] == []
-    assert "The service restarts itself after an upgrade." in texts(artifact)
+    assert "The service restarts itself after an upgrade." in " ".join(texts(artifact))
