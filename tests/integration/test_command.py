@@ -49,7 +49,7 @@ def test_formats_says_what_the_reference_extractor_declares(loom_home: Path) -> 
     assert result.returncode == 0, result.stderr
     lines = dict(line.split() for line in result.stdout.splitlines())
     assert lines["markdown"] == lines["text"] == "available"
-    assert lines["pdf"] == "unavailable" and len(lines) == 11
+    assert lines["pdf"] == "available" and lines["docx"] == "unavailable" and len(lines) == 11
 
 
 def test_formats_are_unknown_while_the_extractor_cannot_be_read(loom_home: Path) -> None:
