@@ -80,6 +80,9 @@ def _optional_formats() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str
     if importlib.util.find_spec("pyarrow") is not None:  # a build without pyarrow: no Parquet
         declared["parquet"] = ()
         parsers["parquet"] = ("extractor_sandbox.formats.parquet", "extract_parquet")
+    if importlib.util.find_spec("pypdf") is not None:  # a build without pypdf: no PDF
+        declared["pdf"] = ()
+        parsers["pdf"] = ("extractor_sandbox.formats.pdflayout", "extract_pdf")
     return declared, parsers
 
 

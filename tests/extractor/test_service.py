@@ -32,7 +32,14 @@ from extractor_sandbox.child import (
 )
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.source import DECLARED_FORMATS
-from tests.extractor.conftest import RunningService, Service, serve_command, service_environment
+from tests.extractor.conftest import (
+    RunningService,
+    Service,
+    copy_package,
+    serve_command,
+    service_environment,
+    world_readable_tree,
+)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "extractor_sandbox"
 
@@ -273,9 +280,25 @@ def test_a_parameter_given_twice_is_invalid(extractor: Service, http: httpx.Clie
     assert error_of(response) == (422, "invalid_option", "parameter 'format' is given twice")
 
 
-def test_a_format_not_declared_is_unavailable(extractor: Service, http: httpx.Client) -> None:
-    response = extract(http, extractor.url, b"%PDF-1.7", format="pdf")
-    assert error_of(response) == (422, "format_unavailable", "this service does not extract pdf")
+def test_a_format_not_declared_is_unavailable(
+    start_extractor: Callable[..., RunningService],
+) -> None:
+    # Every format the contract names is declared here; a build without pyarrow (hidden from the
+    # service by a sitecustomize beside its package) does not declare Parquet.
+    root = copy_package(
+        world_readable_tree("loom-no-pyarrow-"),
+        extra={"sitecustomize.py": "import sys\nsys.modules['pyarrow'] = None\n"},
+    )
+    service = start_extractor(package=root)
+    with client(service.token) as session:
+        formats = session.get(f"{service.url}/v1/capabilities").json()["formats"]
+        response = extract(session, service.url, b"PAR1 not read PAR1", format="parquet")
+    assert "parquet" not in {entry["format"] for entry in formats}
+    assert error_of(response) == (
+        422,
+        "format_unavailable",
+        "this service does not extract parquet",
+    )
 
 
 def test_a_format_the_contract_does_not_name_is_unsupported(

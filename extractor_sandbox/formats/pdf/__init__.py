@@ -1,0 +1,1 @@
+"""The PDF layout reader's parts; `extractor_sandbox.formats.pdflayout` is its entry point."""

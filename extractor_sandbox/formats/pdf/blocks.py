@@ -1,0 +1,209 @@
+"""A page's lines made blocks: paragraphs, list items, code and headings, by the document's own
+measures (the body size, the usual line spacing for each size)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from extractor_sandbox.formats.pdf.grids import Table
+from extractor_sandbox.formats.pdf.lines import Line
+from extractor_sandbox.formats.pdf.page import Item
+
+LIST_START = re.compile(r"^(?:[^\w\s\"'(\[{]\s+|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)]\s+)")
+NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?\s+\S")
+LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]\s+\S")
+SENTENCE_END = re.compile(r"[.!?:;,]$")
+SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
+HEADING_RATIO = 1.12
+BOLD_RATIO = 0.95
+SPACING_SLACK = 1.3
+
+
+@dataclass
+class Block:
+    kind: str  # paragraph, list, code, heading, table
+    page: int
+    lines: list[Line] = field(default_factory=list)
+    text: str = ""
+    size: float = 0.0
+    bold: bool = False
+    depth: int = 0
+    table: Table | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+    last_page: int = 0
+
+    def __post_init__(self) -> None:
+        self.last_page = self.last_page or self.page
+
+
+@dataclass
+class Measures:
+    body: float
+    spacing: dict[float, float]
+
+    def gap_limit(self, size: float) -> float:
+        return SPACING_SLACK * self.spacing.get(round(size * 2) / 2, 1.2 * size)
+
+
+def measures(pages: list[list[Item]]) -> Measures:
+    sizes: Counter[float] = Counter()
+    gaps: dict[float, Counter[float]] = {}
+    for items in pages:
+        prev: Item | None = None
+        for item in items:
+            if item.line is None:
+                prev = None
+                continue
+            line = item.line
+            key = round(line.size * 2) / 2
+            sizes[key] += sum(len(s.text) for s in line.segments)
+            if prev is not None and prev.line is not None and prev.flow == item.flow:
+                if round(prev.line.size * 2) / 2 == key:
+                    gap = round((prev.line.y - line.y) * 2) / 2
+                    if 0 < gap < 3 * line.size:
+                        gaps.setdefault(key, Counter())[gap] += 1
+            prev = item
+    body = sizes.most_common(1)[0][0] if sizes else 10.0
+    spacing = {size: counter.most_common(1)[0][0] for size, counter in gaps.items()}
+    return Measures(body, spacing)
+
+
+def page_blocks(number: int, items: list[Item], m: Measures) -> list[Block]:
+    blocks: list[Block] = []
+    current: Block | None = None
+    prev: Item | None = None
+    for item in items:
+        if item.table is not None:
+            current = None
+            blocks.append(Block("table", number, table=item.table))
+            prev = None
+            continue
+        line = item.line
+        assert line is not None
+        if item.orientation:
+            blocks.append(
+                Block("paragraph", number, [line], attrs={"orientation": item.orientation})
+            )
+            current = None
+            prev = None
+            continue
+        if current is not None and prev is not None and _continues(current, prev, item, m):
+            current.lines.append(line)
+        else:
+            current = Block(_kind(line), number, [line])
+            blocks.append(current)
+        prev = item
+    for block in blocks:
+        if block.kind != "table":
+            _finish(block, m)
+    return blocks
+
+
+def _kind(line: Line) -> str:
+    if line.mono:
+        return "code"
+    if LIST_START.match(line.text):
+        return "list"
+    return "paragraph"
+
+
+def _style(line: Line) -> tuple[float, bool, bool]:
+    return (round(line.size * 2) / 2, line.bold, line.mono)
+
+
+def _continues(block: Block, prev: Item, item: Item, m: Measures) -> bool:
+    line, last = item.line, prev.line
+    assert line is not None and last is not None
+    if prev.flow != item.flow:
+        return False
+    gap = last.y - line.y
+    if gap <= 0:
+        return False
+    if block.kind == "code":
+        return line.mono and gap <= 2 * m.gap_limit(line.size)
+    if _style(line) != _style(last):
+        return False
+    if gap > m.gap_limit(line.size):
+        return False
+    if LIST_START.match(line.text) or line.mono:
+        return False
+    if block.kind == "list":
+        return line.x0 > block.lines[0].x0 + 0.5 * line.size
+    # a first line set in opens a paragraph, as does a line after one that ends a sentence short
+    # of the block's right edge
+    # (body text only: a heading's second line may sit under its title, past its number)
+    body = line.size < HEADING_RATIO * m.body
+    if body and line.x0 > last.x0 + 0.8 * line.size:
+        return False
+    right = max(ln.x1 for ln in block.lines)
+    if (
+        len(block.lines) >= 2
+        and last.x1 < right - 4 * line.size
+        and SENTENCE_STOP.search(last.text)
+    ):
+        return False
+    return True
+
+
+def _join(lines: list[Line]) -> str:
+    text = ""
+    for line in lines:
+        part = line.text
+        if text.endswith("-") and part[:1].islower() and len(text) > 1 and text[-2].isalpha():
+            text = text[:-1] + part
+        else:
+            text = f"{text} {part}" if text else part
+    return text
+
+
+def _finish(block: Block, m: Measures) -> None:
+    lines = block.lines
+    weights: Counter[float] = Counter()
+    for line in lines:
+        weights[round(line.size * 2) / 2] += len(line.text)
+    block.size = weights.most_common(1)[0][0]
+    block.bold = all(line.bold for line in lines)
+    if block.kind == "code":
+        left = min(line.x0 for line in lines)
+        width = 0.6 * block.size
+        block.text = "\n".join(
+            " " * max(0, round((line.x0 - left) / width)) + line.text for line in lines
+        )
+        return
+    block.text = _join(lines)
+    if is_heading(block, m):
+        block.kind = "heading"
+
+
+def is_heading(block: Block, m: Measures) -> bool:
+    text = block.text
+    if len(block.lines) > 3 or len(text.split()) > 20 or not any(c.isalpha() for c in text):
+        return False
+    large = block.size >= HEADING_RATIO * m.body
+    bold = block.bold and block.size >= BOLD_RATIO * m.body
+    if not (large or bold):
+        return False
+    numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
+    if block.kind == "list" and not (numbered and len(block.lines) == 1):
+        return False
+    return numbered or not SENTENCE_END.search(text)
+
+
+def numbering(text: str) -> int:
+    match = NUMBERED.match(text)
+    return len(match.group(1).split(".")) if match else 1
+
+
+def assign_levels(blocks: list[Block]) -> None:
+    """Larger sizes rank higher; within one style, numbering (2.1) gives the level."""
+    keys = {}
+    for block in blocks:
+        if block.kind == "heading" and not block.depth:
+            keys[id(block)] = (-block.size, not block.bold, numbering(block.text))
+    order = {key: rank + 1 for rank, key in enumerate(sorted(set(keys.values())))}
+    for block in blocks:
+        if id(block) in keys:
+            block.depth = order[keys[id(block)]]

@@ -1,0 +1,272 @@
+"""Tables a page shows: ruled ones from the lines it draws, borderless ones from aligned segments.
+
+Ruled: horizontal and vertical rules that meet form a grid; each run of text goes to the box its
+middle is in; rows and columns with no text are dropped. One box around text (a single cell) is no
+table. Borderless: a run of lines cut into segments that sit in two or more bands of the page; a
+line with text in the first band opens a row, one without adds to the cells of the row above (a
+wrapped cell); a list marker set apart from its item's text is no column.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from extractor_sandbox.formats.pdf.content import Rule, Run
+from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, right_to_left
+
+SNAP = 2.0  # rules within this many points of each other are one rule
+LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
+
+
+@dataclass
+class Table:
+    rows: list[list[str]]
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+    columns: list[float]  # the left edge of each column, to match a table that goes on
+    ruled: bool
+    row_pages: list[int] = field(default_factory=list)
+
+
+# Ruled tables
+
+
+def _cluster(values: list[float]) -> list[float]:
+    out: list[float] = []
+    for value in sorted(values):
+        if out and value - out[-1] <= SNAP:
+            continue
+        out.append(value)
+    return out
+
+
+def _joined(rules: list[Rule], *, horizontal: bool) -> list[Rule]:
+    """Pieces of one line drawn end to end (a rule stroked cell by cell) as one rule."""
+
+    def key(r: Rule) -> tuple[float, float]:
+        return (r.y0, r.x0) if horizontal else (r.x0, r.y0)
+
+    out: list[Rule] = []
+    for rule in sorted(rules, key=key):
+        if out:
+            last = out[-1]
+            if horizontal and abs(last.y0 - rule.y0) <= 0.5 and rule.x0 <= last.x1 + SNAP:
+                last.x1 = max(last.x1, rule.x1)
+                continue
+            if not horizontal and abs(last.x0 - rule.x0) <= 0.5 and rule.y0 <= last.y1 + SNAP:
+                last.y1 = max(last.y1, rule.y1)
+                continue
+        out.append(Rule(rule.x0, rule.y0, rule.x1, rule.y1))
+    return out
+
+
+def _components(
+    horizontal: list[Rule], vertical: list[Rule]
+) -> list[tuple[list[Rule], list[Rule]]]:
+    """Groups of rules that meet, each as (horizontal, vertical)."""
+    parent = list(range(len(horizontal) + len(vertical)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, h in enumerate(horizontal):
+        for j, v in enumerate(vertical):
+            if h.x0 - SNAP <= v.x0 <= h.x1 + SNAP and v.y0 - SNAP <= h.y0 <= v.y1 + SNAP:
+                parent[find(i)] = find(len(horizontal) + j)
+    groups: dict[int, tuple[list[Rule], list[Rule]]] = {}
+    for i, h in enumerate(horizontal):
+        groups.setdefault(find(i), ([], []))[0].append(h)
+    for j, v in enumerate(vertical):
+        groups.setdefault(find(len(horizontal) + j), ([], []))[1].append(v)
+    return [g for g in groups.values() if len(g[0]) >= 2 and len(g[1]) >= 2]
+
+
+def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[Run]]:
+    """The ruled tables and the runs no table holds."""
+    horizontal = _joined([r for r in rules if r.horizontal], horizontal=True)
+    vertical = _joined([r for r in rules if not r.horizontal], horizontal=False)
+    if len(horizontal) < 2 or len(vertical) < 2 or len(horizontal) * len(vertical) > 4_000_000:
+        return [], runs
+    tables: list[Table] = []
+    taken: set[int] = set()
+    for hs, vs in _components(horizontal, vertical):
+        # the rules' own ends bound the table too: a table open at its sides (its outer columns
+        # unruled) or at its top and bottom still holds the text out to them
+        ys = _cluster([h.y0 for h in hs] + [min(v.y0 for v in vs), max(v.y1 for v in vs)])
+        xs = _cluster([v.x0 for v in vs] + [min(h.x0 for h in hs), max(h.x1 for h in hs)])
+        if len(ys) < 2 or len(xs) < 2 or (len(ys) == 2 and len(xs) == 2):
+            continue
+        left, right, bottom, top = xs[0], xs[-1], ys[0], ys[-1]
+        inside = [
+            (i, r)
+            for i, r in enumerate(runs)
+            if i not in taken
+            and left <= (r.x0 + r.x1) / 2 <= right
+            and bottom <= r.y0 + 0.3 * r.size <= top
+        ]
+        if not inside:
+            continue
+        cells: dict[tuple[int, int], list[Run]] = {}
+        for _, run in inside:
+            mid_x, mid_y = (run.x0 + run.x1) / 2, run.y0 + 0.3 * run.size
+            col = max(k for k in range(len(xs) - 1) if xs[k] <= mid_x or k == 0)
+            row = max(k for k in range(len(ys) - 1) if ys[k] <= mid_y or k == 0)
+            cells.setdefault((len(ys) - 2 - row, col), []).append(run)
+        grid = [
+            [_cell_text(cells.get((r, c), [])) for c in range(len(xs) - 1)]
+            for r in range(len(ys) - 1)
+        ]
+        keep_rows = [r for r in range(len(grid)) if any(grid[r])]
+        keep_cols = [c for c in range(len(xs) - 1) if any(grid[r][c] for r in keep_rows)]
+        if len(keep_rows) < 2 or len(keep_cols) < 2:
+            # one box around text is no table, nor is one row of boxes (a header over no row, a
+            # figure's labels) or one column (a boxed note with a rule under its title): their
+            # text stays the page's lines
+            continue
+        if right_to_left(" ".join(cell for row in grid for cell in row)):
+            keep_cols.reverse()  # a table in a right-to-left script reads from the right
+        rows = [[grid[r][c] for c in keep_cols] for r in keep_rows]
+        taken.update(i for i, _ in inside)
+        tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
+    rest = [r for i, r in enumerate(runs) if i not in taken]
+    return tables, rest
+
+
+def _cell_text(runs: list[Run]) -> str:
+    if not runs:
+        return ""
+    return " ".join(line.text for line in build_lines(runs)).strip()
+
+
+# Borderless tables
+
+
+def _merge_markers(line: Line) -> list[Segment]:
+    """A list marker set apart from its item's text joins the item: it is no column."""
+    segs = list(line.segments)
+    out: list[Segment] = []
+    i = 0
+    while i < len(segs):
+        seg = segs[i]
+        if LIST_MARKER.match(seg.text) and i + 1 < len(segs) and i == 0:
+            nxt = segs[i + 1]
+            out.append(
+                Segment(
+                    f"{seg.text} {nxt.text}",
+                    seg.x0,
+                    nxt.x1,
+                    nxt.y,
+                    nxt.size,
+                    nxt.bold,
+                    nxt.mono,
+                    seg.runs + nxt.runs,
+                )
+            )
+            i += 2
+            continue
+        out.append(seg)
+        i += 1
+    return out
+
+
+def _bands(lines: list[list[Segment]]) -> list[tuple[float, float]]:
+    spans = sorted((s.x0, s.x1) for segs in lines for s in segs)
+    bands: list[list[float]] = []
+    for x0, x1 in spans:
+        if bands and x0 <= bands[-1][1] + 1.0:
+            bands[-1][1] = max(bands[-1][1], x1)
+        else:
+            bands.append([x0, x1])
+    return [(a, b) for a, b in bands]
+
+
+def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
+    mid = (seg.x0 + seg.x1) / 2
+    for k, (a, b) in enumerate(bands):
+        if a - 1 <= mid <= b + 1:
+            return k
+    return min(range(len(bands)), key=lambda k: abs((bands[k][0] + bands[k][1]) / 2 - mid))
+
+
+def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
+    """Borderless tables in a flow of lines: (first line, last line, table)."""
+    found: list[tuple[int, int, Table]] = []
+    merged = [_merge_markers(line) for line in lines]
+    i = 0
+    while i < len(lines):
+        if len(merged[i]) < 2:
+            i += 1
+            continue
+        j = i
+        multi = 1
+        while j + 1 < len(lines):
+            gap = lines[j].y - lines[j + 1].y
+            if gap > 2.2 * max(lines[j].size, lines[j + 1].size) or gap <= 0:
+                break
+            if len(merged[j + 1]) >= 2:
+                multi += 1
+                j += 1
+                continue
+            # a one-segment line inside the table is a wrapped cell when it does not start at
+            # the table's left edge and a multi-segment line follows
+            if (
+                merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
+                and j + 2 < len(lines)
+                and len(merged[j + 2]) >= 2
+                and lines[j + 1].y - lines[j + 2].y < 2.2 * lines[j + 1].size
+            ):
+                j += 1
+                continue
+            break
+        if multi >= 2:
+            table = _borderless(merged[i : j + 1])
+            if table is not None:
+                found.append((i, j, table))
+                i = j + 1
+                continue
+        i = max(j, i) + 1
+    return found
+
+
+def _borderless(lines: list[list[Segment]]) -> Table | None:
+    bands = _bands([segs for segs in lines if len(segs) >= 2])
+    if len(bands) < 2:
+        return None
+    # a table in a right-to-left script reads its columns from the right
+    rtl = right_to_left(" ".join(seg.text for segs in lines for seg in segs))
+    rows: list[list[str]] = []
+    for segs in lines:
+        cells = [""] * len(bands)
+        for seg in segs:
+            k = _band_of(seg, bands)
+            cells[k] = f"{cells[k]} {seg.text}".strip()
+        if rtl:
+            cells.reverse()
+        if cells[0] or not rows:
+            rows.append(cells)
+        else:
+            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+    if rtl:
+        bands = bands[::-1]
+    cols = [c for c in range(len(bands)) if any(row[c] for row in rows)]
+    if len(cols) < 2 or len(rows) < 2:
+        return None
+    # a table is text set in columns: mostly short cells, not prose that happens to align
+    filled = [row[c] for row in rows for c in cols if row[c]]
+    if sum(len(cell.split()) > 12 for cell in filled) * 3 > len(filled):
+        return None
+    return Table(
+        [[row[c] for c in cols] for row in rows],
+        min(s.x0 for segs in lines for s in segs),
+        max(s.x1 for segs in lines for s in segs),
+        lines[0][0].y + lines[0][0].size,
+        lines[-1][0].y,
+        [bands[c][0] for c in cols],
+        ruled=False,
+    )
