@@ -2,19 +2,20 @@
 
 For each real PDF in the shared corpus (inputs/pdf with its docling gold) and each generated
 fixture (bench/docparse/pdf, docparse-gold), the artifact of `extract_pdf` is scored with the
-reference scorer (/work/shared/tools/docparse_score.py, until bench/docparse/score.py lands), and
-so are two baselines built from pypdf's `extract_text()` the simplest honest way: plain, and with
+bench's scorer (bench/docparse/score.py, which agrees with the reference scorer in
+../shared/tools/docparse_score.py: tests/extractor/test_docparse_scorer.py), and so are two
+baselines built from pypdf's `extract_text()` the simplest honest way: plain, and with
 extraction_mode="layout", each page's text split at blank lines into paragraphs cited by page.
 
     .venv/bin/python bench/docparse_pdf.py [--corpus DIR] [--json-out bench/results/pdf.json]
 
-Prints one row per document and reader, and the generated slice summed over its documents.
+Prints one row per document and reader, and each slice summed over its documents (hits over
+totals, not a mean of means).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import io
 import json
 import logging
@@ -29,27 +30,22 @@ sys.path.insert(0, str(ROOT))
 
 import pypdf  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench" / "docparse"))
+
+import score  # noqa: E402  (bench/docparse/score.py)
+
 from extractor_sandbox.formats.pdflayout import extract_pdf  # noqa: E402
 
-SCORER = Path("/work/shared/tools/docparse_score.py")
 CORPUS = ROOT.parent / "shared" / "corpus"
 GENERATED = ROOT / "bench" / "docparse" / "pdf"
 METRICS = [
-    "text_recall",
-    "reading_order",
-    "heading_f1",
-    "heading_level",
-    "table_cell_f1",
-    "page_locator",
+    "text recall",
+    "reading order",
+    "heading F1",
+    "heading level",
+    "table cell F1",
+    "locator",
 ]
-
-
-def scorer() -> Any:
-    spec = importlib.util.spec_from_file_location("docparse_score", SCORER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def baseline(data: bytes, layout: bool) -> dict[str, Any]:
@@ -70,7 +66,12 @@ def baseline(data: bytes, layout: bool) -> dict[str, Any]:
                         "locator": {"page_start": number, "page_end": number},
                     }
                 )
-    return {"format": "pdf", "blocks": blocks, "coverage": {"pages": len(reader.pages)}}
+    pages = len(reader.pages)
+    return {
+        "format": "pdf",
+        "blocks": blocks,
+        "coverage": {"unit": "pages", "total": pages, "extracted": pages, "failed": []},
+    }
 
 
 READERS = {
@@ -100,23 +101,23 @@ def main(argv: list[str] | None = None) -> int:
     args.add_argument("--json-out", type=Path, default=ROOT / "bench" / "results" / "pdf.json")
     parsed = args.parse_args(argv)
     logging.disable(logging.WARNING)  # pypdf's warnings about the corpus's fonts
-    ds = scorer()
     results: list[dict[str, Any]] = []
     for slice_name, name, pdf, gold_path in documents(parsed.corpus):
         data = pdf.read_bytes()
-        gold = ds.load_gold(str(gold_path), "pdf")
+        gold = score.load_gold(gold_path)
         for reader, read in READERS.items():
             start = time.perf_counter()
             artifact = read(data, name)
             seconds = time.perf_counter() - start
-            metrics = ds.score(gold, ds.load_artifact(artifact))
+            counts = score.score_document(gold, artifact)
             results.append(
                 {
                     "slice": slice_name,
                     "document": name,
                     "reader": reader,
                     "seconds": round(seconds, 3),
-                    "metrics": {k: metrics[k] for k in METRICS},
+                    "counts": {k: counts.get(k) for k in METRICS},
+                    "metrics": {k: share(counts.get(k)) for k in METRICS},
                 }
             )
     show(results)
@@ -125,29 +126,36 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def share(count: tuple[float, float] | None) -> float | None:
+    return None if not count or not count[1] else count[0] / count[1]
+
+
 def fmt(value: Any) -> str:
     return "   -  " if value is None else f"{value:6.3f}"
 
 
 def show(results: list[dict[str, Any]]) -> None:
-    head = f"{'slice':9} {'document':32} {'reader':12} " + " ".join(f"{m[:6]:>6}" for m in METRICS)
+    head = f"{'slice':9} {'document':32} {'reader':12} " + " ".join(
+        f"{m.split()[0][:6]:>6}" for m in METRICS
+    )
     print(head)
     for row in results:
         cells = " ".join(fmt(row["metrics"][m]) for m in METRICS)
         print(f"{row['slice']:9} {row['document'][:32]:32} {row['reader']:12} {cells}")
     print()
-    print("per slice and reader, the mean over the documents each metric is defined for:")
+    print("per slice and reader, hits over totals summed over the slice's documents:")
     for slice_name in ("corpus", "generated"):
         for reader in READERS:
             rows = [r for r in results if r["slice"] == slice_name and r["reader"] == reader]
             if not rows:
                 continue
-            means = []
+            summed = []
             for m in METRICS:
-                values = [r["metrics"][m] for r in rows if r["metrics"][m] is not None]
-                means.append(sum(values) / len(values) if values else None)
-            cells = " ".join(fmt(v) for v in means)
-            print(f"{slice_name:9} {'(mean)':32} {reader:12} {cells}")
+                counted = [r["counts"][m] for r in rows if r["counts"][m]]
+                hits, total = sum(c[0] for c in counted), sum(c[1] for c in counted)
+                summed.append(hits / total if total else None)
+            cells = " ".join(fmt(v) for v in summed)
+            print(f"{slice_name:9} {'(slice)':32} {reader:12} {cells}")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ class Doc:
         self.c = canvas.Canvas(self.buffer, pagesize=A4, invariant=1)
         self.c.setTitle(name)
         self.page = 1
+        self.scanned_pages: list[int] = []
         self.y = HEIGHT - MARGIN
         self.header = header
         self.numbers = numbers
@@ -175,6 +176,11 @@ class Doc:
             "blocks": self.blocks,
             "tables": self.tables,
         }
+        if self.scanned_pages:
+            # A page that is only a picture: its text needs OCR, so the reader must say so
+            # (a failed unit naming the page); the bench's "failed units" and "announced loss".
+            gold["scanned_pages"] = list(self.scanned_pages)
+            gold["images"] = [{"page": page, "text": ""} for page in self.scanned_pages]
         return self.buffer.getvalue(), gold
 
 
@@ -356,6 +362,7 @@ def image_page() -> Doc:
     Image.new("L", (40, 40), 200).save(picture, format="PNG")
     picture.seek(0)
     doc.c.drawImage(ImageReader(picture), MARGIN, MARGIN, WIDTH - 2 * MARGIN, HEIGHT - 2 * MARGIN)
+    doc.scanned_pages.append(doc.page)
     return doc
 
 
