@@ -140,6 +140,14 @@ class Package:
         finally:
             stream.close()
 
+    def parse(self, part: str, parser: Any, bounds: XmlBounds = DEFAULT_BOUNDS) -> None:
+        """Feed all of `part` to `parser` (one made by `bounded_parser`), as it inflates."""
+        stream = self.open(part)
+        try:
+            feed(parser, stream, part, bounds)
+        finally:
+            stream.close()
+
     def relationships(self, part: str) -> list[Relationship]:
         """The relationships of `part` (from _rels/<name>.rels beside it); none when it has none."""
         rels = relationships_part(part)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from extractor_sandbox.formats.package import Package, PartError, XmlBounds, bounded_parser, feed
+from extractor_sandbox.formats.package import Package, PartError, XmlBounds, bounded_parser
 from extractor_sandbox.formats.tables import Budget, Cell
 from extractor_sandbox.formats.xlsx.strings import MAX_PIECES, MAX_VALUE_CHARS, TooLong
 from extractor_sandbox.formats.xlsx.values import (
@@ -426,11 +426,7 @@ def read_sheet(
     parser.EndElementHandler = end
     parser.CharacterDataHandler = characters
     try:
-        stream = package.open(part)
-        try:
-            feed(parser, stream, part, bounds)
-        finally:
-            stream.close()
+        package.parse(part, parser, bounds)
         if row_cells or row_has_value:
             end_row()
     except PartError as error:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.formats.package import Package, PartError, XmlBounds, bounded_parser, feed
+from extractor_sandbox.formats.package import Package, PartError, XmlBounds, bounded_parser
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 MAX_STRINGS_BYTES = 256 * 1024 * 1024
@@ -105,11 +105,7 @@ def read_shared_strings(package: Package, part: str | None, bounds: XmlBounds) -
     parser.EndElementHandler = end
     parser.CharacterDataHandler = characters
     try:
-        stream = package.open(part)
-        try:
-            feed(parser, stream, part, bounds)
-        finally:
-            stream.close()
+        package.parse(part, parser, bounds)
     except (PartError, _Bound):
         found.lost = True
     found.elements = state["elements"]
