@@ -99,13 +99,7 @@ def through_child(data: bytes) -> tuple[float, float, dict[str, Any]]:
     from extractor_sandbox.child import Limits, run_extraction
     from extractor_sandbox.settings import load_settings
 
-    settings = load_settings({})
-    limits = Limits(
-        timeout_s=settings.timeout_s,
-        max_output_bytes=settings.max_output_bytes,
-        cpu_s=settings.cpu_s,
-        memory_mb=settings.memory_mb,
-    )
+    limits = Limits.of(load_settings({}))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     answer = run_extraction(data, "xlsx", "reference.xlsx", {}, limits)

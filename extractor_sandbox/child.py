@@ -48,6 +48,7 @@ from typing import Any, NamedTuple  # noqa: E402
 
 from extractor_sandbox.errors import CONTRACT_CODES, ExtractError  # noqa: E402
 from extractor_sandbox.sandbox import SandboxError, confine_child  # noqa: E402
+from extractor_sandbox.settings import Settings  # noqa: E402
 
 CHILD_MODULE = "extractor_sandbox.child"
 EXIT_REFUSED = 3
@@ -74,6 +75,16 @@ class Limits(NamedTuple):
     max_output_bytes: int
     cpu_s: int
     memory_mb: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        """The limits the service's settings give each child."""
+        return cls(
+            timeout_s=settings.timeout_s,
+            max_output_bytes=settings.max_output_bytes,
+            cpu_s=settings.cpu_s,
+            memory_mb=settings.memory_mb,
+        )
 
 
 class CallerGone(Exception):

@@ -187,7 +187,7 @@ class ExtractorHandler(BaseHTTPRequestHandler):
     def _extract(self, query: str) -> None:
         fmt, name, options = _extract_parameters(query)
         length = self._content_length()
-        limits = _limits(self.server.settings)
+        limits = Limits.of(self.server.settings)
         with self.server.slots:
             data = self._read_body(length)
             artifact = run_extraction(data, fmt, name, options, limits, caller=self.connection)
@@ -333,15 +333,6 @@ def _extract_parameters(query: str) -> tuple[str, str, dict[str, str]]:
         # Recorded in the artifact by its canonical name, so UTF-16LE and utf_16_le parse alike.
         parameters["encoding"] = codec_name(parameters["encoding"])
     return fmt, name, parameters
-
-
-def _limits(settings: Settings) -> Limits:
-    return Limits(
-        timeout_s=settings.timeout_s,
-        max_output_bytes=settings.max_output_bytes,
-        cpu_s=settings.cpu_s,
-        memory_mb=settings.memory_mb,
-    )
 
 
 def _code_for(status: HTTPStatus) -> str:

@@ -70,7 +70,6 @@ from extractor_sandbox.formats.office import (
     W,
     graphic_kind,
     one_line,
-    skip,
     table_text,
     transitional_events,
 )
@@ -80,6 +79,7 @@ from extractor_sandbox.formats.package import (
     Event,
     Package,
     PartError,
+    skip,
     text_of,
 )
 

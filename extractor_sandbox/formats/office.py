@@ -18,17 +18,23 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from extractor_sandbox.formats.package import END, START, Event, is_strict
+from extractor_sandbox.formats.package import (
+    END,
+    OFFICE_REL_NS,
+    START,
+    STRICT_NS_PREFIX,
+    Event,
+    is_strict,
+)
 
 PARSER_VERSION = f"1+python{platform.python_version()}"
 
 TRANSITIONAL_ROOT = "http://schemas.openxmlformats.org/"
-STRICT_ROOT = "http://purl.oclc.org/ooxml/"
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 DRAWING = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
-R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+R = f"{{{OFFICE_REL_NS}}}"
 MATH = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 VML = "{urn:schemas-microsoft-com:vml}"
@@ -54,10 +60,10 @@ GRAPHIC_KINDS = {
 def transitional_name(name: str) -> str:
     """A Strict name as its Transitional twin: .../ooxml/wordprocessingml/main ->
     .../wordprocessingml/2006/main; any other name unchanged."""
-    if not name.startswith("{" + STRICT_ROOT):
+    if not name.startswith("{" + STRICT_NS_PREFIX):
         return name
     namespace, local_name = name[1:].split("}", 1)
-    area, _, leaf = namespace[len(STRICT_ROOT) :].partition("/")
+    area, _, leaf = namespace[len(STRICT_NS_PREFIX) :].partition("/")
     return f"{{{TRANSITIONAL_ROOT}{area}/2006/{leaf}}}{local_name}"
 
 
@@ -90,18 +96,6 @@ def transitional_events(events: Iterator[Event]) -> Iterator[Event]:
 def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
     yield first
     yield from rest
-
-
-def skip(events: Iterator[Event]) -> None:
-    """Consume the rest of the element whose start was just read."""
-    depth = 1
-    for kind, _, _ in events:
-        if kind == START:
-            depth += 1
-        elif kind == END:
-            depth -= 1
-            if depth == 0:
-                return
 
 
 def graphic_kind(uri: str) -> str | None:

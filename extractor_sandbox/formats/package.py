@@ -50,6 +50,7 @@ Event = tuple[str, str, Any]
 
 RELATIONSHIPS_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 OFFICE_REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+SPREADSHEETML_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 # Strict Open XML names its parts' vocabularies under this root instead of schemas.openxmlformats.
 STRICT_NS_PREFIX = "http://purl.oclc.org/ooxml/"
 
@@ -95,10 +96,6 @@ class Package:
 
     def has(self, part: str) -> bool:
         return part in self._members
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._members)
 
     def declared_size(self, part: str) -> int:
         return self._members[part].file_size
@@ -232,14 +229,16 @@ def _qualified(name: str) -> str:
     return "{" + name if "}" in name else name
 
 
-def local(name: str) -> str:
-    """The local part of a "{namespace}local" name."""
-    return name.rsplit("}", 1)[-1]
-
-
-def attribute(attributes: dict[str, str], name: str, namespace: str = "") -> str | None:
-    """An attribute by local name, in `namespace` (e.g. r:id) or none (unprefixed)."""
-    return attributes.get(f"{{{namespace}}}{name}" if namespace else name)
+def skip(events: Iterator[Event]) -> None:
+    """Consume the rest of the element whose start was just read."""
+    depth = 1
+    for kind, _, _ in events:
+        if kind == START:
+            depth += 1
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                return
 
 
 def text_of(events: Iterator[Event]) -> str:

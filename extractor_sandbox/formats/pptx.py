@@ -52,7 +52,6 @@ from extractor_sandbox.formats.office import (
     UnreadKinds,
     graphic_kind,
     one_line,
-    skip,
     table_text,
     transitional_events,
 )
@@ -63,6 +62,7 @@ from extractor_sandbox.formats.package import (
     Package,
     PartError,
     Relationship,
+    skip,
     text_of,
 )
 

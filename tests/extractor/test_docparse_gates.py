@@ -10,14 +10,13 @@ numbering labels, LaTeX for equations) and flattens every PDF heading to one lev
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.docparse import score
 from extractor_sandbox.source import extract
 from tests.extractor import gates
 
@@ -31,16 +30,6 @@ SLICES = {
 }
 
 
-def _load_scorer() -> Any:
-    spec = importlib.util.spec_from_file_location("docparse_score_bench", BENCH / "score.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("docparse_score_bench", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-score = _load_scorer()
 Extract = Callable[[bytes, str, str], dict[str, Any]]
 
 

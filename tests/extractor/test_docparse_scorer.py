@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from bench.docparse import score
+
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
 REFERENCE = SHARED / "tools" / "docparse_score.py"
@@ -39,7 +41,6 @@ def _load(name: str, path: Path) -> ModuleType:
     return module
 
 
-score = _load("docparse_score_bench", BENCH / "score.py")
 reference = _load("docparse_score_reference", REFERENCE) if REFERENCE.is_file() else None
 needs_reference = pytest.mark.skipif(reference is None, reason="no shared reference scorer")
 

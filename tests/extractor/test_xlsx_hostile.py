@@ -27,13 +27,7 @@ def read(data: bytes) -> dict[str, Any]:
 
 
 def in_child(data: bytes) -> dict[str, Any]:
-    settings = load_settings({})
-    limits = Limits(
-        timeout_s=settings.timeout_s,
-        max_output_bytes=settings.max_output_bytes,
-        cpu_s=settings.cpu_s,
-        memory_mb=settings.memory_mb,
-    )
+    limits = Limits.of(load_settings({}))
     artifact: dict[str, Any] = json.loads(run_extraction(data, "xlsx", "hostile.xlsx", {}, limits))
     return validated(artifact, data)
 

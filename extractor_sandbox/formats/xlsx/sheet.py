@@ -16,7 +16,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from extractor_sandbox.formats.package import Package, PartError, XmlBounds, bounded_parser
+from extractor_sandbox.formats.package import (
+    SPREADSHEETML_NS,
+    Package,
+    PartError,
+    XmlBounds,
+    bounded_parser,
+)
 from extractor_sandbox.formats.tables import Budget, Cell
 from extractor_sandbox.formats.xlsx.strings import MAX_PIECES, MAX_VALUE_CHARS, TooLong
 from extractor_sandbox.formats.xlsx.values import (
@@ -28,7 +34,7 @@ from extractor_sandbox.formats.xlsx.values import (
     text_cell,
 )
 
-MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+MAIN = SPREADSHEETML_NS + "}"  # expat's "namespace}local"
 MAX_COLUMNS = 16_384
 MAX_NAME_CHARS = 1_024  # an element's name, past which its part is cut
 MAX_MERGES = 1_000_000  # in all of a workbook: a bound on the time spreading them takes

@@ -12,9 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.formats.package import Package, PartError, XmlBounds, bounded_parser
+from extractor_sandbox.formats.package import (
+    SPREADSHEETML_NS,
+    Package,
+    PartError,
+    XmlBounds,
+    bounded_parser,
+)
 
-MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+MAIN = SPREADSHEETML_NS + "}"  # expat's "namespace}local"
 MAX_STRINGS_BYTES = 256 * 1024 * 1024
 STRING_OVERHEAD = 64  # what a str object takes beside its characters, near enough
 MAX_VALUE_CHARS = 1024 * 1024

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from extractor_sandbox.formats.package import START, Package, PartError, XmlBounds
+from extractor_sandbox.formats.package import SPREADSHEETML_NS, START, Package, PartError, XmlBounds
 from extractor_sandbox.formats.xlsx.numformats import BUILTIN_KINDS, code_kind
 
-MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+MAIN_NS = SPREADSHEETML_NS
 MAX_STYLES = 65_536
 MAX_FORMATS = 65_536
 

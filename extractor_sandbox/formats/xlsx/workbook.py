@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.package import (
     OFFICE_REL_NS,
+    SPREADSHEETML_NS,
     START,
     Package,
     PartError,
@@ -23,7 +24,7 @@ from extractor_sandbox.formats.package import (
     relationships_part,
 )
 
-MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+MAIN_NS = SPREADSHEETML_NS
 DEFAULT_WORKBOOK = "xl/workbook.xml"
 MAX_RELATIONSHIPS_BYTES = 4 * 1024 * 1024
 MAX_SHEETS = 10_000
