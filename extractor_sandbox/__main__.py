@@ -1,4 +1,5 @@
 """python -m extractor_sandbox serve --host H --port P [--token-file PATH] [--user NAME]
+[--stop-with-stdin]
 
 The token comes from LOOM_EXTRACTOR_TOKEN or the token file, never from a flag, which every user of
 the machine could read in the process list. The settings are LOOM_EXTRACTOR_* variables (README.md).
@@ -9,6 +10,10 @@ start as root drops at once to --user, `nobody` by default, once the token and s
 the user it serves as can run the children's interpreter and read the package. Then it makes
 itself non-dumpable and sets no-new-privileges.
 
+With --stop-with-stdin it stops, as on SIGTERM, when its stdin closes: the process that started it
+holds the other end of that pipe, so the service does not outlive it even when it is killed with
+SIGKILL (a parent-death signal would not do: the kernel clears it at the drop to --user).
+
 Exit status 2: a setting or the token is invalid, or the sandbox cannot hold here (one line on
 stderr says which); 1: the address cannot be listened on.
 """
@@ -17,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from extractor_sandbox import sandbox
@@ -42,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve_command.add_argument(
         "--user",
         help=f"started as root, the user to drop to before serving (default {sandbox.DEFAULT_USER})",
+    )
+    serve_command.add_argument(
+        "--stop-with-stdin",
+        action="store_true",
+        help="stop when stdin closes (the starter holds a pipe's other end)",
     )
     arguments = parser.parse_args(argv)
 
@@ -69,7 +81,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sandbox.confine_service()
     except sandbox.SandboxError as error:
         return _refuse(error)
+    if arguments.stop_with_stdin:
+        threading.Thread(target=_stop_when_stdin_closes, name="stdin-watch", daemon=True).start()
     return serve(arguments.host, arguments.port, token, settings)
+
+
+def _stop_when_stdin_closes() -> None:
+    try:
+        while os.read(0, 4096):
+            pass  # nothing is ever written; only the end of the pipe matters
+    except OSError:
+        pass  # closed or unreadable: the starter is gone either way
+    # serve() stops on SIGTERM: it stops taking calls and kills its running children.
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _user_name() -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loom_dagster import catalog, pipeline
-from loom_dagster.errors import SourceError
+from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings, configured_or_local
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.lexical import Hit, LexicalIndex
@@ -166,8 +166,10 @@ def materialize_in_batches(
         result = job.execute_in_process(
             instance=instance,
             raise_on_error=False,
-            # The command prints a line per outcome; the run's own log is in the UI.
-            run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
+            # The command prints a line per outcome; the run's own log, failures and their
+            # tracebacks included, is in the instance for the UI. Nothing Dagster logs is
+            # something a user of the command can act on, so its console says nothing.
+            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
             tags={
                 ASSET_PARTITION_RANGE_START_TAG: batch[0],
                 ASSET_PARTITION_RANGE_END_TAG: batch[-1],
@@ -203,7 +205,33 @@ def search(
     )
 
 
-def formats() -> dict[str, str]:
+@dataclass(frozen=True)
+class FormatsAnswer:
+    """Each format's availability, and each configured extractor that could not be read."""
+
+    states: dict[str, str]  # format -> available, unavailable or unknown
+    unreadable: list[ExtractorUnavailable]
+
+    @property
+    def known(self) -> bool:
+        """Whether any format's state was learnt (not every service was unreadable)."""
+        return any(state != "unknown" for state in self.states.values())
+
+
+def formats() -> FormatsAnswer:
     configured = ExtractorSettings.from_env(os.environ)
     with configured_or_local(configured) as settings, ExtractorClient(settings) as client:
-        return client.available_formats()
+        states = client.available_formats()
+        # With no media type given, a format goes to exactly one service (url_for), so an
+        # unknown format names the service that could not be read.
+        unknown = {settings.url_for(fmt) for fmt, state in states.items() if state == "unknown"}
+    return FormatsAnswer(
+        states,
+        [
+            ExtractorUnavailable(
+                f"the extractor at {url} cannot be read: it is unreachable, refused the token,"
+                " or did not answer GET /v1/capabilities as contract v1"
+            )
+            for url in sorted(url for url in unknown if url is not None)
+        ],
+    )

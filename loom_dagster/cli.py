@@ -1,4 +1,8 @@
-"""The `loom` command: thin over loom_dagster.api. A user mistake is one line, never a traceback."""
+"""The `loom` command: thin over loom_dagster.api. A user mistake is one line, never a traceback.
+
+Everything printed that a document, a path or a remote service wrote goes through
+loom_dagster.display, so no file can move the cursor, clear the screen or set a window title.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
 
 EXIT_USAGE, EXIT_FAILED = 2, 1
+# What a shell reports for a process that SIGPIPE ended (128 + 13), as `cat` would give.
+EXIT_BROKEN_PIPE = 141
+# An error line is one line, but a path in it may be long: cut only what no terminal shows.
+_ERROR_LINE_LIMIT = 2000
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,13 +31,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message=r".*(beta|preview)", category=Warning)
     args = _parser().parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        # Flushed here, so a reader that went away (`| head -1`) is met below, not at exit.
+        sys.stdout.flush()
+        return status
     except LoomError as error:
-        print(f"loom: {error}", file=sys.stderr)
+        _fail(str(error))
+        return EXIT_FAILED
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as error:
+        # The machine's answer (disk full, a permission): one line; a defect still shows its
+        # traceback, since it is not an OSError.
+        _fail(f"io_error: {error}")
         return EXIT_FAILED
     except KeyboardInterrupt:
-        print("loom: interrupted", file=sys.stderr)
+        _fail("interrupted")
         return 130
+
+
+def _fail(message: str) -> None:
+    print(f"loom: {one_line(message, _ERROR_LINE_LIMIT)}", file=sys.stderr, flush=True)
+
+
+def _discard_stdout() -> None:
+    """The reader of stdout is gone: whatever is still buffered goes nowhere, quietly.
+
+    Python would otherwise flush the buffer again at exit and print "Exception ignored".
+    SIGPIPE stays ignored (Python's default): with it on, a write to a closed extractor
+    connection would kill the command instead of raising.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _command(group: Any, name: str, help: str) -> argparse.ArgumentParser:
@@ -95,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(printable(line), file=sys.stderr, flush=True)
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -105,11 +143,11 @@ def _ingest(args: argparse.Namespace) -> int:
         args.folder, name=args.name, include=args.include or ("**/*",), progress=_progress
     )
     for outcome in report.outcomes:
-        where = f"  {outcome.revision}" if outcome.revision else ""
-        detail = f"  {outcome.detail}" if outcome.detail else ""
-        print(f"{outcome.status:<10} {outcome.path}{where}{detail}")
+        where = f"  {printable(outcome.revision)}" if outcome.revision else ""
+        detail = f"  {one_line(outcome.detail)}" if outcome.detail else ""
+        print(f"{printable(outcome.status):<10} {printable(outcome.path)}{where}{detail}")
     for path in report.retired:
-        print(f"{'retired':<10} {path}")
+        print(f"{'retired':<10} {printable(path)}")
     print(
         f"files {report.files} = published {report.count('published')} + refused {report.count('refused')}"
         f" + unchanged {report.count('unchanged')}"
@@ -126,12 +164,10 @@ def _search(args: argparse.Namespace) -> int:
         print("no hits")
     for rank, hit in enumerate(hits, start=1):
         chunk = hit.chunk
-        print(
-            f"{rank}. {chunk.source}:{chunk.path}  revision {chunk.revision}  score {hit.score:.2f}"
-        )
-        print(
-            f"   {' > '.join(chunk.section_path) or '(top)'}  |  {describe_locator(chunk.locator.to_dict())}"
-        )
+        where = printable(f"{chunk.source}:{chunk.path}  revision {chunk.revision}")
+        print(f"{rank}. {where}  score {hit.score:.2f}")
+        section = " > ".join(chunk.section_path) or "(top)"
+        print(f"   {one_line(section)}  |  {one_line(describe_locator(chunk.locator.to_dict()))}")
         print(f"   {_snippet(chunk.text)}")
     return 0
 
@@ -154,16 +190,19 @@ def describe_locator(locator: dict[str, object]) -> str:
 
 
 def _snippet(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _formats(args: argparse.Namespace) -> int:
     from loom_dagster.api import formats
 
-    for name, availability in sorted(formats().items()):
-        print(f"{name:<10} {availability}")
-    return 0
+    answer = formats()
+    if answer.known:
+        for name, availability in sorted(answer.states.items()):
+            print(f"{name:<10} {availability}")
+    for problem in answer.unreadable:
+        _fail(str(problem))
+    return EXIT_FAILED if answer.unreadable else 0
 
 
 def _sources_add(args: argparse.Namespace) -> int:
@@ -175,19 +214,21 @@ def _sources_add(args: argparse.Namespace) -> int:
     source = register_source(
         settings, args.folder, name=args.name, include=args.include or ("**/*",)
     )
-    print(f"registered {source.name}: {source.root}")
+    print(printable(f"registered {source.name}: {source.root}"))
     return 0
 
 
 def _extractor_serve(args: argparse.Namespace) -> int:
     # A separate program, so the pipeline's package never imports the extractor's; as root it
     # runs from the extractor's own environment and drops to its unprivileged user.
-    from loom_dagster.resources.local_extractor import service_command
+    from loom_dagster.resources.local_extractor import service_command, tied_to_this_process
 
     command = service_command(args.host, args.port)
     if args.token_file:
         command += ["--token-file", str(args.token_file)]
-    return subprocess.call(command)
+    # Tied to this command, so a `kill -9` of it leaves no service listening.
+    with subprocess.Popen(command, **tied_to_this_process()) as service:
+        return service.wait()
 
 
 def _ui(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,14 @@ class LoomSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> LoomSettings:
         env = os.environ if env is None else env
         home = Path(env.get("LOOM_HOME") or DEFAULT_HOME).expanduser().resolve()
+        try:
+            not_a_folder = home.exists() and not home.is_dir()
+        except OSError as error:  # a parent this user cannot search
+            raise SettingsError(
+                f"LOOM_HOME {home} cannot be reached: {error.strerror}", code="unusable_home"
+            ) from error
+        if not_a_folder:
+            raise SettingsError(f"LOOM_HOME {home} is not a folder")
         store = env.get("LOOM_OBJECT_STORE_URL") or (home / "store").as_uri()
         if "://" not in store:
             raise SettingsError(
@@ -51,12 +60,49 @@ class LoomSettings:
         )
 
     def prepare(self) -> None:
-        """Create the home folders and a Dagster instance config that lives under them."""
-        self.dagster_home.mkdir(parents=True, exist_ok=True)
-        self.search_dir.mkdir(parents=True, exist_ok=True)
+        """Create the home folders and a Dagster instance config that lives under them.
+
+        Raises SettingsError (`unusable_home`) when the home cannot be made or is not this user's
+        to read and write: found here, it is one line naming the path, not a traceback from
+        whichever library opens a file in it first.
+        """
         config = self.dagster_home / "dagster.yaml"
-        if not config.exists():
-            config.write_text(DAGSTER_YAML)
+        try:
+            self.dagster_home.mkdir(parents=True, exist_ok=True)
+            self.search_dir.mkdir(parents=True, exist_ok=True)
+            for path in (self.home, self.dagster_home, self.search_dir, self.catalog_path):
+                if path.exists() and not os.access(path, _read_write_mode(path)):
+                    raise self._unusable(
+                        f"{path} belongs to {_owner(path)}, and user {_user()} cannot read and"
+                        " write it: use a LOOM_HOME of your own"
+                    )
+            if not config.exists():
+                config.write_text(DAGSTER_YAML)
+        except OSError as error:
+            where = error.filename or self.home
+            raise self._unusable(f"cannot create or open {where}: {error.strerror}") from error
+
+    def _unusable(self, problem: str) -> SettingsError:
+        return SettingsError(f"LOOM_HOME {self.home}: {problem}", code="unusable_home")
+
+
+def _read_write_mode(path: Path) -> int:
+    return os.R_OK | os.W_OK | (os.X_OK if path.is_dir() else 0)
+
+
+def _owner(path: Path) -> str:
+    return _user_name(path.stat().st_uid)
+
+
+def _user() -> str:
+    return _user_name(os.geteuid())
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 # The catalog pool is 1: DuckDB takes one writing process per file.

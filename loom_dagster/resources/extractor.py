@@ -51,6 +51,10 @@ MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_CAPABILITIES_BYTES = 1024 * 1024
 # Answers that mean "this service cannot be used now", not "this source is refused".
 UNAVAILABLE_4XX = frozenset({401, 403, 407, 408, 429})
+# The JSON settings are one flat object of strings (a route or a token per service): a few
+# hundred bytes in practice. Past these bounds a value is not one, and is refused before decoding.
+MAX_JSON_SETTING_CHARS = 64 * 1024
+MAX_JSON_SETTING_DEPTH = 4
 # Query parameters the client sets itself; a caller's option may not replace them.
 RESERVED_PARAMETERS = frozenset({"format", "name"})
 
@@ -163,6 +167,16 @@ def _json_object_of_strings(
     raw = _text(env, variable)
     if raw is None:
         return {}
+    # Checked before decoding: the decoder recurses per level and would end in RecursionError.
+    if len(raw) > MAX_JSON_SETTING_CHARS:
+        _refuse(
+            variable, f"is {len(raw)} characters, over the {MAX_JSON_SETTING_CHARS} it may hold"
+        )
+    if _nests_deeper_than(raw, MAX_JSON_SETTING_DEPTH):
+        _refuse(
+            variable,
+            f"nests deeper than {MAX_JSON_SETTING_DEPTH} levels (it is one JSON object of strings)",
+        )
     try:
         document = json.loads(raw)
     except ValueError as exc:
@@ -176,6 +190,30 @@ def _json_object_of_strings(
             shown = "" if secret_values else f" {_shown(value)}"
             _refuse(variable, f"the value of key {_shown(key)}{shown} is not a string")
     return document
+
+
+def _nests_deeper_than(text: str, limit: int) -> bool:
+    """Whether arrays and objects in `text` nest more than `limit` deep (brackets in strings do
+    not count); any text, JSON or not, is scanned once without recursion."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 def _parse_number(raw: str, variable: str) -> float:

@@ -10,14 +10,22 @@ readable by every user, holding the extractor's dependencies and a copy of the p
 `--user` (LOOM_EXTRACTOR_USER, default nobody): the service drops to that user before it serves,
 and that user must be able to run the interpreter and read the package, which this project's own
 environment, under /root, is not.
+
+The service lives no longer than the process that started it, even one killed with SIGKILL (which
+runs no cleanup): the child asks the kernel for SIGKILL when its parent dies (PR_SET_PDEATHSIG,
+set between fork and exec), and, since the kernel forgets that request when the service drops to
+its user, the service also stops when its stdin closes (`--stop-with-stdin`): its other end is a
+pipe only this process holds, which the kernel closes however this process ends.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,8 +35,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from loom_dagster.display import one_line
 from loom_dagster.errors import ExtractorUnavailable
 
 READY_PREFIX = "loom-extractor listening on "
@@ -57,9 +66,10 @@ def extractor_environment() -> Path:
 def service_command(host: str, port: int) -> list[str]:
     """The command that starts the reference service as this process may: see the module doc.
 
+    The service stops when its stdin closes: start it with a pipe there (`tied_to_this_process`).
     Raises ExtractorUnavailable when root finds no current extractor environment.
     """
-    address = ["--host", host, "--port", str(port)]
+    address = ["--host", host, "--port", str(port), "--stop-with-stdin"]
     if os.geteuid() != 0:
         return [sys.executable, "-m", PACKAGE, "serve", *address]
     python = extractor_environment() / "bin" / "python"
@@ -102,19 +112,27 @@ def reference_extractor(host: str = "127.0.0.1") -> Iterator[RunningExtractor]:
     command = service_command(host, 0)
     # The service logs every request on stderr: a file, not a pipe nobody drains.
     log = tempfile.TemporaryFile(mode="w+")
-    process = subprocess.Popen(
-        command,
-        env=service_environment(token),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        start_new_session=True,
-    )
+    try:
+        process = subprocess.Popen(
+            command,
+            env=service_environment(token),
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,
+            **tied_to_this_process(),
+        )
+    except OSError as error:
+        log.close()
+        raise ExtractorUnavailable(
+            f"the reference extractor cannot be started ({command[0]}): {error.strerror}"
+        ) from error
     try:
         url = _wait_until_ready(process, log)
         yield RunningExtractor(url=url, token=token)
     finally:
+        if process.stdin is not None:
+            process.stdin.close()
         process.terminate()
         try:
             process.wait(timeout=10)
@@ -122,6 +140,45 @@ def reference_extractor(host: str = "127.0.0.1") -> Iterator[RunningExtractor]:
             process.kill()
             process.wait()
         log.close()
+
+
+def tied_to_this_process() -> dict[str, Any]:
+    """Popen arguments that end the child with this process: see the module doc.
+
+    stdin is a pipe whose write end only this process holds (Popen's descriptors are
+    close-on-exec, so no other program it starts inherits it); the caller keeps it open for the
+    child's life and never writes to it.
+
+    PR_SET_PDEATHSIG fires when the *thread* that started the child ends: start it from a thread
+    that outlives it (a `with` block does).
+    """
+    parent = os.getpid()
+    prctl = _prctl()
+
+    def die_with_parent() -> None:
+        # Between fork and exec: only async-signal-safe work (a system call, no import).
+        if prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+            os._exit(1)  # the request failed, or the parent is gone already
+
+    return {"stdin": subprocess.PIPE, "preexec_fn": die_with_parent}
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Any:
+    # Resolved before fork, so the child only calls it.
+    libc = ctypes.CDLL(None, use_errno=True)
+    function = libc.prctl
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+    ]
+    function.restype = ctypes.c_int
+    return function
 
 
 def _installed_package(environment: Path) -> Path | None:
@@ -168,5 +225,5 @@ def _wait_until_ready(process: subprocess.Popen[str], log: IO[str]) -> str:
         process.wait()
         log.seek(0)
         why = log.read().strip().splitlines()[-1:] or ["no answer"]
-        raise ExtractorUnavailable(f"the reference extractor did not start: {why[0]}")
+        raise ExtractorUnavailable(f"the reference extractor did not start: {one_line(why[0])}")
     return line.removeprefix(READY_PREFIX)
