@@ -68,6 +68,7 @@ class LoomSettings:
         """
         config = self.dagster_home / "dagster.yaml"
         try:
+            self.home.mkdir(parents=True, exist_ok=True)  # first, so an error names the home
             self.dagster_home.mkdir(parents=True, exist_ok=True)
             self.search_dir.mkdir(parents=True, exist_ok=True)
             for path in (self.home, self.dagster_home, self.search_dir, self.catalog_path):
