@@ -12,9 +12,7 @@ import pytest
 
 from extractor_sandbox.source import DECLARED_FORMATS
 from loom_dagster import api
-from loom_dagster.resources.extractor import ENV_URL
 from loom_dagster.settings import LoomSettings
-from tests.integration.test_extractor_down import a_port_nobody_listens_on
 
 
 def loom(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -52,13 +50,6 @@ def test_formats_says_what_the_reference_extractor_declares(loom_home: Path) -> 
     assert len(lines) == 11
     assert {fmt for fmt, state in lines.items() if state == "available"} == set(DECLARED_FORMATS)
     assert set(lines.values()) <= {"available", "unavailable"}
-
-
-def test_formats_are_unknown_while_the_extractor_cannot_be_read(loom_home: Path) -> None:
-    env = {**os.environ, ENV_URL: f"http://127.0.0.1:{a_port_nobody_listens_on()}"}
-    result = loom("formats", env=env)
-    assert result.returncode == 0, result.stderr
-    assert set(line.split()[1] for line in result.stdout.splitlines()) == {"unknown"}
 
 
 def test_a_bad_setting_is_one_line_naming_it(loom_home: Path) -> None:

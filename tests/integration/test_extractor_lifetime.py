@@ -11,6 +11,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from loom_dagster.resources.local_extractor import READY_PREFIX
 from tests.integration.loom_command import LOOM, alive_among, children, descendants
@@ -31,24 +32,31 @@ LAUNCHER = textwrap.dedent(
 
 
 @contextmanager
-def started(command: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+def started(command: list[str], env: dict[str, str]) -> Iterator[Started]:
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
     )
+    run = Started(process)
     try:
-        yield process
+        yield run
     finally:
-        left = descendants(process.pid)
         process.kill()
         process.wait()
-        for pid in alive_among(left):  # only when the test failed: leave nothing behind
+        # Only when the test failed: an orphan is no longer under the starter, so kill by pid.
+        for pid in alive_among([*run.service, *descendants(process.pid)]):
             os.kill(pid, signal.SIGKILL)
 
 
-def service_under(starter: subprocess.Popen[str]) -> list[int]:
-    """The service process (and anything under it) `starter` started."""
-    [service] = children(starter.pid)
-    return [service, *descendants(service)]
+@dataclass
+class Started:
+    process: subprocess.Popen[str]
+    service: list[int] = field(default_factory=list)
+
+    def find_service(self) -> list[int]:
+        """The service process (and anything under it) the starter started."""
+        [service] = children(self.process.pid)
+        self.service = [service, *descendants(service)]
+        return self.service
 
 
 def wait_until_gone(pids: list[int]) -> list[int]:
@@ -59,25 +67,25 @@ def wait_until_gone(pids: list[int]) -> list[int]:
 
 
 def test_the_launched_service_ends_with_a_killed_launcher() -> None:
-    with started([sys.executable, "-c", LAUNCHER], dict(os.environ)) as launcher:
-        assert launcher.stdout is not None
-        assert launcher.stdout.readline().startswith("http://127.0.0.1:")
-        service = service_under(launcher)
+    with started([sys.executable, "-c", LAUNCHER], dict(os.environ)) as run:
+        assert run.process.stdout is not None
+        assert run.process.stdout.readline().startswith("http://127.0.0.1:")
+        service = run.find_service()
 
-        os.kill(launcher.pid, signal.SIGKILL)
-        launcher.wait()
+        os.kill(run.process.pid, signal.SIGKILL)
+        run.process.wait()
 
         assert wait_until_gone(service) == []
 
 
 def test_loom_extractor_serve_ends_with_a_killed_loom() -> None:
     env = {**os.environ, "LOOM_EXTRACTOR_TOKEN": "t" * 32}
-    with started([*LOOM, "extractor", "serve", "--port", "0"], env) as command:
-        assert command.stdout is not None
-        assert command.stdout.readline().startswith(READY_PREFIX)
-        service = service_under(command)
+    with started([*LOOM, "extractor", "serve", "--port", "0"], env) as run:
+        assert run.process.stdout is not None
+        assert run.process.stdout.readline().startswith(READY_PREFIX)
+        service = run.find_service()
 
-        os.kill(command.pid, signal.SIGKILL)
-        command.wait()
+        os.kill(run.process.pid, signal.SIGKILL)
+        run.process.wait()
 
         assert wait_until_gone(service) == []

@@ -15,6 +15,8 @@ from loom_dagster.resources.extractor import (
     ENV_TOKEN,
     ENV_TOKENS,
     ENV_URL,
+    MAX_JSON_SETTING_CHARS,
+    MAX_JSON_SETTING_DEPTH,
     ExtractorResource,
     ExtractorSettings,
 )
@@ -275,3 +277,35 @@ def test_the_resource_client_is_closed_on_leaving_the_block(monkeypatch):
     assert resource.concurrency == 3
     with pytest.raises(RuntimeError):  # httpx refuses a request on a closed client
         client.extract(b"x", name="a.md")
+
+
+# -- JSON settings bounded before decoding ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("variable", [ENV_ROUTES, ENV_TOKENS])
+@pytest.mark.parametrize(
+    "nested",
+    [
+        "[" * 30_000 + "]" * 30_000,  # once a RecursionError out of json.loads
+        '{"a": ' * 5 + '"x"' + "}" * 5,
+        "[" * 5000,  # not even JSON: refused for its depth all the same
+    ],
+)
+def test_a_json_setting_nested_too_deep_is_refused_before_decoding(variable, nested):
+    assert refused({variable: nested}) == (
+        f"{variable}: nests deeper than {MAX_JSON_SETTING_DEPTH} levels"
+        " (it is one JSON object of strings)"
+    )
+
+
+@pytest.mark.parametrize("variable", [ENV_ROUTES, ENV_TOKENS])
+def test_a_json_setting_over_the_size_bound_is_refused_before_decoding(variable):
+    huge = '{"markdown": "' + "x" * MAX_JSON_SETTING_CHARS + '"}'
+    assert refused({variable: huge}) == (
+        f"{variable}: is {len(huge)} characters, over the {MAX_JSON_SETTING_CHARS} it may hold"
+    )
+
+
+@pytest.mark.parametrize("variable", [ENV_ROUTES, ENV_TOKENS])
+def test_brackets_inside_strings_do_not_count_as_nesting(variable):
+    assert "is not a string" in refused({variable: '{"[[[[[[\\"{{{{{{": ["a"]}'})
