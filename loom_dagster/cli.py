@@ -138,7 +138,14 @@ def _progress(line: str) -> None:
 
 def _ingest(args: argparse.Namespace) -> int:
     from loom_dagster.api import ingest_folder
+    from loom_dagster.resources.extractor import ExtractorSettings
+    from loom_dagster.resources.local_extractor import service_command
 
+    configured = ExtractorSettings.from_env(os.environ)
+    if not (configured.default_url or configured.routes):
+        # The local default cannot start without its environment (as root): say so now, in
+        # one line, rather than in a run whose log the command does not print.
+        service_command("127.0.0.1", 0)
     report = ingest_folder(
         args.folder, name=args.name, include=args.include or ("**/*",), progress=_progress
     )

@@ -13,6 +13,7 @@ import pytest
 from loom_dagster.cli import EXIT_BROKEN_PIPE
 from loom_dagster.resources.extractor import (
     ENV_ROUTES,
+    ENV_TOKEN,
     ENV_TOKENS,
     ENV_URL,
     MAX_JSON_SETTING_DEPTH,
@@ -168,3 +169,24 @@ def test_a_deeply_nested_json_setting_is_one_line(loom_home: Path, variable: str
         f"loom: invalid_setting: {variable}: nests deeper than {MAX_JSON_SETTING_DEPTH} levels"
         " (it is one JSON object of strings)"
     )
+
+
+def test_ingest_as_root_with_no_extractor_environment_says_so_before_any_run(
+    loom_home: Path, tmp_path: Path
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only a start as root runs the extractor from its own environment")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Title\n")
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_URL, ENV_TOKEN)}
+    env["LOOM_EXTRACTOR_ENV"] = str(tmp_path / "no-such-env")
+
+    result = loom("ingest", str(folder), env=env)
+
+    # Before, the run failed inside Dagster and the reason was only in its log.
+    assert one_line(result) == (
+        f"loom: extractor_unavailable: started as root, the reference extractor runs from"
+        f" {tmp_path / 'no-such-env'}, which is not there: run scripts/setup as root"
+    )
+    assert result.stdout == ""
