@@ -281,17 +281,24 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
         active = catalog.active_documents(con, name)
         if (active or purge) and not confirmed:
             return Removal(name, active, done=False)
-        # Retire before the source row goes: interrupted, the command can run again.
+        # The source row goes last: interrupted anywhere, the command can run again. The
+        # connection is held throughout, so no scan sees the source half removed.
         pipeline.retire(
             con, LexicalIndex(settings.search_dir), name, catalog.source_paths(con, name)
         )
-        catalog.remove_source(con, name)
-        if not purge:
-            return Removal(name, active, done=True)
         states = catalog.revision_states(con)
-        own = [s.key for s in states if s.source == name]
-        partitions = prune_partitions(DagsterInstance.get(), own)
-        purged = lifecycle.purge(
-            ObjectStore(settings.object_store_url), states, name, lifecycle.Retention.from_env()
-        )
-    return Removal(name, active, done=True, purged=replace(purged, partitions=tuple(partitions)))
+        own = [s for s in states if s.source == name]
+        purged = None
+        if purge:
+            partitions = prune_partitions(DagsterInstance.get(), [s.key for s in own])
+            purged = lifecycle.purge(
+                ObjectStore(settings.object_store_url), states, name, lifecycle.Retention.from_env()
+            )
+            purged = replace(purged, partitions=tuple(partitions))
+        else:
+            # A revision no run has finished can no longer run (its folder is forgotten and its
+            # document retired); left as a missing partition, automation would keep trying it
+            # and fail the batch it shares with other sources' revisions.
+            prune_partitions(DagsterInstance.get(), [s.key for s in own if s.status is None])
+        catalog.remove_source(con, name)
+    return Removal(name, active, done=True, purged=purged)

@@ -262,3 +262,27 @@ def test_remove_purge_deletes_the_sources_objects_and_partitions(
     assert s.exists(s.original_key(sha_of(shared)))
     assert api.search("ferry dawn") == []
     assert [h.chunk.source for h in api.search("both sources")] == ["other"]
+
+
+def test_remove_drops_the_partitions_of_revisions_that_never_ran(
+    loom_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "docs"
+    write(folder, "a.md", "# Boats\n\nThe ferry leaves at dawn.\n")
+    write(folder, "b.txt", "Tide tables for the harbour.\n")
+    os.utime(folder / "a.md", (time.time() - 60, time.time() - 60))
+    os.utime(folder / "b.txt", (time.time() - 60, time.time() - 60))
+    settings = LoomSettings.from_env()
+    api.prepare_environment(settings)
+    api.register_source(settings, folder, name="docs")
+    result = tick()
+    assert isinstance(result, SensorResult)
+    [request] = result.dynamic_partitions_requests or []
+    DagsterInstance.get().add_dynamic_partitions(PARTITIONS_NAME, list(request.partition_keys))
+    assert len(partitions()) == 2  # registered, not yet materialized
+
+    assert main(["sources", "remove", "docs", "--yes"]) == 0
+
+    assert capsys.readouterr().out == "removed source docs: retired 2 documents\n"
+    # Automation would otherwise keep running them, and fail on a source that is gone.
+    assert partitions() == set()
