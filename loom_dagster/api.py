@@ -247,11 +247,16 @@ def collect_garbage(
     retention = lifecycle.Retention.from_env()
     prepare_environment(settings)
     store = ObjectStore(settings.object_store_url)
+    # Listed before the catalog is held: listing is the slow part, and an object written
+    # after the listing is simply not considered.
+    objects = lifecycle.list_store(store)
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         states = catalog.revision_states(con)
         plan = lifecycle.plan_retention(states, retention)
         partitions = prune_partitions(DagsterInstance.get(), plan.pruned, dry_run=dry_run)
-        collected = lifecycle.collect(store, states, plan, grace_s=grace_s, dry_run=dry_run)
+        collected = lifecycle.collect(
+            store, states, plan, grace_s=grace_s, dry_run=dry_run, objects=objects
+        )
     return replace(collected, partitions=tuple(partitions))
 
 
@@ -275,7 +280,10 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
     from loom_dagster.partitions import prune_partitions
 
     settings = LoomSettings.from_env()
+    retention = lifecycle.Retention.from_env()
     prepare_environment(settings)
+    store = ObjectStore(settings.object_store_url)
+    objects = lifecycle.list_store(store) if purge and confirmed else []
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         catalog.source_root(con, name)  # an unknown source is an error, not a silent no-op
         active = catalog.active_documents(con, name)
@@ -291,9 +299,7 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
         purged = None
         if purge:
             partitions = prune_partitions(DagsterInstance.get(), [s.key for s in own])
-            purged = lifecycle.purge(
-                ObjectStore(settings.object_store_url), states, name, lifecycle.Retention.from_env()
-            )
+            purged = lifecycle.purge(store, states, name, retention, objects=objects)
             purged = replace(purged, partitions=tuple(partitions))
         else:
             # A revision no run has finished can no longer run (its folder is forgotten and its

@@ -9,7 +9,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loom_dagster.lifecycle import Collected
 
 from loom_dagster.errors import LoomError
 
@@ -243,7 +246,7 @@ def _gc(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_collected(collected: Any, verb: str, *, verbose: bool) -> None:
+def _print_collected(collected: Collected, verb: str, *, verbose: bool) -> None:
     from loom_dagster.display import printable
 
     if verbose:

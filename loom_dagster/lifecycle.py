@@ -194,9 +194,14 @@ def collect(
     grace_s: float = DEFAULT_GRACE_S,
     dry_run: bool = False,
     now: float | None = None,
+    objects: Sequence[StoredObject] | None = None,
 ) -> Collected:
-    """Delete (or with `dry_run`, only name) every object no kept revision references."""
-    objects = list_store(store)
+    """Delete (or with `dry_run`, only name) every object no kept revision references.
+
+    `objects` is a listing of the store taken before the catalog was read (the slow part, so
+    callers take it before they hold the catalog); an object written after it is not touched.
+    """
+    objects = list_store(store) if objects is None else objects
     keep = references_of(store, states, plan.kept, {o.key for o in objects})
     doomed = garbage(objects, keep, now=time.time() if now is None else now, grace_s=grace_s)
     return _delete(store, doomed, dry_run=dry_run)
@@ -209,6 +214,7 @@ def purge(
     retention: Retention,
     *,
     dry_run: bool = False,
+    objects: Sequence[StoredObject] | None = None,
 ) -> Collected:
     """Delete the objects of `source`'s revisions that no other source's kept revision needs.
 
@@ -216,7 +222,7 @@ def purge(
     refreshed since the listing still stays.
     """
     plan = plan_retention(states, retention, dropped_sources={source})
-    objects = list_store(store)
+    objects = list_store(store) if objects is None else objects
     stored = {o.key for o in objects}
     keep = references_of(store, states, plan.kept, stored)
     own = references_of(store, states, {s.key for s in states if s.source == source}, stored)

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from loom_dagster import catalog, lifecycle
+from loom_dagster.cli import main
 from loom_dagster.errors import SettingsError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.sources import Revision, Source, document_id, revision_key
@@ -287,3 +288,30 @@ def test_a_bad_retention_setting_names_the_variable(name: str, value: str, messa
 
 def test_retention_defaults_to_three_revisions_and_no_age() -> None:
     assert lifecycle.Retention.from_env({}) == lifecycle.Retention(3, 0)
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "nan"])
+def test_gc_refuses_a_grace_that_is_not_minutes(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["gc", "--grace-minutes", value])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"loom gc: error: argument --grace-minutes: must be a number of minutes, 0 or more, "
+        f"not {value!r}"
+    )
+
+
+def test_gc_with_a_bad_retention_setting_is_one_line_and_touches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LOOM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LOOM_KEEP_REVISIONS", "0")
+
+    assert main(["gc"]) == 1
+
+    assert capsys.readouterr().err == (
+        "loom: invalid_setting: LOOM_KEEP_REVISIONS must be a positive whole number, not '0'\n"
+    )
+    assert not (tmp_path / "home").exists()
