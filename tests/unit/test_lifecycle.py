@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -315,3 +317,12 @@ def test_gc_with_a_bad_retention_setting_is_one_line_and_touches_nothing(
         "loom: invalid_setting: LOOM_KEEP_REVISIONS must be a positive whole number, not '0'\n"
     )
     assert not (tmp_path / "home").exists()
+
+
+def test_the_domain_module_loads_no_dagster() -> None:
+    # Retention and gc are plain Python; only partitions.py and api.py touch the instance.
+    probe = "import sys, loom_dagster.lifecycle; print(sorted(m for m in sys.modules if m.startswith('dagster')))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
