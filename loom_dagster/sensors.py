@@ -80,8 +80,9 @@ def loom_folders(
     # bytes: automation sees nothing missing, so it is asked for by name.
     again = sorted(set(new_keys) & existing)
     # Superseded and retired revisions beyond the retention leave the partition set (their
-    # records stay in the catalog); a new or pending revision is always kept.
-    prune = sorted(existing.intersection(retention.pruned))[:MAX_PRUNED_PER_TICK]
+    # records stay in the catalog); a new or pending revision is always kept, and so is a key
+    # this tick's scan just saw (a file back to older bytes), rather than add and delete it.
+    prune = sorted(existing.intersection(retention.pruned) - set(new_keys))[:MAX_PRUNED_PER_TICK]
     requests: list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest] = (
         [revisions.build_add_request(to_add)] if to_add else []
     )

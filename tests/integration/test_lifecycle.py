@@ -199,6 +199,30 @@ def test_a_sensor_tick_asks_to_delete_the_partitions_retention_no_longer_keeps(
     )
 
 
+def test_a_key_the_scan_just_saw_is_not_pruned_in_the_same_tick(
+    loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOM_KEEP_REVISIONS", "1")
+    folder = tmp_path / "docs"
+    keys = four_versions(folder)
+    assert partitions() == {keys[3]}
+    # The file goes back to the bytes of a pruned revision: the scan sees that key again.
+    write(folder, "a.md", "# Notes\n\nThe lighthouse keeper logged version 1.\n")
+    os.utime(folder / "a.md", (time.time() - 60, time.time() - 60))
+    first = tick()
+    assert isinstance(first, SensorResult)
+    [add] = first.dynamic_partitions_requests or []
+    assert list(add.partition_keys) == [keys[1]]
+    DagsterInstance.get().add_dynamic_partitions(PARTITIONS_NAME, [keys[1]])
+
+    second = tick()
+
+    # Asked for by name, and not deleted in the same breath.
+    assert isinstance(second, SensorResult)
+    assert [r.partition_key for r in second.run_requests or []] == [keys[1]]
+    assert second.dynamic_partitions_requests == []
+
+
 def test_remove_yes_retires_the_sources_documents_and_its_folder_is_no_longer_scanned(
     loom_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
