@@ -255,7 +255,10 @@ def _print_collected(collected: Collected, verb: str, *, verbose: bool) -> None:
         for obj in collected.objects:
             print(f"object    {printable(obj.key)}  {obj.size} bytes")
     totals = collected.totals()
-    parts = ", ".join(f"{count} {kind} ({size} bytes)" for kind, (count, size) in totals.items())
+    parts = ", ".join(
+        f"{count} {'revision files' if kind == 'revisions' else kind} ({size} bytes)"
+        for kind, (count, size) in totals.items()
+    )
     print(f"{verb} {len(collected.partitions)} partitions; objects: {parts}")
     if collected.skipped:
         print(f"kept {len(collected.skipped)} objects a run used since they were listed")

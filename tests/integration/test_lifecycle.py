@@ -134,7 +134,7 @@ def test_gc_spares_objects_younger_than_its_grace(
         capsys.readouterr()
         .out.splitlines()[-1]
         .startswith(
-            "deleted 2 partitions; objects: 0 originals (0 bytes), 0 artifacts (0 bytes), 0 revisions"
+            "deleted 2 partitions; objects: 0 originals (0 bytes), 0 artifacts (0 bytes), 0 revision files"
         )
     )
     assert store().exists(store().original_key(sha_of(keys[0])))
