@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from loom_dagster import catalog, pipeline
+from loom_dagster import catalog, lifecycle, pipeline
 from loom_dagster.errors import ExtractorUnavailable, SourceError
+from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings, configured_or_local
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.lexical import Hit, LexicalIndex
@@ -91,6 +92,7 @@ def ingest_folder(
 
     settings = LoomSettings.from_env()
     ExtractorSettings.from_env(os.environ)  # a bad setting stops here, before any work
+    lifecycle.Retention.from_env()
     prepare_environment(settings)
     source = register_source(settings, folder, name=name, include=include)
     index = LexicalIndex(settings.search_dir)
@@ -109,6 +111,9 @@ def ingest_folder(
     )
     if keys:
         materialize_in_batches(DagsterInstance.get(), keys, settings.batch_size, progress)
+    # Superseded and retired revisions leave the partition set, so it stays far below
+    # Dagster's 100,000 per asset however often the files change.
+    prune_partitions_now(DagsterInstance.get(), catalog_db)
     with catalog_db.connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
     for revision in todo:
@@ -235,3 +240,99 @@ def formats() -> FormatsAnswer:
             for url in sorted(url for url in unknown if url is not None)
         ],
     )
+
+
+# Retention, garbage collection and removing a source ------------------------------------------
+
+
+def prune_partitions_now(
+    instance: object, catalog_db: CatalogResource, *, dry_run: bool = False
+) -> list[str]:
+    """Delete the partitions of revisions retention no longer keeps (ingest calls this)."""
+    from dagster import DagsterInstance
+
+    from loom_dagster.partitions import prune_partitions
+
+    assert isinstance(instance, DagsterInstance)
+    retention = lifecycle.Retention.from_env()
+    # Under the catalog's connection: no revision is registered (or revived) between the
+    # plan and the deletions.
+    with catalog_db.connect() as con:
+        plan = lifecycle.plan_retention(catalog.revision_states(con), retention)
+        return prune_partitions(instance, plan.pruned, dry_run=dry_run)
+
+
+def collect_garbage(
+    *, dry_run: bool = False, grace_s: float = lifecycle.DEFAULT_GRACE_S
+) -> lifecycle.Collected:
+    """Prune the partitions of revisions retention does not keep, and delete the objects no
+    kept revision references (with `dry_run`, only say which)."""
+    from dagster import DagsterInstance
+
+    from loom_dagster.partitions import prune_partitions
+
+    settings = LoomSettings.from_env()
+    retention = lifecycle.Retention.from_env()
+    prepare_environment(settings)
+    store = ObjectStore(settings.object_store_url)
+    # Listed before the catalog is held: listing is the slow part, and an object written
+    # after the listing is simply not considered.
+    objects = lifecycle.list_store(store)
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        states = catalog.revision_states(con)
+        plan = lifecycle.plan_retention(states, retention)
+        partitions = prune_partitions(DagsterInstance.get(), plan.pruned, dry_run=dry_run)
+        collected = lifecycle.collect(
+            store, states, plan, grace_s=grace_s, dry_run=dry_run, objects=objects
+        )
+    return replace(collected, partitions=tuple(partitions))
+
+
+@dataclass(frozen=True)
+class Removal:
+    source: str
+    documents: int  # retired, or that would be without confirmation
+    done: bool
+    purged: lifecycle.Collected | None = None
+
+
+def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal:
+    """Retire every document of source `name` (catalog and search) and forget its folder.
+
+    Without `confirmed`, changes nothing when it would retire a document or purge. With
+    `purge`, also deletes the source's partitions and the objects no other source's kept
+    revision needs.
+    """
+    from dagster import DagsterInstance
+
+    from loom_dagster.partitions import prune_partitions
+
+    settings = LoomSettings.from_env()
+    retention = lifecycle.Retention.from_env()
+    prepare_environment(settings)
+    store = ObjectStore(settings.object_store_url)
+    objects = lifecycle.list_store(store) if purge and confirmed else []
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        catalog.source_root(con, name)  # an unknown source is an error, not a silent no-op
+        active = catalog.active_documents(con, name)
+        if (active or purge) and not confirmed:
+            return Removal(name, active, done=False)
+        # The source row goes last: interrupted anywhere, the command can run again. The
+        # connection is held throughout, so no scan sees the source half removed.
+        pipeline.retire(
+            con, LexicalIndex(settings.search_dir), name, catalog.source_paths(con, name)
+        )
+        states = catalog.revision_states(con)
+        own = [s for s in states if s.source == name]
+        purged = None
+        if purge:
+            partitions = prune_partitions(DagsterInstance.get(), [s.key for s in own])
+            purged = lifecycle.purge(store, states, name, retention, objects=objects)
+            purged = replace(purged, partitions=tuple(partitions))
+        else:
+            # A revision no run has finished can no longer run (its folder is forgotten and its
+            # document retired); left as a missing partition, automation would keep trying it
+            # and fail the batch it shares with other sources' revisions.
+            prune_partitions(DagsterInstance.get(), [s.key for s in own if s.status is None])
+        catalog.remove_source(con, name)
+    return Removal(name, active, done=True, purged=purged)

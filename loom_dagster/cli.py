@@ -13,7 +13,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loom_dagster.lifecycle import Collected
 
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
@@ -105,8 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     formats.set_defaults(run=_formats)
 
     sources = _command(commands, "sources", "register a folder for the sensor to watch")
+    source_actions = sources.add_subparsers(required=True, metavar="ACTION")
     add = _command(
-        sources.add_subparsers(required=True, metavar="ACTION"),
+        source_actions,
         "add",
         "register a folder (the loom_folders sensor picks it up)",
     )
@@ -114,6 +118,31 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--name")
     add.add_argument("--include", action="append", metavar="GLOB")
     add.set_defaults(run=_sources_add)
+    remove = _command(
+        source_actions, "remove", "retire a source's documents and stop watching its folder"
+    )
+    remove.add_argument("name")
+    remove.add_argument("--yes", action="store_true", help="do it (without: say what it would do)")
+    remove.add_argument(
+        "--purge", action="store_true", help="also delete its partitions and stored objects"
+    )
+    remove.add_argument("-v", "--verbose", action="store_true", help="name what --purge deletes")
+    remove.set_defaults(run=_sources_remove)
+
+    gc = _command(
+        commands, "gc", "prune old revisions' partitions; delete objects no kept revision needs"
+    )
+    gc.add_argument(
+        "--dry-run", action="store_true", help="say what it would delete, delete nothing"
+    )
+    gc.add_argument("-v", "--verbose", action="store_true", help="name every partition and object")
+    gc.add_argument(
+        "--grace-minutes",
+        type=_minutes,
+        default=60,
+        help="spare objects modified this recently (a run may be writing them; default 60)",
+    )
+    gc.set_defaults(run=_gc)
 
     extractor = _command(commands, "extractor", "the reference extractor service")
     serve = _command(
@@ -223,6 +252,62 @@ def _sources_add(args: argparse.Namespace) -> int:
     )
     print(printable(f"registered {source.name}: {source.root}"))
     return 0
+
+
+def _sources_remove(args: argparse.Namespace) -> int:
+    from loom_dagster.api import remove_source
+    from loom_dagster.display import printable
+
+    removal = remove_source(args.name, confirmed=args.yes, purge=args.purge)
+    name = printable(removal.source)
+    if not removal.done:
+        purge = ", delete its partitions and stored objects" if args.purge else ""
+        print(
+            f"loom: removing source {name} would retire {removal.documents} documents{purge}; "
+            "run again with --yes to do it",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    print(f"removed source {name}: retired {removal.documents} documents")
+    if removal.purged is not None:
+        _print_collected(removal.purged, "deleted", verbose=args.verbose)
+    return 0
+
+
+def _minutes(text: str) -> float:
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = -1.0
+    if not minutes >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a number of minutes, 0 or more, not {text!r}")
+    return minutes
+
+
+def _gc(args: argparse.Namespace) -> int:
+    from loom_dagster.api import collect_garbage
+
+    collected = collect_garbage(dry_run=args.dry_run, grace_s=args.grace_minutes * 60)
+    _print_collected(collected, "would delete" if args.dry_run else "deleted", verbose=args.verbose)
+    return 0
+
+
+def _print_collected(collected: Collected, verb: str, *, verbose: bool) -> None:
+    from loom_dagster.display import printable
+
+    if verbose:
+        for key in collected.partitions:
+            print(f"partition {printable(key)}")
+        for obj in collected.objects:
+            print(f"object    {printable(obj.key)}  {obj.size} bytes")
+    totals = collected.totals()
+    parts = ", ".join(
+        f"{count} {'revision files' if kind == 'revisions' else kind} ({size} bytes)"
+        for kind, (count, size) in totals.items()
+    )
+    print(f"{verb} {len(collected.partitions)} partitions; objects: {parts}")
+    if collected.skipped:
+        print(f"kept {len(collected.skipped)} objects a run used since they were listed")
 
 
 def _extractor_serve(args: argparse.Namespace) -> int:

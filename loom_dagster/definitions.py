@@ -8,6 +8,7 @@ from dagster import Definitions, in_process_executor
 
 from loom_dagster.assets.revisions import artifact, chunks, original, published
 from loom_dagster.jobs import ingest_job
+from loom_dagster.lifecycle import Retention
 from loom_dagster.resources.extractor import ExtractorResource, ExtractorSettings
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
 from loom_dagster.sensors import loom_folders, loom_ingest_automation
@@ -17,6 +18,7 @@ from loom_dagster.settings import LoomSettings
 def build_definitions(settings: LoomSettings) -> Definitions:
     # An invalid extractor setting is an error here, at load, not a surprise in a run.
     ExtractorSettings.from_env(os.environ)
+    Retention.from_env(os.environ)
     settings.prepare()
     return Definitions(
         assets=[original, artifact, chunks, published],

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import posixpath
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import fsspec
@@ -21,6 +24,15 @@ from loom_dagster.errors import LoomError
 class StoreError(LoomError):
     code = "object_store"
     retryable = True
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """One object as a listing saw it."""
+
+    key: str  # relative to the store's root, with '/'
+    size: int
+    modified: float  # seconds since the epoch
 
 
 class ObjectStore:
@@ -56,6 +68,62 @@ class ObjectStore:
     def exists(self, relative: str) -> bool:
         return bool(self._fs.exists(self._path(relative)))
 
+    def _put_or_refresh(self, relative: str, data: bytes) -> None:
+        """Write a content-addressed object, or mark the stored copy as just used.
+
+        Garbage collection spares objects modified within its grace period, so a step that
+        reuses an object gc has seen unreferenced keeps it alive by refreshing its time.
+        """
+        if isinstance(self._fs, LocalFileSystem):
+            try:
+                os.utime(self._path(relative))
+                return
+            except FileNotFoundError:
+                pass
+            except OSError as error:
+                raise StoreError(f"cannot refresh {relative}: {error}") from error
+        # Elsewhere a write is the only way to refresh; the bytes are the same.
+        self.put(relative, data)
+
+    # Listing and deleting (garbage collection) -------------------------------------------------
+
+    def list_objects(self, prefix: str) -> list[StoredObject]:
+        """Every object under `prefix` (a folder such as "originals"), with size and time."""
+        base = self._path(prefix)
+        try:
+            found = self._fs.find(base, detail=True)
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            raise StoreError(f"cannot list {prefix}: {error}") from error
+        root = self._root.rstrip("/") + "/"
+        objects = []
+        for path, info in sorted(found.items()):
+            if info.get("type") != "file":
+                continue
+            objects.append(
+                StoredObject(path.removeprefix(root), int(info.get("size") or 0), _modified(info))
+            )
+        return objects
+
+    def modified(self, relative: str) -> float | None:
+        """The object's modification time, or None when it is gone."""
+        try:
+            return _modified(self._fs.info(self._path(relative)))
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise StoreError(f"cannot stat {relative}: {error}") from error
+
+    def delete(self, relative: str) -> None:
+        """Delete one object; one already gone is not an error."""
+        try:
+            self._fs.rm_file(self._path(relative))
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            raise StoreError(f"cannot delete {relative}: {error}") from error
+
     def put_json(self, relative: str, value: Any) -> None:
         self.put(relative, json.dumps(value, sort_keys=True).encode("utf-8"))
 
@@ -70,9 +138,7 @@ class ObjectStore:
 
     def put_original(self, data: bytes) -> str:
         sha = hashlib.sha256(data).hexdigest()
-        key = self.original_key(sha)
-        if not self.exists(key):
-            self.put(key, data)
+        self._put_or_refresh(self.original_key(sha), data)
         return sha
 
     def get_original(self, sha256: str) -> bytes:
@@ -87,9 +153,7 @@ class ObjectStore:
 
     def put_artifact(self, canonical: bytes) -> str:
         sha = hashlib.sha256(canonical).hexdigest()
-        key = self.artifact_key(sha)
-        if not self.exists(key):
-            self.put(key, canonical)
+        self._put_or_refresh(self.artifact_key(sha), canonical)
         return sha
 
     def get_artifact_bytes(self, sha256: str) -> bytes:
@@ -100,3 +164,13 @@ class ObjectStore:
     @staticmethod
     def revision_key(revision: str, name: str) -> str:
         return f"revisions/{revision}/{name}"
+
+
+def _modified(info: dict[str, Any]) -> float:
+    # A local file says `mtime` (seconds); S3 says `LastModified` (a datetime).
+    value = info.get("mtime", info.get("LastModified", info.get("last_modified")))
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if value is None:
+        raise StoreError(f"the store gives no modification time for {info.get('name')}")
+    return float(value)

@@ -9,9 +9,11 @@ partitions in batches, a run per MAX_REVISIONS_PER_RUN revisions.
 import json
 
 from dagster import (
+    AddDynamicPartitionsRequest,
     AssetSelection,
     AutomationConditionSensorDefinition,
     DefaultSensorStatus,
+    DeleteDynamicPartitionsRequest,
     RunRequest,
     SensorEvaluationContext,
     SensorResult,
@@ -19,7 +21,7 @@ from dagster import (
     sensor,
 )
 
-from loom_dagster import catalog, pipeline
+from loom_dagster import catalog, lifecycle, pipeline
 from loom_dagster.assets.revisions import GROUP
 from loom_dagster.jobs import INGEST_JOB
 from loom_dagster.partitions import PARTITIONS_NAME, revisions
@@ -28,6 +30,8 @@ from loom_dagster.resources.storage import CatalogResource, SearchIndexResource
 # A tick has 60 s; hashing is the slow part, so a tick hashes at most this many files and
 # keeps its place in the cursor.
 MAX_HASHED_PER_TICK = 2000
+# Pruning deletes partitions one by one; a tick leaves the rest of a backlog to the next.
+MAX_PRUNED_PER_TICK = 1000
 # A file modified this recently may still be being written.
 SETTLE_S = 2.0
 
@@ -63,6 +67,9 @@ def loom_folders(
                 resume.pop(source.name, None)
             if result.deleted:
                 context.log.info(f"{source.name}: retired {len(result.deleted)} deleted files")
+        retention = lifecycle.plan_retention(
+            catalog.revision_states(con), lifecycle.Retention.from_env()
+        )
     if not sources:
         return SkipReason(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
@@ -72,9 +79,18 @@ def loom_folders(
     # A key that already has a partition is a file deleted and written again with the same
     # bytes: automation sees nothing missing, so it is asked for by name.
     again = sorted(set(new_keys) & existing)
+    # Superseded and retired revisions beyond the retention leave the partition set (their
+    # records stay in the catalog); a new or pending revision is always kept, and so is a key
+    # this tick's scan just saw (a file back to older bytes), rather than add and delete it.
+    prune = sorted(existing.intersection(retention.pruned) - set(new_keys))[:MAX_PRUNED_PER_TICK]
+    requests: list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest] = (
+        [revisions.build_add_request(to_add)] if to_add else []
+    )
+    if prune:
+        requests.append(revisions.build_delete_request(prune))
     return SensorResult(
         run_requests=[RunRequest(partition_key=key, job_name=INGEST_JOB) for key in again],
-        dynamic_partitions_requests=[revisions.build_add_request(to_add)] if to_add else [],
+        dynamic_partitions_requests=requests,
         cursor=json.dumps(resume, sort_keys=True),
     )
 

@@ -1,0 +1,244 @@
+"""Retention and garbage collection: which revisions are kept, and which stored objects no kept
+revision needs.
+
+Plain Python over catalog records and the object store; the Dagster side (deleting pruned
+partitions from the instance) is `loom_dagster.partitions.prune_partitions`.
+
+Kept, per document: the live revision, the `LOOM_KEEP_REVISIONS` newest revisions, those
+registered less than `LOOM_KEEP_DAYS` days ago, and every revision no run has finished yet (it
+is pending or in flight). The rest are pruned: their partitions leave the Dagster instance and
+their objects become garbage, while their catalog records stay as the history.
+
+Garbage is whatever sits under `originals/`, `artifacts/` or `revisions/` that no kept revision
+references (content-addressed: an original two documents share stays while either keeps it).
+Callers hold the catalog's connection for the whole of a collection, the catalog's
+single-writer discipline, so no revision is registered between the plan and the deletions.
+What that cannot cover is a step already past its catalog read: an artifact is written before
+the `extraction.json` that names it. So an object modified within the grace period is never
+collected, a step that reuses a stored object refreshes its time (ObjectStore._put_or_refresh),
+and each object's time is read again just before it is deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from loom_dagster import catalog
+from loom_dagster.objectstore import ObjectStore, StoredObject
+from loom_dagster.settings import _positive_int
+
+KEEP_REVISIONS_ENV = "LOOM_KEEP_REVISIONS"
+KEEP_DAYS_ENV = "LOOM_KEEP_DAYS"
+DEFAULT_KEEP_REVISIONS = 3
+DEFAULT_GRACE_S = 3600.0
+KINDS = ("originals", "artifacts", "revisions")
+EXTRACTION = "extraction.json"  # the name pipeline.py writes each revision's extraction under
+
+
+@dataclass(frozen=True)
+class Retention:
+    keep_revisions: int = DEFAULT_KEEP_REVISIONS  # newest revisions kept per document (>= 1)
+    keep_days: int = 0  # revisions younger than this are kept too; 0: no age rule
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Retention:
+        env = os.environ if env is None else env
+        return cls(
+            keep_revisions=_positive_int(env, KEEP_REVISIONS_ENV, DEFAULT_KEEP_REVISIONS),
+            keep_days=_positive_int(env, KEEP_DAYS_ENV, 0),
+        )
+
+    def keeps(self, state: catalog.RevisionState, rank: int) -> bool:
+        """`rank` is the revision's place among its document's, 0 for the newest."""
+        return (
+            state.status is None
+            or state.live
+            or rank < self.keep_revisions
+            or (self.keep_days > 0 and state.age_s < self.keep_days * 86400)
+        )
+
+
+@dataclass(frozen=True)
+class RetentionPlan:
+    kept: frozenset[str]
+    pruned: tuple[str, ...]  # in registry order
+
+
+def plan_retention(
+    states: Iterable[catalog.RevisionState],
+    retention: Retention,
+    *,
+    dropped_sources: Collection[str] = (),
+) -> RetentionPlan:
+    """Which revisions are kept; every revision of a dropped (purged) source is pruned."""
+    by_document: dict[str, list[catalog.RevisionState]] = {}
+    for state in states:
+        by_document.setdefault(state.document_id, []).append(state)
+    kept: set[str] = set()
+    pruned: list[catalog.RevisionState] = []
+    for revisions in by_document.values():
+        revisions.sort(key=lambda s: s.seq, reverse=True)
+        for rank, state in enumerate(revisions):
+            if state.source not in dropped_sources and retention.keeps(state, rank):
+                kept.add(state.key)
+            else:
+                pruned.append(state)
+    pruned.sort(key=lambda s: s.seq)
+    return RetentionPlan(frozenset(kept), tuple(s.key for s in pruned))
+
+
+@dataclass(frozen=True)
+class References:
+    """The objects some set of revisions needs: originals and artifacts by SHA-256, and the
+    per-revision folders by revision key."""
+
+    originals: frozenset[str] = frozenset()
+    artifacts: frozenset[str] = frozenset()
+    revisions: frozenset[str] = frozenset()
+
+    def holds(self, key: str) -> bool:
+        kind, owner = _owner(key)
+        if kind == "originals":
+            return owner in self.originals
+        if kind == "artifacts":
+            return owner.removesuffix(".json") in self.artifacts
+        return kind == "revisions" and owner in self.revisions
+
+
+def _owner(key: str) -> tuple[str, str]:
+    # originals/<2 hex>/<sha>, artifacts/<2 hex>/<sha>.json, revisions/<key>/<file>
+    parts = key.split("/")
+    if parts[0] in ("originals", "artifacts") and len(parts) == 3:
+        return parts[0], parts[2]
+    if parts[0] == "revisions" and len(parts) >= 3:
+        return "revisions", parts[1]
+    return parts[0], ""
+
+
+def references_of(
+    store: ObjectStore,
+    states: Iterable[catalog.RevisionState],
+    keys: Collection[str],
+    stored: Collection[str],
+) -> References:
+    """What the revisions named in `keys` need. An artifact the catalog does not name (the
+    revision is pending, or its outcome was rewritten as superseded) is read from the
+    revision's own `extraction.json`, when `stored` holds one."""
+    originals: set[str] = set()
+    artifacts: set[str] = set()
+    for state in states:
+        if state.key not in keys:
+            continue
+        originals.add(state.sha256)
+        if state.artifact_sha256:
+            artifacts.add(state.artifact_sha256)
+        elif state.status != catalog.REFUSED:
+            record = ObjectStore.revision_key(state.key, EXTRACTION)
+            if record in stored:
+                sha = store.get_json(record).get("artifact_sha256")
+                if sha:
+                    artifacts.add(str(sha))
+    return References(frozenset(originals), frozenset(artifacts), frozenset(keys))
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What a collection deletes (or, dry, would delete)."""
+
+    partitions: tuple[str, ...] = ()
+    objects: tuple[StoredObject, ...] = ()
+    skipped: tuple[str, ...] = field(default=())  # refreshed or gone since they were listed
+
+    def totals(self) -> dict[str, tuple[int, int]]:
+        """(count, bytes) per kind of object, every kind named."""
+        totals = {kind: (0, 0) for kind in KINDS}
+        for obj in self.objects:
+            kind = _owner(obj.key)[0]
+            count, size = totals.get(kind, (0, 0))
+            totals[kind] = (count + 1, size + obj.size)
+        return totals
+
+
+def list_store(store: ObjectStore) -> list[StoredObject]:
+    return [obj for kind in KINDS for obj in store.list_objects(kind)]
+
+
+def garbage(
+    objects: Iterable[StoredObject],
+    keep: References,
+    *,
+    now: float,
+    grace_s: float,
+    within: References | None = None,
+) -> tuple[StoredObject, ...]:
+    """The objects `keep` does not hold, modified at least `grace_s` ago; with `within`, only
+    those it holds (the objects of one purged source)."""
+    return tuple(
+        obj
+        for obj in objects
+        if _owner(obj.key)[0] in KINDS
+        and not keep.holds(obj.key)
+        and (within is None or within.holds(obj.key))
+        and now - obj.modified >= grace_s
+    )
+
+
+def collect(
+    store: ObjectStore,
+    states: Sequence[catalog.RevisionState],
+    plan: RetentionPlan,
+    *,
+    grace_s: float = DEFAULT_GRACE_S,
+    dry_run: bool = False,
+    now: float | None = None,
+    objects: Sequence[StoredObject] | None = None,
+) -> Collected:
+    """Delete (or with `dry_run`, only name) every object no kept revision references.
+
+    `objects` is a listing of the store taken before the catalog was read (the slow part, so
+    callers take it before they hold the catalog); an object written after it is not touched.
+    """
+    objects = list_store(store) if objects is None else objects
+    keep = references_of(store, states, plan.kept, {o.key for o in objects})
+    doomed = garbage(objects, keep, now=time.time() if now is None else now, grace_s=grace_s)
+    return _delete(store, doomed, dry_run=dry_run)
+
+
+def purge(
+    store: ObjectStore,
+    states: Sequence[catalog.RevisionState],
+    source: str,
+    retention: Retention,
+    *,
+    dry_run: bool = False,
+    objects: Sequence[StoredObject] | None = None,
+) -> Collected:
+    """Delete the objects of `source`'s revisions that no other source's kept revision needs.
+
+    Not held back by the grace period (a purge asks for them to go now); an object a step
+    refreshed since the listing still stays.
+    """
+    plan = plan_retention(states, retention, dropped_sources={source})
+    objects = list_store(store) if objects is None else objects
+    stored = {o.key for o in objects}
+    keep = references_of(store, states, plan.kept, stored)
+    own = references_of(store, states, {s.key for s in states if s.source == source}, stored)
+    doomed = garbage(objects, keep, now=time.time(), grace_s=0, within=own)
+    return _delete(store, doomed, dry_run=dry_run)
+
+
+def _delete(store: ObjectStore, doomed: Sequence[StoredObject], *, dry_run: bool) -> Collected:
+    if dry_run:
+        return Collected(objects=tuple(doomed))
+    deleted, skipped = [], []
+    for obj in doomed:
+        # Read the time again: a step that reused the object since the listing refreshed it.
+        if store.modified(obj.key) != obj.modified:
+            skipped.append(obj.key)
+            continue
+        store.delete(obj.key)
+        deleted.append(obj)
+    return Collected(objects=tuple(deleted), skipped=tuple(skipped))
