@@ -530,18 +530,28 @@ PREPARE: Mapping[str, Callable[[], None]] = {
     "pdf": _prepare_pypdf,
 }
 
-# The codecs a byte-order mark selects, beside the declared one.
-_MARK_CODECS = ("utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be")
+# The codecs a byte-order mark selects, and cp437 (zipfile's, for a name not marked UTF-8),
+# beside the declared one.
+_WARM_CODECS = (
+    "utf-8-sig",
+    "utf-16",
+    "utf-16-le",
+    "utf-16-be",
+    "utf-32",
+    "utf-32-le",
+    "utf-32-be",
+    "cp437",
+)
 
 
 def warm(fmt: str, options: Mapping[str, str], *, opens_nothing: bool = False) -> None:
     """Import and warm what the format's parser needs, before the child is bound: its module, the
     codecs it may decode with, and the format's PREPARE. With `opens_nothing` (a kernel without
     Landlock, where the confined child can open no file) also what the parser would import late:
-    every dialect SQL detection tries, and the declared one."""
+    LATE_IMPORTS."""
     from extractor_sandbox import source
 
-    for name in (*_MARK_CODECS, options.get("encoding") or "utf-8"):
+    for name in (*_WARM_CODECS, options.get("encoding") or "utf-8"):
         try:
             codecs.lookup(name)
         except LookupError:
@@ -549,10 +559,11 @@ def warm(fmt: str, options: Mapping[str, str], *, opens_nothing: bool = False) -
     try:
         if fmt in source.PARSERS:
             module = importlib.import_module(source.PARSERS[fmt][0])
-            if opens_nothing and fmt == "sql":
-                for dialect in (*module.DETECTION_ORDER, options.get("sql_dialect") or ""):
-                    if dialect:
-                        module.Dialect.get_or_raise(dialect)
+            if opens_nothing:
+                for name in _LATE_STANDARD_MODULES:
+                    importlib.import_module(name)
+                if fmt in LATE_IMPORTS:
+                    LATE_IMPORTS[fmt](module, options)
         prepare = PREPARE.get(fmt)
         if prepare is not None:
             prepare()
@@ -560,6 +571,36 @@ def warm(fmt: str, options: Mapping[str, str], *, opens_nothing: bool = False) -
         pass  # the parser finds its library missing and says so
     except ValueError:
         pass  # an unknown dialect: the parser refuses it, by name
+
+
+def _warm_sqlglot(sql: Any, declared: str) -> None:
+    """What sqlglot imports only once it parses: the dialects and the optimizer's modules."""
+    for dialect in (*sql.DETECTION_ORDER, *([declared] if declared else [])):
+        sql.Dialect.get_or_raise(dialect)
+    _import_all("sqlglot.optimizer")
+
+
+def _import_all(package: str) -> None:
+    """Every module of `package`, but those whose optional library is missing."""
+    import pkgutil
+
+    root = importlib.import_module(package)
+    for found in pkgutil.walk_packages(root.__path__, f"{package}."):
+        try:
+            importlib.import_module(found.name)
+        except ImportError:
+            pass  # an optional dependency this build lacks; its feature says so when used
+
+
+# Standard modules the standard library itself imports late (Counter.most_common: heapq).
+_LATE_STANDARD_MODULES = ("heapq", "bisect", "unicodedata", "decimal", "fractions", "datetime")
+
+# What a parser's library imports late, by format: imported in advance when the confined child
+# will open nothing (no Landlock).
+LATE_IMPORTS: Mapping[str, Callable[[Any, Mapping[str, str]], None]] = {
+    "sql": lambda module, options: _warm_sqlglot(module, options.get("sql_dialect") or ""),
+    "pdf": lambda module, options: _import_all("pypdf"),
+}
 
 
 _OUT_OF_MEMORY = json.dumps(

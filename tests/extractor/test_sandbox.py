@@ -35,6 +35,7 @@ from extractor_sandbox.child import CHILD_MODULE, child_environment, run_child
 from extractor_sandbox.errors import ExtractError
 from tests.extractor.conftest import (
     AS_ROOT,
+    PACKAGE,
     SERVICE_USER,
     RunningService,
     as_service_user,
@@ -1146,3 +1147,52 @@ def test_a_child_killed_by_its_cpu_limit_is_a_timeout() -> None:
         "timeout",
         "extraction used more than 1 s of CPU (LOOM_EXTRACTOR_CPU_S)",
     )
+
+
+# -- a kernel without Landlock: the child opens nothing once confined ---------------------------
+
+TEXT_SAMPLES: dict[str, tuple[bytes, dict[str, str]]] = {
+    "markdown": (b"# Title\n\nSome text under it.\n", {}),
+    "text": ("\ufeffa UTF-16 file, by its mark\n".encode("utf-16-le"), {}),
+    "toml": (b'[server]\nport = 7777\nname = "loom"\n', {}),
+    "sql": (b"CREATE TABLE t (a INT);\nSELECT a FROM t WHERE a > 1;\n", {}),
+    "html": (b"<h1>Title</h1><p>A paragraph.</p>", {}),
+    "csv": ("name,price\ncaf\u00e9,3\n".encode("cp1252"), {"encoding": "cp1252"}),
+}
+
+
+@pytest.fixture(scope="session")
+def package_without_landlock() -> Path:
+    """A copy of the package that finds no Landlock, as on a kernel without it."""
+    text = (PACKAGE / "sandbox.py").read_text() + (
+        "\n\ndef landlock_abi() -> int:\n    return 0  # as on a kernel without Landlock\n"
+    )
+    return copy_package(
+        world_readable_tree("loom-sandbox-no-landlock-"), replace={"sandbox.py": text}
+    )
+
+
+def test_without_landlock_every_format_is_warmed_before_the_child_opens_nothing(
+    start_extractor: Callable[..., RunningService], package_without_landlock: Path
+) -> None:
+    from tests.integration.test_document_formats_end_to_end import CASES
+
+    samples = dict(TEXT_SAMPLES)
+    samples.update({fmt: (build(), {}) for fmt, (_name, build, _cited) in CASES.items()})
+    with_landlock = start_extractor()
+    without = start_extractor(package=package_without_landlock)
+    with client(with_landlock.token) as bound, client(without.token) as bare:
+        declared = {
+            entry["format"]
+            for entry in bound.get(f"{with_landlock.url}/v1/capabilities").json()["formats"]
+        }
+        for fmt, (data, options) in samples.items():
+            if fmt not in declared:
+                continue
+            params = {"format": fmt, "name": f"sample.{fmt}", **options}
+            expected = bound.post(f"{with_landlock.url}/v1/extract", params=params, content=data)
+            assert expected.status_code == 200, (fmt, expected.text)
+            # The same artifact from a child that can open no file: the warm-up loaded it all.
+            answer = bare.post(f"{without.url}/v1/extract", params=params, content=data)
+            assert answer.status_code == 200, (fmt, answer.text)
+            assert answer.json() == expected.json(), fmt
