@@ -129,7 +129,7 @@ def child_environment() -> dict[str, str]:
 
 
 def run_extraction(
-    data: bytes,
+    data: bytes | bytearray,
     fmt: str,
     name: str,
     options: Mapping[str, str],
