@@ -273,6 +273,7 @@ def main():
         "another process's memory: write": attempt(lambda: memory(victim, write=True)),
         "another process's environ: read": attempt(lambda: read(f"/proc/{victim}/environ")),
         "another process's environ: write": attempt(lambda: write(f"/proc/{victim}/environ")),
+        "signal another process of its user": attempt(lambda: os.kill(victim, 0)),
         "read /etc/passwd": attempt(lambda: read("/etc/passwd")),
         "read /etc/passwd through /proc/self/root": attempt(
             lambda: read("/proc/self/root/etc/passwd")
@@ -811,6 +812,19 @@ def test_a_confined_child_cannot_open_another_process_of_its_user(
     # Without Landlock the child opens nothing at all once confined.
     bare = probe_report(probe_root, "no-landlock", victim=victim)
     assert [bare[name] for name in attempts] == ["EPERM"] * 4
+
+
+def test_a_confined_child_signals_no_process_outside_its_domain(
+    probe_root: Path, victim: int
+) -> None:
+    assert (
+        probe_report(probe_root, "unconfined", victim=victim)["signal another process of its user"]
+        == "ok"
+    )
+    seen = probe_report(probe_root, "confined", victim=victim)
+    # Landlock's signal scope (ABI 6); before it, signals to the user's processes stay possible.
+    expected = "EPERM" if sandbox.landlock_abi() >= 6 else "ok"
+    assert seen["signal another process of its user"] == expected
 
 
 def test_a_confined_child_reads_only_its_code(probe_root: Path, other_loom_home: Path) -> None:
