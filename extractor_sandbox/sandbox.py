@@ -22,7 +22,7 @@ a warm template can make it too:
 | starts no process | RLIMIT_NPROC 0 (threads count too; ignored for root, which the service refuses to be) |
 | makes no system call it must not | a seccomp filter (libseccomp, through ctypes) on every thread
   (TSYNC): `DENIED_SYSCALLS` fail with EPERM, `UNFILTERABLE_SYSCALLS` with ENOSYS (libc falls
-  back to a call whose arguments the filter sees), `_argument_rules` refuse namespace flags on
+  back to a call whose arguments the filter sees), `argument_rules` refuse namespace flags on
   clone, personality changes, PR_SET_DUMPABLE 1 and an open that could write or create; a call of
   another architecture (i386's `int 0x80`, x32) kills the process. Without Landlock every open
   fails too: the child opens nothing once confined |

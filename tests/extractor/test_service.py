@@ -140,6 +140,7 @@ def test_a_token_in_both_the_environment_and_a_file_refuses_to_start(tmp_path: P
         ("LOOM_EXTRACTOR_MEMORY_MB", "2GB", "must be a positive integer, not '2GB'"),
         ("LOOM_EXTRACTOR_CONCURRENCY", "0", "must be a positive integer, not '0'"),
         ("LOOM_EXTRACTOR_MAX_OUTPUT_BYTES", "1.5", "must be a positive integer, not '1.5'"),
+        ("LOOM_EXTRACTOR_BODY_TIMEOUT_S", "-3", "must be a positive number of seconds, not '-3'"),
     ],
 )
 def test_a_bad_setting_refuses_to_start_naming_it(variable: str, value: str, message: str) -> None:
