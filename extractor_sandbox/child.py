@@ -34,6 +34,8 @@ if __name__ == "__main__":
     set_non_dumpable()
 
 import argparse  # noqa: E402
+import codecs  # noqa: E402
+import importlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import selectors  # noqa: E402
@@ -47,7 +49,7 @@ from collections.abc import Callable, Mapping, Sequence  # noqa: E402
 from typing import Any, NamedTuple  # noqa: E402
 
 from extractor_sandbox.errors import CONTRACT_CODES, ExtractError  # noqa: E402
-from extractor_sandbox.sandbox import SandboxError, confine_child  # noqa: E402
+from extractor_sandbox.sandbox import SandboxError, confine_child, landlock_abi  # noqa: E402
 from extractor_sandbox.settings import Settings  # noqa: E402
 
 CHILD_MODULE = "extractor_sandbox.child"
@@ -127,7 +129,7 @@ def child_environment() -> dict[str, str]:
 
 
 def run_extraction(
-    data: bytes,
+    data: bytes | bytearray,
     fmt: str,
     name: str,
     options: Mapping[str, str],
@@ -528,6 +530,79 @@ PREPARE: Mapping[str, Callable[[], None]] = {
     "pdf": _prepare_pypdf,
 }
 
+# The codecs a byte-order mark selects, and cp437 (zipfile's, for a name not marked UTF-8),
+# beside the declared one.
+_WARM_CODECS = (
+    "utf-8-sig",
+    "utf-16",
+    "utf-16-le",
+    "utf-16-be",
+    "utf-32",
+    "utf-32-le",
+    "utf-32-be",
+    "cp437",
+)
+
+
+def warm(fmt: str, options: Mapping[str, str], *, opens_nothing: bool = False) -> None:
+    """Import and warm what the format's parser needs, before the child is bound: its module, the
+    codecs it may decode with, and the format's PREPARE. With `opens_nothing` (a kernel without
+    Landlock, where the confined child can open no file) also what the parser would import late:
+    LATE_IMPORTS."""
+    from extractor_sandbox import source
+
+    for name in (*_WARM_CODECS, options.get("encoding") or "utf-8"):
+        try:
+            codecs.lookup(name)
+        except LookupError:
+            pass  # the decoder refuses it, by name
+    try:
+        if fmt in source.PARSERS:
+            module = importlib.import_module(source.PARSERS[fmt][0])
+            if opens_nothing:
+                for name in _LATE_STANDARD_MODULES:
+                    importlib.import_module(name)
+                if fmt in LATE_IMPORTS:
+                    LATE_IMPORTS[fmt](module, options)
+        prepare = PREPARE.get(fmt)
+        if prepare is not None:
+            prepare()
+    except ImportError:
+        pass  # the parser finds its library missing and says so
+    except ValueError:
+        pass  # an unknown dialect: the parser refuses it, by name
+
+
+def _warm_sqlglot(sql: Any, declared: str) -> None:
+    """What sqlglot imports only once it parses: the dialects and the optimizer's modules."""
+    for dialect in (*sql.DETECTION_ORDER, *([declared] if declared else [])):
+        sql.Dialect.get_or_raise(dialect)
+    _import_all("sqlglot.optimizer")
+
+
+def _import_all(package: str) -> None:
+    """Every module of `package`, but those whose optional library is missing."""
+    import pkgutil
+
+    root = importlib.import_module(package)
+    for found in pkgutil.walk_packages(root.__path__, f"{package}."):
+        try:
+            importlib.import_module(found.name)
+        except ImportError:
+            pass  # an optional dependency this build lacks; its feature says so when used
+
+
+# Standard modules the standard library itself imports late (Counter.most_common: heapq).
+_LATE_STANDARD_MODULES = ("heapq", "bisect", "unicodedata", "decimal", "fractions", "datetime")
+
+# What a parser's library imports late, by format: imported in advance when the confined child
+# will open nothing (no Landlock).
+LATE_IMPORTS: Mapping[str, Callable[[Any, Mapping[str, str]], None]] = {
+    "sql": lambda module, options: _warm_sqlglot(module, options.get("sql_dialect") or ""),
+    "pdf": lambda module, options: _import_all("pypdf"),
+}
+
+
 _OUT_OF_MEMORY = json.dumps(
     ExtractError(
         "resource_limit", "the extraction ran out of memory (LOOM_EXTRACTOR_MEMORY_MB)"
@@ -543,15 +618,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdin = sys.stdin.buffer
     # The request's line is the service's (the file's name in it as JSON); the source follows it.
     request = json.loads(stdin.readline(MAX_HEADER_BYTES))
+    fmt, options = request["format"], request["options"]
     try:
-        prepare = PREPARE.get(request["format"])
-        if prepare is not None:
-            try:
-                prepare()
-            except ImportError:
-                pass  # the parser finds its library missing and says so
         # The wall clock and the output bound are the parent's to enforce, not the child's.
-        confine_child(cpu_s=parsed.cpu_s, memory_mb=parsed.memory_mb)
+        confine_child(
+            cpu_s=parsed.cpu_s,
+            memory_mb=parsed.memory_mb,
+            prepare=lambda: warm(fmt, options, opens_nothing=landlock_abi() == 0),
+        )
     except SandboxError as error:
         print(f"loom-extractor child: {error}", file=sys.stderr, flush=True)
         return EXIT_SANDBOX

@@ -5,20 +5,29 @@ started as root, `check_privileges`, `check_runnable`, `confine_service`. Each r
 SandboxError, whose message is the one line the service prints before it exits.
 
 The child (`child.main`) calls `set_non_dumpable` first thing, then `confine_child` before it
-reads the source:
+reads the source; `confine_child` is the whole confinement, in one call, so a process forked from
+a warm template can make it too:
 
 | The child | How |
 |---|---|
 | non-dumpable | PR_SET_DUMPABLE 0 (it does not survive execve, so each child sets its own) |
+| no privilege on exec | PR_SET_NO_NEW_PRIVS |
+| reads only its code | Landlock, where the kernel has it: read-only access beneath the interpreter's
+  library, the import path, the directories of the loaded shared libraries and a few files
+  (READABLE_FILES), its own /proc/<pid>; nothing written, created, removed or run anywhere; no
+  TCP bind or connect; and (ABI 6) no signal or abstract socket out of its domain. Landlock binds
+  the calling thread only, so the process must be single-threaded here: threads start after it |
+| warmed | `prepare`, run now, imports and warms what the parser needs and may start threads |
 | bounded | RLIMIT_AS, RLIMIT_CPU (SIGXCPU at the limit, SIGKILL a second later), RLIMIT_FSIZE 0, RLIMIT_CORE 0 |
 | starts no process | RLIMIT_NPROC 0 (threads count too; ignored for root, which the service refuses to be) |
-| no privilege on exec | PR_SET_NO_NEW_PRIVS |
-| opens no socket | a seccomp filter (libseccomp, through ctypes): DENIED_SYSCALLS fail with EPERM, every
-  other call of the native architecture is allowed, and a call of any other architecture (i386's
-  `int 0x80`, x32) kills the process; TSYNC puts it on every thread the process has |
+| makes no system call it must not | a seccomp filter (libseccomp, through ctypes) on every thread
+  (TSYNC): `DENIED_SYSCALLS` fail with EPERM, `UNFILTERABLE_SYSCALLS` with ENOSYS (libc falls
+  back to a call whose arguments the filter sees), `argument_rules` refuse namespace flags on
+  clone, personality changes, PR_SET_DUMPABLE 1 and an open that could write or create; a call of
+  another architecture (i386's `int 0x80`, x32) kills the process. Without Landlock every open
+  fails too: the child opens nothing once confined |
 
 After loading the filter the child checks it: a socket() that succeeds stops the child.
-Nothing here denies reads of the file system: the container the service runs in does that.
 """
 
 from __future__ import annotations
@@ -29,7 +38,10 @@ import os
 import pwd
 import resource
 import socket
-from collections.abc import Sequence
+import sys
+import sysconfig
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 SUPPORTED_MACHINES = ("x86_64", "aarch64")
 DEFAULT_USER = "nobody"
@@ -38,6 +50,11 @@ DEFAULT_USER = "nobody"
 # service or a sibling, no io_uring (which could open one past the filter). ptrace,
 # process_vm_readv/writev and pidfd_getfd: no reading or writing another process, or taking its
 # descriptors. setsid/setpgid: a descendant cannot leave the process group the service kills.
+# unshare, setns and the mount calls: no namespace (a user namespace would hand the child every
+# capability inside it) and no mount. The key calls, perf_event_open, bpf and userfaultfd: kernel
+# surfaces a parser never uses and exploits often do. execve/execveat: no other program. The rest
+# create, remove, rename or change a name or its metadata, which RLIMIT_FSIZE does not stop:
+# nothing the child does outlives it.
 DENIED_SYSCALLS = (
     "socket",
     "socketpair",
@@ -48,7 +65,106 @@ DENIED_SYSCALLS = (
     "pidfd_getfd",
     "setsid",
     "setpgid",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "open_tree_attr",
+    "mount_setattr",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "perf_event_open",
+    "bpf",
+    "userfaultfd",
+    "execve",
+    "execveat",
+    "creat",
+    "mkdir",
+    "mkdirat",
+    "mknod",
+    "mknodat",
+    "symlink",
+    "symlinkat",
+    "link",
+    "linkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "truncate",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "utime",
+    "utimes",
+    "futimesat",
+    "utimensat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "removexattrat",
+    "name_to_handle_at",
+    "open_by_handle_at",
 )
+# Whose arguments sit in memory, where a filter cannot read them: ENOSYS, so libc falls back to
+# clone and openat, whose flags the filter checks.
+UNFILTERABLE_SYSCALLS = ("clone3", "openat2")
+# Without Landlock nothing tells one path from another: the child then opens no file at all.
+OPEN_SYSCALLS = ("open", "openat")
+
+# Newer than the libseccomp this runs with may know; the same number on every architecture since
+# Linux 5.1 unified the new calls' numbers.
+_UNIFIED_NUMBERS = {
+    "fchmodat2": 452,
+    "setxattrat": 463,
+    "removexattrat": 466,
+    "open_tree_attr": 467,
+}
+
+# clone's namespace flags (CLONE_NEWTIME is clone3's and unshare's only; in clone's flags that bit
+# is part of the exit signal).
+NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+# An open with any of these may write, truncate or create: refused whatever the path.
+_OPEN_WRITE_FLAGS = (
+    os.O_WRONLY,
+    os.O_RDWR,
+    os.O_CREAT,
+    os.O_TRUNC,
+    getattr(os, "O_TMPFILE", 0o20200000) & ~os.O_DIRECTORY,
+)
+_PERSONALITY_QUERY = 0xFFFFFFFF
+
+# Files outside the readable directories that the C library or Python may open once confined.
+READABLE_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/dev/null", "/dev/urandom")
+READABLE_DIRECTORIES = ("/usr/share/zoneinfo",)
 
 # Capabilities that lift the process limit (RLIMIT_NPROC) or much more.
 CAP_SYS_ADMIN = 21
@@ -67,8 +183,27 @@ _SCMP_ACT_ERRNO = 0x00050000
 _SCMP_FLTATR_ACT_BADARCH = 2
 _SCMP_FLTATR_CTL_NNP = 3
 _SCMP_FLTATR_CTL_TSYNC = 4
+_SCMP_CMP_NE = 1
+_SCMP_CMP_EQ = 4
+_SCMP_CMP_MASKED_EQ = 7
 _NR_SCMP_ERROR = -1
 _LIBSECCOMP = "libseccomp.so.2"
+
+# Landlock (linux/landlock.h); its three calls have the same numbers on every architecture.
+_NR_LANDLOCK_CREATE_RULESET = 444
+_NR_LANDLOCK_ADD_RULE = 445
+_NR_LANDLOCK_RESTRICT_SELF = 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+_FS_EXECUTE = 1 << 0
+_FS_WRITE_FILE = 1 << 1
+_FS_READ_FILE = 1 << 2
+_FS_READ_DIR = 1 << 3
+_FS_REFER = 1 << 13  # ABI 2
+_FS_TRUNCATE = 1 << 14  # ABI 3
+_FS_IOCTL_DEV = 1 << 15  # ABI 5
+_NET_ALL = (1 << 0) | (1 << 1)  # ABI 4: bind and connect TCP
+_SCOPE_ALL = (1 << 0) | (1 << 1)  # ABI 6: abstract UNIX sockets and signals
 
 
 class SandboxError(Exception):
@@ -199,13 +334,23 @@ def set_non_dumpable() -> None:
         raise SandboxError("the process is still dumpable")
 
 
-def confine_child(*, cpu_s: int, memory_mb: int) -> None:
+def confine_child(*, cpu_s: int, memory_mb: int, prepare: Callable[[], None] | None = None) -> None:
     """Confine this process (every thread of it) before it reads the source; see the module doc.
 
+    `prepare` runs between the path rules and the limits: it imports and warms what the parser
+    needs, and may start threads (they inherit the path rules; the filter is put on them after).
     Raises SandboxError when a step fails; the child must then stop without reading the source.
     """
     set_non_dumpable()
     seccomp = _Seccomp.load_library()  # before the address-space limit, like everything it needs
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    if _prctl(_PR_GET_NO_NEW_PRIVS, 0) != 1:
+        raise SandboxError("no-new-privileges did not hold")
+    abi = landlock_abi()
+    if abi > 0:
+        restrict_paths(abi, readable_paths())
+    if prepare is not None:
+        prepare()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     # SIGXCPU at the soft limit (the service answers `timeout`), SIGKILL one second later.
@@ -213,11 +358,47 @@ def confine_child(*, cpu_s: int, memory_mb: int) -> None:
     memory = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-    if _prctl(_PR_GET_NO_NEW_PRIVS, 0) != 1:
-        raise SandboxError("no-new-privileges did not hold")
-    seccomp.load_filter(DENIED_SYSCALLS)
+    denied = DENIED_SYSCALLS if abi > 0 else DENIED_SYSCALLS + OPEN_SYSCALLS
+    seccomp.load_filter(denied, UNFILTERABLE_SYSCALLS, argument_rules(opens=abi > 0))
     _verify_filter()
+
+
+class Comparison(NamedTuple):
+    """One test of a system call's argument, as libseccomp's scmp_arg_cmp takes it."""
+
+    argument: int
+    operator: int
+    datum_a: int
+    datum_b: int = 0
+
+
+class ArgumentRule(NamedTuple):
+    """A call refused with EPERM when every comparison holds."""
+
+    syscall: str
+    comparisons: tuple[Comparison, ...]
+
+
+def argument_rules(*, opens: bool) -> list[ArgumentRule]:
+    """The calls refused by their arguments; with `opens`, an open that only reads is allowed."""
+    rules = [
+        ArgumentRule("clone", (Comparison(0, _SCMP_CMP_MASKED_EQ, flag, flag),))
+        for flag in NAMESPACE_FLAGS.values()
+    ]
+    rules.append(ArgumentRule("personality", (Comparison(0, _SCMP_CMP_NE, _PERSONALITY_QUERY),)))
+    rules.append(
+        ArgumentRule(
+            "prctl",
+            (Comparison(0, _SCMP_CMP_EQ, _PR_SET_DUMPABLE), Comparison(1, _SCMP_CMP_NE, 0)),
+        )
+    )
+    if opens:
+        for syscall, flags_argument in (("open", 1), ("openat", 2)):
+            rules.extend(
+                ArgumentRule(syscall, (Comparison(flags_argument, _SCMP_CMP_MASKED_EQ, bit, bit),))
+                for bit in _OPEN_WRITE_FLAGS
+            )
+    return rules
 
 
 def _verify_filter() -> None:
@@ -227,6 +408,113 @@ def _verify_filter() -> None:
         return
     probe.close()
     raise SandboxError("the socket filter did not hold: socket() succeeded")
+
+
+# -- Landlock ------------------------------------------------------------------------------------
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version this kernel offers; 0 when it has none (or has it turned off)."""
+    version = _syscall(_NR_LANDLOCK_CREATE_RULESET, None, 0, _LANDLOCK_CREATE_RULESET_VERSION)
+    return max(version, 0)
+
+
+def readable_paths() -> tuple[list[str], list[str]]:
+    """(directories, files) a confined child may read: its code, its libraries, a few more.
+
+    The interpreter's library and the import path; every file this process has mapped (the
+    interpreter, locale data) and the directories of its shared libraries; READABLE_FILES and
+    READABLE_DIRECTORIES; and its own /proc/<pid>.
+    """
+    directories = set()
+    files = {os.path.realpath(path) for path in READABLE_FILES}
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        directories.add(os.path.realpath(sysconfig.get_path(name)))
+    directories.update(os.path.realpath(entry) for entry in sys.path if entry)
+    for path in _mapped_files():
+        # A shared library may load its neighbours later; the interpreter's binary and the
+        # locale's files are read where they are.
+        if ".so" in os.path.basename(path):
+            directories.add(os.path.dirname(path))
+        else:
+            files.add(path)
+    directories.update(READABLE_DIRECTORIES)
+    directories.add(f"/proc/{os.getpid()}")
+    return sorted(path for path in directories if os.path.isdir(path)), sorted(
+        path for path in files if os.path.exists(path)
+    )
+
+
+def _mapped_files() -> set[str]:
+    """The files this process has mapped (the executable, shared libraries, locale data)."""
+    with open("/proc/self/maps", "rb") as maps:
+        text = maps.read().decode("utf-8", "replace")
+    files = set()
+    for line in text.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5].startswith("/"):
+            files.add(os.path.realpath(fields[5]))
+    return files
+
+
+def restrict_paths(abi: int, paths: tuple[Iterable[str], Iterable[str]]) -> None:
+    """Landlock: read `paths` (directories, files) and nothing else; write, create, run nothing.
+
+    Binds the calling thread and the threads it starts later, so it refuses to run while another
+    thread exists (one started before would stay free).
+    """
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise SandboxError(f"Landlock binds one thread and {threads} are running: confine earlier")
+    handled = (1 << 13) - 1  # ABI 1: execute to make_sym
+    for version, right in ((2, _FS_REFER), (3, _FS_TRUNCATE), (5, _FS_IOCTL_DEV)):
+        if abi >= version:
+            handled |= right
+    fields = [handled]
+    if abi >= 4:
+        fields.append(_NET_ALL)
+    if abi >= 6:
+        fields.append(_SCOPE_ALL)
+    attributes = (ctypes.c_uint64 * len(fields))(*fields)
+    ruleset = _syscall(
+        _NR_LANDLOCK_CREATE_RULESET, ctypes.byref(attributes), ctypes.sizeof(attributes), 0
+    )
+    if ruleset < 0:
+        raise SandboxError(f"landlock_create_ruleset failed: {os.strerror(-ruleset)}")
+    try:
+        directories, files = paths
+        for path in directories:
+            _allow(ruleset, path, _FS_READ_FILE | _FS_READ_DIR)
+        for path in files:
+            _allow(ruleset, path, _FS_READ_FILE)
+        result = _syscall(_NR_LANDLOCK_RESTRICT_SELF, ruleset, 0)
+        if result < 0:
+            raise SandboxError(f"landlock_restrict_self failed: {os.strerror(-result)}")
+    finally:
+        os.close(ruleset)
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _allow(ruleset: int, path: str, access: int) -> None:
+    try:
+        descriptor = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return  # gone since it was listed: nothing to allow
+    except OSError as error:
+        raise SandboxError(f"cannot open {path} for a Landlock rule: {error.strerror}") from None
+    try:
+        rule = _PathBeneath(access, descriptor)
+        result = _syscall(
+            _NR_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0
+        )
+        if result < 0:
+            raise SandboxError(f"landlock_add_rule for {path} failed: {os.strerror(-result)}")
+    finally:
+        os.close(descriptor)
 
 
 # -- system calls through ctypes -----------------------------------------------------------------
@@ -242,12 +530,34 @@ _libc.prctl.argtypes = [
 _libc.prctl.restype = ctypes.c_int
 
 
+_libc.syscall.restype = ctypes.c_long
+
+
+def _syscall(number: int, *arguments: object) -> int:
+    """A raw system call: its result, or minus its errno."""
+    # Every integer as a long: a variadic call would pass an int's 32 bits and leave the rest.
+    passed = [ctypes.c_long(value) if isinstance(value, int) else value for value in arguments]
+    result: int = _libc.syscall(ctypes.c_long(number), *passed)
+    return result if result >= 0 else -ctypes.get_errno()
+
+
 def _prctl(option: int, value: int) -> int:
     result: int = _libc.prctl(option, value, 0, 0, 0)
     if result < 0:
         number = ctypes.get_errno()
         raise SandboxError(f"prctl({option}) failed: {os.strerror(number)}")
     return result
+
+
+class _ArgumentComparison(ctypes.Structure):
+    """libseccomp's struct scmp_arg_cmp."""
+
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
 
 
 class _Seccomp:
@@ -268,6 +578,14 @@ class _Seccomp:
             ctypes.c_uint,
         ]
         library.seccomp_rule_add.restype = ctypes.c_int
+        library.seccomp_rule_add_array.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_uint32,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.POINTER(_ArgumentComparison),
+        ]
+        library.seccomp_rule_add_array.restype = ctypes.c_int
         library.seccomp_load.argtypes = [ctypes.c_void_p]
         library.seccomp_load.restype = ctypes.c_int
         library.seccomp_release.argtypes = [ctypes.c_void_p]
@@ -280,8 +598,14 @@ class _Seccomp:
         except OSError as error:
             raise SandboxError(f"cannot load {_LIBSECCOMP}: {error}") from None
 
-    def load_filter(self, denied: Sequence[str]) -> None:
-        """Allow everything of the native architecture but `denied` (EPERM); kill on any other."""
+    def load_filter(
+        self,
+        denied: Sequence[str],
+        unimplemented: Sequence[str] = (),
+        by_argument: Sequence[ArgumentRule] = (),
+    ) -> None:
+        """Allow everything of the native architecture but `denied` (EPERM), `unimplemented`
+        (ENOSYS) and the calls `by_argument` matches (EPERM); kill on any other architecture."""
         library = self.library
         context = library.seccomp_init(_SCMP_ACT_ALLOW)
         if not context:
@@ -295,17 +619,39 @@ class _Seccomp:
             self._check(
                 library.seccomp_attr_set(context, _SCMP_FLTATR_CTL_TSYNC, 1), "setting TSYNC"
             )
-            for name in denied:
-                number = library.seccomp_syscall_resolve_name(name.encode("ascii"))
-                if number == _NR_SCMP_ERROR:
-                    raise SandboxError(f"libseccomp does not know the system call {name}")
+            for names, code in ((denied, errno.EPERM), (unimplemented, errno.ENOSYS)):
+                for name in names:
+                    self._check(
+                        library.seccomp_rule_add(
+                            context, _SCMP_ACT_ERRNO | code, self._number(name), 0
+                        ),
+                        f"denying {name}",
+                    )
+            for rule in by_argument:
+                comparisons = (_ArgumentComparison * len(rule.comparisons))(
+                    *(_ArgumentComparison(*comparison) for comparison in rule.comparisons)
+                )
                 self._check(
-                    library.seccomp_rule_add(context, _SCMP_ACT_ERRNO | errno.EPERM, number, 0),
-                    f"denying {name}",
+                    library.seccomp_rule_add_array(
+                        context,
+                        _SCMP_ACT_ERRNO | errno.EPERM,
+                        self._number(rule.syscall),
+                        len(rule.comparisons),
+                        comparisons,
+                    ),
+                    f"denying {rule.syscall} by its arguments",
                 )
             self._check(library.seccomp_load(context), "loading the filter")
         finally:
             library.seccomp_release(context)
+
+    def _number(self, name: str) -> int:
+        number: int = self.library.seccomp_syscall_resolve_name(name.encode("ascii"))
+        if number == _NR_SCMP_ERROR:
+            if name not in _UNIFIED_NUMBERS:
+                raise SandboxError(f"libseccomp does not know the system call {name}")
+            number = _UNIFIED_NUMBERS[name]
+        return number
 
     @staticmethod
     def _check(result: int, what: str) -> None:

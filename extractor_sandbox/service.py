@@ -2,13 +2,16 @@
 
 Every call carries Authorization: Bearer <token>, checked before anything else. An extraction's
 request is checked whole (its parameters, then its declared length against max_bytes) before the
-body is read, and the body is read only once one of the LOOM_EXTRACTOR_CONCURRENCY slots is free,
-so that bound covers the originals held in memory too. The parsing itself runs in a child process
-(extractor_sandbox.child).
+body is read. The body is read before the request waits for one of the LOOM_EXTRACTOR_CONCURRENCY
+slots, so a body that trickles holds no slot, and within LOOM_EXTRACTOR_BODY_TIMEOUT_S as a whole
+(408 past it); the bodies held at once, read or being read, are bounded by a budget of twice the
+slots' worth of max_bytes, reserved by each body's declared length before it is read. The parsing
+itself runs in a child process (extractor_sandbox.child).
 
 Every answer is JSON with a Content-Length and never compressed; a refusal is the contract's error
 body {"error": {"code", "message"}}: 422 for a source the service will not extract, 401 without
-the token, and 404, 405, 411 or 400 for a request that is not one of the contract's.
+the token, 408 for a body not received in time, and 404, 405, 411 or 400 for a request that is not
+one of the contract's.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
@@ -63,6 +68,28 @@ class HttpError(Exception):
         self.headers = headers or {}
 
 
+class ByteBudget:
+    """Bytes reserved before they are read: a reservation waits until the budget has room."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._used = 0
+        self._room = threading.Condition()
+
+    @contextmanager
+    def reserved(self, size: int) -> Iterator[None]:
+        size = min(size, self.limit)  # one body never exceeds max_bytes, nor so the budget
+        with self._room:
+            self._room.wait_for(lambda: self._used + size <= self.limit)
+            self._used += size
+        try:
+            yield
+        finally:
+            with self._room:
+                self._used -= size
+                self._room.notify_all()
+
+
 class ExtractorServer(ThreadingHTTPServer):
     """The listening service: its settings, its token and its extraction slots."""
 
@@ -75,6 +102,7 @@ class ExtractorServer(ThreadingHTTPServer):
         self.token = token.encode("ascii")
         self.settings = settings
         self.slots = threading.BoundedSemaphore(settings.concurrency)
+        self.bodies = ByteBudget(2 * settings.concurrency * settings.max_bytes)
         super().__init__(address, ExtractorHandler)
 
     def server_bind(self) -> None:
@@ -188,10 +216,12 @@ class ExtractorHandler(BaseHTTPRequestHandler):
         fmt, name, options = _extract_parameters(query)
         length = self._content_length()
         limits = Limits.of(self.server.settings)
-        with self.server.slots:
+        with self.server.bodies.reserved(length):
+            # Read before a slot is taken: a body that trickles holds its own thread, no slot.
             data = self._read_body(length)
-            artifact = run_extraction(data, fmt, name, options, limits, caller=self.connection)
-            del data  # the slot bounds the originals held in memory: this one is let go with it
+            with self.server.slots:
+                artifact = run_extraction(data, fmt, name, options, limits, caller=self.connection)
+            del data  # the budget bounds the originals held in memory: this one is let go with it
         self._send(HTTPStatus.OK, artifact)
 
     def _content_length(self) -> int:
@@ -202,16 +232,26 @@ class ExtractorHandler(BaseHTTPRequestHandler):
                 "length_required",
                 "send the original with a Content-Length, not a chunked body",
             )
-        raw = self.headers.get("Content-Length")
-        if raw is None:
+        given = self.headers.get_all("Content-Length") or []
+        if not given:
             raise HttpError(
                 HTTPStatus.LENGTH_REQUIRED, "length_required", "a Content-Length is required"
             )
-        if not raw.strip().isdigit():
+        if len(given) > 1:
+            # Two lengths, even equal, are two readings of where this request ends.
             raise HttpError(
-                HTTPStatus.BAD_REQUEST, "bad_request", f"Content-Length {raw[:40]!r} is not a size"
+                HTTPStatus.BAD_REQUEST, "bad_request", "Content-Length is given more than once"
             )
-        length = int(raw)
+        digits = given[0].strip()
+        # ASCII digits only: str.isdigit() also takes "²" and "٣", which int() refuses or reads.
+        if not (digits.isascii() and digits.isdigit()):
+            raise HttpError(
+                HTTPStatus.BAD_REQUEST,
+                "bad_request",
+                f"Content-Length {given[0][:40]!r} is not a size",
+            )
+        # Past 19 digits it is over any max_bytes; int() of thousands of digits would refuse.
+        length = int(digits) if len(digits.lstrip("0")) <= 19 else sys.maxsize
         limit = self.server.settings.max_bytes
         if length > limit:
             raise ExtractError(
@@ -219,19 +259,42 @@ class ExtractorHandler(BaseHTTPRequestHandler):
             )
         return length
 
-    def _read_body(self, length: int) -> bytes:
+    def _read_body(self, length: int) -> bytearray:
+        """The body, received whole within LOOM_EXTRACTOR_BODY_TIMEOUT_S, or a 408."""
         if self._expects_continue:
-            # Only now, with the request accepted and a slot held, is the client asked for the body.
+            # Only now, with the request accepted and its memory reserved, is the body asked for.
             self.send_response_only(HTTPStatus.CONTINUE)
             self.end_headers()
             self.wfile.flush()
+        allowed_s = self.server.settings.body_timeout_s
+        deadline = time.monotonic() + allowed_s
+        data = bytearray(length)
+        view = memoryview(data)
+        received = 0
         try:
-            data = self.rfile.read(length)
+            while received < length:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                # The socket's timeout bounds one wait; the deadline bounds them all.
+                self.connection.settimeout(remaining)
+                count = self.rfile.readinto1(view[received:])
+                if not count:
+                    raise CallerGone
+                received += count
+        except TimeoutError:
+            raise HttpError(
+                HTTPStatus.REQUEST_TIMEOUT,
+                "request_timeout",
+                f"the body was not received within {allowed_s:g} s"
+                f" ({received} of {length} bytes; LOOM_EXTRACTOR_BODY_TIMEOUT_S)",
+            ) from None
         except OSError:
-            raise CallerGone from None  # reset, or stalled past the connection's timeout
+            raise CallerGone from None  # reset
+        finally:
+            view.release()
+            self.connection.settimeout(self.timeout)
         self._body_unread = False
-        if len(data) != length:
-            raise CallerGone
         return data
 
     def handle_expect_100(self) -> bool:

@@ -30,6 +30,7 @@ class Settings:
     memory_mb: int = 2048  # address space for one child (applied by the sandbox)
     concurrency: int = 1  # extractions at once; a request waits for a slot before its body is read
     max_output_bytes: int = 256 * 1024 * 1024  # the largest artifact a child may write
+    body_timeout_s: float = 60.0  # wall clock to receive one request's body, however it trickles
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -45,6 +46,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         ),
         max_output_bytes=_read(
             environ, "LOOM_EXTRACTOR_MAX_OUTPUT_BYTES", _positive_int, defaults.max_output_bytes
+        ),
+        body_timeout_s=_read(
+            environ, "LOOM_EXTRACTOR_BODY_TIMEOUT_S", _positive_seconds, defaults.body_timeout_s
         ),
     )
 

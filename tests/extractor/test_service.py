@@ -140,6 +140,7 @@ def test_a_token_in_both_the_environment_and_a_file_refuses_to_start(tmp_path: P
         ("LOOM_EXTRACTOR_MEMORY_MB", "2GB", "must be a positive integer, not '2GB'"),
         ("LOOM_EXTRACTOR_CONCURRENCY", "0", "must be a positive integer, not '0'"),
         ("LOOM_EXTRACTOR_MAX_OUTPUT_BYTES", "1.5", "must be a positive integer, not '1.5'"),
+        ("LOOM_EXTRACTOR_BODY_TIMEOUT_S", "-3", "must be a positive number of seconds, not '-3'"),
     ],
 )
 def test_a_bad_setting_refuses_to_start_naming_it(variable: str, value: str, message: str) -> None:
@@ -690,3 +691,132 @@ def test_the_service_process_loads_no_parser() -> None:
         check=True,
     )
     assert finished.stdout.strip() == "[]"
+
+
+# -- requests over a raw socket: lengths and bodies that http clients would not send -------------
+
+
+def raw_exchange(
+    url: str, request: bytes, *, timeout_s: float = 30
+) -> tuple[int, dict[str, str], bytes]:
+    """Send `request` as it is, read the one answer: (status, headers, body)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout_s) as connection:
+        connection.sendall(request)
+        return read_answer(connection)
+
+
+def read_answer(connection: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = connection.recv(65536)
+        assert chunk, f"closed before an answer: {received!r}"
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {
+        name.lower(): value.strip() for name, value in (line.split(":", 1) for line in lines)
+    }
+    while len(body) < int(headers["content-length"]):
+        chunk = connection.recv(65536)
+        assert chunk
+        body += chunk
+    return int(status_line.split()[1]), headers, body
+
+
+def post_head(token: str, *length_lines: bytes) -> bytes:
+    return (
+        b"POST /v1/extract?format=text HTTP/1.1\r\nHost: x\r\n"
+        + f"Authorization: Bearer {token}\r\n".encode()
+        + b"".join(line + b"\r\n" for line in length_lines)
+        + b"\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        # "²" passes str.isdigit() and fails int(): it was a 500 with a traceback in the log.
+        ([b"Content-Length: \xb2"], "Content-Length '\u00b2' is not a size"),
+        ([b"Content-Length: 5", b"Content-Length: 7"], "Content-Length is given more than once"),
+        ([b"Content-Length: 5", b"Content-Length: 5"], "Content-Length is given more than once"),
+        ([b"Content-Length: 5, 5"], "Content-Length '5, 5' is not a size"),
+        ([b"Content-Length: -5"], "Content-Length '-5' is not a size"),
+    ],
+)
+def test_a_length_that_is_not_one_size_is_400(
+    extractor: Service, lines: list[bytes], message: str
+) -> None:
+    status, headers, body = raw_exchange(
+        extractor.url, post_head(extractor.token, *lines) + b"hello"
+    )
+    assert (status, json.loads(body)) == (
+        400,
+        {"error": {"code": "bad_request", "message": message}},
+    )
+    assert headers["connection"] == "close"
+
+
+def test_a_length_of_more_digits_than_any_size_is_too_large(extractor: Service) -> None:
+    request = post_head(extractor.token, b"Content-Length: " + b"9" * 5000)
+    status, _headers, body = raw_exchange(extractor.url, request)
+    assert (status, json.loads(body)["error"]["code"]) == (422, "too_large")
+
+
+def test_a_body_that_trickles_holds_no_slot_and_ends_at_its_deadline(
+    start_extractor: Callable[..., RunningService],
+) -> None:
+    # One slot (the default); a body may take 3 s in all, however it trickles.
+    service = start_extractor({"LOOM_EXTRACTOR_BODY_TIMEOUT_S": "3"})
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    slow = socket.create_connection((host, int(port)), timeout=30)
+    stop = threading.Event()
+
+    def trickle() -> None:  # a byte every 0.2 s: each wait is short, the whole is not
+        try:
+            while not stop.wait(0.2):
+                slow.sendall(b"x")
+        except OSError:
+            pass  # the service closed it
+
+    with slow:
+        slow.sendall(post_head(service.token, b"Content-Length: 1000") + b"x" * 10)
+        trickling = threading.Thread(target=trickle)
+        trickling.start()
+        try:
+            # Meanwhile another request gets the only slot and its answer.
+            with client(service.token) as session:
+                assert extract(session, service.url, b"hello", format="text").status_code == 200
+            status, headers, body = read_answer(slow)
+        finally:
+            stop.set()
+            trickling.join()
+    assert status == 408 and headers["connection"] == "close"
+    error = json.loads(body)["error"]
+    assert error["code"] == "request_timeout"
+    assert error["message"].startswith("the body was not received within 3 s (")
+    assert error["message"].endswith(" of 1000 bytes; LOOM_EXTRACTOR_BODY_TIMEOUT_S)")
+
+
+def test_bodies_held_at_once_stay_within_their_budget() -> None:
+    from extractor_sandbox.service import ByteBudget
+
+    budget = ByteBudget(10)
+    order: list[str] = []
+
+    def second() -> None:
+        with budget.reserved(6):
+            order.append("the second 6 reserved")
+
+    with budget.reserved(6):
+        with budget.reserved(4):
+            order.append("6 and 4 reserved together")
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        order.append("the first 6 let go")  # before it is, the second cannot have its room
+    waiter.join(timeout=30)
+    assert order == [
+        "6 and 4 reserved together",
+        "the first 6 let go",
+        "the second 6 reserved",
+    ]
