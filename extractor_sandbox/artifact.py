@@ -1,4 +1,4 @@
-"""What the reference extractor's text parsers share: lines, blocks, coverage, contract bounds.
+"""What the reference extractor's parsers share: lines, blocks, coverage, contract and output bounds.
 
 The artifact is built as plain JSON-ready dicts (contract v1); the service serializes it.
 Nothing here imports the server's package: the extractor is a separate program that only speaks

@@ -3,9 +3,12 @@
 An extractor is a separate, possibly hostile, service, so its answer is checked against every
 rule of the extractor contract v1 before anything is chunked, embedded or published. Each
 refusal is ExtractionFailed("invalid_artifact", "<path>: <rule>"), one line, naming where the
-artifact breaks the rule. A field the contract does not name is dropped at every level (a
-service may send one without a version change), and the result is re-serialized by the
-server (Artifact.canonical_bytes), so dropped fields never reach the artifact's address.
+artifact breaks the rule. Past the contract, it holds the output bounds below (blocks per byte
+of the original and in all; the length and count of every free string that is no document text,
+which would otherwise reach logs and Dagster's event storage whole). A field the contract does
+not name is dropped at every level (a service may send one without a version change), and the
+result is re-serialized by the server (Artifact.canonical_bytes), so dropped fields never reach
+the artifact's address.
 """
 
 from __future__ import annotations
