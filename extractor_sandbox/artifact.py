@@ -347,7 +347,7 @@ _MERGED_JOIN = "\n\n"
 
 
 def _alike(first: dict[str, Any], block: dict[str, Any]) -> bool:
-    where, there = first["locator"], block["locator"]
+    where, there = first.get("locator", {}), block.get("locator", {})
     return (
         block["type"] == first["type"] != "heading"
         and block.get("parent") == first.get("parent")
