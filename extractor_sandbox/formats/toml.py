@@ -26,8 +26,8 @@ A valid file (one tomllib reads, every integer within signed 64 bits) becomes:
   key's parent is its table's block (none at the root), and a table's parent is the block of the
   nearest enclosing table that has a header ([a] for [a.b], the element of [[fruits]] for
   [fruits.physical]).
-- Locators hold line_start, line_end and, on table and key blocks, key_path (the full path); no
-  char offsets.
+- Locators hold line_start, line_end and, on table and key blocks, key_path (the full path; left
+  out, as its key is, past 1,024 characters); no char offsets.
 - attrs.value_type is string, integer, float, boolean, datetime, date, time, array or table (an
   inline table); attrs.value is the value as JSON, a date or time as its ISO text, an infinite or
   NaN float as "inf", "-inf" or "nan" (at any depth); attrs.value is left out of a value nested
