@@ -7,10 +7,9 @@ artifacts with the reference scorer, shared/tools/docparse_score.py, against the
 level, and table cell F1 (the means over the files, as the scorer computes them), then one line
 per file.
 
-The scorer reads a block's attrs.table as a grid of rows; an HTML artifact's attrs.table holds
-the contract's counts ({"rows": n, "columns": m}), so the copy handed to the scorer leaves
-attrs.table out and the scorer reads the table from the block's text (a row per line, cells
-joined by " | "), which is the table's whole content.
+The scorer reads an HTML table block, whose attrs.table holds the contract's counts
+({"rows": n, "columns": m}), from the block's text (a row per line, cells joined by " | "), which
+is the table's whole content; so it scores the artifacts exactly as the extractor made them.
 
     .venv/bin/python bench/conformance_html.py [--shared ../shared] [--keep DIR]
 """
@@ -39,14 +38,6 @@ METRICS = (
 )
 
 
-def scorer_view(artifact: dict[str, Any]) -> dict[str, Any]:
-    """The artifact as the scorer reads it: attrs.table (counts, not a grid) left out."""
-    view = json.loads(json.dumps(artifact))
-    for block in view["blocks"]:
-        block.get("attrs", {}).pop("table", None)
-    return view
-
-
 def extract_corpus(corpus: Path, out: Path) -> list[str]:
     names = []
     for path in sorted((corpus / "inputs" / "html").glob("*.html")):
@@ -56,7 +47,7 @@ def extract_corpus(corpus: Path, out: Path) -> list[str]:
         parse_artifact(raw, expected_format="html", original_size=len(data))
         target = out / "html" / f"{path.name}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(scorer_view(artifact), ensure_ascii=False))
+        target.write_text(json.dumps(artifact, ensure_ascii=False))
         names.append(path.name)
     return names
 

@@ -11,6 +11,9 @@ extract_toml, and its artifact checked with the server's parse_artifact. Then:
   of the gold's index-free leaf paths that are exactly a block's key (the contents of an inline
   table or an array of inline tables stay in their key's block, so they are not keys of their
   own), and the files tomllib (TOML 1.0) rejects, which the 1.1-only files of the suite are.
+  The same artifacts are scored by the reference scorer (shared/tools/docparse_score.py, beside
+  the corpus), which reads each block's key path from locator.key_path: its key-path recall,
+  precision and F1, the means over the files tomllib reads, given as they are.
 - invalid files (inputs/toml_invalid, no gold): the share kept as paragraphs with
   coverage.lost = ["toml_types"]; a file the decoder refuses ends as a contract error code; a
   crash or an artifact parse_artifact refuses is counted and named.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import math
 import platform
@@ -196,6 +200,22 @@ def read(path: Path) -> tuple[dict[str, Any] | None, str]:
     return json.loads(raw), "ok"
 
 
+def reference_scorer(corpus: Path) -> Any:
+    """shared/tools/docparse_score.py beside the corpus, or None when it is not there."""
+    path = corpus.parent / "tools" / "docparse_score.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("docparse_score_reference", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+REFERENCE_METRICS = ("toml_key_recall", "toml_key_precision", "toml_key_f1")
+
+
 def versions(corpus: Path) -> dict[str, str]:
     manifest = json.loads((corpus / "MANIFEST.json").read_text())
     return {
@@ -216,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     corpus: Path = args.corpus
     version_of = versions(corpus)
+    reference = reference_scorer(corpus)
+    reference_scores: dict[str, list[float]] = {metric: [] for metric in REFERENCE_METRICS}
     started = time.perf_counter()
     problems: list[str] = []
 
@@ -256,6 +278,13 @@ def main(argv: list[str] | None = None) -> int:
                 problems.append(f"{relative}: kept as text: {artifact['warnings'][:1]}")
             continue
         counts["read"] += 1
+        if reference is not None:
+            theirs = reference.score(
+                reference.load_gold(str(gold_path), "toml"), reference.load_artifact(artifact)
+            )
+            for metric in REFERENCE_METRICS:
+                if theirs.get(metric) is not None:
+                    reference_scores[metric].append(theirs[metric])
         blocks = {
             parse_key_path(block["locator"]["key_path"]): block
             for block in artifact["blocks"]
@@ -308,6 +337,12 @@ def main(argv: list[str] | None = None) -> int:
         f"  key paths with value and type, 1.0:  {share(counts['found_1.0'], counts['leaves_1.0'])}"
     )
     print(f"  key paths exactly a block's key:     {share(counts['exact_keys'], counts['leaves'])}")
+    if reference is None:
+        print(f"  reference scorer: not found beside {corpus}")
+    for metric, values in reference_scores.items():
+        if values:
+            mean = sum(values) / len(values)
+            print(f"  reference {metric + ':':<26}{mean:.4f} ({len(values)} files)")
     print(f"invalid files: {invalid['files']}")
     print(f"  kept as paragraphs, toml_types lost: {share(invalid['as_text'], invalid['files'])}")
     print(f"  refused by the decoder (a contract code): {invalid['refused']} {refusals}")

@@ -1,4 +1,4 @@
-"""What the reference extractor's text parsers share: lines, blocks, coverage, contract bounds.
+"""What the reference extractor's parsers share: lines, blocks, coverage, contract and output bounds.
 
 The artifact is built as plain JSON-ready dicts (contract v1); the service serializes it.
 Nothing here imports the server's package: the extractor is a separate program that only speaks
@@ -13,17 +13,36 @@ its last line's content, the last line's ending left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 SCHEMA_VERSION = 1
 
 MAX_KEYS = 10_000
-MAX_KEY_CHARS = 1_024
+MAX_KEY_CHARS = 1_024  # a key, and a locator's key_path (the same name)
 MAX_SECTION_ENTRIES = 64
 MAX_SECTION_CHARS = 500
 
+# Output bounds: the server (loom_dagster/contract/validate.py) refuses an artifact past them, and
+# tests/unit/test_contract_bounds.py checks that both sides hold the same numbers. An artifact
+# holds at most BLOCKS_BASE blocks plus one per BYTES_PER_BLOCK bytes of the original, and never
+# more than MAX_BLOCKS: each block costs the server a chunk's work and ~200 bytes of JSON, so a
+# file of many tiny blocks ("a\n\n" a million times) would cost 60 times its size without it.
+MAX_BLOCKS = 50_000
+BLOCKS_BASE = 10_000
+BYTES_PER_BLOCK = 16
+# Free strings that are no document text travel into logs and Dagster's event storage.
+MAX_LABEL_CHARS = 200  # parser, parser_version, coverage.unit, a lost capability, an id, an option
+MAX_MESSAGE_CHARS = 1_000  # a warning, a failed unit's unit and reason, a table's name
+MAX_WARNINGS = 1_000
+MAX_FAILED_UNITS = 10_000
+MAX_LOST = 64
+MERGED = "block_boundaries"  # coverage.lost when blocks were merged to fit MAX_BLOCKS
+ELLIPSIS = "\u2026"
+
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+T = TypeVar("T")
 
 
 class Line(NamedTuple):
@@ -190,7 +209,8 @@ def build_artifact(
 def fit_contract_bounds(built: dict[str, Any]) -> dict[str, Any]:
     """Fit each block's keys and section path to the contract's bounds, in place; return it.
 
-    A key over 1,024 characters is left out and the first 10,000 kept; the section path keeps its
+    A key over 1,024 characters is left out and the first 10,000 kept (a locator's key_path over
+    1,024 characters too, as it is the same name); the section path keeps its
     first 64 entries, each cut to 500 characters. A cut block is marked (attrs.keys_truncated,
     attrs.section_truncated) and coverage.lost names what was lost, so the artifact does not report
     itself complete. The block's text and locator are left whole.
@@ -199,8 +219,11 @@ def fit_contract_bounds(built: dict[str, Any]) -> dict[str, Any]:
     for block in built["blocks"]:
         keys = block.get("keys", [])
         fitted_keys = [key for key in keys if len(key) <= MAX_KEY_CHARS][:MAX_KEYS]
-        if fitted_keys != keys:
+        key_path = block.get("locator", {}).get("key_path")
+        if fitted_keys != keys or (key_path is not None and len(key_path) > MAX_KEY_CHARS):
             block["keys"] = fitted_keys
+            if key_path is not None and len(key_path) > MAX_KEY_CHARS:
+                del block["locator"]["key_path"]  # the same name as the key it locates
             block.setdefault("attrs", {})["keys_truncated"] = True
             _add_once(lost, "exact_keys")
         path = block.get("section_path", [])
@@ -218,3 +241,193 @@ def fit_contract_bounds(built: dict[str, Any]) -> dict[str, Any]:
 def _add_once(items: list[str], item: str) -> None:
     if item not in items:
         items.append(item)
+
+
+# Output bounds
+
+
+def block_bound(source_bytes: int) -> int:
+    """The most blocks an artifact may hold for an original of `source_bytes` bytes."""
+    return min(MAX_BLOCKS, BLOCKS_BASE + source_bytes // BYTES_PER_BLOCK)
+
+
+def fit_output_bounds(artifact: dict[str, Any], source_bytes: int) -> dict[str, Any]:
+    """Fit a finished artifact (its tables included) to the output bounds, in place; return it.
+
+    Blocks past block_bound(source_bytes) are merged, never dropped (merge_blocks): every word
+    stays in a block's text, the artifact gets a warning saying how many blocks became how many
+    and coverage.lost names block_boundaries, so it does not report itself complete. A free string
+    past its bound is cut, the cut ending in an ellipsis; warnings and failed units past their
+    count keep their first entries and one more that counts the rest (coverage's counts stay as
+    the parser made them).
+    """
+    cov = artifact["coverage"]
+    warnings = list(artifact.get("warnings", []))
+    bound = block_bound(source_bytes)
+    count = len(artifact["blocks"])
+    if count > bound:
+        artifact["blocks"] = merge_blocks(artifact["blocks"], bound)
+        _add_once(cov.setdefault("lost", []), MERGED)
+        warnings.insert(
+            0,
+            f"{count} blocks merged into {len(artifact['blocks'])}: an artifact holds at most"
+            f" {BLOCKS_BASE:,} blocks plus one per {BYTES_PER_BLOCK} bytes of the original"
+            f" ({source_bytes:,} bytes), and never more than {MAX_BLOCKS:,}; their text is whole,"
+            " their own spans and differing attrs are not kept",
+        )
+    artifact["warnings"] = _fit_list(
+        [_cut(warning, MAX_MESSAGE_CHARS) for warning in warnings],
+        MAX_WARNINGS,
+        lambda rest: f"{rest} more warnings left out: an artifact lists at most {MAX_WARNINGS:,}",
+    )
+    for field in ("parser", "parser_version"):
+        artifact[field] = _cut(artifact[field], MAX_LABEL_CHARS)
+    artifact["options"] = {
+        name: _cut(value, MAX_LABEL_CHARS) if isinstance(value, str) else value
+        for name, value in artifact.get("options", {}).items()
+    }
+    cov["unit"] = _cut(cov["unit"], MAX_LABEL_CHARS)
+    cov["failed"] = _fit_list(
+        [
+            {
+                "unit": _cut(failed["unit"], MAX_MESSAGE_CHARS),
+                "reason": _cut(failed["reason"], MAX_MESSAGE_CHARS),
+            }
+            for failed in cov.get("failed", [])
+        ],
+        MAX_FAILED_UNITS,
+        lambda rest: {
+            "unit": f"{rest} more units",
+            "reason": f"left out of this list: an artifact names at most {MAX_FAILED_UNITS:,}",
+        },
+    )
+    cov["lost"] = _fit_list(
+        [_cut(name, MAX_LABEL_CHARS) for name in cov.get("lost", [])],
+        MAX_LOST,
+        lambda rest: f"{rest} more capabilities",
+    )
+    for table in artifact.get("tables", []):  # ids are the readers' own short ones ("t0")
+        table["name"] = _cut(table["name"], MAX_MESSAGE_CHARS)
+    return fit_contract_bounds(artifact)
+
+
+def merge_blocks(blocks: list[dict[str, Any]], bound: int) -> list[dict[str, Any]]:
+    """At most `bound` blocks holding all of `blocks`' text, consecutive blocks merged.
+
+    First, runs of alike blocks (same type, parent, section path, depth, attrs and locator fields;
+    no heading, no block another names as its parent, no TOML key) merge, as few at a time as
+    reaches the bound. If that is not enough (a file of headings), consecutive blocks merge
+    whatever they are. A merged block takes the first one's id, parent and section path; its text
+    is theirs joined by a blank line (as chunks join blocks), its keys their union, its locator
+    each span they all have, from the earliest start to the latest end; it keeps their type, depth
+    and attrs when they all share them (else it is a paragraph) and counts them in
+    attrs.merged_blocks. A parent that was merged names the block it went into.
+    """
+    if len(blocks) <= bound:
+        return blocks
+    parents = {block["parent"] for block in blocks if "parent" in block}
+    size = -(-len(blocks) // bound)
+    fitted = _merge_runs(
+        blocks,
+        lambda run, block: (
+            len(run) < size
+            and run[0]["id"] not in parents
+            and block["id"] not in parents
+            and _alike(run[0], block)
+        ),
+    )
+    if len(fitted) > bound:
+        size = -(-len(fitted) // bound)
+        fitted = _merge_runs(fitted, lambda run, block: len(run) < size)
+    return fitted
+
+
+_SPANS = (("line", 0), ("char", -1), ("page", 0), ("row", 0))  # each range and its "unset" value
+_MERGED_JOIN = "\n\n"
+
+
+def _alike(first: dict[str, Any], block: dict[str, Any]) -> bool:
+    where, there = first.get("locator", {}), block.get("locator", {})
+    return (
+        block["type"] == first["type"] != "heading"
+        and block.get("parent") == first.get("parent")
+        and block.get("section_path") == first.get("section_path")
+        and block.get("depth") == first.get("depth")
+        and block.get("attrs") == first.get("attrs")
+        and there.keys() == where.keys()
+        and there.get("sheet") == where.get("sheet")
+        and "key_path" not in where
+    )
+
+
+def _merge_runs(
+    blocks: list[dict[str, Any]], joins: Callable[[list[dict[str, Any]], dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    runs: list[list[dict[str, Any]]] = []
+    for block in blocks:
+        if runs and joins(runs[-1], block):
+            runs[-1].append(block)
+        else:
+            runs.append([block])
+    into: dict[str, str] = {}
+    merged: list[dict[str, Any]] = []
+    for run in runs:
+        block = run[0] if len(run) == 1 else _merged(run)
+        for member in run:
+            into[member["id"]] = block["id"]
+        merged.append(block)
+    for block in merged:
+        if "parent" in block:
+            block["parent"] = into.get(block["parent"], block["parent"])
+    return merged
+
+
+def _merged(run: list[dict[str, Any]]) -> dict[str, Any]:
+    first = run[0]
+    types = {block["type"] for block in run}
+    block: dict[str, Any] = {
+        "id": first["id"],
+        "type": first["type"] if len(types) == 1 else "paragraph",
+        "text": _MERGED_JOIN.join(block["text"] for block in run),
+        "section_path": list(first.get("section_path", [])),
+        "keys": list(dict.fromkeys(key for block in run for key in block.get("keys", []))),
+        "locator": _merged_locator([block.get("locator", {}) for block in run]),
+    }
+    if "parent" in first:
+        block["parent"] = first["parent"]
+    depths = {block.get("depth") for block in run}
+    if len(types) == 1 and len(depths) == 1 and first.get("depth") is not None:
+        block["depth"] = first["depth"]
+    own = [
+        {name: value for name, value in block.get("attrs", {}).items() if name != "merged_blocks"}
+        for block in run
+    ]
+    attrs = dict(own[0]) if all(item == own[0] for item in own) else {}
+    attrs["merged_blocks"] = sum(block.get("attrs", {}).get("merged_blocks", 1) for block in run)
+    block["attrs"] = attrs
+    return block
+
+
+def _merged_locator(locators: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for name, unset in _SPANS:
+        start, end = f"{name}_start", f"{name}_end"
+        if all(start in loc and end in loc and loc[start] != unset for loc in locators):
+            merged[start] = min(loc[start] for loc in locators)
+            merged[end] = max(loc[end] for loc in locators)
+    for name in ("sheet", "key_path"):
+        values = {loc.get(name) for loc in locators}
+        if len(values) == 1 and None not in values:
+            merged[name] = values.pop()
+    return merged
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+def _fit_list(items: list[T], limit: int, rest: Callable[[int], T]) -> list[T]:
+    """The first `limit - 1` items and one that counts the rest, when there are over `limit`."""
+    if len(items) <= limit:
+        return items
+    return [*items[: limit - 1], rest(len(items) - limit + 1)]

@@ -30,7 +30,8 @@ long document weighs as much as its words. A metric with nothing to count is lef
   number located.
 - heading F1: headings matched one to one by their words (a second pass ignores leading section
   numbers such as "2.1"); 2 x matched / (gold headings + artifact headings).
-- heading level: the matched headings whose level has the same rank among its document's levels.
+- heading level: the matched headings whose level has the same rank among the matched headings'
+  levels, a gold heading of level 0 (a title from the document's metadata) left out.
 - table cell F1: non-empty cell texts matched as multisets; 2 x matched / (gold + artifact cells).
 - locator: located gold blocks (and gold tables matched to an artifact table) whose page or
   slide lies within the artifact block's page_start..page_end.
@@ -42,8 +43,10 @@ long document weighs as much as its words. A metric with nothing to count is lef
 - failed units: scanned pages the artifact reads with OCR or names as failed.
 
 Where the reference scorer computes the same metric, the definition is its definition (a test
-runs both on the same artifacts). One difference: a table here is read from its table block's
-text (a row per line, cells joined by " | "), as the contract writes attrs.table as counts.
+runs both on the same artifacts). As there, a block's attrs.table is read as a table when it
+holds a grid (rows as lists); a table block whose attrs.table holds the contract's counts
+({"rows": 3, "columns": 2}: DOCX, PPTX, HTML) is read from its text (a row per line, cells joined
+by " | ").
 """
 
 from __future__ import annotations
@@ -281,7 +284,14 @@ def parse_artifact(artifact: dict[str, Any]) -> Parsed:
             "attrs": attrs,
         }
         blocks.append(parsed)
-        if parsed["type"] == "table":
+        grid = attrs.get("table") if isinstance(attrs, dict) else None
+        if (
+            isinstance(grid, dict)
+            and isinstance(grid.get("rows"), list)
+            and (grid.get("rows") or grid.get("columns"))
+        ):
+            tables.append({"rows": _grid(grid), "pages": pages})
+        elif parsed["type"] == "table":
             rows = [line.split(" | ") for line in parsed["text"].split("\n") if line.strip()]
             tables.append({"rows": rows, "pages": pages})
     _add_listed_tables(artifact, blocks, tables)
@@ -313,10 +323,7 @@ def _add_listed_tables(
     reference scorer does, their cells are the artifact's words when no block is a table."""
     had_table_block = bool(tables)
     for table in artifact.get("tables") or []:
-        names = [str(column.get("name", "")) for column in table.get("columns") or []]
-        rows = [["" if v is None else str(v) for v in row] for row in table.get("rows") or []]
-        if any(n.strip() for n in names) and table.get("header_rows", 1) >= 1:
-            rows = [names, *rows] if not rows or _keys(rows[0]) != _keys(names) else rows
+        rows = _grid(table)
         if any(_cells(t["rows"]) == _cells(rows) for t in tables):
             continue
         pages = _pages(table.get("locator"))
@@ -326,6 +333,19 @@ def _add_listed_tables(
             blocks.append(
                 {"type": "table", "text": text, "depth": None, "pages": pages, "attrs": {}}
             )
+
+
+def _grid(table: dict[str, Any]) -> list[list[str]]:
+    """A table's rows as text, its column names first when they name it (header_rows >= 1)."""
+    rows = [["" if v is None else str(v) for v in row] for row in table.get("rows") or []]
+    names = [
+        str(column.get("name", "")) if isinstance(column, dict) else str(column)
+        for column in table.get("columns") or []
+    ]
+    header_rows = table.get("header_rows")
+    if any(n.strip() for n in names) and (header_rows is None or int(header_rows) >= 1):
+        rows = [names, *rows] if not rows or _keys(rows[0]) != _keys(names) else rows
+    return rows
 
 
 def _keys(row: list[str]) -> list[str]:
@@ -464,13 +484,16 @@ def heading_scores(gold: Gold, parsed: Parsed) -> dict[str, Score]:
         return {}
     pairs = _match_headings(gold_heads, parsed_heads)
     scores: dict[str, Score] = {"heading F1": (2 * len(pairs), len(gold_heads) + len(parsed_heads))}
-    if pairs:
-        gold_rank = _ranks(_level(b.get("level")) for b in gold_heads)
-        parsed_rank = _ranks(_level(b["depth"]) for b in parsed_heads)
+    # Levels are ranked among the matched headings' own levels, leaving out a gold level-0
+    # heading (a title from the document's metadata, whose depth conventions differ).
+    leveled = [(g, p) for g, p in pairs if _level(g.get("level")) != 0]
+    if leveled:
+        gold_rank = _ranks(_level(g.get("level")) for g, _ in leveled)
+        parsed_rank = _ranks(_level(p["depth"]) for _, p in leveled)
         same = sum(
-            gold_rank[_level(g.get("level"))] == parsed_rank[_level(p["depth"])] for g, p in pairs
+            gold_rank[_level(g.get("level"))] == parsed_rank[_level(p["depth"])] for g, p in leveled
         )
-        scores["heading level"] = (same, len(pairs))
+        scores["heading level"] = (same, len(leveled))
     return scores
 
 

@@ -26,8 +26,8 @@ A valid file (one tomllib reads, every integer within signed 64 bits) becomes:
   key's parent is its table's block (none at the root), and a table's parent is the block of the
   nearest enclosing table that has a header ([a] for [a.b], the element of [[fruits]] for
   [fruits.physical]).
-- Locators hold line_start, line_end and, on table and key blocks, key_path (the full path); no
-  char offsets.
+- Locators hold line_start, line_end and, on table and key blocks, key_path (the full path; left
+  out, as its key is, past 1,024 characters); no char offsets.
 - attrs.value_type is string, integer, float, boolean, datetime, date, time, array or table (an
   inline table); attrs.value is the value as JSON, a date or time as its ISO text, an infinite or
   NaN float as "inf", "-inf" or "nan" (at any depth); attrs.value is left out of a value nested
@@ -75,8 +75,12 @@ LOST_TYPES = "toml_types"
 _PLAIN = frozenset({str, int, bool})  # JSON as they are
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_BASIC_KEY = re.compile(r'"(?:[^"\\\r\n]++|\\.)*+"')
-_LITERAL_KEY = re.compile(r"'[^'\r\n]*+'")
+# No possessive quantifier or atomic group: Python before 3.11.5 matches them wrongly over an
+# alternation, and the extractor's environment is built on the system's Python (3.11.2 here).
+# Each string is an "unrolled loop" instead, normal* (special normal*)*: every character can
+# match one way only, so a string that does not close fails in linear time, not exponential.
+_BASIC_KEY = re.compile(r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"')
+_LITERAL_KEY = re.compile(r"'[^'\r\n]*'")
 _SPACES = re.compile(r"[ \t]*")
 _ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|x([0-9A-Fa-f]{2})|(.))", re.DOTALL)
 _SIMPLE_ESCAPES = {
@@ -91,19 +95,19 @@ _SIMPLE_ESCAPES = {
 }
 _WRITTEN_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
-_ML_BASIC = re.compile(r'"""(?:[^"\\]++|\\.|"(?!""))*+"{3,5}', re.DOTALL)
-_ML_LITERAL = re.compile(r"'''(?:[^']++|'(?!''))*+'{3,5}")
+_ML_BASIC = re.compile(r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"{3,5}', re.DOTALL)
+_ML_LITERAL = re.compile(r"'''[^']*(?:'(?!'')[^']*)*'{3,5}")
 # One token inside an array or inline table; "other" is anything no token below starts with.
 _INNER_TOKEN = re.compile(
     r"""
-    (?P<string>"{3}(?:[^"\\]++|\\.|"(?!""))*+"{3,5}
-      |'{3}(?:[^']++|'(?!''))*+'{3,5}
-      |"(?:[^"\\\r\n]++|\\.)*+"
-      |'[^'\r\n]*+')
-    |(?P<comment>\#[^\r\n]*+)
+    (?P<string>"{3}[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"{3,5}
+      |'{3}[^']*(?:'(?!'')[^']*)*'{3,5}
+      |"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"
+      |'[^'\r\n]*')
+    |(?P<comment>\#[^\r\n]*)
     |(?P<open>[\[{])
     |(?P<close>[\]}])
-    |(?P<other>[^"'\#\[\]{}]++)
+    |(?P<other>[^"'\#\[\]{}]+)
     """,
     re.VERBOSE | re.DOTALL,
 )

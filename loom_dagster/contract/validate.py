@@ -3,9 +3,12 @@
 An extractor is a separate, possibly hostile, service, so its answer is checked against every
 rule of the extractor contract v1 before anything is chunked, embedded or published. Each
 refusal is ExtractionFailed("invalid_artifact", "<path>: <rule>"), one line, naming where the
-artifact breaks the rule. A field the contract does not name is dropped at every level (a
-service may send one without a version change), and the result is re-serialized by the
-server (Artifact.canonical_bytes), so dropped fields never reach the artifact's address.
+artifact breaks the rule. Past the contract, it holds the output bounds below (blocks per byte
+of the original and in all; the length and count of every free string that is no document text,
+which would otherwise reach logs and Dagster's event storage whole). A field the contract does
+not name is dropped at every level (a service may send one without a version change), and the
+result is re-serialized by the server (Artifact.canonical_bytes), so dropped fields never reach
+the artifact's address.
 """
 
 from __future__ import annotations
@@ -41,6 +44,21 @@ MAX_KEY_CHARS = 1_024
 MAX_COLUMNS = 16_384
 MAX_NAME_CHARS = 500  # a column's name, a sheet's name
 
+# Output bounds this server adds to contract v1; the reference extractor fits its artifacts to
+# them (extractor_sandbox/artifact.py holds the same numbers: tests/unit/test_contract_bounds.py).
+# An artifact holds at most BLOCKS_BASE blocks plus one per BYTES_PER_BLOCK bytes of the original,
+# and never more than MAX_BLOCKS: each block costs a chunk's work, so a file of tiny blocks would
+# otherwise cost the pipeline far more than its size ("a\n\n" a million times: 65 s, 2.5 GB).
+MAX_BLOCKS = 50_000
+BLOCKS_BASE = 10_000
+BYTES_PER_BLOCK = 16
+# Free strings that are no document text end in logs and Dagster's event storage.
+MAX_LABEL_CHARS = 200  # parser, parser_version, coverage.unit, a lost capability, an id, an option
+MAX_MESSAGE_CHARS = 1_000  # a warning, a failed unit's unit and reason, a table's name
+MAX_WARNINGS = 1_000
+MAX_FAILED_UNITS = 10_000
+MAX_LOST = 64
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
@@ -68,11 +86,16 @@ def parse_artifact(raw: bytes, *, expected_format: str, original_size: int) -> A
     return Artifact(
         schema_version=version,
         format=artifact_format,
-        parser=_str(_required(top, "parser", ""), "parser", non_empty=True),
-        parser_version=_str(_required(top, "parser_version", ""), "parser_version", non_empty=True),
-        options=_nested_object(_required(top, "options", ""), "options"),
+        parser=_label(_required(top, "parser", ""), "parser"),
+        parser_version=_label(_required(top, "parser_version", ""), "parser_version"),
+        options=_options(_required(top, "options", ""), "options"),
         attrs=_nested_object(_required(top, "attrs", ""), "attrs"),
-        warnings=_str_list(_required(top, "warnings", ""), "warnings"),
+        warnings=_str_list(
+            _required(top, "warnings", ""),
+            "warnings",
+            max_items=MAX_WARNINGS,
+            max_chars=MAX_MESSAGE_CHARS,
+        ),
         coverage=_coverage(_required(top, "coverage", ""), "coverage"),
         blocks=blocks,
         tables=_tables(tables_value, "tables", original_size),
@@ -233,6 +256,34 @@ def _bool(value: object, path: str) -> bool:
     return value
 
 
+def block_bound(original_size: int) -> int:
+    """The most blocks an artifact may hold for an original of `original_size` bytes."""
+    return min(MAX_BLOCKS, BLOCKS_BASE + original_size // BYTES_PER_BLOCK)
+
+
+def _label(value: object, path: str) -> str:
+    """A non-empty name such as parser or coverage.unit: at most MAX_LABEL_CHARS."""
+    return _str(value, path, non_empty=True, max_chars=MAX_LABEL_CHARS)
+
+
+def _options(value: object, path: str) -> dict[str, object]:
+    """The options the parse ran with: each string in them at most MAX_LABEL_CHARS."""
+    options = _nested_object(value, path)
+    stack: list[tuple[object, str]] = [(options, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            _str(item, where, max_chars=MAX_LABEL_CHARS)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                inner_path = _key_path(where, key)
+                _str(key, inner_path, max_chars=MAX_LABEL_CHARS)
+                stack.append((inner, inner_path))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{where}[{index}]") for index, inner in enumerate(item))
+    return options
+
+
 def _str(value: object, path: str, *, non_empty: bool = False, max_chars: int | None = None) -> str:
     if not isinstance(value, str):
         _fail(path, f"must be a string, not {_json_type(value)}")
@@ -291,11 +342,21 @@ def _coverage(value: object, path: str) -> Coverage:
     if extracted > total:
         _fail(f"{path}.extracted", f"{extracted} is over total {total}")
     coverage = Coverage(
-        unit=_str(_required(obj, "unit", path), f"{path}.unit", non_empty=True),
+        unit=_label(_required(obj, "unit", path), f"{path}.unit"),
         total=total,
         extracted=extracted,
-        failed=_each(_required(obj, "failed", path), f"{path}.failed", _failed_unit),
-        lost=_str_list(_required(obj, "lost", path), f"{path}.lost"),
+        failed=_each(
+            _required(obj, "failed", path),
+            f"{path}.failed",
+            _failed_unit,
+            max_items=MAX_FAILED_UNITS,
+        ),
+        lost=_str_list(
+            _required(obj, "lost", path),
+            f"{path}.lost",
+            max_items=MAX_LOST,
+            max_chars=MAX_LABEL_CHARS,
+        ),
     )
     # complete is the server's to compute; a service's flag is only checked against it.
     if "complete" in obj:
@@ -311,13 +372,21 @@ def _coverage(value: object, path: str) -> Coverage:
 def _failed_unit(value: object, path: str) -> FailedUnit:
     obj = _object(value, path)
     return FailedUnit(
-        unit=_str(_required(obj, "unit", path), f"{path}.unit"),
-        reason=_str(_required(obj, "reason", path), f"{path}.reason"),
+        unit=_str(_required(obj, "unit", path), f"{path}.unit", max_chars=MAX_MESSAGE_CHARS),
+        reason=_str(_required(obj, "reason", path), f"{path}.reason", max_chars=MAX_MESSAGE_CHARS),
     )
 
 
 def _blocks(value: object, original_size: int) -> tuple[Block, ...]:
     items = _list(value, "blocks")
+    bound = block_bound(original_size)
+    if len(items) > bound:
+        _fail(
+            "blocks",
+            f"{len(items)} blocks, over {bound}: at most {BLOCKS_BASE} plus one per"
+            f" {BYTES_PER_BLOCK} bytes of the original ({original_size} bytes), never over"
+            f" {MAX_BLOCKS}",
+        )
     seen: dict[str, int] = {}  # id -> index: the ids of the blocks read so far
     blocks = []
     for index, item in enumerate(items):
@@ -329,7 +398,7 @@ def _blocks(value: object, original_size: int) -> tuple[Block, ...]:
 
 def _block(value: object, path: str, earlier: dict[str, int], original_size: int) -> Block:
     obj = _object(value, path)
-    block_id = _str(_required(obj, "id", path), f"{path}.id", non_empty=True)
+    block_id = _label(_required(obj, "id", path), f"{path}.id")
     if block_id in earlier:
         _fail(f"{path}.id", f"{_show(block_id)} is not unique (also blocks[{earlier[block_id]}])")
     block_type = _str(_required(obj, "type", path), f"{path}.type")
@@ -382,7 +451,7 @@ def _locator(value: object, path: str, original_size: int) -> Locator:
 
     key_path = None
     if "key_path" in obj:
-        key_path = _str(obj["key_path"], f"{path}.key_path")
+        key_path = _str(obj["key_path"], f"{path}.key_path", max_chars=MAX_KEY_CHARS)
     sheet = None
     if "sheet" in obj:
         sheet = _str(obj["sheet"], f"{path}.sheet", max_chars=MAX_NAME_CHARS)
@@ -450,8 +519,8 @@ def _table(value: object, path: str, original_size: int) -> Table:
     if "header_rows" in obj:
         header_rows = _int(obj["header_rows"], f"{path}.header_rows", minimum=0)
     return Table(
-        id=_str(_required(obj, "id", path), f"{path}.id", non_empty=True),
-        name=_str(_required(obj, "name", path), f"{path}.name"),
+        id=_label(_required(obj, "id", path), f"{path}.id"),
+        name=_str(_required(obj, "name", path), f"{path}.name", max_chars=MAX_MESSAGE_CHARS),
         columns=columns,
         rows=rows,
         header_rows=header_rows,

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from extractor_sandbox.artifact import MAX_BLOCKS, MERGED
 from extractor_sandbox.formats.markdown import extract_markdown
 from extractor_sandbox.formats.text import extract_text
+from extractor_sandbox.source import extract
+from tests.extractor.server_check import validated
 
 FIFTY_MB = 50 * 1024 * 1024
 
@@ -34,3 +39,22 @@ def test_ten_thousand_levels_of_nesting_are_read_without_recursion(text: str) ->
     coverage = artifact["coverage"]
     assert coverage["extracted"] == coverage["total"] == text.count("\n")
     assert "deep" in artifact["blocks"][-1]["text"] or "item" in artifact["blocks"][-1]["text"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["markdown", "text"])
+def test_a_million_tiny_paragraphs_make_a_bounded_artifact_that_keeps_every_word(fmt: str) -> None:
+    # Issue 12.12: 3 MB of "a\n\n" was a million blocks, a 165 MB artifact, 65 s and 2.5 GB.
+    data = b"a\n\n" * 1_000_000
+
+    artifact = validated(extract(data, fmt, "tiny", {}), data)
+
+    blocks = artifact["blocks"]
+    assert len(blocks) == MAX_BLOCKS
+    # Each block's JSON is about 250 bytes and the text, its newlines escaped, twice its size.
+    size = len(json.dumps(artifact, ensure_ascii=False).encode("utf-8"))
+    assert size < 2 * len(data) + MAX_BLOCKS * 256
+    assert sum(block["text"].count("a") for block in blocks) == 1_000_000
+    assert artifact["coverage"]["lost"] == [MERGED]
+    assert artifact["coverage"]["complete"] is False
+    assert artifact["warnings"][0].startswith("1000000 blocks merged into 50000:")

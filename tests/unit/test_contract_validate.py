@@ -435,6 +435,153 @@ REFUSALS: list[tuple[str, Mutation, str]] = [
     ("lone surrogate unknown field", put("extra", "\ud800"), "extra: string is not valid Unicode"),
 ]
 
+TWENTY_MB = 20 * 1024 * 1024
+# The output bounds (issue 12.12): each is the exact message, so a cut or a changed number shows.
+BOUND_REFUSALS: list[tuple[str, Mutation, str]] = [
+    (
+        "parser of 20 MB",
+        put("parser", "p" * TWENTY_MB),
+        "parser: 20971520 characters, over 200",
+    ),
+    (
+        "parser_version 201",
+        put("parser_version", "v" * 201),
+        "parser_version: 201 characters, over 200",
+    ),
+    (
+        "options string 201",
+        put("options", {"encoding": "e" * 201}),
+        "options.encoding: 201 characters, over 200",
+    ),
+    (
+        "options nested key 201",
+        put("options", {"a": [{"k" * 201: 1}]}),
+        f"options.a[0].{'k' * 201}: 201 characters, over 200",
+    ),
+    (
+        "warnings 1,001",
+        put("warnings", ["w"] * 1001),
+        "warnings: 1001 entries, over 1000",
+    ),
+    (
+        "warning 1,001 chars",
+        put("warnings", ["ok", "w" * 1001]),
+        "warnings[1]: 1001 characters, over 1000",
+    ),
+    ("unit 201", put("coverage", "unit", "u" * 201), "coverage.unit: 201 characters, over 200"),
+    (
+        "failed 10,001",
+        both(
+            put("coverage", "failed", [{"unit": "u", "reason": "r"}] * 10_001),
+            drop("coverage", "complete"),
+        ),
+        "coverage.failed: 10001 entries, over 10000",
+    ),
+    (
+        "failed unit 1,001 chars",
+        both(
+            put("coverage", "failed", [{"unit": "u" * 1001, "reason": "r"}]),
+            drop("coverage", "complete"),
+        ),
+        "coverage.failed[0].unit: 1001 characters, over 1000",
+    ),
+    (
+        "failed reason 1,001 chars",
+        both(
+            put("coverage", "failed", [{"unit": "u", "reason": "r" * 1001}]),
+            drop("coverage", "complete"),
+        ),
+        "coverage.failed[0].reason: 1001 characters, over 1000",
+    ),
+    (
+        "lost 65",
+        both(put("coverage", "lost", [f"c{n}" for n in range(65)]), drop("coverage", "complete")),
+        "coverage.lost: 65 entries, over 64",
+    ),
+    (
+        "lost 201 chars",
+        both(put("coverage", "lost", ["l" * 201]), drop("coverage", "complete")),
+        "coverage.lost[0]: 201 characters, over 200",
+    ),
+    (
+        "block id 201",
+        both(put(*B0, "id", "b" * 201), put(*B1, "parent", "b" * 201)),
+        "blocks[0].id: 201 characters, over 200",
+    ),
+    (
+        "key_path 1,025",
+        put(*B1_LOC, "key_path", "k" * 1025),
+        "blocks[1].locator.key_path: 1025 characters, over 1024",
+    ),
+    ("table id 201", put(*T0, "id", "t" * 201), "tables[0].id: 201 characters, over 200"),
+    (
+        "table name 1,001",
+        put(*T0, "name", "n" * 1001),
+        "tables[0].name: 1001 characters, over 1000",
+    ),
+    (
+        "blocks past the bound for the original's size",
+        lambda doc: doc["blocks"].extend(  # type: ignore[attr-defined]
+            {"id": f"x{n}", "type": "paragraph", "text": "a"} for n in range(10_005)
+        ),
+        "blocks: 10007 blocks, over 10006: at most 10000 plus one per 16 bytes of the original"
+        " (100 bytes), never over 50000",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutation", "message"),
+    [pytest.param(mutation, message, id=name) for name, mutation, message in BOUND_REFUSALS],
+)
+def test_a_string_or_a_count_past_its_output_bound_is_refused(
+    mutation: Mutation, message: str
+) -> None:
+    document = base_artifact()
+    mutation(document)
+    assert refusal(encode(document)).message == message
+
+
+def test_blocks_are_bounded_per_byte_of_the_original_and_in_all() -> None:
+    def with_blocks(count: int) -> Document:
+        document = base_artifact()
+        document["blocks"] = [
+            {"id": f"b{n}", "type": "paragraph", "text": "a"} for n in range(count)
+        ]
+        return document
+
+    assert len(parse(with_blocks(10_006), size=100).blocks) == 10_006
+    assert len(parse(with_blocks(10_064), size=1_024).blocks) == 10_064
+    assert len(parse(with_blocks(50_000), size=10**9).blocks) == 50_000
+    with pytest.raises(ExtractionFailed) as refused:
+        parse(with_blocks(50_001), size=10**9)
+    assert refused.value.message.startswith("blocks: 50001 blocks, over 50000:")
+
+
+def test_strings_at_their_output_bounds_pass() -> None:
+    document = base_artifact()
+    document["parser"] = "p" * 200
+    document["parser_version"] = "v" * 200
+    document["options"] = {"encoding": "e" * 200}
+    document["warnings"] = ["w" * 1000] * 1000
+    document["coverage"] = {
+        "unit": "u" * 200,
+        "total": 1,
+        "extracted": 1,
+        "failed": [{"unit": "u" * 1000, "reason": "r" * 1000}] * 10_000,
+        "lost": ["l" * 200] * 64,
+    }
+    document["blocks"][1]["locator"]["key_path"] = "k" * 1024  # type: ignore[index]
+    document["tables"][0]["name"] = "n" * 1000  # type: ignore[index]
+
+    artifact = parse(document)
+
+    assert (len(artifact.parser), len(artifact.warnings), len(artifact.coverage.failed)) == (
+        200,
+        1000,
+        10_000,
+    )
+
 
 @pytest.mark.parametrize(
     ("mutation", "fragment"),
