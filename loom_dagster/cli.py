@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GLOB",
         help="only files matching this glob (repeatable; default: every file)",
     )
+    _registration_arguments(ingest)
     ingest.set_defaults(run=_ingest)
 
     search = _command(commands, "search", "search the published chunks")
@@ -67,15 +68,19 @@ def _parser() -> argparse.ArgumentParser:
     formats.set_defaults(run=_formats)
 
     sources = _command(commands, "sources", "register a folder for the sensor to watch")
-    add = _command(
-        sources.add_subparsers(required=True, metavar="ACTION"),
-        "add",
-        "register a folder (the loom_folders sensor picks it up)",
-    )
+    source_actions = sources.add_subparsers(required=True, metavar="ACTION")
+    add = _command(source_actions, "add", "register a folder (the loom_folders sensor picks it up)")
     add.add_argument("folder", type=Path)
     add.add_argument("--name")
     add.add_argument("--include", action="append", metavar="GLOB")
+    _registration_arguments(add)
     add.set_defaults(run=_sources_add)
+    listing = _command(source_actions, "list", "every registered folder, its options and counts")
+    listing.set_defaults(run=_sources_list)
+
+    show = _command(commands, "show", "every revision of one file, with its outcomes")
+    show.add_argument("path", metavar="PATH", help="a file in a registered folder, or SOURCE:PATH")
+    show.set_defaults(run=_show)
 
     extractor = _command(commands, "extractor", "the reference extractor service")
     serve = _command(
@@ -98,16 +103,54 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _registration_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        dest="options",
+        metavar="[GLOB:]NAME=VALUE",
+        help="an extraction option for the files matching GLOB (default: every file): "
+        "encoding=CODEC, sql_dialect=DIALECT or format=FORMAT; repeatable, a later one wins",
+    )
+    command.add_argument(
+        "--replace",
+        action="store_true",
+        help="move the --name of another folder here, retiring that folder's documents",
+    )
+
+
+def _option_rules(args: argparse.Namespace) -> list[Any] | None:
+    """The --option rules, or None after printing the one line that says which is wrong."""
+    from loom_dagster.errors import SourceError
+    from loom_dagster.sources import parse_option
+
+    try:
+        return [parse_option(spec) for spec in args.options]
+    except SourceError as error:
+        print(f"loom: {error}", file=sys.stderr)
+        return None
+
+
 def _ingest(args: argparse.Namespace) -> int:
     from loom_dagster.api import ingest_folder
+    from loom_dagster.display import printable
 
+    rules = _option_rules(args)
+    if rules is None:
+        return EXIT_USAGE
     report = ingest_folder(
-        args.folder, name=args.name, include=args.include or ("**/*",), progress=_progress
+        args.folder,
+        name=args.name,
+        include=args.include or ("**/*",),
+        options=rules,
+        replace=args.replace,
+        progress=_progress,
     )
     for outcome in report.outcomes:
         where = f"  {outcome.revision}" if outcome.revision else ""
-        detail = f"  {outcome.detail}" if outcome.detail else ""
-        print(f"{outcome.status:<10} {outcome.path}{where}{detail}")
+        detail = f"  {printable(outcome.detail)}" if outcome.detail else ""
+        print(f"{outcome.status:<10} {printable(outcome.path)}{where}{detail}")
     for path in report.retired:
         print(f"{'retired':<10} {path}")
     print(
@@ -167,15 +210,69 @@ def _formats(args: argparse.Namespace) -> int:
 
 
 def _sources_add(args: argparse.Namespace) -> int:
-    from loom_dagster.api import register_source
+    from loom_dagster.api import register
     from loom_dagster.settings import LoomSettings
 
+    rules = _option_rules(args)
+    if rules is None:
+        return EXIT_USAGE
     settings = LoomSettings.from_env()
     settings.prepare()
-    source = register_source(
-        settings, args.folder, name=args.name, include=args.include or ("**/*",)
+    registration = register(
+        settings,
+        args.folder,
+        name=args.name,
+        include=args.include or ("**/*",),
+        options=rules,
+        replace=args.replace,
     )
-    print(f"registered {source.name}: {source.root}")
+    print(registration.describe())
+    return 0
+
+
+def _sources_list(args: argparse.Namespace) -> int:
+    from loom_dagster.api import sources
+    from loom_dagster.display import printable
+
+    summaries = sources()
+    if not summaries:
+        print("no folder is registered: run `loom ingest FOLDER` or `loom sources add FOLDER`")
+    for summary in summaries:
+        source = summary.source
+        print(f"{source.name}  {printable(source.root)}")
+        print(f"  include   {' '.join(printable(g) for g in source.include)}")
+        if source.options:
+            print(f"  options   {' '.join(printable(r.spec()) for r in source.options)}")
+        print(f"  last sync {summary.last_sync + ' UTC' if summary.last_sync else 'never'}")
+        print(
+            f"  documents {summary.live} live, {summary.retired} retired"
+            + (f", {summary.pending} not published" if summary.pending else "")
+        )
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from loom_dagster.api import show
+    from loom_dagster.display import one_line, printable
+
+    found = show(args.path)
+    print(f"{found.source}:{printable(found.path)}")
+    for entry in found.revisions:
+        revision = entry.revision
+        options = "" if revision.options == "{}" else f"  options {printable(revision.options)}"
+        print(
+            f"{entry.status:<10} {revision.key}  registered {entry.registered_at} UTC"
+            f"  {revision.size} bytes  sha256 {revision.sha256[:16]}{options}"
+        )
+        for outcome in entry.outcomes:
+            chunks = "" if outcome.chunk_count is None else f"  {outcome.chunk_count} chunks"
+            code = (
+                f"  {outcome.code}: {one_line(outcome.message or '', 200)}" if outcome.code else ""
+            )
+            print(
+                f"  {outcome.recorded_at} UTC  {outcome.status:<10}"
+                f"  run {outcome.run_id or '-'}{chunks}{code}"
+            )
     return 0
 
 
