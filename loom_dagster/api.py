@@ -189,9 +189,12 @@ def ingest_folder(
     report = IngestReport(source.name, retired=list(scan.deleted))
     waiting = {revision.path for revision in todo}
     report.outcomes.extend(FileOutcome("unchanged", p) for p in scan.unchanged if p not in waiting)
-    # Refused by the scan itself (a name that is not UTF-8, a file swapped while it was read).
+    # Refused by the scan itself (a name that is not UTF-8, a file swapped while it was read);
+    # a path with a revision waiting gets that revision's outcome instead.
     report.outcomes.extend(
-        FileOutcome("refused", r.path, None, f"{r.code}: {r.message}") for r in scan.refused
+        FileOutcome("refused", r.path, None, f"{r.code}: {r.message}")
+        for r in scan.refused
+        if r.path not in waiting
     )
     keys = [revision.key for revision in todo]
     progress(

@@ -179,3 +179,26 @@ def test_a_source_summary_counts_live_and_retired_documents_and_the_last_sync(
     assert (summary.live, summary.retired, summary.pending, summary.last_sync) == (1, 1, 0, None)
     catalog.mark_synced(con, "docs")
     assert catalog.source_summaries(con)[0].last_sync is not None
+
+
+def test_a_catalog_from_before_identity_and_options_opens_with_them_unset(tmp_path: Path) -> None:
+    old = duckdb.connect(str(tmp_path / "old.duckdb"))
+    old.execute(
+        "CREATE SEQUENCE revision_seq; CREATE TABLE sources (name VARCHAR PRIMARY KEY, "
+        "root VARCHAR NOT NULL, include VARCHAR NOT NULL, registered_at TIMESTAMP); "
+        "CREATE TABLE revisions (key VARCHAR PRIMARY KEY, seq BIGINT NOT NULL DEFAULT "
+        "nextval('revision_seq'), document_id VARCHAR NOT NULL, source VARCHAR NOT NULL, "
+        "path VARCHAR NOT NULL, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, "
+        "sha256 VARCHAR NOT NULL, registered_at TIMESTAMP)"
+    )
+    old.execute("INSERT INTO sources VALUES ('docs', '/data/docs', '[\"**/*\"]', NULL)")
+    a = revision("a.md", "1")
+    old.execute(
+        "INSERT INTO revisions (key, document_id, source, path, size, mtime_ns, sha256) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [a.key, a.document_id, a.source, a.path, a.size, a.mtime_ns, a.sha256],
+    )
+    catalog.ensure_schema(old)
+    assert catalog.get_revision(old, a.key) == a  # device, inode 0: not compared on read
+    assert catalog.list_sources(old) == [Source("docs", "/data/docs")]
+    old.close()
