@@ -323,10 +323,14 @@ def _locate(con: duckdb.DuckDBPyConnection, target: str) -> tuple[str, str]:
     absolute = Path(target).absolute()
     # Resolve the folder, not the file: the file may be gone, or a symlink loom never follows.
     folder = absolute.parent.resolve()
-    for source in catalog.list_sources(con):
-        root = Path(source.root)
-        if folder == root or root in folder.parents:
-            return source.name, (folder / absolute.name).relative_to(root).as_posix()
+    holding = [
+        source
+        for source in catalog.list_sources(con)
+        if folder == Path(source.root) or Path(source.root) in folder.parents
+    ]
+    if holding:  # folders may nest: the innermost one holds the file
+        source = max(holding, key=lambda s: len(s.root))
+        return source.name, (folder / absolute.name).relative_to(source.root).as_posix()
     raise SourceError(
         f"{one_line(target)} is in no registered folder and names no SOURCE:PATH",
         code="unknown_file",

@@ -146,7 +146,7 @@ def mark_synced(con: duckdb.DuckDBPyConnection, name: str) -> None:
 @dataclass(frozen=True)
 class SourceSummary:
     source: Source
-    last_sync: str | None  # UTC, to the second; None before the first scan
+    last_sync: str | None  # the catalog clock, to the second; None before a first scan
     live: int
     retired: int
     pending: int  # registered documents with no live revision yet, or refused

@@ -9,9 +9,12 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_dagster.errors import LoomError
+
+if TYPE_CHECKING:
+    from loom_dagster.sources import OptionRule
 
 EXIT_USAGE, EXIT_FAILED = 2, 1
 
@@ -120,7 +123,7 @@ def _registration_arguments(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _option_rules(args: argparse.Namespace) -> list[Any] | None:
+def _option_rules(args: argparse.Namespace) -> list[OptionRule] | None:
     """The --option rules, or None after printing the one line that says which is wrong."""
     from loom_dagster.errors import SourceError
     from loom_dagster.sources import parse_option
@@ -243,7 +246,7 @@ def _sources_list(args: argparse.Namespace) -> int:
         print(f"  include   {' '.join(printable(g) for g in source.include)}")
         if source.options:
             print(f"  options   {' '.join(printable(r.spec()) for r in source.options)}")
-        print(f"  last sync {summary.last_sync + ' UTC' if summary.last_sync else 'never'}")
+        print(f"  last sync {summary.last_sync or 'never'}")
         print(
             f"  documents {summary.live} live, {summary.retired} retired"
             + (f", {summary.pending} not published" if summary.pending else "")
@@ -261,7 +264,7 @@ def _show(args: argparse.Namespace) -> int:
         revision = entry.revision
         options = "" if revision.options == "{}" else f"  options {printable(revision.options)}"
         print(
-            f"{entry.status:<10} {revision.key}  registered {entry.registered_at} UTC"
+            f"{entry.status:<10} {revision.key}  registered {entry.registered_at}"
             f"  {revision.size} bytes  sha256 {revision.sha256[:16]}{options}"
         )
         for outcome in entry.outcomes:
@@ -270,7 +273,7 @@ def _show(args: argparse.Namespace) -> int:
                 f"  {outcome.code}: {one_line(outcome.message or '', 200)}" if outcome.code else ""
             )
             print(
-                f"  {outcome.recorded_at} UTC  {outcome.status:<10}"
+                f"  {outcome.recorded_at}  {outcome.status:<10}"
                 f"  run {outcome.run_id or '-'}{chunks}{code}"
             )
     return 0
