@@ -213,29 +213,42 @@ def _revision_values(revision: Revision) -> list[object]:
 def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> None:
     """Add new revisions.
 
-    A key registered before is the file coming back to bytes and options it had (options set
-    back, an edit undone): it becomes its path's newest revision again, with the file's
-    identity as scanned now, and runs again (its earlier outcomes stay in the history).
+    A key registered before, under a newer revision of its path, is the file coming back to
+    bytes and options it had (options set back, an edit undone): it becomes its path's newest
+    revision again, with the file's identity as scanned now, and runs again (its earlier
+    outcomes stay in the history). A key that is already its path's newest keeps its record
+    (two scans registering one change), unless its document was retired: a file deleted and
+    written again with the same bytes runs again.
     """
     for revision in revisions:
-        again = con.execute(
-            "UPDATE revisions SET seq = nextval('revision_seq'), size = ?, mtime_ns = ?, "
-            "device = ?, inode = ? WHERE key = ? RETURNING key",
-            [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
-        ).fetchall()
-        if again:
-            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
-        else:
+        row = con.execute(
+            "SELECT seq < (SELECT max(seq) FROM revisions WHERE source = ? AND path = ?) "
+            "FROM revisions WHERE key = ?",
+            [revision.source, revision.path, revision.key],
+        ).fetchone()
+        if row is None:
             con.execute(
                 f"INSERT INTO revisions ({_REVISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 _revision_values(revision),
             )
-        # A file deleted and then written again is a document again.
-        con.execute(
+        elif row[0]:
+            con.execute(
+                "UPDATE revisions SET seq = nextval('revision_seq'), size = ?, mtime_ns = ?, "
+                "device = ?, inode = ? WHERE key = ?",
+                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
+            )
+            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
+        revived = con.execute(
             "UPDATE documents SET status = 'pending' WHERE document_id = ? AND status = 'retired' "
-            "AND live_revision IS NULL",
+            "AND live_revision IS NULL RETURNING document_id",
             [revision.document_id],
-        )
+        ).fetchall()
+        if revived and row is not None:
+            con.execute(
+                "UPDATE revisions SET size = ?, mtime_ns = ?, device = ?, inode = ? WHERE key = ?",
+                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
+            )
+            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
 
 
 def refresh_identity(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> list[str]:

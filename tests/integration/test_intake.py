@@ -180,8 +180,11 @@ def test_a_name_another_folder_has_is_refused_in_one_line_and_replace_says_what_
 def test_a_folder_registered_under_one_name_is_not_taken_by_another(
     loom_home: Path, two_notes: tuple[Path, Path]
 ) -> None:
-    first, _ = two_notes
+    first, second = two_notes
     assert loom("sources", "add", str(first)).stdout == f"registered notes: {first.resolve()}\n"
+    added = loom("sources", "add", str(second))
+    assert (added.returncode, added.stdout) == (0, f"registered notes-2: {second.resolve()}\n")
+    assert loom("sources", "add", str(first)).stdout == f"updated notes: {first.resolve()}\n"
     result = loom("sources", "add", str(first), "--name", "plans")
     assert result.returncode == 1
     assert result.stderr == (

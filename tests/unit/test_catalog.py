@@ -202,3 +202,13 @@ def test_a_catalog_from_before_identity_and_options_opens_with_them_unset(tmp_pa
     assert catalog.get_revision(old, a.key) == a  # device, inode 0: not compared on read
     assert catalog.list_sources(old) == [Source("docs", "/data/docs")]
     old.close()
+
+
+def test_a_key_registered_twice_as_its_paths_newest_keeps_its_outcome(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    a = revision("a.md", "1")
+    catalog.register_revisions(con, [a])
+    catalog.publish_revision(con, a, [chunk(a, "a")], artifact_sha256="x")
+    catalog.register_revisions(con, [a])  # a second scan that saw the same change
+    assert catalog.pending_revisions(con, "docs") == []
