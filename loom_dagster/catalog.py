@@ -357,14 +357,17 @@ class RevisionHistory:
     revision: Revision
     registered_at: str
     live: bool
+    retired: bool  # its document is retired (the file was deleted)
     outcomes: tuple[RecordedOutcome, ...]
 
     @property
     def status(self) -> str:
-        """The current outcome's status, `live` for the served one, `pending` before any."""
+        """`live` for the served revision, `retired` for the last one served of a deleted
+        file, else its latest outcome's status, `pending` before any."""
         if self.live:
             return "live"
-        return self.outcomes[-1].status if self.outcomes else "pending"
+        latest = self.outcomes[-1].status if self.outcomes else "pending"
+        return "retired" if self.retired and latest == PUBLISHED else latest
 
 
 def file_history(con: duckdb.DuckDBPyConnection, source: str, path: str) -> list[RevisionHistory]:
@@ -373,7 +376,7 @@ def file_history(con: duckdb.DuckDBPyConnection, source: str, path: str) -> list
         f"""
         SELECT {", ".join("r." + c.strip() for c in _REVISION_COLUMNS.split(","))},
             strftime(r.registered_at, '%Y-%m-%d %H:%M:%S'),
-            coalesce(d.live_revision = r.key, false)
+            coalesce(d.live_revision = r.key, false), coalesce(d.status = 'retired', false)
         FROM revisions r LEFT JOIN documents d ON d.document_id = r.document_id
         WHERE r.source = ? AND r.path = ? ORDER BY r.seq
         """,
@@ -390,7 +393,11 @@ def file_history(con: duckdb.DuckDBPyConnection, source: str, path: str) -> list
         ).fetchall()
         history.append(
             RevisionHistory(
-                revision, row[10], bool(row[11]), tuple(RecordedOutcome(*r) for r in recorded)
+                revision,
+                row[10],
+                bool(row[11]),
+                bool(row[12]),
+                tuple(RecordedOutcome(*r) for r in recorded),
             )
         )
     return history

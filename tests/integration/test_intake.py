@@ -249,6 +249,9 @@ def test_sources_list_and_show_tell_every_revision_of_a_file_with_its_run(
     assert out[5].split()[2:4] == ["published", "run"]
     assert len(out) == 6
 
+    gone = loom("show", "docs:gone.md").stdout.splitlines()
+    assert gone[1].startswith("retired    gone.md~")
+
     unknown = loom("show", "docs:nothing.md")
     assert (unknown.returncode, unknown.stderr) == (
         1,
