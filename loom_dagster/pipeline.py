@@ -12,7 +12,7 @@ import hashlib
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
 import duckdb
@@ -284,7 +284,10 @@ def sync_source(
         resume_after=resume_after,
     )
     catalog.register_revisions(con, result.new)
-    catalog.refresh_identity(con, result.moved)
+    # A revision refused because its file was rewritten (same bytes, another inode) runs again.
+    again = set(catalog.refresh_identity(con, result.moved))
     retire(con, index, source.name, result.deleted)
     catalog.mark_synced(con, source.name)
+    if again:
+        result = replace(result, new=result.new + tuple(r for r in result.moved if r.key in again))
     return result

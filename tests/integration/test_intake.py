@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 from dagster import DagsterInstance
 
@@ -325,3 +326,24 @@ def test_a_bad_option_is_one_line_at_registration_with_exit_2(
         result = loom(*command, "--option", spec)
         assert (result.returncode, result.stderr) == (2, f"loom: invalid_option: {error}\n")
     assert loom("sources", "list").stdout.startswith("no folder is registered")
+
+
+def test_a_revision_refused_as_swapped_runs_again_once_the_file_is_rewritten_with_its_bytes(
+    tmp_path: Path,
+) -> None:
+    folder = write(tmp_path / "docs", "a.md", "# A\n").parent
+    source = Source("docs", str(folder))
+    index = LexicalIndex(tmp_path / "search")
+    with duckdb.connect(str(tmp_path / "catalog.duckdb")) as con:
+        catalog.ensure_schema(con)
+        catalog.upsert_source(con, source)
+        [first] = pipeline.sync_source(con, index, source).new
+        shutil.copyfile(folder / "a.md", folder / "copy")  # an editor saving the same bytes
+        os.replace(folder / "copy", folder / "a.md")
+        refusal = catalog.Outcome(first.key, catalog.REFUSED, "source_changed", "swapped")
+        catalog.record_outcome(con, refusal)
+
+        [again] = pipeline.sync_source(con, index, source).new
+        assert again.key == first.key and again.inode != first.inode
+        assert [r.key for r in catalog.pending_revisions(con, "docs")] == [first.key]
+        assert pipeline.sync_source(con, index, source).new == ()
