@@ -90,13 +90,13 @@ def register(
     *,
     name: str | None = None,
     include: Sequence[str] = ("**/*",),
-    options: Sequence[OptionRule] = (),
+    options: Sequence[OptionRule] | None = None,
     replace: bool = False,
 ) -> Registration:
     """Register `folder`, found by its resolved root first, so no folder replaces another.
 
-    A root registered before keeps its source (its include globs and options updated); a new
-    root is named after its folder, made unique (`notes-2`) if another root has the name. An
+    A root registered before keeps its source (its include globs updated, its options too
+    unless `options` is None); a new root is named after its folder, made unique (`notes-2`) if another root has the name. An
     explicit `name` another root has is refused (`source_exists`), unless `replace`: then the
     name moves to this root and the documents of the old one are retired, and said to be.
     A root registered under another name than the one given is refused (`root_registered`).
@@ -107,7 +107,7 @@ def register(
             code="missing_folder",
         )
     root = str(folder.resolve())
-    rules = tuple(check_option(rule) for rule in options)
+    given = None if options is None else tuple(check_option(rule) for rule in options)
     if name is not None:
         validate_source_name(name)
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
@@ -131,7 +131,8 @@ def register(
             moved_from = taken.root
             paths = catalog.live_document_paths(con, chosen)
             retired = len(pipeline.retire(con, LexicalIndex(settings.search_dir), chosen, paths))
-        source = Source(chosen, root, tuple(include), rules)
+        kept = here.options if here is not None else ()
+        source = Source(chosen, root, tuple(include), kept if given is None else given)
         catalog.upsert_source(con, source)
     return Registration(source, taken is None, moved_from, retired)
 
@@ -151,7 +152,7 @@ def register_source(
     *,
     name: str | None = None,
     include: Sequence[str] = ("**/*",),
-    options: Sequence[OptionRule] = (),
+    options: Sequence[OptionRule] | None = None,
     replace: bool = False,
 ) -> Source:
     return register(
@@ -164,7 +165,7 @@ def ingest_folder(
     *,
     name: str | None = None,
     include: Sequence[str] = ("**/*",),
-    options: Sequence[OptionRule] = (),
+    options: Sequence[OptionRule] | None = None,
     replace: bool = False,
     progress: Progress = lambda _: None,
 ) -> IngestReport:

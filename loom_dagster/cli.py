@@ -110,11 +110,14 @@ def _registration_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--option",
         action="append",
-        default=[],
         dest="options",
         metavar="[GLOB:]NAME=VALUE",
         help="an extraction option for the files matching GLOB (default: every file): "
-        "encoding=CODEC, sql_dialect=DIALECT or format=FORMAT; repeatable, a later one wins",
+        "encoding=CODEC, sql_dialect=DIALECT or format=FORMAT; repeatable, a later one wins; "
+        "replaces the source's options (none given: they are kept)",
+    )
+    command.add_argument(
+        "--no-options", action="store_true", help="clear the source's extraction options"
     )
     command.add_argument(
         "--replace",
@@ -124,23 +127,31 @@ def _registration_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _option_rules(args: argparse.Namespace) -> list[OptionRule] | None:
-    """The --option rules, or None after printing the one line that says which is wrong."""
+    """The --option rules (None: keep the source's); raises _BadOption after printing the one
+    line that says which is wrong."""
     from loom_dagster.errors import SourceError
     from loom_dagster.sources import parse_option
 
-    try:
-        return [parse_option(spec) for spec in args.options]
-    except SourceError as error:
-        print(f"loom: {error}", file=sys.stderr)
-        return None
+    if args.no_options or args.options:
+        try:
+            return [parse_option(spec) for spec in args.options or ()]
+        except SourceError as error:
+            print(f"loom: {error}", file=sys.stderr)
+            raise _BadOption from None
+    return None
+
+
+class _BadOption(Exception):
+    """An --option the command refused, already said on stderr (exit status 2)."""
 
 
 def _ingest(args: argparse.Namespace) -> int:
     from loom_dagster.api import ingest_folder
     from loom_dagster.display import printable
 
-    rules = _option_rules(args)
-    if rules is None:
+    try:
+        rules = _option_rules(args)
+    except _BadOption:
         return EXIT_USAGE
     report = ingest_folder(
         args.folder,
@@ -216,8 +227,9 @@ def _sources_add(args: argparse.Namespace) -> int:
     from loom_dagster.api import register
     from loom_dagster.settings import LoomSettings
 
-    rules = _option_rules(args)
-    if rules is None:
+    try:
+        rules = _option_rules(args)
+    except _BadOption:
         return EXIT_USAGE
     settings = LoomSettings.from_env()
     settings.prepare()

@@ -292,6 +292,12 @@ def test_a_latin1_file_is_refused_without_its_encoding_and_published_with_it(
     assert wider.stdout.splitlines()[-1] == "files 3 = published 1 + refused 0 + unchanged 2"
     assert any(line.startswith("published  legacy/ascii.txt") for line in wider.stdout.splitlines())
 
+    # The options are the source's: kept when none are given, cleared on request.
+    kept = loom("ingest", str(folder))
+    assert kept.stdout.splitlines()[-1] == "files 3 = published 0 + refused 0 + unchanged 3"
+    cleared = loom("ingest", str(folder), "--no-options")
+    assert cleared.stdout.splitlines()[-1] == "files 3 = published 1 + refused 1 + unchanged 1"
+
 
 def test_a_declared_format_and_a_dialect_reach_the_extractor(
     loom_home: Path, tmp_path: Path
