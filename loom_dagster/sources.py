@@ -28,6 +28,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from loom_dagster.contract.formats import FORMATS
+from loom_dagster.display import bounded
 from loom_dagster.errors import SourceError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -169,7 +170,7 @@ def parse_option(spec: str) -> OptionRule:
     glob, colon, name = target.rpartition(":")
     if not equals or not name:
         raise SourceError(
-            f"option {spec!r} is not [GLOB:]NAME=VALUE (e.g. 'legacy/*.txt:encoding=latin-1')",
+            f"option {_shown(spec)} is not [GLOB:]NAME=VALUE (e.g. 'legacy/*.txt:encoding=latin-1')",
             code="invalid_option",
         )
     return check_option(OptionRule(glob if colon else "**/*", name.strip(), value.strip()))
@@ -179,31 +180,37 @@ def check_option(rule: OptionRule) -> OptionRule:
     """The rule, if the contract defines its option and takes its value; else invalid_option."""
     name, value = rule.name, rule.value
     if not rule.glob:
-        raise SourceError(f"option {rule.spec()!r} has an empty glob", code="invalid_option")
+        raise SourceError(f"option {_shown(rule.spec())} has an empty glob", code="invalid_option")
     if name == "encoding":
         try:
             # A bytes-to-bytes codec (base64, zlib) or `undefined` decodes no text.
             b"a".decode(codecs.lookup(value).name, "ignore")
         except (LookupError, UnicodeError):
             raise SourceError(
-                f"encoding {value!r} is not a known text codec", code="invalid_option"
+                f"encoding {_shown(value)} is not a known text codec", code="invalid_option"
             ) from None
     elif name == "sql_dialect":
         if value not in SQL_DIALECTS:
             raise SourceError(
-                f"sql_dialect {value!r} is not a dialect (one of {', '.join(sorted(SQL_DIALECTS))})",
+                f"sql_dialect {_shown(value)} is not a dialect (one of {', '.join(sorted(SQL_DIALECTS))})",
                 code="invalid_option",
             )
     elif name == "format":
         if value not in FORMATS:
             raise SourceError(
-                f"format {value!r} is not one of {', '.join(FORMATS)}", code="invalid_option"
+                f"format {_shown(value)} is not one of {', '.join(FORMATS)}", code="invalid_option"
             )
     else:
         raise SourceError(
-            f"unknown option {name!r} (options: {', '.join(OPTION_NAMES)})", code="invalid_option"
+            f"unknown option {_shown(name)} (options: {', '.join(OPTION_NAMES)})",
+            code="invalid_option",
         )
     return rule
+
+
+def _shown(text: str) -> str:
+    # The user's own input, quoted, with controls escaped and a long value cut.
+    return bounded(repr(text), 80)
 
 
 def options_json(source: Source, relative: str) -> str:

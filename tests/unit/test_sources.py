@@ -321,3 +321,10 @@ def test_a_change_of_options_is_a_new_revision_of_exactly_the_files_it_applies_t
     assert [r.path for r in second.new] == ["legacy/r.txt"]
     assert second.unchanged == ("a.md",)
     assert second.new[0].key != first.new[1].key
+
+
+def test_a_bad_option_value_is_shown_escaped_and_cut() -> None:
+    with pytest.raises(SourceError) as raised:
+        parse_option("*.txt:encoding=\x1b]0;pwned\x07" + "x" * 200)
+    assert raised.value.message.startswith("encoding '\\x1b]0;pwned\\x07xxx")
+    assert "\x1b" not in raised.value.message and len(raised.value.message) < 120
