@@ -166,7 +166,7 @@ def _ingest(args: argparse.Namespace) -> int:
         detail = f"  {printable(outcome.detail)}" if outcome.detail else ""
         print(f"{outcome.status:<10} {printable(outcome.path)}{where}{detail}")
     for path in report.retired:
-        print(f"{'retired':<10} {path}")
+        print(f"{'retired':<10} {printable(path)}")
     print(
         f"files {report.files} = published {report.count('published')} + refused {report.count('refused')}"
         f" + unchanged {report.count('unchanged')}"

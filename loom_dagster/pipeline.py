@@ -23,6 +23,7 @@ from loom_dagster import catalog
 from loom_dagster.chunking import Chunk, chunk_artifact
 from loom_dagster.contract.artifact import Artifact, Locator
 from loom_dagster.contract.validate import parse_artifact
+from loom_dagster.display import printable
 from loom_dagster.errors import ExtractionFailed, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
@@ -77,7 +78,7 @@ def store_original(store: ObjectStore, root: str, revision: Revision) -> None:
         data = read_all(fd, revision.size)
     if hashlib.sha256(data).hexdigest() != revision.sha256:
         raise SourceError(
-            f"{revision.path} changed after it was registered; the next scan registers it again",
+            f"{printable(revision.path)} changed after it was registered; the next scan registers it again",
             code="source_changed",
         )
     store.put_original(data)

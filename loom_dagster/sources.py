@@ -28,7 +28,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from loom_dagster.contract.formats import FORMATS
-from loom_dagster.display import bounded
+from loom_dagster.display import bounded, printable
 from loom_dagster.errors import SourceError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -227,7 +227,7 @@ def options_json(source: Source, relative: str) -> str:
 
 def _changed(relative: str, why: str) -> SourceError:
     return SourceError(
-        f"{relative} changed since it was scanned ({why}); the next scan registers it again",
+        f"{printable(relative)} changed since it was scanned ({why}); the next scan registers it again",
         code="source_changed",
     )
 
@@ -263,11 +263,13 @@ def open_checked(
             # O_NONBLOCK: a FIFO swapped in must not hang the open; a regular file ignores it.
             fd = os.open(parts[-1], nofollow | os.O_NONBLOCK, dir_fd=opened[-1])
         except FileNotFoundError:
-            raise SourceError(f"{relative} is gone from {root}", code="source_gone") from None
+            raise SourceError(
+                f"{printable(relative)} is gone from {printable(root)}", code="source_gone"
+            ) from None
         except OSError as error:
             if error.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise _changed(relative, "a symlink is in its path") from None
-            raise SourceError(f"cannot open {relative}: {error.strerror}") from None
+            raise SourceError(f"cannot open {printable(relative)}: {error.strerror}") from None
         opened.append(fd)
         stat = os.fstat(fd)
         if not S_ISREG(stat.st_mode):

@@ -328,3 +328,15 @@ def test_a_bad_option_value_is_shown_escaped_and_cut() -> None:
         parse_option("*.txt:encoding=\x1b]0;pwned\x07" + "x" * 200)
     assert raised.value.message.startswith("encoding '\\x1b]0;pwned\\x07xxx")
     assert "\x1b" not in raised.value.message and len(raised.value.message) < 120
+
+
+def test_a_refusal_names_the_file_with_its_controls_escaped(tmp_path: Path, secret: Path) -> None:
+    folder = tmp_path / "docs"
+    name = "clear\x1b[2J.txt"
+    make(folder, {name: "x"})
+    identity = scan_identity(folder, name)
+    (folder / name).unlink()
+    (folder / name).symlink_to(secret)
+    with pytest.raises(SourceError) as raised:
+        read_checked(folder, name, identity)
+    assert raised.value.message.startswith("clear\\x1b[2J.txt changed since it was scanned")
