@@ -12,14 +12,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import duckdb
+
 from loom_dagster import catalog, lifecycle, pipeline
+from loom_dagster.display import one_line, printable
 from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings, configured_or_local
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.lexical import Hit, LexicalIndex
 from loom_dagster.settings import LoomSettings
-from loom_dagster.sources import Source, source_name_for, validate_source_name
+from loom_dagster.sources import (
+    OptionRule,
+    Source,
+    check_option,
+    source_name_for,
+    validate_source_name,
+)
 
 Progress = Callable[[str], None]
 
@@ -59,25 +68,97 @@ def prepare_environment(settings: LoomSettings) -> None:
     os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home))
 
 
+@dataclass(frozen=True)
+class Registration:
+    source: Source
+    created: bool
+    moved_from: str | None = None  # the root a `replace` took the name from
+    retired: int = 0  # documents of that root retired by the move
+
+    def describe(self) -> str:
+        where = printable(self.source.root)
+        if self.moved_from is not None:
+            return (
+                f"source {self.source.name} moved from {printable(self.moved_from)} to {where}: "
+                f"{self.retired} documents of the old folder retired"
+            )
+        return f"{'registered' if self.created else 'updated'} {self.source.name}: {where}"
+
+
+def register(
+    settings: LoomSettings,
+    folder: Path,
+    *,
+    name: str | None = None,
+    include: Sequence[str] = ("**/*",),
+    options: Sequence[OptionRule] | None = None,
+    replace: bool = False,
+) -> Registration:
+    """Register `folder`, found by its resolved root first, so no folder replaces another.
+
+    A root registered before keeps its source (its include globs updated, its options too
+    unless `options` is None); a new root is named after its folder, made unique (`notes-2`) if another root has the name. An
+    explicit `name` another root has is refused (`source_exists`), unless `replace`: then the
+    name moves to this root and the documents of the old one are retired, and said to be.
+    A root registered under another name than the one given is refused (`root_registered`).
+    """
+    if not folder.is_dir():
+        raise SourceError(
+            f"folder {printable(str(folder))} does not exist or is not a folder",
+            code="missing_folder",
+        )
+    root = str(folder.resolve())
+    given = None if options is None else tuple(check_option(rule) for rule in options)
+    if name is not None:
+        validate_source_name(name)
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        here = catalog.source_at(con, root)
+        if here is not None and name is not None and here.name != name:
+            raise SourceError(
+                f"folder {printable(root)} is registered as source {here.name!r}; "
+                f"use --name {here.name} (or none)",
+                code="root_registered",
+            )
+        chosen = here.name if here is not None else name or _unique_name(con, root)
+        taken = catalog.get_source(con, chosen)
+        moved_from, retired = None, 0
+        if taken is not None and taken.root != root:
+            if not replace:
+                raise SourceError(
+                    f"source {chosen!r} is the folder {printable(taken.root)}; give another "
+                    "--name, or --replace to move the name here and retire its documents",
+                    code="source_exists",
+                )
+            moved_from = taken.root
+            paths = catalog.live_document_paths(con, chosen)
+            retired = len(pipeline.retire(con, LexicalIndex(settings.search_dir), chosen, paths))
+        kept = here.options if here is not None else ()
+        source = Source(chosen, root, tuple(include), kept if given is None else given)
+        catalog.upsert_source(con, source)
+    return Registration(source, taken is None, moved_from, retired)
+
+
+def _unique_name(con: duckdb.DuckDBPyConnection, root: str) -> str:
+    base = validate_source_name(source_name_for(Path(root)))
+    candidate, number = base, 1
+    while catalog.get_source(con, candidate) is not None:
+        number += 1
+        candidate = f"{base[:60]}-{number}"
+    return candidate
+
+
 def register_source(
     settings: LoomSettings,
     folder: Path,
     *,
     name: str | None = None,
     include: Sequence[str] = ("**/*",),
+    options: Sequence[OptionRule] | None = None,
+    replace: bool = False,
 ) -> Source:
-    if not folder.is_dir():
-        raise SourceError(
-            f"folder {folder} does not exist or is not a folder", code="missing_folder"
-        )
-    source = Source(
-        validate_source_name(name or source_name_for(folder.resolve())),
-        str(folder.resolve()),
-        tuple(include),
-    )
-    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
-        catalog.upsert_source(con, source)
-    return source
+    return register(
+        settings, folder, name=name, include=include, options=options, replace=replace
+    ).source
 
 
 def ingest_folder(
@@ -85,6 +166,8 @@ def ingest_folder(
     *,
     name: str | None = None,
     include: Sequence[str] = ("**/*",),
+    options: Sequence[OptionRule] | None = None,
+    replace: bool = False,
     progress: Progress = lambda _: None,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster."""
@@ -94,7 +177,12 @@ def ingest_folder(
     ExtractorSettings.from_env(os.environ)  # a bad setting stops here, before any work
     lifecycle.Retention.from_env()
     prepare_environment(settings)
-    source = register_source(settings, folder, name=name, include=include)
+    registration = register(
+        settings, folder, name=name, include=include, options=options, replace=replace
+    )
+    if registration.moved_from is not None or registration.created:
+        progress(registration.describe())
+    source = registration.source
     index = LexicalIndex(settings.search_dir)
     catalog_db = CatalogResource(database=str(settings.catalog_path))
     with catalog_db.connect() as con:
@@ -104,6 +192,13 @@ def ingest_folder(
     report = IngestReport(source.name, retired=list(scan.deleted))
     waiting = {revision.path for revision in todo}
     report.outcomes.extend(FileOutcome("unchanged", p) for p in scan.unchanged if p not in waiting)
+    # Refused by the scan itself (a name that is not UTF-8, a file swapped while it was read);
+    # a path with a revision waiting gets that revision's outcome instead.
+    report.outcomes.extend(
+        FileOutcome("refused", r.path, None, f"{r.code}: {r.message}")
+        for r in scan.refused
+        if r.path not in waiting
+    )
     keys = [revision.key for revision in todo]
     progress(
         f"{source.name}: {len(todo)} to process, {len(scan.unchanged) - len(waiting & set(scan.unchanged))} "
@@ -198,6 +293,56 @@ def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -
         else:
             batches.append([key])
     return batches
+
+
+def sources() -> list[catalog.SourceSummary]:
+    """Every registered source with its options, last scan and document counts."""
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        return catalog.source_summaries(con)
+
+
+@dataclass(frozen=True)
+class FileHistory:
+    source: str
+    path: str
+    revisions: list[catalog.RevisionHistory]
+
+
+def show(target: str) -> FileHistory:
+    """Every revision of one file: `SOURCE:RELPATH`, or a path inside a registered folder."""
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        source, path = _locate(con, target)
+        history = catalog.file_history(con, source, path)
+    if not history:
+        raise SourceError(
+            f"{printable(source)}:{printable(path)} has no registered revision", code="unknown_file"
+        )
+    return FileHistory(source, path, history)
+
+
+def _locate(con: duckdb.DuckDBPyConnection, target: str) -> tuple[str, str]:
+    prefix, colon, rest = target.partition(":")
+    if colon and rest and catalog.get_source(con, prefix) is not None:
+        return prefix, rest
+    absolute = Path(target).absolute()
+    # Resolve the folder, not the file: the file may be gone, or a symlink loom never follows.
+    folder = absolute.parent.resolve()
+    holding = [
+        source
+        for source in catalog.list_sources(con)
+        if folder == Path(source.root) or Path(source.root) in folder.parents
+    ]
+    if holding:  # folders may nest: the innermost one holds the file
+        source = max(holding, key=lambda s: len(s.root))
+        return source.name, (folder / absolute.name).relative_to(source.root).as_posix()
+    raise SourceError(
+        f"{one_line(target)} is in no registered folder and names no SOURCE:PATH",
+        code="unknown_file",
+    )
 
 
 def search(

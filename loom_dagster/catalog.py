@@ -16,7 +16,7 @@ import duckdb
 
 from loom_dagster.chunking import Chunk
 from loom_dagster.errors import LoomError
-from loom_dagster.sources import FileState, Revision, Source
+from loom_dagster.sources import FileState, OptionRule, Revision, Source
 
 SCHEMA = """
 CREATE SEQUENCE IF NOT EXISTS revision_seq;
@@ -39,6 +39,19 @@ CREATE TABLE IF NOT EXISTS outcomes (
     artifact_sha256 VARCHAR, chunk_count INTEGER, run_id VARCHAR,
     recorded_at TIMESTAMP DEFAULT current_timestamp
 );
+-- Every outcome ever recorded, in order: `outcomes` holds a revision's current one, this its
+-- history (a superseded revision keeps the run that published it).
+CREATE SEQUENCE IF NOT EXISTS outcome_seq;
+CREATE TABLE IF NOT EXISTS outcome_history (
+    seq BIGINT NOT NULL DEFAULT nextval('outcome_seq'), revision VARCHAR NOT NULL,
+    status VARCHAR NOT NULL, code VARCHAR, message VARCHAR, artifact_sha256 VARCHAR,
+    chunk_count INTEGER, run_id VARCHAR, recorded_at TIMESTAMP DEFAULT current_timestamp
+);
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS options VARCHAR DEFAULT '[]';
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS last_sync TIMESTAMP;
+ALTER TABLE revisions ADD COLUMN IF NOT EXISTS device BIGINT DEFAULT 0;
+ALTER TABLE revisions ADD COLUMN IF NOT EXISTS inode BIGINT DEFAULT 0;
+ALTER TABLE revisions ADD COLUMN IF NOT EXISTS options VARCHAR DEFAULT '{}';
 CREATE TABLE IF NOT EXISTS chunks (
     chunk_id VARCHAR PRIMARY KEY, revision VARCHAR NOT NULL, document_id VARCHAR NOT NULL,
     ordinal INTEGER NOT NULL, format VARCHAR NOT NULL, block_type VARCHAR NOT NULL,
@@ -81,18 +94,85 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 # Sources ------------------------------------------------------------------------------------
 
+_SOURCE_COLUMNS = "name, root, include, options"
+# The columns of a Revision, in its fields' order.
+_REVISION_COLUMNS = "key, document_id, source, path, size, mtime_ns, sha256, device, inode, options"
+
+
+def _source(row: Sequence[object]) -> Source:
+    name, root, include, options = row
+    rules = tuple(OptionRule(*rule) for rule in json.loads(str(options or "[]")))
+    return Source(str(name), str(root), tuple(json.loads(str(include))), rules)
+
 
 def upsert_source(con: duckdb.DuckDBPyConnection, source: Source) -> None:
+    """Write the source under its name. Whether a name may take a root is the caller's rule
+    (api.register_source): this only writes."""
     con.execute(
-        "INSERT INTO sources (name, root, include) VALUES (?, ?, ?) "
-        "ON CONFLICT (name) DO UPDATE SET root = excluded.root, include = excluded.include",
-        [source.name, source.root, json.dumps(list(source.include))],
+        "INSERT INTO sources (name, root, include, options) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (name) DO UPDATE SET root = excluded.root, include = excluded.include, "
+        "options = excluded.options",
+        [
+            source.name,
+            source.root,
+            json.dumps(list(source.include)),
+            json.dumps([[r.glob, r.name, r.value] for r in source.options]),
+        ],
     )
 
 
 def list_sources(con: duckdb.DuckDBPyConnection) -> list[Source]:
-    rows = con.execute("SELECT name, root, include FROM sources ORDER BY name").fetchall()
-    return [Source(name, root, tuple(json.loads(include))) for name, root, include in rows]
+    rows = con.execute(f"SELECT {_SOURCE_COLUMNS} FROM sources ORDER BY name").fetchall()
+    return [_source(row) for row in rows]
+
+
+def get_source(con: duckdb.DuckDBPyConnection, name: str) -> Source | None:
+    row = con.execute(f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE name = ?", [name]).fetchone()
+    return None if row is None else _source(row)
+
+
+def source_at(con: duckdb.DuckDBPyConnection, root: str) -> Source | None:
+    """The source registered for this (resolved) root, if any."""
+    row = con.execute(
+        f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE root = ? ORDER BY name LIMIT 1", [root]
+    ).fetchone()
+    return None if row is None else _source(row)
+
+
+def mark_synced(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    con.execute("UPDATE sources SET last_sync = current_timestamp WHERE name = ?", [name])
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    source: Source
+    last_sync: str | None  # the catalog clock, to the second; None before a first scan
+    live: int
+    retired: int
+    pending: int  # registered documents with no live revision yet, or refused
+
+
+def source_summaries(con: duckdb.DuckDBPyConnection) -> list[SourceSummary]:
+    rows = con.execute(
+        f"""
+        SELECT {_SOURCE_COLUMNS}, strftime(s.last_sync, '%Y-%m-%d %H:%M:%S'),
+            (SELECT count(*) FROM documents d WHERE d.source = s.name AND d.status = 'live'),
+            (SELECT count(*) FROM documents d WHERE d.source = s.name AND d.status = 'retired'),
+            (SELECT count(DISTINCT r.document_id) FROM revisions r
+             LEFT JOIN documents d ON d.document_id = r.document_id
+             WHERE r.source = s.name AND d.document_id IS NULL)
+        FROM sources s ORDER BY s.name
+        """
+    ).fetchall()
+    return [
+        SourceSummary(_source(row[:4]), row[4], int(row[5]), int(row[6]), int(row[7]))
+        for row in rows
+    ]
+
+
+def live_document_paths(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
+    """Paths of the source's documents that are not retired (live, or registered, pending)."""
+    return sorted(known_files(con, source))
 
 
 # The revision registry ----------------------------------------------------------------------
@@ -102,41 +182,94 @@ def known_files(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, FileSt
     """The newest registered state of each path whose document is not retired."""
     rows = con.execute(
         """
-        SELECT r.path, r.size, r.mtime_ns, r.sha256 FROM revisions r
+        SELECT r.path, r.size, r.mtime_ns, r.sha256, r.device, r.inode, r.options FROM revisions r
         LEFT JOIN documents d ON d.document_id = r.document_id
         WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'
         QUALIFY row_number() OVER (PARTITION BY r.path ORDER BY r.seq DESC) = 1
         """,
         [source],
     ).fetchall()
-    return {path: FileState(size, mtime_ns, sha) for path, size, mtime_ns, sha in rows}
+    return {
+        path: FileState(size, mtime_ns, sha, device or 0, inode or 0, options or "{}")
+        for path, size, mtime_ns, sha, device, inode, options in rows
+    }
+
+
+def _revision_values(revision: Revision) -> list[object]:
+    return [
+        revision.key,
+        revision.document_id,
+        revision.source,
+        revision.path,
+        revision.size,
+        revision.mtime_ns,
+        revision.sha256,
+        revision.device,
+        revision.inode,
+        revision.options,
+    ]
 
 
 def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> None:
-    """Add new revisions; a key already registered keeps its first record."""
+    """Add new revisions.
+
+    A key registered before, under a newer revision of its path, is the file coming back to
+    bytes and options it had (options set back, an edit undone): it becomes its path's newest
+    revision again, with the file's identity as scanned now, and runs again (its earlier
+    outcomes stay in the history). A key that is already its path's newest keeps its record
+    (two scans registering one change), unless its document was retired: a file deleted and
+    written again with the same bytes runs again.
+    """
     for revision in revisions:
-        con.execute(
-            "INSERT INTO revisions (key, document_id, source, path, size, mtime_ns, sha256) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-            [
-                revision.key,
-                revision.document_id,
-                revision.source,
-                revision.path,
-                revision.size,
-                revision.mtime_ns,
-                revision.sha256,
-            ],
-        )
-        # A file deleted and then written again is a document again; written again with the
-        # same bytes, its revision is the one already registered, which must then run again.
+        row = con.execute(
+            "SELECT seq < (SELECT max(seq) FROM revisions WHERE source = ? AND path = ?) "
+            "FROM revisions WHERE key = ?",
+            [revision.source, revision.path, revision.key],
+        ).fetchone()
+        if row is None:
+            con.execute(
+                f"INSERT INTO revisions ({_REVISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _revision_values(revision),
+            )
+        elif row[0]:
+            con.execute(
+                "UPDATE revisions SET seq = nextval('revision_seq'), size = ?, mtime_ns = ?, "
+                "device = ?, inode = ? WHERE key = ?",
+                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
+            )
+            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
         revived = con.execute(
             "UPDATE documents SET status = 'pending' WHERE document_id = ? AND status = 'retired' "
             "AND live_revision IS NULL RETURNING document_id",
             [revision.document_id],
         ).fetchall()
-        if revived:
+        if revived and row is not None:
+            con.execute(
+                "UPDATE revisions SET size = ?, mtime_ns = ?, device = ?, inode = ? WHERE key = ?",
+                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
+            )
             con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
+
+
+def refresh_identity(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> list[str]:
+    """The file of a registered revision is another inode with the same bytes (rewritten, copied
+    over): record the identity it has now, so reading it is not refused as a swap. A revision a
+    read refused as changed or gone for that reason runs again; returns those keys."""
+    again: list[str] = []
+    for revision in revisions:
+        con.execute(
+            "UPDATE revisions SET size = ?, mtime_ns = ?, device = ?, inode = ? WHERE key = ?",
+            [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
+        )
+        again += [
+            row[0]
+            for row in con.execute(
+                "DELETE FROM outcomes WHERE revision = ? AND status = 'refused' "
+                "AND code IN ('source_changed', 'source_gone') RETURNING revision",
+                [revision.key],
+            ).fetchall()
+        ]
+    return again
 
 
 def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revision]:
@@ -144,7 +277,7 @@ def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revis
     rows = con.execute(
         """
         SELECT latest.key, latest.document_id, latest.source, latest.path, latest.size,
-               latest.mtime_ns, latest.sha256
+               latest.mtime_ns, latest.sha256, latest.device, latest.inode, latest.options
         FROM (
             SELECT r.* FROM revisions r WHERE r.source = ?
             QUALIFY row_number() OVER (PARTITION BY r.path ORDER BY r.seq DESC) = 1
@@ -160,10 +293,7 @@ def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revis
 
 
 def get_revision(con: duckdb.DuckDBPyConnection, key: str) -> Revision:
-    row = con.execute(
-        "SELECT key, document_id, source, path, size, mtime_ns, sha256 FROM revisions WHERE key = ?",
-        [key],
-    ).fetchone()
+    row = con.execute(f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE key = ?", [key]).fetchone()
     if row is None:
         raise CatalogError(f"revision {key} is not registered", code="unknown_revision")
     return Revision(*row)
@@ -186,19 +316,91 @@ def record_outcome(
     run_id: str | None = None,
     artifact_sha256: str | None = None,
 ) -> None:
+    """Set the revision's current outcome and append it to its history."""
+    values = [
+        outcome.revision,
+        outcome.status,
+        outcome.code,
+        outcome.message,
+        artifact_sha256,
+        outcome.chunk_count,
+        run_id,
+    ]
     con.execute(
         "INSERT OR REPLACE INTO outcomes (revision, status, code, message, artifact_sha256, "
         "chunk_count, run_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, current_timestamp)",
-        [
-            outcome.revision,
-            outcome.status,
-            outcome.code,
-            outcome.message,
-            artifact_sha256,
-            outcome.chunk_count,
-            run_id,
-        ],
+        values,
     )
+    con.execute(
+        "INSERT INTO outcome_history (revision, status, code, message, artifact_sha256, "
+        "chunk_count, run_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        values,
+    )
+
+
+@dataclass(frozen=True)
+class RecordedOutcome:
+    """One row of a revision's outcome history."""
+
+    status: str
+    code: str | None
+    message: str | None
+    chunk_count: int | None
+    run_id: str | None
+    recorded_at: str
+
+
+@dataclass(frozen=True)
+class RevisionHistory:
+    """A revision of one file, newest registration last, with every outcome it had."""
+
+    revision: Revision
+    registered_at: str
+    live: bool
+    retired: bool  # its document is retired (the file was deleted)
+    outcomes: tuple[RecordedOutcome, ...]
+
+    @property
+    def status(self) -> str:
+        """`live` for the served revision, `retired` for the last one served of a deleted
+        file, else its latest outcome's status, `pending` before any."""
+        if self.live:
+            return "live"
+        latest = self.outcomes[-1].status if self.outcomes else "pending"
+        return "retired" if self.retired and latest == PUBLISHED else latest
+
+
+def file_history(con: duckdb.DuckDBPyConnection, source: str, path: str) -> list[RevisionHistory]:
+    """Every revision registered for `path` of `source`, oldest first, with its outcomes."""
+    rows = con.execute(
+        f"""
+        SELECT {", ".join("r." + c.strip() for c in _REVISION_COLUMNS.split(","))},
+            strftime(r.registered_at, '%Y-%m-%d %H:%M:%S'),
+            coalesce(d.live_revision = r.key, false), coalesce(d.status = 'retired', false)
+        FROM revisions r LEFT JOIN documents d ON d.document_id = r.document_id
+        WHERE r.source = ? AND r.path = ? ORDER BY r.seq
+        """,
+        [source, path],
+    ).fetchall()
+    history: list[RevisionHistory] = []
+    for row in rows:
+        revision = Revision(*row[:10])
+        recorded = con.execute(
+            "SELECT status, code, message, chunk_count, run_id, "
+            "strftime(recorded_at, '%Y-%m-%d %H:%M:%S') FROM outcome_history "
+            "WHERE revision = ? ORDER BY seq",
+            [revision.key],
+        ).fetchall()
+        history.append(
+            RevisionHistory(
+                revision,
+                row[10],
+                bool(row[11]),
+                bool(row[12]),
+                tuple(RecordedOutcome(*r) for r in recorded),
+            )
+        )
+    return history
 
 
 def outcomes_for(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> dict[str, Outcome]:

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
 
+if TYPE_CHECKING:
+    from loom_dagster.sources import OptionRule
+
 EXIT_USAGE, EXIT_FAILED = 2, 1
 # What a shell reports for a process that SIGPIPE ended (128 + 13), as `cat` would give.
 EXIT_BROKEN_PIPE = 141
@@ -95,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GLOB",
         help="only files matching this glob (repeatable; default: every file)",
     )
+    _registration_arguments(ingest)
     ingest.set_defaults(run=_ingest)
 
     search = _command(commands, "search", "search the published chunks")
@@ -109,14 +113,11 @@ def _parser() -> argparse.ArgumentParser:
 
     sources = _command(commands, "sources", "register a folder for the sensor to watch")
     source_actions = sources.add_subparsers(required=True, metavar="ACTION")
-    add = _command(
-        source_actions,
-        "add",
-        "register a folder (the loom_folders sensor picks it up)",
-    )
+    add = _command(source_actions, "add", "register a folder (the loom_folders sensor picks it up)")
     add.add_argument("folder", type=Path)
     add.add_argument("--name")
     add.add_argument("--include", action="append", metavar="GLOB")
+    _registration_arguments(add)
     add.set_defaults(run=_sources_add)
     remove = _command(
         source_actions, "remove", "retire a source's documents and stop watching its folder"
@@ -143,6 +144,12 @@ def _parser() -> argparse.ArgumentParser:
         help="spare objects modified this recently (a run may be writing them; default 60)",
     )
     gc.set_defaults(run=_gc)
+    listing = _command(source_actions, "list", "every registered folder, its options and counts")
+    listing.set_defaults(run=_sources_list)
+
+    show = _command(commands, "show", "every revision of one file, with its outcomes")
+    show.add_argument("path", metavar="PATH", help="a file in a registered folder, or SOURCE:PATH")
+    show.set_defaults(run=_show)
 
     extractor = _command(commands, "extractor", "the reference extractor service")
     serve = _command(
@@ -165,6 +172,45 @@ def _progress(line: str) -> None:
     print(printable(line), file=sys.stderr, flush=True)
 
 
+def _registration_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--option",
+        action="append",
+        dest="options",
+        metavar="[GLOB:]NAME=VALUE",
+        help="an extraction option for the files matching GLOB (default: every file): "
+        "encoding=CODEC, sql_dialect=DIALECT or format=FORMAT; repeatable, a later one wins; "
+        "replaces the source's options (none given: they are kept)",
+    )
+    command.add_argument(
+        "--no-options", action="store_true", help="clear the source's extraction options"
+    )
+    command.add_argument(
+        "--replace",
+        action="store_true",
+        help="move the --name of another folder here, retiring that folder's documents",
+    )
+
+
+def _option_rules(args: argparse.Namespace) -> list[OptionRule] | None:
+    """The --option rules (None: keep the source's); raises _BadOption after printing the one
+    line that says which is wrong."""
+    from loom_dagster.errors import SourceError
+    from loom_dagster.sources import parse_option
+
+    if args.no_options or args.options:
+        try:
+            return [parse_option(spec) for spec in args.options or ()]
+        except SourceError as error:
+            print(f"loom: {error}", file=sys.stderr)
+            raise _BadOption from None
+    return None
+
+
+class _BadOption(Exception):
+    """An --option the command refused, already said on stderr (exit status 2)."""
+
+
 def _ingest(args: argparse.Namespace) -> int:
     from loom_dagster.api import ingest_folder
     from loom_dagster.resources.extractor import ExtractorSettings
@@ -175,8 +221,19 @@ def _ingest(args: argparse.Namespace) -> int:
         # The local default cannot start without its environment (as root): say so now, in
         # one line, rather than in a run whose log the command does not print.
         service_command("127.0.0.1", 0)
+    from loom_dagster.display import printable
+
+    try:
+        rules = _option_rules(args)
+    except _BadOption:
+        return EXIT_USAGE
     report = ingest_folder(
-        args.folder, name=args.name, include=args.include or ("**/*",), progress=_progress
+        args.folder,
+        name=args.name,
+        include=args.include or ("**/*",),
+        options=rules,
+        replace=args.replace,
+        progress=_progress,
     )
     for outcome in report.outcomes:
         where = f"  {printable(outcome.revision)}" if outcome.revision else ""
@@ -242,15 +299,70 @@ def _formats(args: argparse.Namespace) -> int:
 
 
 def _sources_add(args: argparse.Namespace) -> int:
-    from loom_dagster.api import register_source
+    from loom_dagster.api import register
     from loom_dagster.settings import LoomSettings
 
+    try:
+        rules = _option_rules(args)
+    except _BadOption:
+        return EXIT_USAGE
     settings = LoomSettings.from_env()
     settings.prepare()
-    source = register_source(
-        settings, args.folder, name=args.name, include=args.include or ("**/*",)
+    registration = register(
+        settings,
+        args.folder,
+        name=args.name,
+        include=args.include or ("**/*",),
+        options=rules,
+        replace=args.replace,
     )
-    print(printable(f"registered {source.name}: {source.root}"))
+    print(registration.describe())
+    return 0
+
+
+def _sources_list(args: argparse.Namespace) -> int:
+    from loom_dagster.api import sources
+    from loom_dagster.display import printable
+
+    summaries = sources()
+    if not summaries:
+        print("no folder is registered: run `loom ingest FOLDER` or `loom sources add FOLDER`")
+    for summary in summaries:
+        source = summary.source
+        print(f"{source.name}  {printable(source.root)}")
+        print(f"  include   {' '.join(printable(g) for g in source.include)}")
+        if source.options:
+            print(f"  options   {' '.join(printable(r.spec()) for r in source.options)}")
+        print(f"  last sync {summary.last_sync or 'never'}")
+        print(
+            f"  documents {summary.live} live, {summary.retired} retired"
+            + (f", {summary.pending} not published" if summary.pending else "")
+        )
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from loom_dagster.api import show
+    from loom_dagster.display import one_line, printable
+
+    found = show(args.path)
+    print(f"{found.source}:{printable(found.path)}")
+    for entry in found.revisions:
+        revision = entry.revision
+        options = "" if revision.options == "{}" else f"  options {printable(revision.options)}"
+        print(
+            f"{entry.status:<10} {revision.key}  registered {entry.registered_at}"
+            f"  {revision.size} bytes  sha256 {revision.sha256[:16]}{options}"
+        )
+        for outcome in entry.outcomes:
+            chunks = "" if outcome.chunk_count is None else f"  {outcome.chunk_count} chunks"
+            code = (
+                f"  {outcome.code}: {one_line(outcome.message or '', 200)}" if outcome.code else ""
+            )
+            print(
+                f"  {outcome.recorded_at}  {outcome.status:<10}"
+                f"  run {outcome.run_id or '-'}{chunks}{code}"
+            )
     return 0
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
 import duckdb
@@ -24,10 +23,11 @@ from loom_dagster import catalog
 from loom_dagster.chunking import Chunk, chunk_artifact
 from loom_dagster.contract.artifact import Artifact, Locator
 from loom_dagster.contract.validate import parse_artifact
+from loom_dagster.display import printable
 from loom_dagster.errors import ExtractionFailed, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
-from loom_dagster.sources import Revision, ScanResult, Source, scan
+from loom_dagster.sources import Revision, ScanResult, Source, open_checked, read_all, scan
 
 EXTRACTION = "extraction.json"
 CHUNKS = "chunks.parquet"
@@ -36,7 +36,14 @@ CHUNKS = "chunks.parquet"
 class Extractor(Protocol):
     """What the pipeline needs of an extractor client (resources/extractor.py has the real one)."""
 
-    def extract(self, data: bytes, *, name: str) -> Artifact: ...
+    def extract(
+        self,
+        data: bytes,
+        *,
+        name: str,
+        declared_format: str | None = None,
+        options: Mapping[str, str] | None = None,
+    ) -> Artifact: ...
 
 
 @dataclass(frozen=True)
@@ -59,14 +66,19 @@ class Extraction:
 
 
 def store_original(store: ObjectStore, root: str, revision: Revision) -> None:
-    """Keep the file's bytes verbatim, addressed by their SHA-256, before anything parses them."""
-    try:
-        data = (Path(root) / revision.path).read_bytes()
-    except FileNotFoundError:
-        raise SourceError(f"{revision.path} is gone from {root}", code="source_gone") from None
-    if len(data) != revision.size or hashlib.sha256(data).hexdigest() != revision.sha256:
+    """Keep the file's bytes verbatim, addressed by their SHA-256, before anything parses them.
+
+    One open (`open_checked`: no symlink followed, the device, inode and size the scan saw)
+    and the bytes read, hashed and stored from that descriptor. The mtime is not compared: a
+    touch with the same bytes is the same revision, and any other change fails the hash.
+    """
+    with open_checked(
+        root, revision.path, device=revision.device, inode=revision.inode, size=revision.size
+    ) as fd:
+        data = read_all(fd, revision.size)
+    if hashlib.sha256(data).hexdigest() != revision.sha256:
         raise SourceError(
-            f"{revision.path} changed after it was registered; the next scan registers it again",
+            f"{printable(revision.path)} changed after it was registered; the next scan registers it again",
             code="source_changed",
         )
     store.put_original(data)
@@ -91,8 +103,11 @@ def extract(
 ) -> Extraction:
     """Send the original to its extractor. A refusal is an outcome; unavailability raises."""
     data = store.get_original(revision.sha256)
+    declared_format, options = revision.extraction_options()
     try:
-        artifact = client.extract(data, name=revision.path)
+        artifact = client.extract(
+            data, name=revision.path, declared_format=declared_format, options=options
+        )
     except ExtractionFailed as refusal:
         return refuse(store, revision, refusal.code, refusal.message, run_id=run_id)
     sha = store.put_artifact(artifact.canonical_bytes())
@@ -270,5 +285,10 @@ def sync_source(
         resume_after=resume_after,
     )
     catalog.register_revisions(con, result.new)
+    # A revision refused because its file was rewritten (same bytes, another inode) runs again.
+    again = set(catalog.refresh_identity(con, result.moved))
     retire(con, index, source.name, result.deleted)
+    catalog.mark_synced(con, source.name)
+    if again:
+        result = replace(result, new=result.new + tuple(r for r in result.moved if r.key in again))
     return result

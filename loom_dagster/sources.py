@@ -1,22 +1,34 @@
 """Registered folders: what files they hold, which changed, and the revision keys they get.
 
-A revision key is `<document id>@<first 16 hex of the sha256>`, made only of
-`[A-Za-z0-9._~@-]` so the Dagster UI can select and backfill it. The document id is a readable
-slug of the file name and a hash of (source, path), so two files called README.md differ.
+A revision key is `<document id>@<first 16 hex of the sha256>`, followed by `~<10 hex>` when
+extraction options apply to the file (see `revision_key`), made only of `[A-Za-z0-9._~@-]` so the
+Dagster UI can select and backfill it. The document id is a readable slug of the file name and a
+hash of (source, path), so two files called README.md differ.
+
+Anyone who can write into a watched folder can swap a file for a symlink between the scan and
+the read. Every read of a file therefore goes through `open_checked`: each component is opened
+from the root's descriptor without following symlinks, and the descriptor's device, inode, size
+(and mtime where known) must be what the scan saw; the bytes are hashed and stored from it.
 """
 
 from __future__ import annotations
 
+import codecs
+import errno
 import fnmatch
 import hashlib
+import json
 import os
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
+from loom_dagster.contract.formats import FORMATS
+from loom_dagster.display import bounded, printable
 from loom_dagster.errors import SourceError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -24,11 +36,36 @@ KEY_PATTERN = re.compile(r"^[A-Za-z0-9._~@-]+$")
 HASH_CHUNK = 1 << 20
 
 
+# The extraction options a source may set per glob: contract 001's query options, and the
+# declared format (sent as the `format` parameter, in place of routing by the file's extension).
+OPTION_NAMES = ("encoding", "sql_dialect", "format")
+# sqlglot's dialect names (sqlglot.dialects.DIALECT_MODULE_NAMES); loom_dagster never imports
+# a parser library, so a test keeps this list equal to the installed sqlglot's.
+SQL_DIALECTS = frozenset(
+    "athena bigquery clickhouse databricks dax doris dremio drill druid duckdb dune exasol "
+    "fabric hive materialize mysql oracle postgres presto prql redshift risingwave singlestore "
+    "snowflake solr spark spark2 sqlite starrocks tableau teradata trino tsql".split()
+)
+
+
+@dataclass(frozen=True)
+class OptionRule:
+    """An extraction option for the files matching `glob`: `legacy/*.txt:encoding=latin-1`."""
+
+    glob: str
+    name: str
+    value: str
+
+    def spec(self) -> str:
+        return f"{self.glob}:{self.name}={self.value}"
+
+
 @dataclass(frozen=True)
 class Source:
     name: str
     root: str
     include: tuple[str, ...] = ("**/*",)
+    options: tuple[OptionRule, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -38,6 +75,9 @@ class FileState:
     size: int
     mtime_ns: int
     sha256: str
+    device: int = 0
+    inode: int = 0
+    options: str = "{}"  # the options its revision was extracted with, as `options_json`
 
 
 @dataclass(frozen=True)
@@ -49,6 +89,24 @@ class Revision:
     size: int
     mtime_ns: int
     sha256: str
+    # The file as the scan saw it: a read must find this very file (0: not recorded).
+    device: int = 0
+    inode: int = 0
+    options: str = "{}"  # `options_json` of the extraction options that apply to the path
+
+    def extraction_options(self) -> tuple[str | None, dict[str, str]]:
+        """(declared format or None, the contract's query options) for the extractor."""
+        options = dict(json.loads(self.options))
+        return options.pop("format", None), options
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A file the scan will not register, with a code: `invalid_name`, `source_changed`."""
+
+    path: str  # a name that is not UTF-8 holds its bytes as surrogates: show it with printable()
+    code: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -58,6 +116,10 @@ class ScanResult:
     deleted: tuple[str, ...]
     unsettled: tuple[str, ...]
     resume_after: str | None  # set when the per-tick cap stopped the scan early
+    refused: tuple[Refusal, ...] = ()
+    # Same bytes and options, but another inode (rewritten, copied over): its registered
+    # revision takes the new identity, so reading it is not refused as changed.
+    moved: tuple[Revision, ...] = field(default=())
 
 
 def source_name_for(folder: Path) -> str:
@@ -84,24 +146,178 @@ def posixpath_name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def revision_key(source: str, path: str, sha256: str) -> str:
+def revision_key(source: str, path: str, sha256: str, options: str = "{}") -> str:
+    """`<document id>@<16 hex of the sha256>`, then `~<10 hex of the options>` if any apply.
+
+    The options are part of the key because a revision is what was extracted: the same bytes
+    read with another encoding or as another format are another artifact, so a change of
+    the options that apply to a file makes a new revision (and a new partition) of it, and a
+    file no option applies to keeps the key it always had.
+    """
     key = f"{document_id(source, path)}@{sha256[:16]}"
+    if options != "{}":
+        key += "~" + hashlib.sha256(options.encode()).hexdigest()[:10]
     assert KEY_PATTERN.match(key), key
     return key
 
 
-def sha256_of_file(path: Path) -> str:
+# Extraction options ---------------------------------------------------------------------------
+
+
+def parse_option(spec: str) -> OptionRule:
+    """`[GLOB:]NAME=VALUE` as a rule; no glob means every file. Raises invalid_option."""
+    target, equals, value = spec.partition("=")
+    glob, colon, name = target.rpartition(":")
+    if not equals or not name:
+        raise SourceError(
+            f"option {_shown(spec)} is not [GLOB:]NAME=VALUE (e.g. 'legacy/*.txt:encoding=latin-1')",
+            code="invalid_option",
+        )
+    return check_option(OptionRule(glob if colon else "**/*", name.strip(), value.strip()))
+
+
+def check_option(rule: OptionRule) -> OptionRule:
+    """The rule, if the contract defines its option and takes its value; else invalid_option."""
+    name, value = rule.name, rule.value
+    if not rule.glob:
+        raise SourceError(f"option {_shown(rule.spec())} has an empty glob", code="invalid_option")
+    if name == "encoding":
+        try:
+            # A bytes-to-bytes codec (base64, zlib) or `undefined` decodes no text.
+            b"a".decode(codecs.lookup(value).name, "ignore")
+        except (LookupError, UnicodeError):
+            raise SourceError(
+                f"encoding {_shown(value)} is not a known text codec", code="invalid_option"
+            ) from None
+    elif name == "sql_dialect":
+        if value not in SQL_DIALECTS:
+            raise SourceError(
+                f"sql_dialect {_shown(value)} is not a dialect (one of {', '.join(sorted(SQL_DIALECTS))})",
+                code="invalid_option",
+            )
+    elif name == "format":
+        if value not in FORMATS:
+            raise SourceError(
+                f"format {_shown(value)} is not one of {', '.join(FORMATS)}", code="invalid_option"
+            )
+    else:
+        raise SourceError(
+            f"unknown option {_shown(name)} (options: {', '.join(OPTION_NAMES)})",
+            code="invalid_option",
+        )
+    return rule
+
+
+def _shown(text: str) -> str:
+    # The user's own input, quoted, with controls escaped and a long value cut.
+    return bounded(repr(text), 80)
+
+
+def options_json(source: Source, relative: str) -> str:
+    """The options that apply to `relative`, as canonical JSON: a later rule wins over an earlier."""
+    chosen: dict[str, str] = {}
+    for rule in source.options:
+        if _included(relative, (rule.glob,)):
+            chosen[rule.name] = rule.value
+    return json.dumps(chosen, sort_keys=True, separators=(",", ":"))
+
+
+# Reading a file of a watched folder -----------------------------------------------------------
+
+
+def _changed(relative: str, why: str) -> SourceError:
+    return SourceError(
+        f"{printable(relative)} changed since it was scanned ({why}); the next scan registers it again",
+        code="source_changed",
+    )
+
+
+@contextmanager
+def open_checked(
+    root: str,
+    relative: str,
+    *,
+    device: int,
+    inode: int,
+    size: int,
+    mtime_ns: int | None = None,
+) -> Iterator[int]:
+    """A descriptor of `root/relative` that is the file the scan saw, or SourceError.
+
+    Each directory is opened from its parent's descriptor with O_NOFOLLOW|O_DIRECTORY and the
+    file with O_NOFOLLOW, so no symlink, in the name or in a parent swapped since the scan, is
+    followed; the descriptor must be a regular file with the scan's device, inode and size
+    (and mtime, when given). `source_gone` when the path no longer exists, else
+    `source_changed`. A device or inode of 0 is not compared (a record from before both were kept).
+    """
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise _changed(relative, "not a plain relative path")
+    nofollow = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    opened: list[int] = []
+    try:
+        try:
+            opened.append(os.open(root, nofollow | os.O_DIRECTORY))
+            for part in parts[:-1]:
+                opened.append(os.open(part, nofollow | os.O_DIRECTORY, dir_fd=opened[-1]))
+            # O_NONBLOCK: a FIFO swapped in must not hang the open; a regular file ignores it.
+            fd = os.open(parts[-1], nofollow | os.O_NONBLOCK, dir_fd=opened[-1])
+        except FileNotFoundError:
+            raise SourceError(
+                f"{printable(relative)} is gone from {printable(root)}", code="source_gone"
+            ) from None
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise _changed(relative, "a symlink is in its path") from None
+            raise SourceError(f"cannot open {printable(relative)}: {error.strerror}") from None
+        opened.append(fd)
+        stat = os.fstat(fd)
+        if not S_ISREG(stat.st_mode):
+            raise _changed(relative, "not a regular file")
+        if (device and stat.st_dev != device) or (inode and stat.st_ino != inode):
+            raise _changed(relative, "another file is at its path")
+        if stat.st_size != size:
+            raise _changed(relative, f"{stat.st_size} bytes, not {size}")
+        if mtime_ns is not None and stat.st_mtime_ns != mtime_ns:
+            raise _changed(relative, "modified")
+        yield fd
+    finally:
+        for descriptor in reversed(opened):
+            os.close(descriptor)
+
+
+def read_all(fd: int, size: int) -> bytes:
+    """The file's bytes from its descriptor; more or fewer than `size` is `source_changed`."""
+    blocks: list[bytes] = []
+    remaining = size + 1  # one byte more tells a file that grew
+    while remaining > 0 and (block := os.read(fd, min(HASH_CHUNK, remaining))):
+        blocks.append(block)
+        remaining -= len(block)
+    data = b"".join(blocks)
+    if len(data) != size:
+        raise SourceError(
+            f"the file is {len(data)} bytes now, not {size}; the next scan registers it again",
+            code="source_changed",
+        )
+    return data
+
+
+def sha256_of_fd(fd: int) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(HASH_CHUNK):
-            digest.update(block)
+    while block := os.read(fd, HASH_CHUNK):
+        digest.update(block)
     return digest.hexdigest()
 
 
-def iter_files(source: Source) -> Iterator[tuple[str, os.stat_result]]:
-    """Every regular file under the root matching an include glob, in path order.
+# Scanning --------------------------------------------------------------------------------------
 
-    Path order (not the walk's order) is what lets a capped scan resume after a path.
+
+def walk(source: Source) -> tuple[list[tuple[str, os.stat_result]], list[Refusal]]:
+    """Every regular file under the root matching an include glob, in path order, and refusals.
+
+    Path order (not the walk's order) is what lets a capped scan resume after a path. A name
+    that is not UTF-8 is refused (`invalid_name`) on its own: nothing downstream can key,
+    store or show it, and it must not stop its neighbours.
     """
     root = Path(source.root)
     if not root.is_dir():
@@ -109,6 +325,7 @@ def iter_files(source: Source) -> Iterator[tuple[str, os.stat_result]]:
             f"folder {source.root} does not exist or is not a folder", code="missing_folder"
         )
     found: list[tuple[str, os.stat_result]] = []
+    refused: list[Refusal] = []
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = [d for d in subdirs if not d.startswith(".")]
         for name in files:
@@ -117,13 +334,26 @@ def iter_files(source: Source) -> Iterator[tuple[str, os.stat_result]]:
             if name.startswith(".") or not _included(relative, source.include):
                 continue
             try:
+                relative.encode("utf-8")
+            except UnicodeEncodeError:
+                refused.append(
+                    Refusal(relative, "invalid_name", "the file's name is not UTF-8; rename it")
+                )
+                continue
+            try:
                 stat = full.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
             if S_ISREG(stat.st_mode):  # not a link, a device or a folder
                 found.append((relative, stat))
     found.sort(key=lambda item: item[0])
-    yield from found
+    refused.sort(key=lambda item: item.path)
+    return found, refused
+
+
+def iter_files(source: Source) -> Iterator[tuple[str, os.stat_result]]:
+    """Every regular file `walk` finds, in path order (names that are not UTF-8 left out)."""
+    yield from walk(source)[0]
 
 
 def _included(relative: str, globs: Sequence[str]) -> bool:
@@ -147,44 +377,85 @@ def scan(
     `known` is the latest registered state per path. A file modified within `settle_s` is
     left for a later scan (it may be half-written). With `max_hashed`, the scan stops after
     hashing that many files and says where to resume; deletions are reported only by a scan
-    that reached the end, since an early stop has not seen every path.
+    that reached the end, since an early stop has not seen every path. A file whose options
+    changed is a new revision with the bytes it had. A file swapped (for a symlink, another
+    file) between its stat and its hash is refused for this scan, not registered.
     """
     now = time.time() if now is None else now
     new: list[Revision] = []
+    moved: list[Revision] = []
     unchanged: list[str] = []
     unsettled: list[str] = []
-    seen: set[str] = set()
+    files, refused = walk(source)
+    seen: set[str] = {path for path, _ in files} | {r.path for r in refused}
+    refused = [r for r in refused if resume_after is None or r.path > resume_after]
     hashed = 0
     last_done = resume_after
-    for relative, stat in iter_files(source):
-        seen.add(relative)
+
+    def done(resume: str | None, deleted: tuple[str, ...]) -> ScanResult:
+        return ScanResult(
+            tuple(new),
+            tuple(unchanged),
+            deleted,
+            tuple(unsettled),
+            resume,
+            tuple(r for r in refused if resume is None or r.path <= resume),
+            tuple(moved),
+        )
+
+    for relative, stat in files:
         if resume_after is not None and relative <= resume_after:
             continue
         if max_hashed is not None and hashed >= max_hashed:
-            return ScanResult(tuple(new), tuple(unchanged), (), tuple(unsettled), last_done)
+            return done(last_done, ())
         last_done = relative
         previous = known.get(relative)
-        if previous and previous.size == stat.st_size and previous.mtime_ns == stat.st_mtime_ns:
+        options = options_json(source, relative)
+        same_file = previous is not None and (
+            previous.size == stat.st_size
+            and previous.mtime_ns == stat.st_mtime_ns
+            and previous.inode in (0, stat.st_ino)
+            and previous.device in (0, stat.st_dev)
+        )
+        if previous and same_file and previous.options == options:
             unchanged.append(relative)
             continue
         if now - stat.st_mtime_ns / 1e9 < settle_s:
             unsettled.append(relative)
             continue
-        sha = sha256_of_file(Path(source.root) / relative)
-        hashed += 1
-        if previous and previous.sha256 == sha:
-            unchanged.append(relative)
-            continue
-        new.append(
-            Revision(
-                key=revision_key(source.name, relative, sha),
-                document_id=document_id(source.name, relative),
-                source=source.name,
-                path=relative,
+        try:
+            with open_checked(
+                source.root,
+                relative,
+                device=stat.st_dev,
+                inode=stat.st_ino,
                 size=stat.st_size,
                 mtime_ns=stat.st_mtime_ns,
-                sha256=sha,
-            )
+            ) as fd:
+                sha = sha256_of_fd(fd)
+        except SourceError as error:
+            if error.code == "source_gone":
+                seen.discard(relative)
+                continue
+            refused.append(Refusal(relative, error.code, error.message))
+            continue
+        hashed += 1
+        revision = Revision(
+            key=revision_key(source.name, relative, sha, options),
+            document_id=document_id(source.name, relative),
+            source=source.name,
+            path=relative,
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            sha256=sha,
+            device=stat.st_dev,
+            inode=stat.st_ino,
+            options=options,
         )
-    deleted = tuple(sorted(set(known) - seen))
-    return ScanResult(tuple(new), tuple(unchanged), deleted, tuple(unsettled), None)
+        if previous and previous.sha256 == sha and previous.options == options:
+            unchanged.append(relative)
+            moved.append(revision)
+            continue
+        new.append(revision)
+    refused.sort(key=lambda r: r.path)
+    return done(None, tuple(sorted(set(known) - seen)))

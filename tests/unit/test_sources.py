@@ -8,12 +8,21 @@ from pathlib import Path
 
 import pytest
 
+from loom_dagster import sources
+from loom_dagster.display import printable
 from loom_dagster.errors import SourceError
 from loom_dagster.sources import (
     KEY_PATTERN,
+    SQL_DIALECTS,
     FileState,
+    Refusal,
+    Revision,
     Source,
     document_id,
+    open_checked,
+    options_json,
+    parse_option,
+    read_all,
     revision_key,
     scan,
     validate_source_name,
@@ -126,3 +135,208 @@ def test_a_source_name_outside_the_safe_characters_is_refused(name: str) -> None
     with pytest.raises(SourceError) as raised:
         validate_source_name(name)
     assert raised.value.code == "invalid_source"
+
+
+# Reading a file the scan saw, and only that file (issue 12.1) ----------------------------------
+
+
+def scan_identity(folder: Path, name: str) -> dict[str, int]:
+    stat = os.stat(folder / name, follow_symlinks=False)
+    return {"device": stat.st_dev, "inode": stat.st_ino, "size": stat.st_size}
+
+
+def read_checked(folder: Path, name: str, identity: dict[str, int]) -> bytes:
+    with open_checked(str(folder), name, **identity) as fd:
+        return read_all(fd, identity["size"])
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    path = outside / "shadow"
+    path.write_text("root:SECRET-HASH:19000\n")
+    return path
+
+
+def test_the_file_the_scan_saw_is_read(tmp_path: Path) -> None:
+    make(tmp_path / "docs", {"sub/a.txt": "hello"})
+    assert (
+        read_checked(tmp_path / "docs", "sub/a.txt", scan_identity(tmp_path / "docs", "sub/a.txt"))
+        == b"hello"
+    )
+
+
+def test_a_file_swapped_for_a_symlink_after_the_scan_is_refused(
+    tmp_path: Path, secret: Path
+) -> None:
+    folder = tmp_path / "docs"
+    make(folder, {"a.txt": "x" * len(secret.read_bytes())})
+    identity = scan_identity(folder, "a.txt")
+    (folder / "a.txt").unlink()
+    (folder / "a.txt").symlink_to(secret)
+    with pytest.raises(SourceError) as raised:
+        read_checked(folder, "a.txt", identity)
+    assert raised.value.code == "source_changed"
+    assert "a symlink is in its path" in raised.value.message
+
+
+def test_a_parent_folder_swapped_for_a_symlink_after_the_scan_is_refused(
+    tmp_path: Path, secret: Path
+) -> None:
+    folder = tmp_path / "docs"
+    make(folder, {"sub/shadow": "y" * len(secret.read_bytes())})
+    identity = scan_identity(folder, "sub/shadow")
+    (folder / "sub").rename(tmp_path / "moved")
+    (folder / "sub").symlink_to(secret.parent)
+    with pytest.raises(SourceError) as raised:
+        read_checked(folder, "sub/shadow", identity)
+    assert raised.value.code == "source_changed"
+    assert "a symlink is in its path" in raised.value.message
+
+
+def test_another_file_of_the_same_size_at_the_path_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    make(folder, {"a.txt": "first"})
+    identity = scan_identity(folder, "a.txt")
+    (folder / "new").write_text("other")
+    os.replace(folder / "new", folder / "a.txt")
+    with pytest.raises(SourceError) as raised:
+        read_checked(folder, "a.txt", identity)
+    assert raised.value.code == "source_changed"
+    assert "another file is at its path" in raised.value.message
+
+
+def test_a_file_gone_since_the_scan_is_source_gone(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    make(folder, {"a.txt": "first"})
+    identity = scan_identity(folder, "a.txt")
+    (folder / "a.txt").unlink()
+    with pytest.raises(SourceError) as raised:
+        read_checked(folder, "a.txt", identity)
+    assert raised.value.code == "source_gone"
+
+
+def test_a_file_swapped_for_a_symlink_between_stat_and_hash_is_refused_by_the_scan(
+    tmp_path: Path, secret: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "docs"
+    source = make(folder, {"a.txt": "x" * len(secret.read_bytes()), "b.txt": "b"})
+    real_walk = sources.walk
+
+    def walk_then_swap(src: Source) -> tuple[list[tuple[str, os.stat_result]], list[Refusal]]:
+        listed = real_walk(src)
+        (folder / "a.txt").unlink()
+        (folder / "a.txt").symlink_to(secret)
+        return listed
+
+    monkeypatch.setattr(sources, "walk", walk_then_swap)
+    result = scan(source, {})
+    assert [r.path for r in result.new] == ["b.txt"]
+    assert [(r.path, r.code) for r in result.refused] == [("a.txt", "source_changed")]
+
+
+# Names that are not UTF-8 (issue 12.5) ---------------------------------------------------------
+
+
+def test_a_name_that_is_not_utf8_is_refused_and_its_neighbours_are_scanned(tmp_path: Path) -> None:
+    source = make(tmp_path, {"a.txt": "a", "z.txt": "z"})
+    with open(os.path.join(os.fsencode(tmp_path), b"bad\xff.txt"), "wb") as handle:
+        handle.write(b"bad")
+    result = scan(source, {})
+    assert [r.path for r in result.new] == ["a.txt", "z.txt"]
+    [refused] = result.refused
+    assert (refused.code, printable(refused.path)) == ("invalid_name", "bad\\udcff.txt")
+
+
+# Extraction options per glob (issue 11.5) ------------------------------------------------------
+
+
+def test_an_option_applies_to_the_files_its_glob_matches_and_a_later_one_wins() -> None:
+    source = Source(
+        "docs",
+        "/nowhere",
+        options=(
+            parse_option("encoding=utf-16"),
+            parse_option("legacy/*.txt:encoding=latin-1"),
+            parse_option("data/*.dat:format=csv"),
+        ),
+    )
+    assert options_json(source, "legacy/r.txt") == '{"encoding":"latin-1"}'
+    assert options_json(source, "a.md") == '{"encoding":"utf-16"}'
+    revision = Revision(
+        "k", "d", "docs", "data/x.dat", 1, 1, "s", options=options_json(source, "data/x.dat")
+    )
+    assert revision.extraction_options() == ("csv", {"encoding": "utf-16"})
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "encoding",
+            "option 'encoding' is not [GLOB:]NAME=VALUE (e.g. 'legacy/*.txt:encoding=latin-1')",
+        ),
+        ("*.txt:colour=red", "unknown option 'colour' (options: encoding, sql_dialect, format)"),
+        ("*.txt:encoding=klingon", "encoding 'klingon' is not a known text codec"),
+        ("*.txt:encoding=base64", "encoding 'base64' is not a known text codec"),
+        ("*.sql:sql_dialect=postgres,x=1", "sql_dialect 'postgres,x=1' is not a dialect"),
+        ("*.dat:format=doc", "format 'doc' is not one of markdown, html"),
+        (":encoding=latin-1", "option ':encoding=latin-1' has an empty glob"),
+    ],
+)
+def test_a_bad_option_is_refused_with_its_reason(spec: str, message: str) -> None:
+    with pytest.raises(SourceError) as raised:
+        parse_option(spec)
+    assert raised.value.code == "invalid_option"
+    assert raised.value.message.startswith(message)
+
+
+def test_the_sql_dialects_are_sqlglots() -> None:
+    from sqlglot.dialects import DIALECT_MODULE_NAMES
+
+    assert SQL_DIALECTS == set(DIALECT_MODULE_NAMES)
+
+
+def test_options_change_the_key_and_no_options_keep_the_old_key() -> None:
+    plain = revision_key("docs", "a.txt", "ab" * 32)
+    latin = revision_key("docs", "a.txt", "ab" * 32, '{"encoding":"latin-1"}')
+    assert plain == revision_key("docs", "a.txt", "ab" * 32, "{}")
+    assert latin.startswith(plain + "~") and KEY_PATTERN.match(latin)
+
+
+def test_a_change_of_options_is_a_new_revision_of_exactly_the_files_it_applies_to(
+    tmp_path: Path,
+) -> None:
+    source = make(tmp_path, {"legacy/r.txt": "r", "a.md": "a"})
+    first = scan(source, {})
+    known = {
+        r.path: FileState(r.size, r.mtime_ns, r.sha256, r.device, r.inode, r.options)
+        for r in first.new
+    }
+    optioned = Source(
+        source.name, source.root, options=(parse_option("legacy/*:encoding=latin-1"),)
+    )
+    second = scan(optioned, known)
+    assert [r.path for r in second.new] == ["legacy/r.txt"]
+    assert second.unchanged == ("a.md",)
+    assert second.new[0].key != first.new[1].key
+
+
+def test_a_bad_option_value_is_shown_escaped_and_cut() -> None:
+    with pytest.raises(SourceError) as raised:
+        parse_option("*.txt:encoding=\x1b]0;pwned\x07" + "x" * 200)
+    assert raised.value.message.startswith("encoding '\\x1b]0;pwned\\x07xxx")
+    assert "\x1b" not in raised.value.message and len(raised.value.message) < 120
+
+
+def test_a_refusal_names_the_file_with_its_controls_escaped(tmp_path: Path, secret: Path) -> None:
+    folder = tmp_path / "docs"
+    name = "clear\x1b[2J.txt"
+    make(folder, {name: "x"})
+    identity = scan_identity(folder, name)
+    (folder / name).unlink()
+    (folder / name).symlink_to(secret)
+    with pytest.raises(SourceError) as raised:
+        read_checked(folder, name, identity)
+    assert raised.value.message.startswith("clear\\x1b[2J.txt changed since it was scanned")
