@@ -12,10 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loom_dagster import catalog, pipeline
+from loom_dagster import catalog, pipeline, runs
 from loom_dagster.errors import SourceError
+from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings, configured_or_local
 from loom_dagster.resources.storage import CatalogResource
+from loom_dagster.retries import RetrySettings
 from loom_dagster.search.lexical import Hit, LexicalIndex
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import Source, source_name_for, validate_source_name
@@ -86,16 +88,42 @@ def ingest_folder(
     include: Sequence[str] = ("**/*",),
     progress: Progress = lambda _: None,
 ) -> IngestReport:
-    """Register `folder`, then extract, chunk and publish every new revision through Dagster."""
-    from dagster import DagsterInstance
+    """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
+    One ingest of a source runs at a time (a second waits, then finds nothing left to do);
+    runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
+    runs.Interrupted, its run canceled and its slots freed.
+    """
     settings = LoomSettings.from_env()
     ExtractorSettings.from_env(os.environ)  # a bad setting stops here, before any work
+    RetrySettings.from_env(os.environ)
     prepare_environment(settings)
+    source_name = validate_source_name(name or source_name_for(folder.resolve()))
+    with runs.stopped_by_signals(), runs.ingest_lock(settings.home, source_name, progress):
+        return _ingest(settings, folder, source_name, include, progress)
+
+
+def _ingest(
+    settings: LoomSettings,
+    folder: Path,
+    name: str,
+    include: Sequence[str],
+    progress: Progress,
+) -> IngestReport:
+    from dagster import DagsterInstance
+
+    instance = DagsterInstance.get()
+    reaped = runs.reap_dead_runs(instance)
+    if reaped:
+        progress(f"marked {len(reaped)} run(s) of a process that is gone as failed, slots freed")
     source = register_source(settings, folder, name=name, include=include)
     index = LexicalIndex(settings.search_dir)
     catalog_db = CatalogResource(database=str(settings.catalog_path))
     with catalog_db.connect() as con:
+        # What a crash between the catalog's commit and the index's left unsearchable.
+        repaired = pipeline.reconcile(con, index, ObjectStore(settings.object_store_url))
+        if repaired:
+            progress(f"search index repaired for {len(repaired)} document(s)")
         scan = pipeline.sync_source(con, index, source)
         # Revisions an earlier run registered but never finished are taken up again.
         todo = catalog.pending_revisions(con, source.name)
@@ -108,9 +136,10 @@ def ingest_folder(
         f"unchanged, {len(scan.deleted)} deleted"
     )
     if keys:
-        materialize_in_batches(DagsterInstance.get(), keys, settings.batch_size, progress)
+        materialize_in_batches(instance, keys, settings.batch_size, progress)
     with catalog_db.connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
+        searchable = catalog.searchable(con, keys)
     for revision in todo:
         outcome = outcomes.get(revision.key)
         if outcome is None:
@@ -126,6 +155,16 @@ def ingest_folder(
             report.outcomes.append(
                 FileOutcome(
                     "refused", revision.path, revision.key, f"{outcome.code}: {outcome.message}"
+                )
+            )
+        elif outcome.status == catalog.PUBLISHED and revision.key not in searchable:
+            # The identity counts what search can find, not what the catalog says.
+            report.outcomes.append(
+                FileOutcome(
+                    "failed",
+                    revision.path,
+                    revision.key,
+                    "published in the catalog but not yet in search: the next ingest repairs it",
                 )
             )
         else:
@@ -145,7 +184,11 @@ def ingest_folder(
 def materialize_in_batches(
     instance: object, keys: Sequence[str], batch_size: int, progress: Progress = lambda _: None
 ) -> None:
-    """Run the ingest job over `keys`, a run per batch of neighbouring partitions."""
+    """Run the ingest job over `keys`, a run per batch of neighbouring partitions.
+
+    Each run is tagged with this process's identity, so a later ingest can tell the run was
+    orphaned if this process dies; SIGINT/SIGTERM (runs.Interrupted) cancels the current run.
+    """
     from dagster import DagsterInstance
     from dagster._core.storage.tags import (
         ASSET_PARTITION_RANGE_END_TAG,
@@ -161,20 +204,31 @@ def materialize_in_batches(
     instance.add_dynamic_partitions(PARTITIONS_NAME, sorted(set(keys) - set(existing)))
     job = build_definitions(LoomSettings.from_env()).resolve_job_def(INGEST_JOB)
     batches = contiguous_batches(instance.get_dynamic_partitions(PARTITIONS_NAME), keys, batch_size)
-    for number, batch in enumerate(batches, start=1):
-        progress(f"run {number}/{len(batches)}: {len(batch)} revisions")
-        result = job.execute_in_process(
-            instance=instance,
-            raise_on_error=False,
-            # The command prints a line per outcome; the run's own log is in the UI.
-            run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
-            tags={
-                ASSET_PARTITION_RANGE_START_TAG: batch[0],
-                ASSET_PARTITION_RANGE_END_TAG: batch[-1],
-            },
-        )
-        if not result.success:
-            progress(f"run {number}/{len(batches)} failed: {result.run_id} (see the Dagster UI)")
+    identity = runs.this_process()
+
+    def run_all() -> None:
+        for number, batch in enumerate(batches, start=1):
+            progress(f"run {number}/{len(batches)}: {len(batch)} revisions")
+            result = job.execute_in_process(
+                instance=instance,
+                raise_on_error=False,
+                # The command prints a line per outcome; the run's own log is in the UI.
+                run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
+                tags={
+                    ASSET_PARTITION_RANGE_START_TAG: batch[0],
+                    ASSET_PARTITION_RANGE_END_TAG: batch[-1],
+                    runs.PROCESS_TAG: identity.tag(),
+                },
+            )
+            if not result.success:
+                progress(
+                    f"run {number}/{len(batches)} failed: {result.run_id} (see the Dagster UI)"
+                )
+
+    def on_stop(interrupted: runs.Interrupted) -> None:
+        runs.end_own_runs(instance, identity, f"loom ingest was {interrupted.message}")
+
+    runs.run_stoppably(run_all, on_stop)
 
 
 def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -> list[list[str]]:

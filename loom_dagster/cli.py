@@ -100,10 +100,15 @@ def _progress(line: str) -> None:
 
 def _ingest(args: argparse.Namespace) -> int:
     from loom_dagster.api import ingest_folder
+    from loom_dagster.runs import Interrupted
 
-    report = ingest_folder(
-        args.folder, name=args.name, include=args.include or ("**/*",), progress=_progress
-    )
+    try:
+        report = ingest_folder(
+            args.folder, name=args.name, include=args.include or ("**/*",), progress=_progress
+        )
+    except Interrupted as stopped:
+        print(f"loom: {stopped}", file=sys.stderr)
+        return stopped.exit_status
     for outcome in report.outcomes:
         where = f"  {outcome.revision}" if outcome.revision else ""
         detail = f"  {outcome.detail}" if outcome.detail else ""
