@@ -125,7 +125,10 @@ def extract(
     )
 
 
-Mapper = Callable[[Callable[[Revision], "Extraction | LoomError"], Sequence[Revision]], Iterable["Extraction | LoomError"]]
+Mapper = Callable[
+    [Callable[[Revision], "Extraction | LoomError"], Sequence[Revision]],
+    Iterable["Extraction | LoomError"],
+]
 
 
 @dataclass(frozen=True)
@@ -281,9 +284,7 @@ def reconcile(
             continue
         revision = catalog.get_revision(con, key)
         live[document] = [
-            IndexedChunk.of(
-                c, document_id=document, source=revision.source, path=revision.path
-            )
+            IndexedChunk.of(c, document_id=document, source=revision.source, path=revision.path)
             for c in read_chunks(store, key)
         ]
     index.publish_many(live)

@@ -271,4 +271,6 @@ def run_stoppably(work: Callable[[], T], on_stop: Callable[[Interrupted], None])
 def _raise_in(thread: threading.Thread, error: type[BaseException]) -> None:
     if thread.ident is None or not thread.is_alive():
         return
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(error))
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread.ident), ctypes.py_object(error)
+    )

@@ -601,9 +601,7 @@ class ExtractorClient:
             if self.limits is not None:
                 timeout_s = self.limits.extract_deadline_s(timeout_s)
             deadline = time.monotonic() + timeout_s
-            call = self._exchange(
-                "POST", url, "/v1/extract", deadline, params=params, content=data
-            )
+            call = self._exchange("POST", url, "/v1/extract", deadline, params=params, content=data)
             with call as answer:
                 return self._artifact_from(answer, fmt=fmt, original_size=len(data))
 
