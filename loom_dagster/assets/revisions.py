@@ -241,6 +241,7 @@ def published(
     search_index: SearchIndexResource,
 ) -> MaterializeResult:
     object_store, index = store.get(), search_index.get()
+    hold.reached("slot")  # the pool's slot held, the catalog not yet open
     with retried_only_when_retryable(context.retry_number):
         batch = [revision for revision, _ in registered(context, catalog_db)]
         with catalog_db.connect() as con:

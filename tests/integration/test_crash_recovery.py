@@ -128,9 +128,9 @@ def test_sigterm_ends_an_ingest_waiting_for_the_catalog_pool(
 ) -> None:
     holds = tmp_path / "holds"
     holds.mkdir()
-    holder = loom("ingest", str(make_folder(tmp_path / "one")), hold_at="published", holds=holds)
+    holder = loom("ingest", str(make_folder(tmp_path / "one")), hold_at="slot", holds=holds)
     try:
-        wait_until(holds / "published.reached", holder)
+        wait_until(holds / "slot.reached", holder)
         waiting = loom("ingest", str(make_folder(tmp_path / "two", {"other.md": "dugong"})))
         wait_until(lambda: pool_info().pending_step_count == 1, waiting)  # type: ignore[attr-defined]
 
