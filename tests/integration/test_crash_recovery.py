@@ -19,10 +19,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, DagsterRunStatus
+from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
+from dagster._utils.concurrency import ConcurrencyKeyInfo
 
 from loom_dagster import api, catalog, hold
 from loom_dagster.resources.storage import CatalogResource
@@ -58,22 +60,25 @@ def loom(
     )
 
 
-def wait_until(done: object, process: subprocess.Popen[str], timeout_s: float = 180.0) -> None:
+def wait_until(
+    done: Path | Callable[[], bool], process: subprocess.Popen[str], timeout_s: float = 180.0
+) -> None:
     deadline = time.monotonic() + timeout_s
-    while not (done() if callable(done) else Path(str(done)).exists()):
+    while not (done.exists() if isinstance(done, Path) else done()):
         if process.poll() is not None:
+            assert process.stderr is not None
             raise AssertionError(
                 f"loom ended first ({process.returncode}): {process.stderr.read()}"
-            )  # type: ignore[union-attr]
+            )
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.05)
 
 
-def pool_info() -> object:
+def pool_info() -> ConcurrencyKeyInfo:
     return DagsterInstance.get().event_log_storage.get_concurrency_info(POOL)
 
 
-def runs_of(pid: int) -> list[object]:
+def runs_of(pid: int) -> list[DagsterRun]:
     return [
         run
         for run in DagsterInstance.get().get_runs()
@@ -104,10 +109,10 @@ def test_an_ingest_killed_at_any_step_is_finished_by_the_next_with_every_file_se
     first.kill()
     first.wait()
     [killed] = runs_of(first.pid)
-    assert killed.status == DagsterRunStatus.STARTED  # type: ignore[attr-defined]
+    assert killed.status == DagsterRunStatus.STARTED
     if point in ("published", "index"):
         # The dead run still holds the catalog's one slot: without reaping, the next waits for ever.
-        assert pool_info().active_run_ids == {killed.run_id}  # type: ignore[attr-defined]
+        assert pool_info().active_run_ids == {killed.run_id}
 
     second = loom("ingest", str(folder))
     out, err = second.communicate(timeout=300)
@@ -117,9 +122,9 @@ def test_an_ingest_killed_at_any_step_is_finished_by_the_next_with_every_file_se
     identity = re.fullmatch(r"files 3 = published (\d) \+ refused 0 \+ unchanged (\d)", last)
     assert identity and int(identity[1]) + int(identity[2]) == 3, out
     assert_every_file_searchable_once()
-    run = DagsterInstance.get().get_run_by_id(killed.run_id)  # type: ignore[attr-defined]
+    run = DagsterInstance.get().get_run_by_id(killed.run_id)
     assert run is not None and run.status == DagsterRunStatus.FAILURE
-    assert pool_info().active_run_ids == set()  # type: ignore[attr-defined]
+    assert pool_info().active_run_ids == set()
 
 
 @pytest.mark.slow
@@ -132,7 +137,7 @@ def test_sigterm_ends_an_ingest_waiting_for_the_catalog_pool(
     try:
         wait_until(holds / "slot.reached", holder)
         waiting = loom("ingest", str(make_folder(tmp_path / "two", {"other.md": "dugong"})))
-        wait_until(lambda: pool_info().pending_step_count == 1, waiting)  # type: ignore[attr-defined]
+        wait_until(lambda: pool_info().pending_step_count == 1, waiting)
 
         waiting.send_signal(signal.SIGTERM)
         out, err = waiting.communicate(timeout=60)
@@ -141,9 +146,9 @@ def test_sigterm_ends_an_ingest_waiting_for_the_catalog_pool(
         assert err.strip().splitlines()[-1] == "loom: interrupted: stopped by SIGTERM"
         assert "Traceback" not in err
         [run] = runs_of(waiting.pid)
-        assert run.status in (DagsterRunStatus.CANCELED, DagsterRunStatus.FAILURE)  # type: ignore[attr-defined]
+        assert run.status in (DagsterRunStatus.CANCELED, DagsterRunStatus.FAILURE)
         info = pool_info()
-        assert run.run_id not in info.pending_run_ids | info.active_run_ids  # type: ignore[attr-defined]
+        assert run.run_id not in info.pending_run_ids | info.active_run_ids
     finally:
         holder.kill()
         holder.wait()
@@ -162,7 +167,8 @@ def test_a_second_ingest_of_one_folder_waits_for_the_first_then_finds_nothing_to
     said: list[str] = []
 
     def second_says_it_waits() -> bool:
-        said.append(second.stderr.readline())  # type: ignore[union-attr]
+        assert second.stderr is not None
+        said.append(second.stderr.readline())
         return said[-1].startswith("waiting for another ingest of docs (pid ")
 
     wait_until(second_says_it_waits, second)

@@ -287,7 +287,8 @@ def test_the_client_keeps_no_more_extractions_in_flight_than_the_service_has_slo
     # A service with one slot queues a second request, and the queue's wait would count against
     # that file's deadline: the client sends the next only when the one before has ended.
     busy_s = 0.5
-    with Arrivals(busy_s) as service:
+    service = Arrivals(busy_s)
+    with service:
         settings = ExtractorSettings(default_url=service.url, token="a-token-for-the-fake")
         limits = ServiceLimits(time_limit_s=busy_s, slots=1)
         with ExtractorClient(settings, limits=limits) as client, ThreadPoolExecutor(3) as pool:
