@@ -91,6 +91,9 @@ class ProcessIdentity:
             return None
         if self.boot != _boot_id():
             return True
+        if not self.started or not Path("/proc").is_dir():
+            # No start times on this machine: a live pid is taken as the same process.
+            return not _pid_exists(self.pid)
         return ProcessIdentity.of(self.pid) != self
 
 
@@ -108,6 +111,16 @@ def _start_ticks(pid: int) -> str | None:
     # The command name (field 2) is in parentheses and may hold spaces: split after it.
     fields = stat[stat.rfind(")") + 2 :].split()
     return fields[19] if len(fields) > 19 else None
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _boot_id() -> str:
