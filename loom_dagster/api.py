@@ -15,7 +15,12 @@ from pathlib import Path
 from loom_dagster import catalog, pipeline, runs
 from loom_dagster.errors import SourceError
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings, configured_or_local
+from loom_dagster.resources.extractor import (
+    ExtractorClient,
+    ExtractorSettings,
+    ServiceLimits,
+    configured_or_local,
+)
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.retries import RetrySettings
 from loom_dagster.search.lexical import Hit, LexicalIndex
@@ -97,6 +102,7 @@ def ingest_folder(
     settings = LoomSettings.from_env()
     ExtractorSettings.from_env(os.environ)  # a bad setting stops here, before any work
     RetrySettings.from_env(os.environ)
+    ServiceLimits.from_env(os.environ)
     prepare_environment(settings)
     source_name = validate_source_name(name or source_name_for(folder.resolve()))
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, source_name, progress):
