@@ -14,12 +14,18 @@ from pathlib import Path
 
 import duckdb
 
-from loom_dagster import catalog, lifecycle, pipeline
+from loom_dagster import catalog, lifecycle, pipeline, runs
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings, configured_or_local
+from loom_dagster.resources.extractor import (
+    ExtractorClient,
+    ExtractorSettings,
+    ServiceLimits,
+    configured_or_local,
+)
 from loom_dagster.resources.storage import CatalogResource
+from loom_dagster.retries import RetrySettings
 from loom_dagster.search.lexical import Hit, LexicalIndex
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
@@ -170,13 +176,38 @@ def ingest_folder(
     replace: bool = False,
     progress: Progress = lambda _: None,
 ) -> IngestReport:
-    """Register `folder`, then extract, chunk and publish every new revision through Dagster."""
-    from dagster import DagsterInstance
+    """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
+    One ingest of a source runs at a time (a second waits, then finds nothing left to do);
+    runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
+    runs.Interrupted, its run canceled and its slots freed.
+    """
     settings = LoomSettings.from_env()
     ExtractorSettings.from_env(os.environ)  # a bad setting stops here, before any work
     lifecycle.Retention.from_env()
+    RetrySettings.from_env(os.environ)
+    ServiceLimits.from_env(os.environ)
     prepare_environment(settings)
+    # Locked by folder, not by name: the name is settled by the registration, inside the lock.
+    with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
+        return _ingest(settings, folder, name, include, options, replace, progress)
+
+
+def _ingest(
+    settings: LoomSettings,
+    folder: Path,
+    name: str | None,
+    include: Sequence[str],
+    options: Sequence[OptionRule] | None,
+    replace: bool,
+    progress: Progress,
+) -> IngestReport:
+    from dagster import DagsterInstance
+
+    instance = DagsterInstance.get()
+    reaped = runs.reap_dead_runs(instance)
+    if reaped:
+        progress(f"marked {len(reaped)} run(s) of a process that is gone as failed, slots freed")
     registration = register(
         settings, folder, name=name, include=include, options=options, replace=replace
     )
@@ -186,6 +217,10 @@ def ingest_folder(
     index = LexicalIndex(settings.search_dir)
     catalog_db = CatalogResource(database=str(settings.catalog_path))
     with catalog_db.connect() as con:
+        # What a crash between the catalog's commit and the index's left unsearchable.
+        repaired = pipeline.reconcile(con, index, ObjectStore(settings.object_store_url))
+        if repaired:
+            progress(f"search index repaired for {len(repaired)} document(s)")
         scan = pipeline.sync_source(con, index, source)
         # Revisions an earlier run registered but never finished are taken up again.
         todo = catalog.pending_revisions(con, source.name)
@@ -205,12 +240,13 @@ def ingest_folder(
         f"unchanged, {len(scan.deleted)} deleted"
     )
     if keys:
-        materialize_in_batches(DagsterInstance.get(), keys, settings.batch_size, progress)
+        materialize_in_batches(instance, keys, settings.batch_size, progress)
     # Superseded and retired revisions leave the partition set, so it stays far below
     # Dagster's 100,000 per asset however often the files change.
-    prune_partitions_now(DagsterInstance.get(), catalog_db)
+    prune_partitions_now(instance, catalog_db)
     with catalog_db.connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
+        searchable = catalog.searchable(con, keys)
     for revision in todo:
         outcome = outcomes.get(revision.key)
         if outcome is None:
@@ -222,10 +258,28 @@ def ingest_folder(
                     "no outcome recorded: the run failed (see the Dagster UI)",
                 )
             )
+        elif outcome.code == catalog.RETRIES_EXHAUSTED:
+            # Not the file's fault, and not an end: the next ingest tries it again. Seed 000's
+            # faults table names it failed, so the identity does not hold and the exit is 1.
+            report.outcomes.append(
+                FileOutcome(
+                    "failed", revision.path, revision.key, f"{outcome.code}: {outcome.message}"
+                )
+            )
         elif outcome.status == catalog.REFUSED:
             report.outcomes.append(
                 FileOutcome(
                     "refused", revision.path, revision.key, f"{outcome.code}: {outcome.message}"
+                )
+            )
+        elif outcome.status == catalog.PUBLISHED and revision.key not in searchable:
+            # The identity counts what search can find, not what the catalog says.
+            report.outcomes.append(
+                FileOutcome(
+                    "failed",
+                    revision.path,
+                    revision.key,
+                    "published in the catalog but not yet in search: the next ingest repairs it",
                 )
             )
         else:
@@ -245,7 +299,11 @@ def ingest_folder(
 def materialize_in_batches(
     instance: object, keys: Sequence[str], batch_size: int, progress: Progress = lambda _: None
 ) -> None:
-    """Run the ingest job over `keys`, a run per batch of neighbouring partitions."""
+    """Run the ingest job over `keys`, a run per batch of neighbouring partitions.
+
+    Each run is tagged with this process's identity, so a later ingest can tell the run was
+    orphaned if this process dies; SIGINT/SIGTERM (runs.Interrupted) cancels the current run.
+    """
     from dagster import DagsterInstance
     from dagster._core.storage.tags import (
         ASSET_PARTITION_RANGE_END_TAG,
@@ -261,22 +319,33 @@ def materialize_in_batches(
     instance.add_dynamic_partitions(PARTITIONS_NAME, sorted(set(keys) - set(existing)))
     job = build_definitions(LoomSettings.from_env()).resolve_job_def(INGEST_JOB)
     batches = contiguous_batches(instance.get_dynamic_partitions(PARTITIONS_NAME), keys, batch_size)
-    for number, batch in enumerate(batches, start=1):
-        progress(f"run {number}/{len(batches)}: {len(batch)} revisions")
-        result = job.execute_in_process(
-            instance=instance,
-            raise_on_error=False,
-            # The command prints a line per outcome; the run's own log, failures and their
-            # tracebacks included, is in the instance for the UI. Nothing Dagster logs is
-            # something a user of the command can act on, so its console says nothing.
-            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
-            tags={
-                ASSET_PARTITION_RANGE_START_TAG: batch[0],
-                ASSET_PARTITION_RANGE_END_TAG: batch[-1],
-            },
-        )
-        if not result.success:
-            progress(f"run {number}/{len(batches)} failed: {result.run_id} (see the Dagster UI)")
+    identity = runs.this_process()
+
+    def run_all() -> None:
+        for number, batch in enumerate(batches, start=1):
+            progress(f"run {number}/{len(batches)}: {len(batch)} revisions")
+            result = job.execute_in_process(
+                instance=instance,
+                raise_on_error=False,
+                # The command prints a line per outcome; the run's own log, failures and their
+                # tracebacks included, is in the instance for the UI. Nothing Dagster logs is
+                # something a user of the command can act on, so its console says nothing.
+                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
+                tags={
+                    ASSET_PARTITION_RANGE_START_TAG: batch[0],
+                    ASSET_PARTITION_RANGE_END_TAG: batch[-1],
+                    runs.PROCESS_TAG: identity.tag(),
+                },
+            )
+            if not result.success:
+                progress(
+                    f"run {number}/{len(batches)} failed: {result.run_id} (see the Dagster UI)"
+                )
+
+    def on_stop(interrupted: runs.Interrupted) -> None:
+        runs.end_own_runs(instance, identity, f"loom ingest was {interrupted.message}")
+
+    runs.run_stoppably(run_all, on_stop)
 
 
 def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -> list[list[str]]:

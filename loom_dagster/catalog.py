@@ -58,9 +58,15 @@ CREATE TABLE IF NOT EXISTS chunks (
     block_ids VARCHAR NOT NULL, section_path VARCHAR NOT NULL, locator VARCHAR NOT NULL,
     keys VARCHAR NOT NULL, text VARCHAR NOT NULL
 );
+-- The revision the search index is known to hold for the document (NULL: none). Publishing
+-- commits the catalog, then the index, then this mark; a document whose mark differs from its
+-- live revision is repaired from its stored chunks (pipeline.reconcile).
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS indexed_revision VARCHAR;
 """
 
 PUBLISHED, REFUSED, SUPERSEDED = "published", "refused", "superseded"
+# A refusal that says "not now" rather than "never": the next ingest takes the revision up again.
+RETRIES_EXHAUSTED = "retries_exhausted"
 
 
 class CatalogError(LoomError):
@@ -273,7 +279,8 @@ def refresh_identity(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revisio
 
 
 def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revision]:
-    """The newest revision of each path that has no outcome yet (its run failed or never ran)."""
+    """The newest revision of each path with no outcome yet (its run failed or never ran), or
+    whose attempts were spent on an unavailable service (retries_exhausted), which may pass now."""
     rows = con.execute(
         """
         SELECT latest.key, latest.document_id, latest.source, latest.path, latest.size,
@@ -284,10 +291,13 @@ def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revis
         ) latest
         LEFT JOIN documents d ON d.document_id = latest.document_id
         WHERE coalesce(d.status, 'pending') <> 'retired'
-          AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.revision = latest.key)
+          AND NOT EXISTS (
+              SELECT 1 FROM outcomes o
+              WHERE o.revision = latest.key AND coalesce(o.code, '') <> ?
+          )
         ORDER BY latest.path
         """,
-        [source],
+        [source, RETRIES_EXHAUSTED],
     ).fetchall()
     return [Revision(*row) for row in rows]
 
@@ -498,6 +508,51 @@ def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[st
                 [document],
             )
     return ids
+
+
+def unindexed(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str | None]]:
+    """(document_id, live revision or None) of each document the index may not match.
+
+    One indexed comparison: cheap when nothing differs, which is the common case.
+    """
+    return [
+        (str(document), live)
+        for document, live in con.execute(
+            "SELECT document_id, live_revision FROM documents "
+            "WHERE live_revision IS DISTINCT FROM indexed_revision ORDER BY document_id"
+        ).fetchall()
+    ]
+
+
+def mark_indexed(con: duckdb.DuckDBPyConnection, indexed: Mapping[str, str | None]) -> None:
+    """Record that the index holds `revision` (None: nothing) for each document, in one statement.
+
+    A mark is set only to what is still live, so a publish that overtook this one keeps its
+    document unmarked until the index holds it too.
+    """
+    if not indexed:
+        return
+    documents, revisions = list(indexed), list(indexed.values())
+    con.execute(
+        "UPDATE documents SET indexed_revision = m.revision FROM "
+        "(SELECT unnest(?) AS document_id, unnest(?) AS revision) m "
+        "WHERE documents.document_id = m.document_id "
+        "AND documents.live_revision IS NOT DISTINCT FROM m.revision",
+        [documents, revisions],
+    )
+
+
+def searchable(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
+    """Which of `keys` are live revisions the search index is known to hold."""
+    keys = list(keys)
+    if not keys:
+        return set()
+    rows = con.execute(
+        "SELECT live_revision FROM documents WHERE live_revision IN (SELECT unnest(?)) "
+        "AND indexed_revision = live_revision",
+        [keys],
+    ).fetchall()
+    return {row[0] for row in rows}
 
 
 def live_documents(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]:

@@ -221,20 +221,24 @@ def _ingest(args: argparse.Namespace) -> int:
         # The local default cannot start without its environment (as root): say so now, in
         # one line, rather than in a run whose log the command does not print.
         service_command("127.0.0.1", 0)
-    from loom_dagster.display import printable
+    from loom_dagster.runs import Interrupted
 
     try:
         rules = _option_rules(args)
     except _BadOption:
         return EXIT_USAGE
-    report = ingest_folder(
-        args.folder,
-        name=args.name,
-        include=args.include or ("**/*",),
-        options=rules,
-        replace=args.replace,
-        progress=_progress,
-    )
+    try:
+        report = ingest_folder(
+            args.folder,
+            name=args.name,
+            include=args.include or ("**/*",),
+            options=rules,
+            replace=args.replace,
+            progress=_progress,
+        )
+    except Interrupted as stopped:
+        print(f"loom: {stopped}", file=sys.stderr)
+        return stopped.exit_status
     for outcome in report.outcomes:
         where = f"  {printable(outcome.revision)}" if outcome.revision else ""
         detail = f"  {one_line(outcome.detail)}" if outcome.detail else ""

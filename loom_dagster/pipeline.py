@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
@@ -19,13 +20,14 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from loom_dagster import catalog
+from loom_dagster import catalog, hold
 from loom_dagster.chunking import Chunk, chunk_artifact
 from loom_dagster.contract.artifact import Artifact, Locator
 from loom_dagster.contract.validate import parse_artifact
-from loom_dagster.display import printable
-from loom_dagster.errors import ExtractionFailed, SourceError
-from loom_dagster.objectstore import ObjectStore
+from loom_dagster.display import bounded, printable
+from loom_dagster.errors import ExtractionFailed, LoomError, SourceError
+from loom_dagster.objectstore import ObjectStore, StoreError
+from loom_dagster.retries import RetrySettings
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
 from loom_dagster.sources import Revision, ScanResult, Source, open_checked, read_all, scan
 
@@ -102,7 +104,19 @@ def extract(
     store: ObjectStore, client: Extractor, revision: Revision, *, run_id: str | None = None
 ) -> Extraction:
     """Send the original to its extractor. A refusal is an outcome; unavailability raises."""
-    data = store.get_original(revision.sha256)
+    try:
+        data = store.get_original(revision.sha256)
+    except StoreError as error:
+        if error.code != "not_found":
+            raise
+        # Stored by the original step and gone since: trying again cannot bring it back.
+        return refuse(
+            store,
+            revision,
+            "original_gone",
+            f"the original of {revision.path} is gone from the object store",
+            run_id=run_id,
+        )
     declared_format, options = revision.extraction_options()
     try:
         artifact = client.extract(
@@ -122,6 +136,80 @@ def extract(
             parser_version=artifact.parser_version,
             run_id=run_id,
         ),
+    )
+
+
+Mapper = Callable[
+    [Callable[[Revision], "Extraction | LoomError"], Sequence[Revision]],
+    Iterable["Extraction | LoomError"],
+]
+
+
+@dataclass(frozen=True)
+class BatchExtraction:
+    """What a batch came to: an extraction per revision that got one, and the revisions the
+    service or the store could not take however often they were tried, with the last reason."""
+
+    extracted: list[Extraction]
+    unavailable: dict[str, LoomError]
+
+
+def extract_batch(
+    store: ObjectStore,
+    client: Extractor,
+    revisions: Sequence[Revision],
+    retry: RetrySettings,
+    *,
+    run_id: str | None = None,
+    mapper: Mapper = lambda f, items: map(f, items),
+    sleep: Callable[[float], None] = time.sleep,
+) -> BatchExtraction:
+    """Extract each revision; one the service or the store could not take right now is tried
+    again after a growing delay, up to `retry.retries` times, while the others go on.
+
+    `mapper` runs the calls (a thread pool's map bounds how many are in flight at once).
+    """
+    extracted: list[Extraction] = []
+    last: dict[str, LoomError] = {}
+    remaining = list(revisions)
+    for attempt in range(retry.retries + 1):
+        if attempt:
+            sleep(retry.delay(attempt - 1))
+        results = mapper(lambda r: _try_extract(store, client, r, run_id), remaining)
+        still = []
+        for revision, result in zip(remaining, results, strict=True):
+            if isinstance(result, Extraction):
+                extracted.append(result)
+            else:
+                last[revision.key] = result
+                still.append(revision)
+        remaining = still
+        if not remaining:
+            break
+    return BatchExtraction(extracted, {r.key: last[r.key] for r in remaining})
+
+
+def _try_extract(
+    store: ObjectStore, client: Extractor, revision: Revision, run_id: str | None
+) -> Extraction | LoomError:
+    try:
+        return extract(store, client, revision, run_id=run_id)
+    except LoomError as error:
+        if not error.retryable:
+            raise
+        return error
+
+
+def exhausted(
+    store: ObjectStore, revision: Revision, error: LoomError, *, run_id: str | None = None
+) -> Extraction:
+    """Record a revision whose tries were all spent on an unavailable service or store."""
+    return refuse(
+        store,
+        revision,
+        catalog.RETRIES_EXHAUSTED,
+        bounded(f"every try failed; the last: {error}", 1000),
+        run_id=run_id,
     )
 
 
@@ -163,23 +251,62 @@ def publish(
 
     Only a revision whose every step succeeded reaches the catalog as published; a refused one
     leaves the earlier revision serving. Each revision is one catalog transaction; the search
-    index takes the batch in one commit after them (a retry of a step that stopped between the
-    two publishes the same revisions again, which changes nothing in the catalog).
+    index takes the batch in one commit after them, and then one statement marks the batch as
+    indexed. A crash anywhere between leaves documents whose mark differs from their live
+    revision, which `reconcile` (run first here, and by every ingest) repairs from the stored
+    chunks; publishing the same revisions again changes nothing in the catalog.
     """
+    reconcile(con, index, store)
     outcomes: list[catalog.Outcome] = []
     live: dict[str, list[IndexedChunk]] = {}
+    published: dict[str, str] = {}
     for revision in revisions:
         outcome, chunks = _publish_in_catalog(con, store, revision, run_id=run_id)
         outcomes.append(outcome)
         if outcome.status == catalog.PUBLISHED:
+            published[revision.document_id] = revision.key
             live[revision.document_id] = [
                 IndexedChunk.of(
                     c, document_id=revision.document_id, source=revision.source, path=revision.path
                 )
                 for c in chunks
             ]
+    hold.reached("published")
     index.publish_many(live)
+    hold.reached("index")
+    catalog.mark_indexed(con, published)
     return outcomes
+
+
+def reconcile(
+    con: duckdb.DuckDBPyConnection, index: LexicalIndex, store: ObjectStore
+) -> dict[str, str | None]:
+    """Make the index hold each document's live revision (nothing for a retired one), as the
+    catalog says, rebuilding from the stored chunk files; returns what it repaired.
+
+    The catalog commits first, so it is the record; a document whose index mark differs was
+    cut off between the two commits (or published before the mark existed).
+    """
+    differing = catalog.unindexed(con)
+    if not differing:
+        return {}
+    live: dict[str, list[IndexedChunk]] = {}
+    gone: list[str] = []
+    for document, key in differing:
+        if key is None:
+            gone.append(document)
+            continue
+        revision = catalog.get_revision(con, key)
+        live[document] = [
+            IndexedChunk.of(c, document_id=document, source=revision.source, path=revision.path)
+            for c in read_chunks(store, key)
+        ]
+    index.publish_many(live)
+    for document in gone:
+        index.retire(document)
+    repaired = dict(differing)
+    catalog.mark_indexed(con, repaired)
+    return repaired
 
 
 def _publish_in_catalog(
@@ -209,6 +336,7 @@ def retire(
     documents = catalog.retire_paths(con, source, paths)
     for document in documents:
         index.retire(document)
+    catalog.mark_indexed(con, dict.fromkeys(documents))
     return documents
 
 

@@ -106,13 +106,19 @@ def _user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-# The catalog pool is 1: DuckDB takes one writing process per file.
+# The catalog pool is 1: DuckDB takes one writing process per file. Run monitoring (the daemon,
+# under `loom ui`) frees the slots a run still holds a minute after it ended, so a run the
+# daemon launched and that ended badly cannot block the pool; runs of `loom ingest` are
+# tagged and ended by the next ingest (loom_dagster/runs.py).
 DAGSTER_YAML = """\
 telemetry:
   enabled: false
 concurrency:
   pools:
     default_limit: 1
+run_monitoring:
+  enabled: true
+  free_slots_after_run_end_seconds: 60
 """
 
 

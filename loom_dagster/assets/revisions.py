@@ -5,6 +5,7 @@ for one revision is a function in `loom_dagster.pipeline`. A refused revision is
 recorded for it, never a failure of its batch.
 """
 
+import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -18,16 +19,15 @@ from dagster import (
     AssetKey,
     AssetSpec,
     AutomationCondition,
-    Backoff,
     Failure,
-    Jitter,
     MaterializeResult,
-    RetryPolicy,
+    RetryRequested,
     asset,
     multi_asset,
 )
 
-from loom_dagster import catalog, pipeline
+from loom_dagster import catalog, hold, pipeline
+from loom_dagster.display import bounded
 from loom_dagster.errors import LoomError, SourceError
 from loom_dagster.partitions import batch_policy, revisions
 from loom_dagster.resources.extractor import ExtractorResource
@@ -36,21 +36,20 @@ from loom_dagster.resources.storage import (
     ObjectStoreResource,
     SearchIndexResource,
 )
+from loom_dagster.retries import RetrySettings
 from loom_dagster.sources import Revision
 
 GROUP = "loom"
 EXTRACTED_CHECK = "extracted"
+# The longest string from a document, a path or a service put into a run's metadata.
+METADATA_CHARS = 1000
 
-# An unavailable extractor, object store or index fails the step as retryable: backoff with
-# jitter until the attempts are spent. Refusals are outcomes and never raise.
-retry_when_unavailable = RetryPolicy(
-    max_retries=4, delay=1, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS
-)
-
+# An unavailable extractor, object store or index fails the step as retryable: the step asks
+# Dagster for a retry (RetryRequested) with a growing, jittered delay until the attempts in
+# LOOM_RETRY_ATTEMPTS are spent. Refusals are outcomes and never raise.
 BATCHED: dict[str, Any] = dict(
     partitions_def=revisions,
     backfill_policy=batch_policy,
-    retry_policy=retry_when_unavailable,
 )
 AUTOMATED: dict[str, Any] = dict(
     automation_condition=AutomationCondition.eager(),
@@ -59,22 +58,25 @@ AUTOMATED: dict[str, Any] = dict(
 
 
 @contextmanager
-def retried_only_when_retryable() -> Iterator[None]:
-    """Let the RetryPolicy retry what may pass on a later attempt, and nothing else.
+def retried_only_when_retryable(retry_number: int = 0) -> Iterator[None]:
+    """Retry what may pass on a later attempt, and nothing else.
 
     An unavailable service is retried with backoff; a defect fails the step at once, since
     running it again would fail the same way.
     """
+    retry = RetrySettings.from_env(os.environ)
     try:
         yield
-    except LoomError as error:
-        if error.retryable:
-            raise
-        raise Failure(str(error), allow_retries=False) from error
-    except OSError:
-        raise
+    except (LoomError, OSError) as error:
+        if isinstance(error, LoomError) and not error.retryable:
+            raise Failure(bounded(str(error), METADATA_CHARS), allow_retries=False) from error
+        raise RetryRequested(
+            max_retries=retry.retries, seconds_to_wait=retry.delay(retry_number)
+        ) from error
     except Exception as error:
-        raise Failure(f"{type(error).__name__}: {error}", allow_retries=False) from error
+        raise Failure(
+            bounded(f"{type(error).__name__}: {error}", METADATA_CHARS), allow_retries=False
+        ) from error
 
 
 def registered(
@@ -99,7 +101,7 @@ def original(
 ) -> MaterializeResult:
     object_store = store.get()
     unreadable = 0
-    with retried_only_when_retryable():
+    with retried_only_when_retryable(context.retry_number):
         for revision, root in registered(context, catalog_db):
             try:
                 pipeline.store_original(object_store, root, revision)
@@ -108,6 +110,7 @@ def original(
                 pipeline.refuse(
                     object_store, revision, error.code, error.message, run_id=context.run.run_id
                 )
+    hold.reached("original")
     return MaterializeResult(
         metadata={"revisions": len(context.partition_keys), "unreadable": unreadable}
     )
@@ -140,27 +143,37 @@ def artifact(
     extractor: ExtractorResource,
 ) -> Iterator[MaterializeResult]:
     object_store = store.get()
-    with retried_only_when_retryable():
+    retry = RetrySettings.from_env(os.environ)
+    run_id = context.run.run_id
+    with retried_only_when_retryable(context.retry_number):
         batch = [revision for revision, _ in registered(context, catalog_db)]
         # Done earlier in this run: refused by the original step, or by an earlier attempt.
         done = {
             r.key: e
             for r in batch
-            if (e := pipeline.read_extraction(object_store, r.key))
-            and e.run_id == context.run.run_id
+            if (e := pipeline.read_extraction(object_store, r.key)) and e.run_id == run_id
         }
         todo = [r for r in batch if r.key not in done]
         with extractor.client() as client, ThreadPoolExecutor(extractor.concurrency) as pool:
-            results = pool.map(
-                lambda revision: pipeline.extract(
-                    object_store, client, revision, run_id=context.run.run_id
-                ),
-                todo,
+            result = pipeline.extract_batch(
+                object_store, client, todo, retry, run_id=run_id, mapper=pool.map
             )
-            for count, extraction in enumerate(results, start=1):
-                done[extraction.revision] = extraction
-                if count % 50 == 0:
-                    context.log.info(f"extracted {count} of {len(todo)} revisions")
+        for extraction in result.extracted:
+            done[extraction.revision] = extraction
+        if result.unavailable and not result.extracted and context.retry_number < retry.retries:
+            # Not one file got through: the service (or store) is down, which a later attempt
+            # of the whole step may find back.
+            raise next(iter(result.unavailable.values()))
+        for revision in todo:
+            if revision.key in result.unavailable:
+                done[revision.key] = pipeline.exhausted(
+                    object_store, revision, result.unavailable[revision.key], run_id=run_id
+                )
+        context.log.info(
+            f"extracted {len(result.extracted)} of {len(todo)} revisions; "
+            f"{len(result.unavailable)} spent their retries"
+        )
+    hold.reached("artifact")
     for revision in batch:
         context.log_event(check_evaluation(done[revision.key]))
     yield MaterializeResult(asset_key="artifact", metadata={"revisions": len(batch)})
@@ -175,8 +188,11 @@ def check_evaluation(extraction: pipeline.Extraction) -> AssetCheckEvaluation:
             passed=False,
             partition=extraction.revision,
             severity=AssetCheckSeverity.ERROR,
-            description=f"{extraction.code}: {extraction.message}",
-            metadata={"code": extraction.code or "", "message": extraction.message or ""},
+            description=bounded(f"{extraction.code}: {extraction.message}", METADATA_CHARS),
+            metadata={
+                "code": bounded(extraction.code or "", METADATA_CHARS),
+                "message": bounded(extraction.message or "", METADATA_CHARS),
+            },
         )
     return AssetCheckEvaluation(
         asset_key=AssetKey("artifact"),
@@ -201,11 +217,12 @@ def chunks(
 ) -> MaterializeResult:
     object_store = store.get()
     total = 0
-    with retried_only_when_retryable():
+    with retried_only_when_retryable(context.retry_number):
         for revision, _ in registered(context, catalog_db):
             extraction = pipeline.read_extraction(object_store, revision.key)
             if extraction is not None and not extraction.refused:
                 total += len(pipeline.make_chunks(object_store, extraction, revision))
+    hold.reached("chunks")
     return MaterializeResult(metadata={"chunks": total})
 
 
@@ -224,7 +241,8 @@ def published(
     search_index: SearchIndexResource,
 ) -> MaterializeResult:
     object_store, index = store.get(), search_index.get()
-    with retried_only_when_retryable():
+    hold.reached("slot")  # the pool's slot held, the catalog not yet open
+    with retried_only_when_retryable(context.retry_number):
         batch = [revision for revision, _ in registered(context, catalog_db)]
         with catalog_db.connect() as con:
             outcomes = pipeline.publish(con, index, object_store, batch, run_id=context.run.run_id)

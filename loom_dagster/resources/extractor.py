@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
@@ -510,12 +510,57 @@ def _one_line(text: str, limit: int = 300) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+ENV_SERVICE_TIMEOUT = "LOOM_EXTRACTOR_TIMEOUT_S"
+ENV_SERVICE_CONCURRENCY = "LOOM_EXTRACTOR_CONCURRENCY"
+# The reference service's own defaults (extractor_sandbox/settings.py), which this package may
+# not import: 120 s for one extraction, one at a time.
+DEFAULT_SERVICE_TIME_LIMIT_S = 120.0
+DEFAULT_SERVICE_SLOTS = 1
+
+
+@dataclass(frozen=True)
+class ServiceLimits:
+    """What the extraction services allow, as far as the client must know (contract v1's
+    capabilities do not declare them): how long one extraction may take there, and how many
+    run at once. Read from the services' own LOOM_EXTRACTOR_* variables, which the local
+    default service is started with too."""
+
+    time_limit_s: float = DEFAULT_SERVICE_TIME_LIMIT_S
+    slots: int = DEFAULT_SERVICE_SLOTS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ServiceLimits:
+        values: dict[str, Any] = {}
+        raw = _text(env, ENV_SERVICE_TIMEOUT)
+        if raw is not None:
+            values["time_limit_s"] = _positive_number(
+                _parse_number(raw, ENV_SERVICE_TIMEOUT), ENV_SERVICE_TIMEOUT
+            )
+        raw = _text(env, ENV_SERVICE_CONCURRENCY)
+        if raw is not None:
+            if not raw.isdigit() or int(raw) < 1:
+                _refuse(ENV_SERVICE_CONCURRENCY, f"{_shown(raw)} is not a positive whole number")
+            values["slots"] = int(raw)
+        return cls(**values)
+
+    def extract_deadline_s(self, configured_s: float) -> float:
+        """The client's bound on one extraction: never shorter than the service's own limit
+        plus a margin for sending and reading back, so a file the service would still finish
+        (or refuse as `timeout`, a coded outcome) is not cut off as "unavailable" and retried
+        for ever."""
+        return max(configured_s, self.time_limit_s * 1.1 + 1.0)
+
+
 class ExtractorClient:
     """Sends originals to the extractor their format is routed to and reads artifacts back.
 
     Safe to share between threads. Capabilities are cached per service for
     `capabilities_ttl_s`; available_formats reads the services together within
-    `capabilities_deadline_s`.
+    `capabilities_deadline_s`. Given the services' `limits` (the pipeline always gives them),
+    at most `limits.slots` extractions are in flight per service, an extraction's deadline
+    starts once it has its slot, so a wait in the queue is never counted as the file's own
+    time, and that deadline outlasts the service's own time limit; without them, each call is
+    bounded by the configured timeout alone.
     """
 
     def __init__(
@@ -524,8 +569,11 @@ class ExtractorClient:
         *,
         capabilities_ttl_s: float = 60.0,
         capabilities_deadline_s: float = 5.0,
+        limits: ServiceLimits | None = None,
     ) -> None:
         self.settings = settings
+        self.limits = limits
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._ttl_s = capabilities_ttl_s
         self._deadline_s = capabilities_deadline_s
         self._reads: dict[str, _CapabilitiesRead] = {}
@@ -586,10 +634,22 @@ class ExtractorClient:
                 )
             params[option] = value
 
-        deadline = time.monotonic() + self.settings.timeout_s
-        call = self._exchange("POST", url, "/v1/extract", deadline, params=params, content=data)
-        with call as answer:
-            return self._artifact_from(answer, fmt=fmt, original_size=len(data))
+        with self._slot(url):
+            timeout_s = self.settings.timeout_s
+            if self.limits is not None:
+                timeout_s = self.limits.extract_deadline_s(timeout_s)
+            deadline = time.monotonic() + timeout_s
+            call = self._exchange("POST", url, "/v1/extract", deadline, params=params, content=data)
+            with call as answer:
+                return self._artifact_from(answer, fmt=fmt, original_size=len(data))
+
+    def _slot(self, url: str) -> AbstractContextManager[object]:
+        if self.limits is None:
+            return nullcontext()
+        with self._lock:
+            if url not in self._slots:
+                self._slots[url] = threading.BoundedSemaphore(self.limits.slots)
+            return self._slots[url]
 
     def _artifact_from(self, answer: _Answer, *, fmt: str, original_size: int) -> Artifact:
         _refuse_compressed(answer)
@@ -872,6 +932,11 @@ class ExtractorResource(dg.ConfigurableResource):
 
     @contextmanager
     def client(self) -> Iterator[ExtractorClient]:
-        """A client closed on leaving the block (the local default started for it if need be)."""
-        with configured_or_local(self.settings()) as settings, ExtractorClient(settings) as opened:
+        """A client closed on leaving the block (the local default started for it if need be),
+        bounded by the services' own limits (LOOM_EXTRACTOR_TIMEOUT_S, _CONCURRENCY)."""
+        limits = ServiceLimits.from_env(os.environ)
+        with (
+            configured_or_local(self.settings()) as settings,
+            ExtractorClient(settings, limits=limits) as opened,
+        ):
             yield opened

@@ -143,16 +143,15 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path)
-        owner._record(
-            Recorded(
-                method=self.command,
-                path=parts.path,
-                query=parse_qs(parts.query, keep_blank_values=True),
-                headers={name.lower(): value for name, value in self.headers.items()},
-                body=body,
-            )
+        recorded = Recorded(
+            method=self.command,
+            path=parts.path,
+            query=parse_qs(parts.query, keep_blank_values=True),
+            headers={name.lower(): value for name, value in self.headers.items()},
+            body=body,
         )
-        reply = owner.replies.get(parts.path, Reply(404))
+        owner._record(recorded)
+        reply = owner.reply_for(recorded)
         self.close_connection = True
         if owner.stopping.wait(reply.delay_s) or reply.close_without_answer:
             return
@@ -203,6 +202,10 @@ class MisbehavingExtractor:
     def url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    def reply_for(self, request: Recorded) -> Reply:
+        """How to answer `request`: by its path; a subclass may answer per file."""
+        return self.replies.get(request.path, Reply(404))
 
     def requests_to(self, path: str) -> list[Recorded]:
         with self._lock:

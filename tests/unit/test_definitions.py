@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dagster import AssetKey, Failure
+from dagster import AssetKey, Failure, RetryRequested
 
 from loom_dagster.api import contiguous_batches
 from loom_dagster.assets.revisions import retried_only_when_retryable
@@ -85,9 +85,15 @@ def test_the_asset_graph_runs_original_artifact_chunks_published(
     assert (settings.dagster_home / "dagster.yaml").read_text().count("default_limit: 1") == 1
 
 
-def test_an_unavailable_extractor_is_left_to_the_retry_policy() -> None:
-    with pytest.raises(ExtractorUnavailable), retried_only_when_retryable():
+def test_an_unavailable_extractor_asks_for_a_retry_within_the_set_attempts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LOOM_RETRY_ATTEMPTS", "2")
+    monkeypatch.setenv("LOOM_RETRY_DELAY_S", "0.5")
+    with pytest.raises(RetryRequested) as raised, retried_only_when_retryable(retry_number=1):
         raise ExtractorUnavailable("connection refused")
+    assert raised.value.max_retries == 2
+    assert raised.value.seconds_to_wait is not None and 0.5 <= raised.value.seconds_to_wait <= 1.5
 
 
 @pytest.mark.parametrize("error", [ExtractionFailed("invalid_artifact", "bad"), KeyError("bug")])
