@@ -216,8 +216,8 @@ def _revision_values(revision: Revision) -> list[object]:
     ]
 
 
-def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> None:
-    """Add new revisions.
+def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> list[str]:
+    """Add new revisions; returns the keys registered before that must run again.
 
     A key registered before, under a newer revision of its path, is the file coming back to
     bytes and options it had (options set back, an edit undone): it becomes its path's newest
@@ -226,6 +226,7 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
     (two scans registering one change), unless its document was retired: a file deleted and
     written again with the same bytes runs again.
     """
+    again: list[str] = []
     for revision in revisions:
         row = con.execute(
             "SELECT seq < (SELECT max(seq) FROM revisions WHERE source = ? AND path = ?) "
@@ -244,6 +245,7 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
                 [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
             )
             con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
+            again.append(revision.key)
         revived = con.execute(
             "UPDATE documents SET status = 'pending' WHERE document_id = ? AND status = 'retired' "
             "AND live_revision IS NULL RETURNING document_id",
@@ -255,6 +257,9 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
                 [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
             )
             con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
+            if revision.key not in again:
+                again.append(revision.key)
+    return again
 
 
 def refresh_identity(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> list[str]:

@@ -412,11 +412,13 @@ def sync_source(
         max_hashed=max_hashed,
         resume_after=resume_after,
     )
-    catalog.register_revisions(con, result.new)
+    came_back = catalog.register_revisions(con, result.new)
     # A revision refused because its file was rewritten (same bytes, another inode) runs again.
     again = set(catalog.refresh_identity(con, result.moved))
     retire(con, index, source.name, result.deleted)
     catalog.mark_synced(con, source.name)
-    if again:
-        result = replace(result, new=result.new + tuple(r for r in result.moved if r.key in again))
-    return result
+    return replace(
+        result,
+        new=result.new + tuple(r for r in result.moved if r.key in again),
+        rerun=tuple(sorted(set(came_back) | again)),
+    )

@@ -49,6 +49,7 @@ def loom_folders(
     resume: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     index = search_index.get()
     new_keys: list[str] = []
+    rerun_keys: list[str] = []
     with catalog_db.connect() as con:
         sources = catalog.list_sources(con)
         for source in sources:
@@ -61,6 +62,7 @@ def loom_folders(
                 resume_after=resume.get(source.name),
             )
             new_keys.extend(r.key for r in result.new)
+            rerun_keys.extend(result.rerun)
             if result.resume_after:
                 resume[source.name] = result.resume_after
             else:
@@ -76,9 +78,11 @@ def loom_folders(
         )
     existing = set(context.instance.get_dynamic_partitions(PARTITIONS_NAME))
     to_add = sorted(set(new_keys) - existing)
-    # A key that already has a partition is a file deleted and written again with the same
-    # bytes: automation sees nothing missing, so it is asked for by name.
-    again = sorted(set(new_keys) & existing)
+    # A key that already has a partition (a file deleted and written again with the same
+    # bytes), or a key registered before that comes back (an edit undone, its partition pruned
+    # and added again here): its partition may hold a materialization, so automation sees
+    # nothing missing and it is asked for by name. Dagster adds the partitions first.
+    again = sorted((set(new_keys) & existing) | set(rerun_keys))
     # Superseded and retired revisions beyond the retention leave the partition set (their
     # records stay in the catalog); a new or pending revision is always kept, and so is a key
     # this tick's scan just saw (a file back to older bytes), rather than add and delete it.

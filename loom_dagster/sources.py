@@ -120,6 +120,10 @@ class ScanResult:
     # Same bytes and options, but another inode (rewritten, copied over): its registered
     # revision takes the new identity, so reading it is not refused as changed.
     moved: tuple[Revision, ...] = field(default=())
+    # Keys registered before that must run again (an edit undone, a file written again, a
+    # rewritten file whose read was refused): their partitions may already hold a
+    # materialization, so whoever schedules runs asks for them by name.
+    rerun: tuple[str, ...] = field(default=())
 
 
 def source_name_for(folder: Path) -> str:
