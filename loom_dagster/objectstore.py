@@ -6,6 +6,7 @@ canonical serialization, so parallel steps write without contention and nothing 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -48,10 +49,7 @@ class ObjectStore:
         path = self._path(relative)
         try:
             if isinstance(self._fs, LocalFileSystem):
-                self._fs.makedirs(posixpath.dirname(path), exist_ok=True)
-                partial = f"{path}.{uuid.uuid4().hex}.partial"
-                self._fs.pipe_file(partial, data)
-                self._fs.mv(partial, path)
+                _write_private(path, data)
             else:
                 self._fs.pipe_file(path, data)
         except OSError as error:
@@ -174,3 +172,34 @@ def _modified(info: dict[str, Any]) -> float:
     if value is None:
         raise StoreError(f"the store gives no modification time for {info.get('name')}")
     return float(value)
+
+
+def _write_private(path: str, data: bytes) -> None:
+    """Write a local object whole (a temporary name, then a rename), readable by its owner only.
+
+    The store holds copies of every original: a folder or file another user can read would
+    publish them to that user, whatever the watched folders allowed.
+    """
+    _make_private_folders(posixpath.dirname(path))
+    partial = f"{path}.{uuid.uuid4().hex}.partial"
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
+        raise
+
+
+def _make_private_folders(folder: str) -> None:
+    """Create `folder` and any missing parent, each 0700 (os.makedirs gives only the last one
+    its mode)."""
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        folder = posixpath.dirname(folder)
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another step made it meanwhile
+            os.mkdir(path, 0o700)

@@ -69,8 +69,9 @@ class LoomSettings:
         config = self.dagster_home / "dagster.yaml"
         try:
             self.home.mkdir(parents=True, exist_ok=True)  # first, so an error names the home
-            self.dagster_home.mkdir(parents=True, exist_ok=True)
-            self.search_dir.mkdir(parents=True, exist_ok=True)
+            _keep_private(self.home)
+            self.dagster_home.mkdir(mode=0o700, exist_ok=True)
+            self.search_dir.mkdir(mode=0o700, exist_ok=True)
             for path in (self.home, self.dagster_home, self.search_dir, self.catalog_path):
                 if path.exists() and not os.access(path, _read_write_mode(path)):
                     raise self._unusable(
@@ -85,6 +86,17 @@ class LoomSettings:
 
     def _unusable(self, problem: str) -> SettingsError:
         return SettingsError(f"LOOM_HOME {self.home}: {problem}", code="unusable_home")
+
+
+def _keep_private(home: Path) -> None:
+    """The home holds copies of every original: only its owner may enter it (0700).
+
+    A home of this user's that others can enter is closed; one of another user's is left as it
+    is (the access check after this names the problem).
+    """
+    status = home.stat()
+    if status.st_uid == os.geteuid() and status.st_mode & 0o077:
+        home.chmod(status.st_mode & 0o700)
 
 
 def _read_write_mode(path: Path) -> int:
