@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 import sqlglot
 
+from extractor_sandbox import source
+from extractor_sandbox.artifact import block_bound
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats import sql as sql_format
 from extractor_sandbox.formats.sql import PARSER_VERSION, extract_sql
@@ -674,7 +676,9 @@ def test_a_50_mb_line_of_many_tokens_ends_in_bounded_time():
 def test_100000_statements_end_in_bounded_time_past_the_parse_budget():
     text = "".join(f"INSERT INTO t VALUES ({i});\n" for i in range(100_000))
     started = time.process_time()
-    artifact = extract(text)
+    # The reader's own output: a block a statement. The service fits it to the output bounds
+    # (the last test of this pair), so it is not validated here.
+    artifact = extract_sql(text, {})
 
     assert time.process_time() - started < 90
     blocks = artifact["blocks"]
@@ -689,6 +693,16 @@ def test_100000_statements_end_in_bounded_time_past_the_parse_budget():
         "or 25,000 statements",
     }
     assert blocks[-1]["keys"] == ["t"]
+
+
+@pytest.mark.slow
+def test_100000_statements_are_served_merged_within_the_output_bounds():
+    text = "".join(f"INSERT INTO t VALUES ({i});\n" for i in range(100_000))
+    artifact = validated(source.extract(text.encode(), "sql", "many.sql", {}), text)
+
+    assert len(artifact["blocks"]) == block_bound(len(text.encode()))
+    assert "block_boundaries" in artifact["coverage"]["lost"]
+    assert "INSERT INTO t VALUES (99999);" in artifact["blocks"][-1]["text"]
 
 
 def test_parse_budget_in_characters(monkeypatch: pytest.MonkeyPatch):

@@ -56,9 +56,28 @@ def needs_root_to_act_as_another_user() -> None:
     if os.geteuid() != 0:
         pytest.skip(f"running a command as {OTHER_USER} needs root (setpriv)")
     try:
-        pwd.getpwnam(OTHER_USER)
+        account = pwd.getpwnam(OTHER_USER)
     except KeyError:
         pytest.skip(f"no user {OTHER_USER} on this machine")
+    # The other user runs this checkout's own interpreter and `loom`: a checkout (or a Python)
+    # under a folder only root may enter, such as /root, cannot be run by it at all.
+    probe = subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={account.pw_uid}",
+            f"--regid={account.pw_gid}",
+            "--clear-groups",
+            *LOOM,
+            "--help",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    if probe.returncode != 0:
+        pytest.skip(
+            f"{OTHER_USER} cannot run this checkout's loom (it or its Python lies under a folder"
+            f" only its owner may enter): {probe.stderr.decode(errors='replace')[:200]}"
+        )
 
 
 @pytest.fixture
