@@ -70,19 +70,23 @@ class LoomSettings:
         try:
             self.home.mkdir(parents=True, exist_ok=True)  # first, so an error names the home
             _keep_private(self.home)
+            self._check_usable(self.home)  # before making anything in it: it may be another's
             self.dagster_home.mkdir(mode=0o700, exist_ok=True)
             self.search_dir.mkdir(mode=0o700, exist_ok=True)
-            for path in (self.home, self.dagster_home, self.search_dir, self.catalog_path):
-                if path.exists() and not os.access(path, _read_write_mode(path)):
-                    raise self._unusable(
-                        f"{path} belongs to {_owner(path)}, and user {_user()} cannot read and"
-                        " write it: use a LOOM_HOME of your own"
-                    )
+            for path in (self.dagster_home, self.search_dir, self.catalog_path):
+                self._check_usable(path)
             if not config.exists():
                 config.write_text(DAGSTER_YAML)
         except OSError as error:
             where = error.filename or self.home
             raise self._unusable(f"cannot create or open {where}: {error.strerror}") from error
+
+    def _check_usable(self, path: Path) -> None:
+        if path.exists() and not os.access(path, _read_write_mode(path)):
+            raise self._unusable(
+                f"{path} belongs to {_owner(path)}, and user {_user()} cannot read and"
+                " write it: use a LOOM_HOME of your own"
+            )
 
     def _unusable(self, problem: str) -> SettingsError:
         return SettingsError(f"LOOM_HOME {self.home}: {problem}", code="unusable_home")
