@@ -35,7 +35,7 @@ CHUNKS = "chunks.parquet"
 
 
 class Extractor(Protocol):
-    """What the pipeline needs of an extractor client (resources/extractor.py has the real one)."""
+    """What the pipeline needs of an extractor client (extractor/client.py has the real one)."""
 
     def extract(
         self,
