@@ -180,6 +180,7 @@ def ingest_folder(
     options: Sequence[OptionRule] | None = None,
     replace: bool = False,
     progress: Progress = lambda _: None,
+    settings: LoomSettings | None = None,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
@@ -187,7 +188,8 @@ def ingest_folder(
     runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
     runs.Interrupted, its run canceled and its slots freed.
     """
-    settings = LoomSettings.from_env()  # every setting, so a bad one stops here, before any work
+    if settings is None:  # every setting, so a bad one stops here, before any work
+        settings = LoomSettings.from_env()
     prepare_environment(settings)
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):

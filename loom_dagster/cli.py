@@ -214,9 +214,10 @@ class _BadOption(Exception):
 def _ingest(args: argparse.Namespace) -> int:
     from loom_dagster.api import ingest_folder
     from loom_dagster.extractor.local import service_command
-    from loom_dagster.extractor.settings import ExtractorSettings
+    from loom_dagster.settings import LoomSettings
 
-    configured = ExtractorSettings.from_env(os.environ)
+    settings = LoomSettings.from_env()  # every setting, once; a bad one stops here
+    configured = settings.extractor
     if not (configured.default_url or configured.routes):
         # The local default cannot start without its environment (as root): say so now, in
         # one line, rather than in a run whose log the command does not print.
@@ -230,6 +231,7 @@ def _ingest(args: argparse.Namespace) -> int:
     try:
         report = ingest_folder(
             args.folder,
+            settings=settings,
             name=args.name,
             include=args.include or ("**/*",),
             options=rules,
