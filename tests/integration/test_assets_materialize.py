@@ -4,6 +4,7 @@ handed to the asset as the ExtractorResource (no environment, no reference servi
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from dagster import AssetCheckEvaluation, DagsterEventType, DagsterInstance, mat
 
 from loom_dagster import api, catalog, pipeline
 from loom_dagster.assets.revisions import EXTRACTED_CHECK, artifact, chunks, original, published
+from loom_dagster.extractor.settings import ENV_ROUTES
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import PARTITIONS_NAME
 from loom_dagster.resources.extractor import ExtractorResource
@@ -62,10 +64,12 @@ class Loom:
 
 @pytest.fixture
 def loom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Loom]:
-    # Whatever the machine's environment says, the assets use the resources given here.
+    # The assets use the resources they are given, whatever the environment says: a route
+    # there would send markdown to a port nobody listens on.
     for name in list(os.environ):
         if name.startswith(("LOOM_DOCUMENT_EXTRACTOR", "LOOM_RETRY")):
             monkeypatch.delenv(name)
+    monkeypatch.setenv(ENV_ROUTES, json.dumps({"markdown": "http://127.0.0.1:9"}))
     settings = LoomSettings.from_env(
         {
             "LOOM_HOME": str(tmp_path / "home"),
