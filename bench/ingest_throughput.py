@@ -44,8 +44,9 @@ def fresh_home(base: Path, name: str) -> None:
 
 def plain_loop(folder: Path) -> float:
     from loom_dagster import api, pipeline
+    from loom_dagster.extractor.client import ExtractorClient
+    from loom_dagster.extractor.settings import ExtractorSettings
     from loom_dagster.objectstore import ObjectStore
-    from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings
     from loom_dagster.resources.storage import CatalogResource
     from loom_dagster.search.lexical import LexicalIndex
     from loom_dagster.settings import LoomSettings
@@ -87,8 +88,8 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from loom_dagster.resources.extractor import ENV_TOKEN, ENV_URL
-    from loom_dagster.resources.local_extractor import reference_extractor
+    from loom_dagster.extractor.local import reference_extractor
+    from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
     from loom_dagster.settings import LoomSettings
 
     with tempfile.TemporaryDirectory() as scratch, reference_extractor() as service:

@@ -11,21 +11,17 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from loom_dagster import catalog, lifecycle, pipeline, runs
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import ExtractorUnavailable, SourceError
+from loom_dagster.extractor.client import ExtractorClient, configured_or_local
+from loom_dagster.extractor.settings import ExtractorSettings
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.resources.extractor import (
-    ExtractorClient,
-    ExtractorSettings,
-    ServiceLimits,
-    configured_or_local,
-)
 from loom_dagster.resources.storage import CatalogResource
-from loom_dagster.retries import RetrySettings
 from loom_dagster.search.lexical import Hit, LexicalIndex
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
@@ -35,6 +31,9 @@ from loom_dagster.sources import (
     source_name_for,
     validate_source_name,
 )
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance
 
 Progress = Callable[[str], None]
 
@@ -69,9 +68,15 @@ class IngestReport:
 
 
 def prepare_environment(settings: LoomSettings) -> None:
-    """DAGSTER_HOME lives under LOOM_HOME, so the UI sees what the command line did."""
+    """The home's folders and the Dagster instance's config, made before any work."""
     settings.prepare()
-    os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home))
+
+
+def dagster_instance(settings: LoomSettings) -> DagsterInstance:
+    """The instance under settings.dagster_home, found without writing DAGSTER_HOME anywhere."""
+    from dagster import DagsterInstance
+
+    return DagsterInstance.from_config(str(settings.dagster_home))
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,7 @@ def ingest_folder(
     options: Sequence[OptionRule] | None = None,
     replace: bool = False,
     progress: Progress = lambda _: None,
+    settings: LoomSettings | None = None,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
@@ -182,11 +188,8 @@ def ingest_folder(
     runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
     runs.Interrupted, its run canceled and its slots freed.
     """
-    settings = LoomSettings.from_env()
-    ExtractorSettings.from_env(os.environ)  # a bad setting stops here, before any work
-    lifecycle.Retention.from_env()
-    RetrySettings.from_env(os.environ)
-    ServiceLimits.from_env(os.environ)
+    if settings is None:  # every setting, so a bad one stops here, before any work
+        settings = LoomSettings.from_env()
     prepare_environment(settings)
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
@@ -202,9 +205,7 @@ def _ingest(
     replace: bool,
     progress: Progress,
 ) -> IngestReport:
-    from dagster import DagsterInstance
-
-    instance = DagsterInstance.get()
+    instance = dagster_instance(settings)
     reaped = runs.reap_dead_runs(instance)
     if reaped:
         progress(f"marked {len(reaped)} run(s) of a process that is gone as failed, slots freed")
@@ -240,10 +241,10 @@ def _ingest(
         f"unchanged, {len(scan.deleted)} deleted"
     )
     if keys:
-        materialize_in_batches(instance, keys, settings.batch_size, progress)
+        materialize_in_batches(instance, keys, settings, progress)
     # Superseded and retired revisions leave the partition set, so it stays far below
     # Dagster's 100,000 per asset however often the files change.
-    prune_partitions_now(instance, catalog_db)
+    prune_partitions_now(instance, catalog_db, settings.retention)
     with catalog_db.connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
         searchable = catalog.searchable(con, keys)
@@ -297,7 +298,10 @@ def _ingest(
 
 
 def materialize_in_batches(
-    instance: object, keys: Sequence[str], batch_size: int, progress: Progress = lambda _: None
+    instance: object,
+    keys: Sequence[str],
+    settings: LoomSettings,
+    progress: Progress = lambda _: None,
 ) -> None:
     """Run the ingest job over `keys`, a run per batch of neighbouring partitions.
 
@@ -317,8 +321,10 @@ def materialize_in_batches(
     assert isinstance(instance, DagsterInstance)
     existing = instance.get_dynamic_partitions(PARTITIONS_NAME)
     instance.add_dynamic_partitions(PARTITIONS_NAME, sorted(set(keys) - set(existing)))
-    job = build_definitions(LoomSettings.from_env()).resolve_job_def(INGEST_JOB)
-    batches = contiguous_batches(instance.get_dynamic_partitions(PARTITIONS_NAME), keys, batch_size)
+    job = build_definitions(settings).resolve_job_def(INGEST_JOB)
+    batches = contiguous_batches(
+        instance.get_dynamic_partitions(PARTITIONS_NAME), keys, settings.batch_size
+    )
     identity = runs.this_process()
 
     def run_all() -> None:
@@ -460,7 +466,11 @@ def formats() -> FormatsAnswer:
 
 
 def prune_partitions_now(
-    instance: object, catalog_db: CatalogResource, *, dry_run: bool = False
+    instance: object,
+    catalog_db: CatalogResource,
+    retention: lifecycle.Retention,
+    *,
+    dry_run: bool = False,
 ) -> list[str]:
     """Delete the partitions of revisions retention no longer keeps (ingest calls this)."""
     from dagster import DagsterInstance
@@ -468,7 +478,6 @@ def prune_partitions_now(
     from loom_dagster.partitions import prune_partitions
 
     assert isinstance(instance, DagsterInstance)
-    retention = lifecycle.Retention.from_env()
     # Under the catalog's connection: no revision is registered (or revived) between the
     # plan and the deletions.
     with catalog_db.connect() as con:
@@ -481,12 +490,11 @@ def collect_garbage(
 ) -> lifecycle.Collected:
     """Prune the partitions of revisions retention does not keep, and delete the objects no
     kept revision references (with `dry_run`, only say which)."""
-    from dagster import DagsterInstance
 
     from loom_dagster.partitions import prune_partitions
 
     settings = LoomSettings.from_env()
-    retention = lifecycle.Retention.from_env()
+    retention = settings.retention
     prepare_environment(settings)
     store = ObjectStore(settings.object_store_url)
     # Listed before the catalog is held: listing is the slow part, and an object written
@@ -495,7 +503,7 @@ def collect_garbage(
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         states = catalog.revision_states(con)
         plan = lifecycle.plan_retention(states, retention)
-        partitions = prune_partitions(DagsterInstance.get(), plan.pruned, dry_run=dry_run)
+        partitions = prune_partitions(dagster_instance(settings), plan.pruned, dry_run=dry_run)
         collected = lifecycle.collect(
             store, states, plan, grace_s=grace_s, dry_run=dry_run, objects=objects
         )
@@ -517,12 +525,11 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
     `purge`, also deletes the source's partitions and the objects no other source's kept
     revision needs.
     """
-    from dagster import DagsterInstance
 
     from loom_dagster.partitions import prune_partitions
 
     settings = LoomSettings.from_env()
-    retention = lifecycle.Retention.from_env()
+    retention = settings.retention
     prepare_environment(settings)
     store = ObjectStore(settings.object_store_url)
     objects = lifecycle.list_store(store) if purge and confirmed else []
@@ -540,13 +547,13 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
         own = [s for s in states if s.source == name]
         purged = None
         if purge:
-            partitions = prune_partitions(DagsterInstance.get(), [s.key for s in own])
+            partitions = prune_partitions(dagster_instance(settings), [s.key for s in own])
             purged = lifecycle.purge(store, states, name, retention, objects=objects)
             purged = replace(purged, partitions=tuple(partitions))
         else:
             # A revision no run has finished can no longer run (its folder is forgotten and its
             # document retired); left as a missing partition, automation would keep trying it
             # and fail the batch it shares with other sources' revisions.
-            prune_partitions(DagsterInstance.get(), [s.key for s in own if s.status is None])
+            prune_partitions(dagster_instance(settings), [s.key for s in own if s.status is None])
         catalog.remove_source(con, name)
     return Removal(name, active, done=True, purged=purged)

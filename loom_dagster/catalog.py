@@ -1,4 +1,4 @@
-"""The catalog: sources, the revision registry, documents and their live revision, outcomes, chunks.
+"""The catalog: sources, the revision registry, documents and their live revision, outcomes.
 
 Plain functions over a DuckDB connection, so the Dagster shell, the sensor and the command line
 share one way to read and write it. DuckDB takes one writing process per file: callers keep
@@ -52,12 +52,9 @@ ALTER TABLE sources ADD COLUMN IF NOT EXISTS last_sync TIMESTAMP;
 ALTER TABLE revisions ADD COLUMN IF NOT EXISTS device BIGINT DEFAULT 0;
 ALTER TABLE revisions ADD COLUMN IF NOT EXISTS inode BIGINT DEFAULT 0;
 ALTER TABLE revisions ADD COLUMN IF NOT EXISTS options VARCHAR DEFAULT '{}';
-CREATE TABLE IF NOT EXISTS chunks (
-    chunk_id VARCHAR PRIMARY KEY, revision VARCHAR NOT NULL, document_id VARCHAR NOT NULL,
-    ordinal INTEGER NOT NULL, format VARCHAR NOT NULL, block_type VARCHAR NOT NULL,
-    block_ids VARCHAR NOT NULL, section_path VARCHAR NOT NULL, locator VARCHAR NOT NULL,
-    keys VARCHAR NOT NULL, text VARCHAR NOT NULL
-);
+-- A revision's chunks live in its chunks.parquet and in the search index, and their number in
+-- its outcome; a catalog that still holds the copy earlier versions wrote loses it here.
+DROP TABLE IF EXISTS chunks;
 -- The revision the search index is known to hold for the document (NULL: none). Publishing
 -- commits the catalog, then the index, then this mark; a document whose mark differs from its
 -- live revision is repaired from its stored chunks (pipeline.reconcile).
@@ -454,7 +451,8 @@ def publish_revision(
 ) -> str | None:
     """Make `revision` its document's live revision, in one transaction.
 
-    Returns the revision it replaced (whose chunks are removed), or None. A revision older
+    Returns the revision it replaced, or None; `chunks` are counted in the outcome (they are
+    stored in the revision's chunks.parquet and in search, not here). A revision older
     than the one already live is recorded as superseded and changes nothing.
     """
     with transaction(con):
@@ -470,12 +468,6 @@ def publish_revision(
             "SELECT live_revision FROM documents WHERE document_id = ?", [revision.document_id]
         ).fetchone()
         replaced = row[0] if row and row[0] != revision.key else None
-        con.execute("DELETE FROM chunks WHERE document_id = ?", [revision.document_id])
-        if chunks:
-            con.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_chunk_row(revision, chunk) for chunk in chunks],
-            )
         con.execute(
             "INSERT INTO documents (document_id, source, path, live_revision, status) "
             "VALUES (?, ?, ?, ?, 'live') ON CONFLICT (document_id) DO UPDATE SET "
@@ -504,7 +496,6 @@ def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[st
         ).fetchall()
         ids = [row[0] for row in rows]
         for document in ids:
-            con.execute("DELETE FROM chunks WHERE document_id = ?", [document])
             con.execute(
                 "INSERT INTO documents (document_id, source, path, live_revision, status) "
                 "SELECT document_id, source, path, NULL, 'retired' FROM revisions "
@@ -571,25 +562,11 @@ def live_documents(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, 
     ]
 
 
-def _chunk_row(revision: Revision, chunk: Chunk) -> list[object]:
-    return [
-        chunk.chunk_id,
-        revision.key,
-        revision.document_id,
-        chunk.ordinal,
-        chunk.format,
-        chunk.block_type,
-        json.dumps(list(chunk.block_ids)),
-        json.dumps(list(chunk.section_path)),
-        json.dumps(chunk.locator.to_dict(), sort_keys=True),
-        json.dumps(list(chunk.keys)),
-        chunk.text,
-    ]
-
-
 def counts(con: duckdb.DuckDBPyConnection) -> Mapping[str, int]:
+    """Live documents, and the chunks their live revisions published (what search holds)."""
     row = con.execute(
-        "SELECT (SELECT count(*) FROM documents WHERE status = 'live'), (SELECT count(*) FROM chunks)"
+        "SELECT count(*), coalesce(sum(o.chunk_count), 0) FROM documents d "
+        "LEFT JOIN outcomes o ON o.revision = d.live_revision WHERE d.status = 'live'"
     ).fetchone()
     assert row is not None
     return {"live_documents": int(row[0]), "chunks": int(row[1])}

@@ -19,9 +19,11 @@ Chunking is a pure function of the artifact and the sizes: the same input gives 
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from loom_dagster.contract.artifact import Artifact, Block, Locator
 
@@ -59,6 +61,47 @@ class Chunk:
     @property
     def chunk_id(self) -> str:
         return f"{self.revision}#{self.ordinal}"
+
+    def record(self) -> dict[str, ChunkValue]:
+        """The chunk's one serialization, plain values only: a row of the revision's
+        chunks.parquet, and the source of every field the search index stores."""
+        return {
+            "ordinal": self.ordinal,
+            "text": self.text,
+            "block_ids": list(self.block_ids),
+            "block_type": self.block_type,
+            "section_path": list(self.section_path),
+            "locator": locator_json(self.locator),
+            "keys": list(self.keys),
+            "revision": self.revision,
+            "format": self.format,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Chunk:
+        return cls(
+            ordinal=record["ordinal"],
+            text=record["text"],
+            block_ids=tuple(record["block_ids"]),
+            block_type=record["block_type"],
+            section_path=tuple(record["section_path"]),
+            locator=locator_from_json(record["locator"]),
+            keys=tuple(record["keys"]),
+            revision=record["revision"],
+            format=record["format"],
+        )
+
+
+ChunkValue = int | str | list[str]
+
+
+def locator_json(locator: Locator) -> str:
+    """A locator as stored beside a chunk: its set fields as JSON, keys sorted."""
+    return json.dumps(locator.to_dict(), sort_keys=True, ensure_ascii=False)
+
+
+def locator_from_json(text: str | bytes) -> Locator:
+    return Locator(**json.loads(text))
 
 
 @dataclass(frozen=True)

@@ -213,10 +213,11 @@ class _BadOption(Exception):
 
 def _ingest(args: argparse.Namespace) -> int:
     from loom_dagster.api import ingest_folder
-    from loom_dagster.resources.extractor import ExtractorSettings
-    from loom_dagster.resources.local_extractor import service_command
+    from loom_dagster.extractor.local import service_command
+    from loom_dagster.settings import LoomSettings
 
-    configured = ExtractorSettings.from_env(os.environ)
+    settings = LoomSettings.from_env()  # every setting, once; a bad one stops here
+    configured = settings.extractor
     if not (configured.default_url or configured.routes):
         # The local default cannot start without its environment (as root): say so now, in
         # one line, rather than in a run whose log the command does not print.
@@ -230,6 +231,7 @@ def _ingest(args: argparse.Namespace) -> int:
     try:
         report = ingest_folder(
             args.folder,
+            settings=settings,
             name=args.name,
             include=args.include or ("**/*",),
             options=rules,
@@ -429,7 +431,7 @@ def _print_collected(collected: Collected, verb: str, *, verbose: bool) -> None:
 def _extractor_serve(args: argparse.Namespace) -> int:
     # A separate program, so the pipeline's package never imports the extractor's; as root it
     # runs from the extractor's own environment and drops to its unprivileged user.
-    from loom_dagster.resources.local_extractor import service_command, tied_to_this_process
+    from loom_dagster.extractor.local import service_command, tied_to_this_process
 
     command = service_command(args.host, args.port)
     if args.token_file:
@@ -443,11 +445,12 @@ def _ui(args: argparse.Namespace) -> int:
     from loom_dagster.api import prepare_environment
     from loom_dagster.settings import LoomSettings
 
-    prepare_environment(LoomSettings.from_env())
+    settings = LoomSettings.from_env()
+    prepare_environment(settings)
     workspace = Path(__file__).resolve().parent.parent / "workspace.yaml"
     return subprocess.call(
         [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port)],
-        env=os.environ,
+        env={**os.environ, "DAGSTER_HOME": str(settings.dagster_home)},
     )
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from loom_dagster import catalog
 from loom_dagster.objectstore import ObjectStore, StoredObject
-from loom_dagster.settings import _positive_int
+from loom_dagster.variables import positive_int
 
 KEEP_REVISIONS_ENV = "LOOM_KEEP_REVISIONS"
 KEEP_DAYS_ENV = "LOOM_KEEP_DAYS"
@@ -47,8 +47,8 @@ class Retention:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Retention:
         env = os.environ if env is None else env
         return cls(
-            keep_revisions=_positive_int(env, KEEP_REVISIONS_ENV, DEFAULT_KEEP_REVISIONS),
-            keep_days=_positive_int(env, KEEP_DAYS_ENV, 0),
+            keep_revisions=positive_int(env, KEEP_REVISIONS_ENV, DEFAULT_KEEP_REVISIONS),
+            keep_days=positive_int(env, KEEP_DAYS_ENV, 0),
         )
 
     def keeps(self, state: catalog.RevisionState, rank: int) -> bool:

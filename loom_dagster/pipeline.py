@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -22,7 +21,7 @@ import pyarrow.parquet as pq
 
 from loom_dagster import catalog, hold
 from loom_dagster.chunking import Chunk, chunk_artifact
-from loom_dagster.contract.artifact import Artifact, Locator
+from loom_dagster.contract.artifact import Artifact
 from loom_dagster.contract.validate import parse_artifact
 from loom_dagster.display import bounded, printable
 from loom_dagster.errors import ExtractionFailed, LoomError, SourceError
@@ -36,7 +35,7 @@ CHUNKS = "chunks.parquet"
 
 
 class Extractor(Protocol):
-    """What the pipeline needs of an extractor client (resources/extractor.py has the real one)."""
+    """What the pipeline needs of an extractor client (extractor/client.py has the real one)."""
 
     def extract(
         self,
@@ -340,7 +339,7 @@ def retire(
     return documents
 
 
-# Chunks as Parquet ---------------------------------------------------------------------------
+# Chunks as Parquet: a row is Chunk.record() ----------------------------------------------
 
 _CHUNK_SCHEMA = pa.schema(
     [
@@ -358,41 +357,14 @@ _CHUNK_SCHEMA = pa.schema(
 
 
 def chunks_to_parquet(chunks: list[Chunk]) -> bytes:
-    rows = [
-        {
-            "ordinal": c.ordinal,
-            "text": c.text,
-            "block_ids": list(c.block_ids),
-            "block_type": c.block_type,
-            "section_path": list(c.section_path),
-            "locator": json.dumps(c.locator.to_dict(), sort_keys=True),
-            "keys": list(c.keys),
-            "revision": c.revision,
-            "format": c.format,
-        }
-        for c in chunks
-    ]
+    table = pa.Table.from_pylist([chunk.record() for chunk in chunks], schema=_CHUNK_SCHEMA)
     sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows, schema=_CHUNK_SCHEMA), sink)
+    pq.write_table(table, sink)
     return sink.getvalue()
 
 
 def chunks_from_parquet(data: bytes) -> list[Chunk]:
-    rows = pq.read_table(io.BytesIO(data)).to_pylist()
-    return [
-        Chunk(
-            ordinal=r["ordinal"],
-            text=r["text"],
-            block_ids=tuple(r["block_ids"]),
-            block_type=r["block_type"],
-            section_path=tuple(r["section_path"]),
-            locator=Locator(**json.loads(r["locator"])),
-            keys=tuple(r["keys"]),
-            revision=r["revision"],
-            format=r["format"],
-        )
-        for r in rows
-    ]
+    return [Chunk.from_record(row) for row in pq.read_table(io.BytesIO(data)).to_pylist()]
 
 
 def sync_source(

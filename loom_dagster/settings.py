@@ -1,30 +1,42 @@
-"""Loom's own settings, read once from the environment and validated when definitions load."""
+"""Loom's settings, every one of them, read once from the environment where Loom starts (the
+command line, or the code location when Dagster loads it) and passed down as one object."""
 
 from __future__ import annotations
 
 import os
 import pwd
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from loom_dagster.errors import SettingsError
+from loom_dagster.extractor.settings import ExtractorSettings, ServiceLimits
+from loom_dagster.lifecycle import Retention
+from loom_dagster.retries import RetrySettings
+from loom_dagster.variables import positive_int
 
 DEFAULT_HOME = ".loom"
 
 
 @dataclass(frozen=True)
 class LoomSettings:
-    """Where Loom keeps its state. Every path is absolute."""
+    """Where Loom keeps its state (every path absolute), and how it extracts, retries and
+    retains."""
 
     home: Path
     object_store_url: str
     extract_concurrency: int = 2
     batch_size: int = 200
+    extractor: ExtractorSettings = field(default_factory=ExtractorSettings)
+    limits: ServiceLimits = field(default_factory=ServiceLimits)
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    retention: Retention = field(default_factory=Retention)
+    instance_home: Path | None = None  # DAGSTER_HOME when set; else under the home
 
     @property
     def dagster_home(self) -> Path:
-        return self.home / "dagster"
+        """The Dagster instance's folder, so the UI sees what the command line did."""
+        return self.instance_home or self.home / "dagster"
 
     @property
     def catalog_path(self) -> Path:
@@ -55,8 +67,13 @@ class LoomSettings:
         return cls(
             home=home,
             object_store_url=store,
-            extract_concurrency=_positive_int(env, "LOOM_EXTRACT_CONCURRENCY", 2),
-            batch_size=_positive_int(env, "LOOM_BATCH_SIZE", 200),
+            extract_concurrency=positive_int(env, "LOOM_EXTRACT_CONCURRENCY", 2),
+            batch_size=positive_int(env, "LOOM_BATCH_SIZE", 200),
+            extractor=ExtractorSettings.from_env(env),
+            retention=Retention.from_env(env),
+            retry=RetrySettings.from_env(env),
+            limits=ServiceLimits.from_env(env),
+            instance_home=Path(env["DAGSTER_HOME"]) if env.get("DAGSTER_HOME") else None,
         )
 
     def prepare(self) -> None:
@@ -71,7 +88,7 @@ class LoomSettings:
             self.home.mkdir(parents=True, exist_ok=True)  # first, so an error names the home
             _keep_private(self.home)
             self._check_usable(self.home)  # before making anything in it: it may be another's
-            self.dagster_home.mkdir(mode=0o700, exist_ok=True)
+            self.dagster_home.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.search_dir.mkdir(mode=0o700, exist_ok=True)
             for path in (self.dagster_home, self.search_dir, self.catalog_path):
                 self._check_usable(path)
@@ -136,16 +153,3 @@ run_monitoring:
   enabled: true
   free_slots_after_run_end_seconds: 60
 """
-
-
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be a positive whole number, not {raw!r}") from None
-    if value < 1:
-        raise SettingsError(f"{name} must be a positive whole number, not {raw!r}")
-    return value

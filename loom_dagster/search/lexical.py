@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import tantivy
 
-from loom_dagster.chunking import Chunk
+from loom_dagster.chunking import Chunk, locator_from_json, locator_json
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import LoomError
 
@@ -214,8 +214,7 @@ class LexicalIndex:
             document.add_text(SECTION_FIELD, title)
         for name in EXACT_FIELDS:
             document.add_text(name, getattr(chunk, name))
-        locator = json.dumps(chunk.locator.to_dict(), sort_keys=True, ensure_ascii=False)
-        document.add_bytes(LOCATOR_FIELD, locator.encode("utf-8"))
+        document.add_bytes(LOCATOR_FIELD, locator_json(chunk.locator).encode("utf-8"))
         keys = json.dumps(list(chunk.keys), ensure_ascii=False)
         document.add_bytes(KEYS_FIELD, keys.encode("utf-8"))
         return document
@@ -291,7 +290,6 @@ class LexicalIndex:
             value = document.get_first(name)
             return value if isinstance(value, str) else ""
 
-        locator = json.loads(bytes(document.get_first(LOCATOR_FIELD) or b"{}"))
         keys = json.loads(bytes(document.get_first(KEYS_FIELD) or b"[]"))
         return IndexedChunk(
             chunk_id=first("chunk_id"),
@@ -302,7 +300,7 @@ class LexicalIndex:
             format=first("format"),
             block_type=first("block_type"),
             section_path=tuple(document.get_all(SECTION_FIELD)),
-            locator=Locator(**locator),
+            locator=locator_from_json(bytes(document.get_first(LOCATOR_FIELD) or b"{}")),
             keys=tuple(keys),
             text=first(TEXT_FIELD),
         )

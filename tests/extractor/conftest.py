@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from loom_dagster.resources.local_extractor import extractor_environment
+from loom_dagster.extractor.local import extractor_environment
 
 LISTENING = re.compile(r"loom-extractor listening on (http://127\.0\.0\.1:(\d+))\n")
 START_TIMEOUT_S = 20

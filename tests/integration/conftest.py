@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_dagster.resources.extractor import ENV_TOKEN, ENV_URL
-from loom_dagster.resources.local_extractor import RunningExtractor, reference_extractor
+from loom_dagster.extractor.local import RunningExtractor, reference_extractor
+from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loom_dagster.cli import EXIT_BROKEN_PIPE
-from loom_dagster.resources.extractor import (
+from loom_dagster.extractor.settings import (
     ENV_ROUTES,
     ENV_TOKEN,
     ENV_TOKENS,

@@ -14,7 +14,8 @@ import pytest
 
 from loom_dagster.contract.formats import FORMATS
 from loom_dagster.errors import ExtractionFailed, ExtractorUnavailable
-from loom_dagster.resources.extractor import ExtractorClient, ExtractorSettings
+from loom_dagster.extractor.client import ExtractorClient
+from loom_dagster.extractor.settings import ExtractorSettings
 from tests.integration.misbehaving_extractor import (
     CAPABILITIES,
     EXTRACT,

@@ -12,8 +12,8 @@ from dagster import DagsterEventType, DagsterInstance
 
 from loom_dagster import api
 from loom_dagster.cli import main
-from loom_dagster.resources.extractor import ENV_URL
-from loom_dagster.resources.local_extractor import RunningExtractor
+from loom_dagster.extractor.local import RunningExtractor
+from loom_dagster.extractor.settings import ENV_URL
 
 
 def a_port_nobody_listens_on() -> int:

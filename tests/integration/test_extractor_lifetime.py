@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from loom_dagster.resources.local_extractor import READY_PREFIX
+from loom_dagster.extractor.local import READY_PREFIX
 from tests.integration.loom_command import LOOM, alive_among, children, descendants
 
 # Long enough for a loaded machine; the wait ends as soon as the processes are gone.
@@ -22,7 +22,7 @@ GONE_WITHIN_S = 20.0
 LAUNCHER = textwrap.dedent(
     """
     import time
-    from loom_dagster.resources.local_extractor import reference_extractor
+    from loom_dagster.extractor.local import reference_extractor
 
     with reference_extractor() as running:
         print(running.url, flush=True)

@@ -18,16 +18,16 @@ from pathlib import Path
 import pytest
 
 from loom_dagster import api, catalog, hold
-from loom_dagster.objectstore import ObjectStore
-from loom_dagster.resources.extractor import (
+from loom_dagster.extractor.client import ExtractorClient
+from loom_dagster.extractor.settings import (
     ENV_MAX_ARTIFACT_BYTES,
     ENV_TIMEOUT,
     ENV_TOKEN,
     ENV_URL,
-    ExtractorClient,
     ExtractorSettings,
     ServiceLimits,
 )
+from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.settings import LoomSettings
 from tests.integration.misbehaving_extractor import (

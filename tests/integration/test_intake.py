@@ -93,7 +93,7 @@ def test_a_file_swapped_between_registration_and_storing_is_refused(
     else:  # another inode, same size: a hard link to the secret would do the same
         shutil.copyfile(secret, folder / "sub/copy")
         os.replace(folder / "sub/copy", folder / "sub/shadow")
-    api.materialize_in_batches(DagsterInstance.get(), [revision.key], settings.batch_size)
+    api.materialize_in_batches(DagsterInstance.get(), [revision.key], settings)
 
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         outcome = catalog.outcomes_for(con, [revision.key])[revision.key]

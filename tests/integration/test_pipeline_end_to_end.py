@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,9 @@ def test_a_sensor_tick_and_a_run_publish_chunks_that_search_cites(
     # A second tick over the same folder adds nothing: the keys exist and nothing changed.
     assert tick(cursor=first.cursor).dynamic_partitions_requests == []
 
-    api.materialize_in_batches(instance, list(request.partition_keys), batch_size=10)
+    api.materialize_in_batches(
+        instance, list(request.partition_keys), replace(LoomSettings.from_env(), batch_size=10)
+    )
 
     with connect().connect() as con:
         outcomes = catalog.outcomes_for(con, request.partition_keys)

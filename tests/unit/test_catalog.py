@@ -36,8 +36,8 @@ def chunk(rev: Revision, text: str) -> Chunk:
     )
 
 
-def chunk_texts(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return [row[0] for row in con.execute("SELECT text FROM chunks ORDER BY text").fetchall()]
+def live_revisions(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [document[3] for document in catalog.live_documents(con)]
 
 
 def test_publishing_a_newer_revision_replaces_the_live_one(con: duckdb.DuckDBPyConnection) -> None:
@@ -45,7 +45,7 @@ def test_publishing_a_newer_revision_replaces_the_live_one(con: duckdb.DuckDBPyC
     catalog.register_revisions(con, [old, new])
     assert catalog.publish_revision(con, old, [chunk(old, "old")], artifact_sha256="x") is None
     assert catalog.publish_revision(con, new, [chunk(new, "new")], artifact_sha256="y") == old.key
-    assert chunk_texts(con) == ["new"]
+    assert live_revisions(con) == [new.key]
     outcomes = catalog.outcomes_for(con, [old.key, new.key])
     assert (outcomes[old.key].status, outcomes[new.key].status) == (
         catalog.SUPERSEDED,
@@ -58,7 +58,7 @@ def test_an_older_revision_never_replaces_a_newer_live_one(con: duckdb.DuckDBPyC
     catalog.register_revisions(con, [old, new])
     catalog.publish_revision(con, new, [chunk(new, "new")], artifact_sha256="y")
     assert catalog.publish_revision(con, old, [chunk(old, "old")], artifact_sha256="x") is None
-    assert chunk_texts(con) == ["new"]
+    assert live_revisions(con) == [new.key]
     assert catalog.outcomes_for(con, [old.key])[old.key].status == catalog.SUPERSEDED
 
 
@@ -66,14 +66,16 @@ def test_a_failed_publish_leaves_nothing_half_written(con: duckdb.DuckDBPyConnec
     old, new = revision("a.md", "1"), revision("a.md", "2")
     catalog.register_revisions(con, [old, new])
     catalog.publish_revision(con, old, [chunk(old, "old")], artifact_sha256="x")
-    duplicate = [chunk(new, "new"), chunk(new, "new again")]  # one chunk id twice: the insert fails
-    with pytest.raises(duckdb.ConstraintException):
-        catalog.publish_revision(con, new, duplicate, artifact_sha256="y")
-    assert chunk_texts(con) == ["old"]
-    assert catalog.live_documents(con)[0][3] == old.key
+    # A value DuckDB cannot store fails the last statement, after the document was made live
+    # and the old revision recorded superseded: both are rolled back.
+    with pytest.raises(duckdb.Error):
+        catalog.publish_revision(con, new, [chunk(new, "new")], artifact_sha256=object())  # type: ignore[arg-type]
+    assert live_revisions(con) == [old.key]
+    assert catalog.outcomes_for(con, [old.key])[old.key].status == catalog.PUBLISHED
+    assert catalog.counts(con) == {"live_documents": 1, "chunks": 1}
 
 
-def test_retiring_a_deleted_path_removes_its_chunks_and_its_live_revision(
+def test_retiring_a_deleted_path_removes_its_live_revision_and_its_chunks_from_the_count(
     con: duckdb.DuckDBPyConnection,
 ) -> None:
     a, b = revision("a.md", "1"), revision("b.md", "2")
@@ -81,7 +83,8 @@ def test_retiring_a_deleted_path_removes_its_chunks_and_its_live_revision(
     for rev in (a, b):
         catalog.publish_revision(con, rev, [chunk(rev, rev.path)], artifact_sha256="x")
     assert catalog.retire_paths(con, "docs", ["a.md"]) == [a.document_id]
-    assert chunk_texts(con) == ["b.md"]
+    assert live_revisions(con) == [b.key]
+    assert catalog.counts(con) == {"live_documents": 1, "chunks": 1}
     assert [d[2] for d in catalog.live_documents(con)] == ["b.md"]
     assert "a.md" not in catalog.known_files(con, "docs")
 
@@ -142,7 +145,7 @@ def test_a_file_back_to_bytes_it_had_is_its_newest_revision_again_and_runs_again
         catalog.publish_revision(con, first, [chunk(first, "one")], artifact_sha256="x")
         == second.key
     )
-    assert chunk_texts(con) == ["one"]
+    assert live_revisions(con) == [first.key]
 
 
 def test_a_revision_refused_as_changed_runs_again_when_its_file_is_the_same_bytes_elsewhere(
@@ -212,3 +215,32 @@ def test_a_key_registered_twice_as_its_paths_newest_keeps_its_outcome(
     catalog.publish_revision(con, a, [chunk(a, "a")], artifact_sha256="x")
     catalog.register_revisions(con, [a])  # a second scan that saw the same change
     assert catalog.pending_revisions(con, "docs") == []
+
+
+def test_the_catalog_keeps_no_copy_of_the_chunks(tmp_path: Path) -> None:
+    # Written on every publish and read by nothing: the chunks live in chunks.parquet and search.
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as old:
+        old.execute("CREATE TABLE chunks (chunk_id VARCHAR PRIMARY KEY, text VARCHAR)")
+        old.execute("INSERT INTO chunks VALUES ('r#0', 'a chunk an earlier version stored')")
+    with duckdb.connect(str(path)) as con:
+        catalog.ensure_schema(con)
+        tables = {
+            row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        }
+    assert "chunks" not in tables
+
+
+def test_counts_are_the_live_documents_and_the_chunks_of_their_live_revisions(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    old, new, other = revision("a.md", "1"), revision("a.md", "2"), revision("b.md", "3")
+    catalog.register_revisions(con, [old, new, other])
+    catalog.publish_revision(con, old, [chunk(old, "old")], artifact_sha256="x")
+    two = [
+        chunk(new, "new"),
+        Chunk(1, "more", ("b1",), "paragraph", (), Locator(), (), new.key, "text"),
+    ]
+    catalog.publish_revision(con, new, two, artifact_sha256="y")
+    catalog.publish_revision(con, other, [], artifact_sha256="z")
+    assert catalog.counts(con) == {"live_documents": 2, "chunks": 2}

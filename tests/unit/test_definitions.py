@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from loom_dagster.api import contiguous_batches
 from loom_dagster.assets.revisions import retried_only_when_retryable
 from loom_dagster.definitions import build_definitions
 from loom_dagster.errors import ExtractionFailed, ExtractorUnavailable, SettingsError
+from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.settings import LoomSettings
 
 
@@ -32,12 +36,49 @@ def settings(tmp_path: Path) -> LoomSettings:
     ],
 )
 def test_definitions_refuse_a_bad_extractor_setting_at_load(
-    settings: LoomSettings, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, named: str
+    tmp_path: Path, variable: str, value: str, named: str
 ) -> None:
-    monkeypatch.setenv(variable, value)
+    # Loading the code location reads the settings, extractor settings included, once.
     with pytest.raises(SettingsError) as raised:
-        build_definitions(settings)
+        LoomSettings.from_env({"LOOM_HOME": str(tmp_path / "home"), variable: value})
     assert named in raised.value.message
+
+
+def test_the_extractor_resource_gets_the_settings_read_at_load(tmp_path: Path) -> None:
+    settings = LoomSettings.from_env(
+        {
+            "LOOM_HOME": str(tmp_path / "home"),
+            "LOOM_DOCUMENT_EXTRACTOR_URL": "http://127.0.0.1:9",
+            "LOOM_DOCUMENT_EXTRACTOR_TIMEOUT_S": "7",
+            "LOOM_EXTRACTOR_CONCURRENCY": "3",
+            "LOOM_EXTRACT_CONCURRENCY": "5",
+        }
+    )
+    extractor = build_definitions(settings).resources["extractor"]
+    assert isinstance(extractor, ExtractorResource)
+    assert extractor.settings() == settings.extractor
+    assert extractor.settings().timeout_s == 7.0
+    assert extractor.limits().slots == 3
+    assert extractor.concurrency == 5
+
+
+def test_importing_the_definitions_writes_nothing(tmp_path: Path) -> None:
+    """No folder, no dagster.yaml, no environment variable: the `loom` command prepares the home."""
+    home = tmp_path / "home"
+    probe = (
+        "import os, sys\n"
+        "before = dict(os.environ)\n"
+        "import loom_dagster.definitions\n"
+        "sys.exit(0 if dict(os.environ) == before else 3)\n"
+    )
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("LOOM_", "DAGSTER_"))
+    }
+    env["LOOM_HOME"] = str(home)
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not home.exists()
+    assert "DAGSTER_HOME" not in env
 
 
 @pytest.mark.parametrize(
@@ -71,6 +112,7 @@ def test_the_asset_graph_runs_original_artifact_chunks_published(
     for variable in ("LOOM_DOCUMENT_EXTRACTOR_URL", "LOOM_DOCUMENT_EXTRACTORS_JSON"):
         monkeypatch.delenv(variable, raising=False)
     graph = build_definitions(settings).resolve_asset_graph()
+    settings.prepare()
     parents = {
         key.to_user_string(): {p.to_user_string() for p in graph.get(key).parent_keys}
         for key in graph.get_all_asset_keys()

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from loom_dagster.errors import SettingsError
-from loom_dagster.resources.extractor import (
+from loom_dagster.extractor.settings import (
     ENV_MAX_ARTIFACT_BYTES,
     ENV_ROUTES,
     ENV_TIMEOUT,
@@ -17,9 +17,10 @@ from loom_dagster.resources.extractor import (
     ENV_URL,
     MAX_JSON_SETTING_CHARS,
     MAX_JSON_SETTING_DEPTH,
-    ExtractorResource,
     ExtractorSettings,
+    ServiceLimits,
 )
+from loom_dagster.resources.extractor import ExtractorResource
 
 A = "http://extractor:8790"
 B = "http://pdf-extractor:8080"
@@ -240,15 +241,34 @@ def test_a_service_token_else_the_shared_token():
 # -- the Dagster resource ------------------------------------------------------------------------
 
 
-def test_the_resource_reads_unset_fields_from_the_environment(monkeypatch):
+def test_the_resource_reads_no_environment(monkeypatch):
+    # Settings are read once, where Loom's settings are loaded, and handed to the resource.
     monkeypatch.setenv(ENV_URL, A)
     monkeypatch.setenv(ENV_TIMEOUT, "7")
 
     settings = ExtractorResource(timeout_s="3", routes_json=json.dumps({"pdf": B})).settings()
 
-    assert settings.default_url == A
+    assert settings.default_url is None
     assert settings.timeout_s == 3.0
     assert dict(settings.routes) == {"pdf": B}
+
+
+def test_the_resource_of_settings_gives_them_back():
+    settings = ExtractorSettings(
+        default_url=A,
+        routes={"pdf": B},
+        token="shared-token-0123456789",
+        tokens={B: "pdf-token-0123456789"},
+        timeout_s=2.5,
+        max_artifact_bytes=1000,
+    )
+    limits = ServiceLimits(time_limit_s=9.0, slots=3)
+
+    resource = ExtractorResource.of(settings, limits, concurrency=4)
+
+    assert resource.settings() == settings
+    assert resource.limits() == limits
+    assert resource.concurrency == 4
 
 
 def test_the_resource_refuses_what_the_environment_would(monkeypatch):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from loom_dagster.errors import SettingsError
-from loom_dagster.resources.extractor import ServiceLimits
+from loom_dagster.extractor.settings import ServiceLimits
 from loom_dagster.retries import RetrySettings
 
 
