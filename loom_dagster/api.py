@@ -247,6 +247,7 @@ def _ingest(
     with catalog_db.connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
         searchable = catalog.searchable(con, keys)
+    store = ObjectStore(settings.object_store_url)
     for revision in todo:
         outcome = outcomes.get(revision.key)
         if outcome is None:
@@ -283,13 +284,20 @@ def _ingest(
                 )
             )
         else:
+            extraction = pipeline.read_extraction(store, revision.key)
+            gaps = (
+                f" (incomplete: {extraction.describe_gaps()})"
+                if extraction is not None and extraction.incomplete
+                else ""
+            )
             report.outcomes.append(
                 FileOutcome(
                     "published",
                     revision.path,
                     revision.key,
                     f"{outcome.chunk_count} chunks"
-                    + (" (superseded)" if outcome.status == catalog.SUPERSEDED else ""),
+                    + (" (superseded)" if outcome.status == catalog.SUPERSEDED else "")
+                    + gaps,
                 )
             )
     report.outcomes.sort(key=lambda o: o.path)

@@ -6,7 +6,7 @@ import os
 
 from dagster import Definitions, in_process_executor
 
-from loom_dagster.assets.revisions import artifact, chunks, original, published
+from loom_dagster.assets.revisions import artifact, original, published
 from loom_dagster.jobs import ingest_job
 from loom_dagster.lifecycle import Retention
 from loom_dagster.resources.extractor import ExtractorResource, ExtractorSettings
@@ -21,7 +21,7 @@ def build_definitions(settings: LoomSettings) -> Definitions:
     Retention.from_env(os.environ)
     settings.prepare()
     return Definitions(
-        assets=[original, artifact, chunks, published],
+        assets=[original, artifact, published],
         jobs=[ingest_job],
         sensors=[loom_folders, loom_ingest_automation],
         executor=in_process_executor,

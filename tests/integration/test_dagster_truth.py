@@ -1,0 +1,144 @@
+"""What the Dagster UI is told about each revision: its own facts, never its batch's (issue 13).
+
+A folder with a one-chunk text file, a guide, a Latin-1 file the extractor refuses and a PDF
+whose image page needs OCR goes through `loom ingest`; then the instance is read the way the
+UI reads it (materializations and observations per partition, check executions per partition).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from dagster import AssetCheckKey, AssetKey, DagsterEventType, DagsterInstance, EventRecordsFilter
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+from loom_dagster import api
+from loom_dagster.api import FileOutcome
+
+REPO = Path(__file__).resolve().parents[2]
+IMAGE_PAGE_PDF = REPO / "bench" / "docparse" / "pdf" / "image_page.pdf"
+ARTIFACT = AssetKey(["loom", "artifact"])
+CHUNKS = AssetKey(["loom", "chunks"])
+PUBLISHED = AssetKey(["loom", "published"])
+
+GUIDE = "# Guide\n\n" + "".join(
+    f"## Part {n}\n\nStep {n} of the install: run the wizard and read its log line {n}.\n\n"
+    for n in range(1, 40)
+)
+
+
+def make_folder(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "guide.md").write_text(GUIDE)
+    (root / "note.txt").write_text("Buy lamp oil and rope.\n")
+    (root / "legacy.txt").write_bytes(b"caf\xe9 au lait\n")
+    shutil.copyfile(IMAGE_PAGE_PDF, root / "scan.pdf")
+    return root
+
+
+@pytest.fixture
+def ingested(loom_home: Path, tmp_path: Path) -> dict[str, FileOutcome]:
+    report = api.ingest_folder(make_folder(tmp_path / "docs"))
+    return {o.path: o for o in report.outcomes}
+
+
+def events(asset: AssetKey, kind: DagsterEventType) -> dict[str, dict[str, object]]:
+    """The latest event of `kind` per partition of `asset`, as its metadata's plain values."""
+    records = DagsterInstance.get().get_event_records(
+        EventRecordsFilter(event_type=kind, asset_key=asset), ascending=True
+    )
+    found: dict[str, dict[str, object]] = {}
+    for record in records:
+        event = record.asset_materialization or record.asset_observation
+        assert event is not None and event.partition is not None
+        found[event.partition] = {k: v.value for k, v in event.metadata.items()}
+    return found
+
+
+def check_status(name: str) -> dict[str, AssetCheckExecutionRecordStatus]:
+    history = DagsterInstance.get().event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(ARTIFACT, name), limit=100
+    )
+    return {r.partition: r.status for r in reversed(history) if r.partition}
+
+
+def test_each_partition_carries_its_own_chunk_count_and_facts(
+    ingested: dict[str, FileOutcome],
+) -> None:
+    note, guide = ingested["note.txt"], ingested["guide.md"]
+    assert note.status == guide.status == "published"
+    chunks = events(CHUNKS, DagsterEventType.ASSET_MATERIALIZATION)
+    assert chunks[note.revision]["chunks"] == 1
+    assert guide.detail == f"{chunks[guide.revision]['chunks']} chunks"
+    assert chunks[guide.revision]["chunks"] != 1
+    assert "lamp oil" in str(chunks[note.revision]["preview"])
+
+    artifact = events(ARTIFACT, DagsterEventType.ASSET_MATERIALIZATION)
+    assert artifact[note.revision]["format"] == "text"
+    assert artifact[note.revision]["complete"] is True
+    originals = events(AssetKey(["loom", "original"]), DagsterEventType.ASSET_MATERIALIZATION)
+    assert str(originals[note.revision]["path"]).endswith("docs/note.txt")
+    assert originals[note.revision]["size"] == len("Buy lamp oil and rope.\n")
+    assert len(str(originals[note.revision]["sha256"])) == 64
+
+
+def test_a_refused_revision_is_no_materialization_of_chunks_or_published(
+    ingested: dict[str, FileOutcome],
+) -> None:
+    refused = ingested["legacy.txt"]
+    assert refused.status == "refused" and refused.detail.startswith("encoding: ")
+    assert refused.revision not in events(CHUNKS, DagsterEventType.ASSET_MATERIALIZATION)
+    assert refused.revision not in events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)
+    observed = events(PUBLISHED, DagsterEventType.ASSET_OBSERVATION)
+    assert observed[refused.revision]["status"] == "refused"
+    assert observed[refused.revision]["code"] == "encoding"
+    artifact = events(ARTIFACT, DagsterEventType.ASSET_MATERIALIZATION)
+    assert artifact[refused.revision]["status"] == "refused"
+
+
+def test_the_checks_count_each_partition_as_it_is(ingested: dict[str, FileOutcome]) -> None:
+    refused, scan, note = ingested["legacy.txt"], ingested["scan.pdf"], ingested["note.txt"]
+    extracted, complete = check_status("extracted"), check_status("complete")
+    assert extracted[refused.revision] == AssetCheckExecutionRecordStatus.FAILED
+    assert (
+        extracted[note.revision]
+        == extracted[scan.revision]
+        == (AssetCheckExecutionRecordStatus.SUCCEEDED)
+    )
+    assert complete[scan.revision] == AssetCheckExecutionRecordStatus.FAILED
+    assert complete[note.revision] == AssetCheckExecutionRecordStatus.SUCCEEDED
+
+    # Each evaluation judges the materialization this run made of its partition: the UI's
+    # partition view counts it (an evaluation that names none reads "Missing").
+    storage = DagsterInstance.get().event_log_storage
+    infos = storage.get_asset_check_partition_info([AssetCheckKey(ARTIFACT, "extracted")])
+    by_partition = {info.partition_key: info for info in infos}
+    assert by_partition[note.revision].is_current
+    assert by_partition[refused.revision].is_current
+    assert by_partition[note.revision].latest_target_materialization_storage_id is not None
+
+
+def test_the_incomplete_pdf_is_published_and_said_to_be(
+    ingested: dict[str, FileOutcome], capsys: pytest.CaptureFixture[str]
+) -> None:
+    scan = ingested["scan.pdf"]
+    assert scan.status == "published"
+    assert "incomplete: " in scan.detail and "page" in scan.detail
+    history = DagsterInstance.get().event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(ARTIFACT, "complete"), limit=100
+    )
+    warned = [r for r in history if r.partition == scan.revision][0]
+    evaluation = warned.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+    assert evaluation.severity.value == "WARN"
+    assert "page" in (evaluation.description or "")
+    published = events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)
+    assert "page" in str(published[scan.revision]["incomplete"])
+
+
+def test_no_run_logs_a_missing_check_output(ingested: dict[str, FileOutcome]) -> None:
+    instance = DagsterInstance.get()
+    for run in instance.get_runs():
+        for entry in instance.all_logs(run.run_id):
+            assert "did not yield" not in (entry.user_message or "")
