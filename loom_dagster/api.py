@@ -45,6 +45,7 @@ class FileOutcome:
     path: str
     revision: str | None = None
     detail: str = ""
+    incomplete: bool = False  # published, but its artifact missed part of the file
 
 
 @dataclass
@@ -55,6 +56,10 @@ class IngestReport:
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def incomplete(self) -> int:
+        return sum(1 for o in self.outcomes if o.incomplete)
 
     @property
     def files(self) -> int:
@@ -298,6 +303,7 @@ def _ingest(
                     f"{outcome.chunk_count} chunks"
                     + (" (superseded)" if outcome.status == catalog.SUPERSEDED else "")
                     + gaps,
+                    incomplete=bool(gaps),
                 )
             )
     report.outcomes.sort(key=lambda o: o.path)
@@ -427,9 +433,24 @@ def search(
 ) -> list[Hit]:
     settings = LoomSettings.from_env()
     settings.prepare()
-    return LexicalIndex(settings.search_dir).search(
+    hits = LexicalIndex(settings.search_dir).search(
         text, limit=limit, formats=formats, sources=sources
     )
+    gaps = incomplete_revisions(
+        ObjectStore(settings.object_store_url), {hit.chunk.revision for hit in hits}
+    )
+    return [replace(hit, incomplete=gaps.get(hit.chunk.revision, "")) for hit in hits]
+
+
+def incomplete_revisions(store: ObjectStore, revisions: set[str]) -> dict[str, str]:
+    """The revisions among `revisions` whose artifact missed part of the file, with the units
+    it missed: one small read per revision, of the record its extraction left."""
+    found = {}
+    for revision in revisions:
+        extraction = pipeline.read_extraction(store, revision)
+        if extraction is not None and extraction.incomplete:
+            found[revision] = extraction.describe_gaps()
+    return found
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import os
 
 from dagster import Definitions, in_process_executor
 
-from loom_dagster.assets.revisions import artifact, original, published
+from loom_dagster.assets.revisions import artifact, original, published, strict_from_env
 from loom_dagster.jobs import ingest_job
 from loom_dagster.lifecycle import Retention
 from loom_dagster.resources.extractor import ExtractorResource, ExtractorSettings
@@ -19,6 +19,7 @@ def build_definitions(settings: LoomSettings) -> Definitions:
     # An invalid extractor setting is an error here, at load, not a surprise in a run.
     ExtractorSettings.from_env(os.environ)
     Retention.from_env(os.environ)
+    strict_from_env(os.environ)
     settings.prepare()
     return Definitions(
         assets=[original, artifact, published],

@@ -16,7 +16,7 @@ one, saying which.
 
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -49,7 +49,7 @@ from loom_dagster import catalog, hold, pipeline
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.display import bounded
-from loom_dagster.errors import LoomError, SourceError
+from loom_dagster.errors import LoomError, SettingsError, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import batch_policy, revisions
 from loom_dagster.resources.extractor import ExtractorResource
@@ -60,6 +60,23 @@ from loom_dagster.resources.storage import (
 )
 from loom_dagster.retries import RetrySettings
 from loom_dagster.sources import Revision
+
+STRICT_ENV = "LOOM_STRICT"
+
+
+def strict_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """LOOM_STRICT=1: a refused or incomplete revision fails its run (for CI through the
+    Dagster CLI); unset or 0: it is an outcome, shown red or as a warning."""
+    value = (os.environ if env is None else env).get(STRICT_ENV, "").strip()
+    if value not in ("", "0", "1"):
+        raise SettingsError(f"{STRICT_ENV} must be 0 or 1, not {metadata_text(value, 40)!r}")
+    return value == "1"
+
+
+try:
+    STRICT = strict_from_env()
+except SettingsError:  # build_definitions raises it at load, with its message
+    STRICT = False
 
 GROUP = "loom"
 PREFIX = "loom"  # every asset key starts with it, so `chunks` meets no other location's
@@ -239,12 +256,14 @@ def original(
             EXTRACTED_CHECK,
             asset=ARTIFACT,
             partitions_def=revisions,
+            blocking=STRICT,
             description="The extractor read the revision (red: refused, with its code and message).",
         ),
         AssetCheckSpec(
             COMPLETE_CHECK,
             asset=ARTIFACT,
             partitions_def=revisions,
+            blocking=STRICT,
             description="The artifact covers the whole file (warning: the units it could not "
             "read, e.g. a PDF page that needs OCR; the rest is published).",
         ),
@@ -322,6 +341,7 @@ def extracted_evaluation(
             partition=extraction.revision,
             target_materialization_data=target,
             severity=AssetCheckSeverity.ERROR,
+            blocking=STRICT,
             description=bounded(f"{extraction.code}: {extraction.message}", METADATA_CHARS),
             metadata={
                 "code": metadata_text(extraction.code),
@@ -362,7 +382,9 @@ def complete_evaluation(
         passed=passed,
         partition=extraction.revision,
         target_materialization_data=target,
-        severity=AssetCheckSeverity.WARN,
+        # In strict mode an incomplete file is an error, and blocks its batch.
+        severity=AssetCheckSeverity.ERROR if STRICT else AssetCheckSeverity.WARN,
+        blocking=STRICT,
         description=None if passed else metadata_text(gaps),
         metadata={"coverage": metadata_text(extraction.coverage or "-")}
         | ({} if passed else {"failed_units": metadata_text(gaps)}),

@@ -7,7 +7,11 @@ UI reads it (materializations and observations per partition, check executions p
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,7 @@ from dagster._core.storage.asset_check_execution_record import AssetCheckExecuti
 
 from loom_dagster import api
 from loom_dagster.api import FileOutcome
+from loom_dagster.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGE_PAGE_PDF = REPO / "bench" / "docparse" / "pdf" / "image_page.pdf"
@@ -142,3 +147,59 @@ def test_no_run_logs_a_missing_check_output(ingested: dict[str, FileOutcome]) ->
     for run in instance.get_runs():
         for entry in instance.all_logs(run.run_id):
             assert "did not yield" not in (entry.user_message or "")
+
+
+def test_a_search_hit_from_the_incomplete_pdf_says_so(ingested: dict[str, FileOutcome]) -> None:
+    scan, note = ingested["scan.pdf"], ingested["note.txt"]
+    by_revision = {h.chunk.revision: h for h in api.search("page lamp oil rope", limit=20)}
+    assert "page 2" in by_revision[scan.revision].incomplete
+    assert by_revision[note.revision].incomplete == ""
+
+
+def test_strict_ingest_exits_1_on_a_refused_or_incomplete_file(
+    loom_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = make_folder(tmp_path / "docs")
+    assert main(["ingest", "--strict", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert "published  scan.pdf" in captured.out and "(incomplete: page 2: " in captured.out
+    assert captured.err.splitlines()[-1] == "loom: strict: 1 refused, 1 incomplete"
+
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "a.md").write_text("# A\n\nwords\n")
+    assert main(["ingest", "--strict", str(clean)]) == 0
+    assert main(["ingest", str(folder)]) == 0  # without --strict: outcomes, exit 0
+
+
+def dagster_job(range_: tuple[str, str], **env: str) -> subprocess.CompletedProcess[str]:
+    """The CI recipe's Dagster CLI step: the ingest job over a range of partitions."""
+    tags = {
+        "dagster/asset_partition_range_start": range_[0],
+        "dagster/asset_partition_range_end": range_[1],
+    }
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "dagster"), "job", "execute"]
+        + ["-m", "loom_dagster.definitions", "-j", "ingest", "--tags", json.dumps(tags)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+
+
+def test_the_dagster_cli_takes_a_range_and_fails_it_in_strict_mode(
+    ingested: dict[str, FileOutcome],
+) -> None:
+    keys = DagsterInstance.get().get_dynamic_partitions("revisions")
+    assert len(keys) == 4
+    assert dagster_job((keys[0], keys[-1])).returncode == 0
+
+    strict = dagster_job((keys[0], keys[-1]), LOOM_STRICT="1")
+    assert strict.returncode != 0
+    assert "blocking asset check" in strict.stdout + strict.stderr
+
+    bad = dagster_job((keys[0], keys[-1]), LOOM_STRICT="yes")
+    assert bad.returncode != 0
+    assert "LOOM_STRICT must be 0 or 1, not 'yes'" in bad.stdout + bad.stderr
