@@ -32,6 +32,7 @@ from loom_dagster.sources import (
     OptionRule,
     Source,
     check_option,
+    document_id,
     source_name_for,
     validate_source_name,
 )
@@ -209,6 +210,8 @@ def _ingest(
 ) -> IngestReport:
     from dagster import DagsterInstance
 
+    from loom_dagster.assets.revisions import report_retired
+
     instance = DagsterInstance.get()
     reaped = runs.reap_dead_runs(instance)
     if reaped:
@@ -227,8 +230,12 @@ def _ingest(
         if repaired:
             progress(f"search index repaired for {len(repaired)} document(s)")
         scan = pipeline.sync_source(con, index, source)
+        retired = catalog.document_states(
+            con, {document_id(source.name, path) for path in scan.deleted}
+        )
         # Revisions an earlier run registered but never finished are taken up again.
         todo = catalog.pending_revisions(con, source.name)
+    report_retired(instance, retired)
     report = IngestReport(source.name, retired=list(scan.deleted))
     waiting = {revision.path for revision in todo}
     report.outcomes.extend(FileOutcome("unchanged", p) for p in scan.unchanged if p not in waiting)

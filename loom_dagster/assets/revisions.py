@@ -30,8 +30,10 @@ from dagster import (
     AssetKey,
     AssetMaterialization,
     AssetObservation,
+    AssetRecordsFilter,
     AssetSpec,
     AutomationCondition,
+    DagsterInstance,
     Failure,
     MaterializeResult,
     MetadataValue,
@@ -85,6 +87,7 @@ ORIGINAL, ARTIFACT, CHUNKS, PUBLISHED = (
 )
 EXTRACTED_CHECK = "extracted"
 COMPLETE_CHECK = "complete"
+LIVE_CHECK = "live"
 OWNERS = ["team:loom"]
 PREVIEW_CHARS = 300
 try:
@@ -144,6 +147,27 @@ def registered(
             revision = catalog.get_revision(con, key)
             found.append((revision, catalog.source_root(con, revision.source)))
     return found
+
+
+def report_retired(instance: DagsterInstance, states: Sequence[catalog.DocumentRevision]) -> int:
+    """Record, outside any run, the `live` check of revisions whose file was deleted (a scan
+    retires them, not a run); returns how many it recorded."""
+    gone = [s for s in states if s.document_status == "retired" and s.status == catalog.PUBLISHED]
+    if not gone:
+        return 0
+    records = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=PUBLISHED, asset_partitions=[s.key for s in gone]),
+        limit=len(gone) * 4,
+    ).records
+    targets: dict[str, AssetCheckEvaluationTargetMaterializationData] = {}
+    for record in reversed(records):  # oldest first: the latest of each partition wins
+        if record.partition_key:
+            targets[record.partition_key] = AssetCheckEvaluationTargetMaterializationData(
+                storage_id=record.storage_id, run_id=record.run_id, timestamp=record.timestamp
+            )
+    for state in gone:
+        instance.report_runless_asset_event(live_evaluation(state, targets.get(state.key)))
+    return len(gone)
 
 
 def original_metadata(revision: Revision, root: str, store: ObjectStore) -> dict[str, Any]:
@@ -413,6 +437,15 @@ def complete_evaluation(
             **AUTOMATED,
         ),
     ],
+    check_specs=[
+        AssetCheckSpec(
+            LIVE_CHECK,
+            asset=PUBLISHED,
+            partitions_def=revisions,
+            description="The revision is the one search serves (warning: superseded by a newer "
+            "revision of its file, or retired with its deleted file).",
+        )
+    ],
     can_subset=True,
     pool="loom_catalog",  # DuckDB takes one writing process per file: a pool of size 1
     **BATCHED,
@@ -450,11 +483,45 @@ def published(
     with retried_only_when_retryable(context.retry_number):
         with catalog_db.connect() as con:
             outcomes = pipeline.publish(con, index, object_store, batch, run_id=run_id)
+            states = catalog.document_states(con, {r.document_id for r in batch})
     for outcome in outcomes:
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision
         )
         yield published_event(outcome, extraction)
+    if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
+        targets = _targets(context, PUBLISHED, [state.key for state in states])
+        for state in states:
+            if state.status is not None:
+                yield live_evaluation(state, targets.get(state.key))
+        yield Output(None, output_name=f"{PREFIX}__published_{LIVE_CHECK}")
+
+
+def live_evaluation(
+    state: catalog.DocumentRevision,
+    target: AssetCheckEvaluationTargetMaterializationData | None = None,
+) -> AssetCheckEvaluation:
+    """The `live` check of one revision: passed while search serves it, a warning once a newer
+    revision superseded it or its file was deleted, so its green `published` reads as history
+    (and for a refused one, which never was live)."""
+    if state.key == state.live_revision:
+        why = None
+    elif state.status == catalog.REFUSED:
+        why = "refused: never published"
+    elif state.document_status == "retired":
+        why = "retired: its file was deleted"
+    else:
+        why = f"superseded by {state.live_revision or 'a newer revision'}"
+    return AssetCheckEvaluation(
+        asset_key=PUBLISHED,
+        check_name=LIVE_CHECK,
+        passed=why is None,
+        partition=state.key,
+        target_materialization_data=target,
+        severity=AssetCheckSeverity.WARN,
+        description=why,
+        metadata={"state": why.split(":")[0].split(" by")[0] if why else "live"},
+    )
 
 
 def published_event(

@@ -203,3 +203,34 @@ def test_the_dagster_cli_takes_a_range_and_fails_it_in_strict_mode(
     bad = dagster_job((keys[0], keys[-1]), LOOM_STRICT="yes")
     assert bad.returncode != 0
     assert "LOOM_STRICT must be 0 or 1, not 'yes'" in bad.stdout + bad.stderr
+
+
+def live_checks() -> dict[str, tuple[bool, str | None]]:
+    history = DagsterInstance.get().event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(PUBLISHED, "live"), limit=100
+    )
+    found = {}
+    for record in reversed(history):
+        assert record.status != AssetCheckExecutionRecordStatus.PLANNED, record.partition
+        evaluation = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+        found[record.partition] = (evaluation.passed, evaluation.description)
+    return found
+
+
+def test_superseded_and_retired_revisions_read_apart_from_live_ones(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    old_note, guide = ingested["note.txt"], ingested["guide.md"]
+    assert live_checks()[old_note.revision] == (True, None)
+    (tmp_path / "docs" / "note.txt").write_text("Buy lamp oil, rope and a map.\n")
+    (tmp_path / "docs" / "guide.md").unlink()
+
+    report = api.ingest_folder(tmp_path / "docs")
+
+    new_note = {o.path: o for o in report.outcomes}["note.txt"]
+    assert report.retired == ["guide.md"]
+    checks = live_checks()
+    assert checks[new_note.revision] == (True, None)
+    assert checks[old_note.revision] == (False, f"superseded by {new_note.revision}")
+    assert checks[guide.revision] == (False, "retired: its file was deleted")
+    assert checks[ingested["legacy.txt"].revision] == (False, "refused: never published")
