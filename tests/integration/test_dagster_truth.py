@@ -234,3 +234,22 @@ def test_superseded_and_retired_revisions_read_apart_from_live_ones(
     assert checks[old_note.revision] == (False, f"superseded by {new_note.revision}")
     assert checks[guide.revision] == (False, "retired: its file was deleted")
     assert checks[ingested["legacy.txt"].revision] == (False, "refused: never published")
+
+
+def test_a_tick_whose_result_was_lost_strands_no_revision(loom_home: Path, tmp_path: Path) -> None:
+    from tests.integration.test_pipeline_end_to_end import register, tick
+
+    folder = make_folder(tmp_path / "docs")
+    register(folder)
+    lost = tick()  # a preview, or a tick that failed after it registered: nothing applied
+    assert len(lost.dynamic_partitions_requests[0].partition_keys) == 4
+
+    again = tick()
+
+    added = again.dynamic_partitions_requests[0].partition_keys
+    assert sorted(k.split("~")[0] for k in added) == [
+        "guide.md",
+        "legacy.txt",
+        "note.txt",
+        "scan.pdf",
+    ]
