@@ -385,10 +385,6 @@ def extracted_evaluation(
     )
 
 
-# Kept under its old name for callers that judge one extraction.
-check_evaluation = extracted_evaluation
-
-
 def complete_evaluation(
     extraction: pipeline.Extraction,
     target: AssetCheckEvaluationTargetMaterializationData | None = None,
