@@ -28,6 +28,7 @@ from loom_dagster.sources import (
     OptionRule,
     Source,
     check_option,
+    document_id,
     source_name_for,
     validate_source_name,
 )
@@ -44,6 +45,7 @@ class FileOutcome:
     path: str
     revision: str | None = None
     detail: str = ""
+    incomplete: bool = False  # published, but its artifact missed part of the file
 
 
 @dataclass
@@ -54,6 +56,10 @@ class IngestReport:
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def incomplete(self) -> int:
+        return sum(1 for o in self.outcomes if o.incomplete)
 
     @property
     def files(self) -> int:
@@ -205,6 +211,8 @@ def _ingest(
     replace: bool,
     progress: Progress,
 ) -> IngestReport:
+    from loom_dagster.assets.revisions import report_retired
+
     instance = dagster_instance(settings)
     reaped = runs.reap_dead_runs(instance)
     if reaped:
@@ -223,8 +231,12 @@ def _ingest(
         if repaired:
             progress(f"search index repaired for {len(repaired)} document(s)")
         scan = pipeline.sync_source(con, index, source)
+        retired = catalog.document_states(
+            con, {document_id(source.name, path) for path in scan.deleted}
+        )
         # Revisions an earlier run registered but never finished are taken up again.
         todo = catalog.pending_revisions(con, source.name)
+    report_retired(instance, retired)
     report = IngestReport(source.name, retired=list(scan.deleted))
     waiting = {revision.path for revision in todo}
     report.outcomes.extend(FileOutcome("unchanged", p) for p in scan.unchanged if p not in waiting)
@@ -248,6 +260,7 @@ def _ingest(
     with catalog_db.connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
         searchable = catalog.searchable(con, keys)
+    store = ObjectStore(settings.object_store_url)
     for revision in todo:
         outcome = outcomes.get(revision.key)
         if outcome is None:
@@ -284,13 +297,21 @@ def _ingest(
                 )
             )
         else:
+            extraction = pipeline.read_extraction(store, revision.key)
+            gaps = (
+                f" (incomplete: {extraction.describe_gaps()})"
+                if extraction is not None and extraction.incomplete
+                else ""
+            )
             report.outcomes.append(
                 FileOutcome(
                     "published",
                     revision.path,
                     revision.key,
                     f"{outcome.chunk_count} chunks"
-                    + (" (superseded)" if outcome.status == catalog.SUPERSEDED else ""),
+                    + (" (superseded)" if outcome.status == catalog.SUPERSEDED else "")
+                    + gaps,
+                    incomplete=bool(gaps),
                 )
             )
     report.outcomes.sort(key=lambda o: o.path)
@@ -425,9 +446,24 @@ def search(
 ) -> list[Hit]:
     settings = LoomSettings.from_env()
     settings.prepare()
-    return LexicalIndex(settings.search_dir).search(
+    hits = LexicalIndex(settings.search_dir).search(
         text, limit=limit, formats=formats, sources=sources
     )
+    gaps = incomplete_revisions(
+        ObjectStore(settings.object_store_url), {hit.chunk.revision for hit in hits}
+    )
+    return [replace(hit, incomplete=gaps.get(hit.chunk.revision, "")) for hit in hits]
+
+
+def incomplete_revisions(store: ObjectStore, revisions: set[str]) -> dict[str, str]:
+    """The revisions among `revisions` whose artifact missed part of the file, with the units
+    it missed: one small read per revision, of the record its extraction left."""
+    found = {}
+    for revision in revisions:
+        extraction = pipeline.read_extraction(store, revision)
+        if extraction is not None and extraction.incomplete:
+            found[revision] = extraction.describe_gaps()
+    return found
 
 
 @dataclass(frozen=True)

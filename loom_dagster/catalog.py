@@ -612,6 +612,34 @@ def revision_states(
     return [RevisionState(*row) for row in rows]
 
 
+@dataclass(frozen=True)
+class DocumentRevision:
+    """One revision of a document, beside the document's live revision and state."""
+
+    key: str
+    status: str | None  # its own outcome
+    live_revision: str | None
+    document_status: str | None  # live, retired, or None while nothing was published
+
+
+def document_states(
+    con: duckdb.DuckDBPyConnection, documents: Iterable[str]
+) -> list[DocumentRevision]:
+    """Every revision of `documents`, with what each document serves now."""
+    rows = con.execute(
+        """
+        SELECT r.key, o.status, d.live_revision, d.status
+        FROM revisions r
+        LEFT JOIN documents d ON d.document_id = r.document_id
+        LEFT JOIN outcomes o ON o.revision = r.key
+        WHERE r.document_id IN (SELECT unnest(?))
+        ORDER BY r.key
+        """,
+        [sorted(documents)],
+    ).fetchall()
+    return [DocumentRevision(*row) for row in rows]
+
+
 def active_documents(con: duckdb.DuckDBPyConnection, source: str) -> int:
     """How many of the source's documents are not retired (live, or registered and pending)."""
     row = con.execute(

@@ -98,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GLOB",
         help="only files matching this glob (repeatable; default: every file)",
     )
+    ingest.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when any file is refused or published incomplete (for CI)",
+    )
     _registration_arguments(ingest)
     ingest.set_defaults(run=_ingest)
 
@@ -252,7 +257,12 @@ def _ingest(args: argparse.Namespace) -> int:
         f" + unchanged {report.count('unchanged')}"
         + ("" if report.conserved else f"  (does not hold: {report.count('failed')} failed)")
     )
-    return 0 if report.conserved else EXIT_FAILED
+    if not report.conserved:
+        return EXIT_FAILED
+    if args.strict and (report.count("refused") or report.incomplete):
+        _fail(f"strict: {report.count('refused')} refused, {report.incomplete} incomplete")
+        return EXIT_FAILED
+    return 0
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -265,6 +275,8 @@ def _search(args: argparse.Namespace) -> int:
         chunk = hit.chunk
         where = printable(f"{chunk.source}:{chunk.path}  revision {chunk.revision}")
         print(f"{rank}. {where}  score {hit.score:.2f}")
+        if hit.incomplete:
+            print(f"   incomplete: {one_line(hit.incomplete)}")
         section = " > ".join(chunk.section_path) or "(top)"
         print(f"   {one_line(section)}  |  {one_line(describe_locator(chunk.locator.to_dict()))}")
         print(f"   {_snippet(chunk.text)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
-from loom_dagster.assets.revisions import artifact, chunks, original, published
+from loom_dagster.assets.revisions import artifact, original, published, strict_from_env
 from loom_dagster.jobs import ingest_job
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
@@ -18,8 +18,9 @@ from loom_dagster.settings import LoomSettings
 
 
 def build_definitions(settings: LoomSettings) -> Definitions:
+    strict_from_env()  # LOOM_STRICT: a bad value is an error at load
     return Definitions(
-        assets=[original, artifact, chunks, published],
+        assets=[original, artifact, published],
         jobs=[ingest_job],
         sensors=[loom_folders, loom_ingest_automation],
         executor=in_process_executor,

@@ -1,4 +1,4 @@
-"""One dynamic partition per source revision; keys are `<document id>@<sha16>` (see sources.py)."""
+"""One dynamic partition per source revision; keys are `<path trace>~<hash10>@<sha16>` (sources.py)."""
 
 from collections.abc import Iterable
 

@@ -31,6 +31,8 @@ from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
 from loom_dagster.sources import Revision, ScanResult, Source, open_checked, read_all, scan
 
 EXTRACTION = "extraction.json"
+# The failed units an extraction record names (the artifact holds them all).
+MAX_FAILED_UNITS = 20
 CHUNKS = "chunks.parquet"
 
 
@@ -60,10 +62,23 @@ class Extraction:
     code: str | None = None
     message: str | None = None
     run_id: str | None = None
+    # The artifact's coverage: whether every unit of the file was read, and the ones that were
+    # not ("page 2: needs_ocr"); an incomplete artifact is published, and said to be.
+    complete: bool = True
+    failed_units: tuple[str, ...] = ()
+    coverage: str = ""  # "2 of 3 pages"
 
     @property
     def refused(self) -> bool:
         return self.status == "refused"
+
+    @property
+    def incomplete(self) -> bool:
+        return not self.refused and not self.complete
+
+    def describe_gaps(self, limit: int = 200) -> str:
+        """The units not read, in one bounded line: `page 2: needs_ocr; page 3: ...`."""
+        return bounded("; ".join(self.failed_units) or "coverage incomplete", limit)
 
 
 def store_original(store: ObjectStore, root: str, revision: Revision) -> None:
@@ -124,6 +139,7 @@ def extract(
     except ExtractionFailed as refusal:
         return refuse(store, revision, refusal.code, refusal.message, run_id=run_id)
     sha = store.put_artifact(artifact.canonical_bytes())
+    coverage = artifact.coverage
     return _record(
         store,
         Extraction(
@@ -134,6 +150,12 @@ def extract(
             parser=artifact.parser,
             parser_version=artifact.parser_version,
             run_id=run_id,
+            complete=coverage.complete,
+            failed_units=tuple(
+                bounded(f"{f.unit}: {f.reason}", 200) for f in coverage.failed[:MAX_FAILED_UNITS]
+            )
+            + tuple(bounded(f"lost: {lost}", 200) for lost in coverage.lost[:MAX_FAILED_UNITS]),
+            coverage=f"{coverage.extracted} of {coverage.total} {coverage.unit}",
         ),
     )
 
@@ -216,7 +238,9 @@ def read_extraction(store: ObjectStore, revision: str) -> Extraction | None:
     key = store.revision_key(revision, EXTRACTION)
     if not store.exists(key):
         return None
-    return Extraction(**store.get_json(key))
+    record = store.get_json(key)
+    record["failed_units"] = tuple(record.get("failed_units", ()))
+    return Extraction(**record)
 
 
 def load_artifact(store: ObjectStore, extraction: Extraction, revision: Revision) -> Artifact:

@@ -50,6 +50,7 @@ def loom_folders(
     index = search_index.get()
     new_keys: list[str] = []
     rerun_keys: list[str] = []
+    waiting: list[str] = []
     with catalog_db.connect() as con:
         sources = catalog.list_sources(con)
         for source in sources:
@@ -63,6 +64,9 @@ def loom_folders(
             )
             new_keys.extend(r.key for r in result.new)
             rerun_keys.extend(result.rerun)
+            # Registered by an earlier evaluation whose result was never applied (a preview,
+            # a tick that failed after registering): recomputed here, so none is stranded.
+            waiting.extend(r.key for r in catalog.pending_revisions(con, source.name))
             if result.resume_after:
                 resume[source.name] = result.resume_after
             else:
@@ -77,7 +81,7 @@ def loom_folders(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
         )
     existing = set(context.instance.get_dynamic_partitions(PARTITIONS_NAME))
-    to_add = sorted(set(new_keys) - existing)
+    to_add = sorted((set(new_keys) | set(waiting)) - existing)
     # A key that already has a partition (a file deleted and written again with the same
     # bytes), or a key registered before that comes back (an edit undone, its partition pruned
     # and added again here): its partition may hold a materialization, so automation sees
@@ -92,6 +96,10 @@ def loom_folders(
     )
     if prune:
         requests.append(revisions.build_delete_request(prune))
+    # The tick's own line in its log: the UI's "0 runs requested" says nothing of partitions.
+    context.log.info(
+        f"added {len(to_add)} partitions, deleted {len(prune)}, requested {len(again)} runs"
+    )
     return SensorResult(
         run_requests=[RunRequest(partition_key=key, job_name=INGEST_JOB) for key in again],
         dynamic_partitions_requests=requests,

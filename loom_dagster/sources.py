@@ -1,9 +1,10 @@
 """Registered folders: what files they hold, which changed, and the revision keys they get.
 
-A revision key is `<document id>@<first 16 hex of the sha256>`, followed by `~<10 hex>` when
-extraction options apply to the file (see `revision_key`), made only of `[A-Za-z0-9._~@-]` so the
-Dagster UI can select and backfill it. The document id is a readable slug of the file name and a
-hash of (source, path), so two files called README.md differ.
+A revision key is `<path trace>~<10 hex>@<first 16 hex of the sha256>`, followed by `~<10 hex>`
+when extraction options apply to the file (see `revision_key`), made only of `[A-Za-z0-9._~@-]`
+so the Dagster UI can select and backfill it and its partition filter finds a file by folder and
+name (`runbooks__disk-full.md~…`). The document id is a readable slug of the file name and the
+same hash of (source, path), so two files called README.md differ.
 
 Anyone who can write into a watched folder can swap a file for a symlink between the scan and
 the read. Every read of a file therefore goes through `open_checked`: each component is opened
@@ -146,19 +147,32 @@ def document_id(source: str, path: str) -> str:
     return f"{slug}~{digest}"
 
 
+# The readable part of a revision key: the path's end, so the UI's partition filter finds a file
+# by its folder and name; the digest after it tells apart two paths that read the same here.
+PATH_TRACE_CHARS = 80
+
+
+def path_trace(path: str) -> str:
+    """`runbooks/disk full.md` -> `runbooks__disk-full.md`: the path, key-safe, its end kept."""
+    trace = "__".join(_UNSAFE.sub("-", part).strip("-") or "-" for part in path.split("/"))
+    return trace[-PATH_TRACE_CHARS:].lstrip("_-.") or "file"
+
+
 def posixpath_name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
 def revision_key(source: str, path: str, sha256: str, options: str = "{}") -> str:
-    """`<document id>@<16 hex of the sha256>`, then `~<10 hex of the options>` if any apply.
+    """`<path trace>~<10 hex of (source, path)>@<16 hex of the sha256>`, then `~<10 hex of the
+    options>` if any apply.
 
     The options are part of the key because a revision is what was extracted: the same bytes
     read with another encoding or as another format are another artifact, so a change of
     the options that apply to a file makes a new revision (and a new partition) of it, and a
     file no option applies to keeps the key it always had.
     """
-    key = f"{document_id(source, path)}@{sha256[:16]}"
+    digest = document_id(source, path).rsplit("~", 1)[1]
+    key = f"{path_trace(path)}~{digest}@{sha256[:16]}"
     if options != "{}":
         key += "~" + hashlib.sha256(options.encode()).hexdigest()[:10]
     assert KEY_PATTERN.match(key), key

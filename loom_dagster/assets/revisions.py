@@ -1,14 +1,25 @@
 """The asset graph of one source revision: original -> artifact -> chunks -> published.
 
-Each asset runs for a batch of revisions (a partition key range) and loops over them; the work
+Each step runs for a batch of revisions (a partition key range) and loops over them; the work
 for one revision is a function in `loom_dagster.pipeline`. A refused revision is an outcome
 recorded for it, never a failure of its batch.
+
+What the UI shows is per revision, never the batch's sum: `original` and `artifact` add each
+partition's own metadata to the materialization Dagster makes for it
+(`context.add_asset_metadata(..., partition_key=...)`), then log the `extracted` and `complete`
+checks of each partition against that materialization. `chunks` and `published` are one step
+whose outputs Dagster does not materialize on its own (skippable specs): it logs an
+`AssetMaterialization` for exactly the partitions it chunked and made live, so a refused
+revision has none, and records an `AssetObservation` on `published` for a refused or superseded
+one, saying which.
 """
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from dagster import (
@@ -17,18 +28,31 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
+    AssetMaterialization,
+    AssetObservation,
+    AssetRecordsFilter,
     AssetSpec,
     AutomationCondition,
+    DagsterInstance,
     Failure,
     MaterializeResult,
+    MetadataValue,
+    Output,
     RetryRequested,
     asset,
     multi_asset,
 )
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
+from dagster._core.events import DagsterEventType
 
 from loom_dagster import catalog, hold, pipeline
+from loom_dagster.chunking import Chunk
+from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.display import bounded
-from loom_dagster.errors import LoomError, SourceError
+from loom_dagster.errors import LoomError, SettingsError, SourceError
+from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import batch_policy, revisions
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.resources.storage import (
@@ -39,8 +63,40 @@ from loom_dagster.resources.storage import (
 from loom_dagster.retries import RetrySettings
 from loom_dagster.sources import Revision
 
+STRICT_ENV = "LOOM_STRICT"
+
+
+def strict_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """LOOM_STRICT=1: a refused or incomplete revision fails its run (for CI through the
+    Dagster CLI); unset or 0: it is an outcome, shown red or as a warning."""
+    value = (os.environ if env is None else env).get(STRICT_ENV, "").strip()
+    if value not in ("", "0", "1"):
+        raise SettingsError(f"{STRICT_ENV} must be 0 or 1, not {metadata_text(value, 40)!r}")
+    return value == "1"
+
+
+try:
+    STRICT = strict_from_env()
+except SettingsError:  # build_definitions raises it at load, with its message
+    STRICT = False
+
 GROUP = "loom"
+PREFIX = "loom"  # every asset key starts with it, so `chunks` meets no other location's
+ORIGINAL, ARTIFACT, CHUNKS, PUBLISHED = (
+    AssetKey([PREFIX, name]) for name in ("original", "artifact", "chunks", "published")
+)
 EXTRACTED_CHECK = "extracted"
+COMPLETE_CHECK = "complete"
+LIVE_CHECK = "live"
+OWNERS = ["team:loom"]
+PREVIEW_CHARS = 300
+try:
+    PACKAGE_VERSION = version("loom-dagster")
+except PackageNotFoundError:  # run from a checkout that was never installed
+    PACKAGE_VERSION = "0+unknown"
+# Bumped with the artifact's shape or the contract: a new code version marks every partition
+# of `artifact` stale in the UI, and whatever is downstream of it.
+ARTIFACT_CODE_VERSION = f"contract-v1+loom-{PACKAGE_VERSION}"
 # The longest string from a document, a path or a service put into a run's metadata.
 METADATA_CHARS = 1000
 
@@ -54,6 +110,8 @@ BATCHED: dict[str, Any] = dict(
 AUTOMATED: dict[str, Any] = dict(
     automation_condition=AutomationCondition.eager(),
     group_name=GROUP,
+    owners=OWNERS,
+    tags={"domain": "documents"},
 )
 
 
@@ -91,49 +149,150 @@ def registered(
     return found
 
 
+def report_retired(instance: DagsterInstance, states: Sequence[catalog.DocumentRevision]) -> int:
+    """Record, outside any run, the `live` check of revisions whose file was deleted (a scan
+    retires them, not a run); returns how many it recorded."""
+    gone = [s for s in states if s.document_status == "retired" and s.status == catalog.PUBLISHED]
+    if not gone:
+        return 0
+    records = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=PUBLISHED, asset_partitions=[s.key for s in gone]),
+        limit=len(gone) * 4,
+    ).records
+    targets: dict[str, AssetCheckEvaluationTargetMaterializationData] = {}
+    for record in reversed(records):  # oldest first: the latest of each partition wins
+        if record.partition_key:
+            targets[record.partition_key] = AssetCheckEvaluationTargetMaterializationData(
+                storage_id=record.storage_id, run_id=record.run_id, timestamp=record.timestamp
+            )
+    for state in gone:
+        instance.report_runless_asset_event(live_evaluation(state, targets.get(state.key)))
+    return len(gone)
+
+
+def original_metadata(revision: Revision, root: str, store: ObjectStore) -> dict[str, Any]:
+    """What one revision is: where it came from, its bytes and where the copy is kept."""
+    return {
+        "source": MetadataValue.text(metadata_text(revision.source)),
+        "path": MetadataValue.path(metadata_text(os.path.join(root, revision.path))),
+        "sha256": MetadataValue.text(revision.sha256),
+        "size": MetadataValue.int(revision.size),
+        "stored_at": MetadataValue.text(
+            metadata_text(store.url.rstrip("/") + "/" + store.original_key(revision.sha256))
+        ),
+    }
+
+
+def extraction_metadata(extraction: pipeline.Extraction) -> dict[str, Any]:
+    """The extractor's answer for one revision: its artifact and coverage, or its refusal."""
+    if extraction.refused:
+        return {
+            "status": MetadataValue.text("refused"),
+            "code": MetadataValue.text(metadata_text(extraction.code)),
+            "message": MetadataValue.text(metadata_text(extraction.message)),
+        }
+    return {
+        "status": MetadataValue.text("extracted" if extraction.complete else "incomplete"),
+        "format": MetadataValue.text(metadata_text(extraction.format)),
+        "parser": MetadataValue.text(
+            metadata_text(f"{extraction.parser} {extraction.parser_version}")
+        ),
+        "artifact_sha256": MetadataValue.text(metadata_text(extraction.artifact_sha256)),
+        "coverage": MetadataValue.text(metadata_text(extraction.coverage)),
+        "complete": MetadataValue.bool(extraction.complete),
+        "failed_units": MetadataValue.text(
+            metadata_text("; ".join(extraction.failed_units) or "none")
+        ),
+    }
+
+
+def chunk_metadata(revision: Revision, chunks: Sequence[Chunk]) -> dict[str, Any]:
+    first = chunks[0].text if chunks else ""
+    return {
+        "path": MetadataValue.text(metadata_text(f"{revision.source}:{revision.path}")),
+        "chunks": MetadataValue.int(len(chunks)),
+        "preview": MetadataValue.md(
+            "> " + metadata_text(first, PREVIEW_CHARS).replace("`", "'") if first else "(empty)"
+        ),
+    }
+
+
+def _targets(
+    context: AssetExecutionContext, asset_key: AssetKey, keys: Sequence[str]
+) -> dict[str, AssetCheckEvaluationTargetMaterializationData]:
+    """The materialization of each partition a check judges: the one this run just made.
+
+    A check evaluation that names no materialization counts as not run against the current
+    one, and the check's partitions would all read "Missing".
+    """
+    storage = context.instance.event_log_storage.get_latest_storage_id_by_partition(
+        asset_key, DagsterEventType.ASSET_MATERIALIZATION, set(keys)
+    )
+    now = time.time()
+    return {
+        key: AssetCheckEvaluationTargetMaterializationData(
+            storage_id=storage_id, run_id=context.run.run_id, timestamp=now
+        )
+        for key, storage_id in storage.items()
+    }
+
+
 @asset(
+    key=ORIGINAL,
     **BATCHED,
     **AUTOMATED,
+    kinds={"python"},
+    code_version=PACKAGE_VERSION,
     description="The file's bytes, kept verbatim and content-addressed before anything parses them.",
 )
 def original(
     context: AssetExecutionContext, catalog_db: CatalogResource, store: ObjectStoreResource
 ) -> MaterializeResult:
     object_store = store.get()
-    unreadable = 0
     with retried_only_when_retryable(context.retry_number):
         for revision, root in registered(context, catalog_db):
+            metadata = original_metadata(revision, root, object_store)
             try:
                 pipeline.store_original(object_store, root, revision)
             except SourceError as error:
-                unreadable += 1
+                metadata["unreadable"] = MetadataValue.text(metadata_text(str(error)))
                 pipeline.refuse(
                     object_store, revision, error.code, error.message, run_id=context.run.run_id
                 )
+            context.add_asset_metadata(metadata, partition_key=revision.key)
     hold.reached("original")
-    return MaterializeResult(
-        metadata={"revisions": len(context.partition_keys), "unreadable": unreadable}
-    )
+    return MaterializeResult()
 
 
 @multi_asset(
     specs=[
         AssetSpec(
-            "artifact",
-            deps=[original],
+            ARTIFACT,
+            deps=[ORIGINAL],
             description="The extraction artifact, validated against contract v1.",
+            kinds={"json"},
+            code_version=ARTIFACT_CODE_VERSION,
             **AUTOMATED,
         )
     ],
     check_specs=[
         AssetCheckSpec(
             EXTRACTED_CHECK,
-            asset="artifact",
+            asset=ARTIFACT,
             partitions_def=revisions,
+            blocking=STRICT,
             description="The extractor read the revision (red: refused, with its code and message).",
-        )
+        ),
+        AssetCheckSpec(
+            COMPLETE_CHECK,
+            asset=ARTIFACT,
+            partitions_def=revisions,
+            blocking=STRICT,
+            description="The artifact covers the whole file (warning: the units it could not "
+            "read, e.g. a PDF page that needs OCR; the rest is published).",
+        ),
     ],
-    can_subset=True,  # the check's result is logged per partition, not returned per run
+    can_subset=True,
     **BATCHED,
 )
 def artifact(
@@ -141,7 +300,7 @@ def artifact(
     catalog_db: CatalogResource,
     store: ObjectStoreResource,
     extractor: ExtractorResource,
-) -> Iterator[MaterializeResult]:
+) -> Iterator[Any]:
     object_store = store.get()
     retry = RetrySettings.from_env(os.environ)
     run_id = context.run.run_id
@@ -175,78 +334,212 @@ def artifact(
         )
     hold.reached("artifact")
     for revision in batch:
-        context.log_event(check_evaluation(done[revision.key]))
-    yield MaterializeResult(asset_key="artifact", metadata={"revisions": len(batch)})
+        context.add_asset_metadata(
+            extraction_metadata(done[revision.key]), asset_key=ARTIFACT, partition_key=revision.key
+        )
+    yield MaterializeResult(asset_key=ARTIFACT)
+    selected = {key.name for key in context.selected_asset_check_keys}
+    targets = _targets(context, ARTIFACT, [r.key for r in batch])
+    for revision in batch:
+        extraction, target = done[revision.key], targets.get(revision.key)
+        if EXTRACTED_CHECK in selected:
+            yield extracted_evaluation(extraction, target)
+        if COMPLETE_CHECK in selected:
+            yield complete_evaluation(extraction, target)
+    # The checks' results are per partition, which no AssetCheckResult of a range can say;
+    # these outputs only tell Dagster they were given.
+    for name in sorted(selected):
+        yield Output(None, output_name=f"{PREFIX}__artifact_{name}")
 
 
-def check_evaluation(extraction: pipeline.Extraction) -> AssetCheckEvaluation:
+def extracted_evaluation(
+    extraction: pipeline.Extraction,
+    target: AssetCheckEvaluationTargetMaterializationData | None = None,
+) -> AssetCheckEvaluation:
     """The `extracted` check of one partition: red with the refusal's code and message."""
     if extraction.refused:
         return AssetCheckEvaluation(
-            asset_key=AssetKey("artifact"),
+            asset_key=ARTIFACT,
             check_name=EXTRACTED_CHECK,
             passed=False,
             partition=extraction.revision,
+            target_materialization_data=target,
             severity=AssetCheckSeverity.ERROR,
+            blocking=STRICT,
             description=bounded(f"{extraction.code}: {extraction.message}", METADATA_CHARS),
             metadata={
-                "code": bounded(extraction.code or "", METADATA_CHARS),
-                "message": bounded(extraction.message or "", METADATA_CHARS),
+                "code": metadata_text(extraction.code),
+                "message": metadata_text(extraction.message),
             },
         )
     return AssetCheckEvaluation(
-        asset_key=AssetKey("artifact"),
+        asset_key=ARTIFACT,
         check_name=EXTRACTED_CHECK,
         passed=True,
         partition=extraction.revision,
+        target_materialization_data=target,
         metadata={
-            "artifact_sha256": extraction.artifact_sha256 or "",
-            "parser": f"{extraction.parser} {extraction.parser_version}",
+            "artifact_sha256": metadata_text(extraction.artifact_sha256),
+            "parser": metadata_text(f"{extraction.parser} {extraction.parser_version}"),
         },
     )
 
 
-@asset(
-    **BATCHED,
-    **AUTOMATED,
-    deps=["artifact"],
-    description="Structural chunks cut from the artifact's blocks, each citing its locator.",
-)
-def chunks(
-    context: AssetExecutionContext, catalog_db: CatalogResource, store: ObjectStoreResource
-) -> MaterializeResult:
-    object_store = store.get()
-    total = 0
-    with retried_only_when_retryable(context.retry_number):
-        for revision, _ in registered(context, catalog_db):
-            extraction = pipeline.read_extraction(object_store, revision.key)
-            if extraction is not None and not extraction.refused:
-                total += len(pipeline.make_chunks(object_store, extraction, revision))
-    hold.reached("chunks")
-    return MaterializeResult(metadata={"chunks": total})
+def complete_evaluation(
+    extraction: pipeline.Extraction,
+    target: AssetCheckEvaluationTargetMaterializationData | None = None,
+) -> AssetCheckEvaluation:
+    """The `complete` check of one partition: a warning naming the units the artifact lacks.
+
+    A refused revision has no artifact to judge: it fails `extracted`, and fails here too, so
+    the check never reads "Passed" for a file nothing was read from.
+    """
+    gaps = "refused: nothing was read" if extraction.refused else extraction.describe_gaps()
+    passed = not extraction.refused and extraction.complete
+    return AssetCheckEvaluation(
+        asset_key=ARTIFACT,
+        check_name=COMPLETE_CHECK,
+        passed=passed,
+        partition=extraction.revision,
+        target_materialization_data=target,
+        # In strict mode an incomplete file is an error, and blocks its batch.
+        severity=AssetCheckSeverity.ERROR if STRICT else AssetCheckSeverity.WARN,
+        blocking=STRICT,
+        description=None if passed else metadata_text(gaps),
+        metadata={"coverage": metadata_text(extraction.coverage or "-")}
+        | ({} if passed else {"failed_units": metadata_text(gaps)}),
+    )
 
 
-@asset(
-    **BATCHED,
-    **AUTOMATED,
-    deps=[chunks],
+@multi_asset(
+    specs=[
+        AssetSpec(
+            CHUNKS,
+            deps=[ARTIFACT],
+            description="Structural chunks cut from the artifact's blocks, each citing its locator.",
+            kinds={"parquet"},
+            code_version=PACKAGE_VERSION,
+            skippable=True,  # materialized per revision below, only for those it chunked
+            **AUTOMATED,
+        ),
+        AssetSpec(
+            PUBLISHED,
+            deps=[CHUNKS],
+            description="The revision made live in the catalog and search, replacing the one "
+            "before; refusals recorded.",
+            kinds={"duckdb", "tantivy"},
+            code_version=PACKAGE_VERSION,
+            skippable=True,  # materialized per revision below, only for those made live
+            **AUTOMATED,
+        ),
+    ],
+    check_specs=[
+        AssetCheckSpec(
+            LIVE_CHECK,
+            asset=PUBLISHED,
+            partitions_def=revisions,
+            description="The revision is the one search serves (warning: superseded by a newer "
+            "revision of its file, or retired with its deleted file).",
+        )
+    ],
+    can_subset=True,
     pool="loom_catalog",  # DuckDB takes one writing process per file: a pool of size 1
-    description="The revision made live in the catalog and search, replacing the one before; "
-    "refusals recorded.",
+    **BATCHED,
 )
 def published(
     context: AssetExecutionContext,
     catalog_db: CatalogResource,
     store: ObjectStoreResource,
     search_index: SearchIndexResource,
-) -> MaterializeResult:
-    object_store, index = store.get(), search_index.get()
+) -> Iterator[Any]:
+    object_store = store.get()
+    run_id = context.run.run_id
+    batch = [revision for revision, _ in registered_in_retry(context, catalog_db)]
+    extractions: dict[str, pipeline.Extraction | None] = {}
+    if CHUNKS in context.selected_asset_keys:
+        made: list[AssetMaterialization] = []
+        with retried_only_when_retryable(context.retry_number):
+            for revision in batch:
+                extraction = pipeline.read_extraction(object_store, revision.key)
+                extractions[revision.key] = extraction
+                if extraction is None or extraction.refused:
+                    continue
+                cut = pipeline.make_chunks(object_store, extraction, revision)
+                made.append(
+                    AssetMaterialization(
+                        CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)
+                    )
+                )
+        yield from made
+        hold.reached("chunks")
+    if PUBLISHED not in context.selected_asset_keys:
+        return
+    index = search_index.get()
     hold.reached("slot")  # the pool's slot held, the catalog not yet open
     with retried_only_when_retryable(context.retry_number):
-        batch = [revision for revision, _ in registered(context, catalog_db)]
         with catalog_db.connect() as con:
-            outcomes = pipeline.publish(con, index, object_store, batch, run_id=context.run.run_id)
-    tally: dict[str, int] = {}
+            outcomes = pipeline.publish(con, index, object_store, batch, run_id=run_id)
+            states = catalog.document_states(con, {r.document_id for r in batch})
     for outcome in outcomes:
-        tally[outcome.status] = tally.get(outcome.status, 0) + 1
-    return MaterializeResult(metadata=tally)
+        extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
+            object_store, outcome.revision
+        )
+        yield published_event(outcome, extraction)
+    if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
+        targets = _targets(context, PUBLISHED, [state.key for state in states])
+        for state in states:
+            if state.status is not None:
+                yield live_evaluation(state, targets.get(state.key))
+        yield Output(None, output_name=f"{PREFIX}__published_{LIVE_CHECK}")
+
+
+def live_evaluation(
+    state: catalog.DocumentRevision,
+    target: AssetCheckEvaluationTargetMaterializationData | None = None,
+) -> AssetCheckEvaluation:
+    """The `live` check of one revision: passed while search serves it, a warning once a newer
+    revision superseded it or its file was deleted, so its green `published` reads as history
+    (and for a refused one, which never was live)."""
+    if state.key == state.live_revision:
+        why = None
+    elif state.status == catalog.REFUSED:
+        why = "refused: never published"
+    elif state.document_status == "retired":
+        why = "retired: its file was deleted"
+    else:
+        why = f"superseded by {state.live_revision or 'a newer revision'}"
+    return AssetCheckEvaluation(
+        asset_key=PUBLISHED,
+        check_name=LIVE_CHECK,
+        passed=why is None,
+        partition=state.key,
+        target_materialization_data=target,
+        severity=AssetCheckSeverity.WARN,
+        description=why,
+        metadata={"state": why.split(":")[0].split(" by")[0] if why else "live"},
+    )
+
+
+def published_event(
+    outcome: catalog.Outcome, extraction: pipeline.Extraction | None
+) -> AssetMaterialization | AssetObservation:
+    """A live revision is a materialization of `published`; a refused or superseded one is an
+    observation that says so, and leaves the partition unmaterialized."""
+    metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status)}
+    if outcome.chunk_count is not None:
+        metadata["chunks"] = MetadataValue.int(outcome.chunk_count)
+    if outcome.code:
+        metadata["code"] = MetadataValue.text(metadata_text(outcome.code))
+        metadata["message"] = MetadataValue.text(metadata_text(outcome.message))
+    if extraction is not None and extraction.incomplete:
+        metadata["incomplete"] = MetadataValue.text(metadata_text(extraction.describe_gaps()))
+    if outcome.status == catalog.PUBLISHED:
+        return AssetMaterialization(PUBLISHED, partition=outcome.revision, metadata=metadata)
+    return AssetObservation(PUBLISHED, partition=outcome.revision, metadata=metadata)
+
+
+def registered_in_retry(
+    context: AssetExecutionContext, catalog_db: CatalogResource
+) -> list[tuple[Revision, str]]:
+    with retried_only_when_retryable(context.retry_number):
+        return registered(context, catalog_db)

@@ -101,6 +101,9 @@ class IndexedChunk:
 class Hit:
     chunk: IndexedChunk
     score: float
+    # The units of the file its revision's artifact could not read ("page 2: needs OCR"), so
+    # a hit from a partly read file says so; empty when the whole file was read.
+    incomplete: str = ""
 
 
 def _schema() -> tantivy.Schema:

@@ -158,7 +158,7 @@ def test_one_refused_file_is_recorded_with_its_code_while_the_rest_publish(
     # The refusal shows as a failing asset check on that revision's partition only.
     instance = DagsterInstance.get()
     history = instance.event_log_storage.get_asset_check_execution_history(
-        AssetCheckKey(AssetKey("artifact"), "extracted"), limit=10
+        AssetCheckKey(AssetKey(["loom", "artifact"]), "extracted"), limit=10
     )
     by_partition = {record.partition: record.status for record in history}
     assert by_partition[by_path["broken.txt"].revision] == AssetCheckExecutionRecordStatus.FAILED

@@ -118,12 +118,12 @@ def test_the_asset_graph_runs_original_artifact_chunks_published(
         for key in graph.get_all_asset_keys()
     }
     assert parents == {
-        "original": set(),
-        "artifact": {"original"},
-        "chunks": {"artifact"},
-        "published": {"chunks"},
+        "loom/original": set(),
+        "loom/artifact": {"loom/original"},
+        "loom/chunks": {"loom/artifact"},
+        "loom/published": {"loom/chunks"},
     }
-    assert graph.get(AssetKey("published")).pools == {"loom_catalog"}
+    assert graph.get(AssetKey(["loom", "published"])).pools == {"loom_catalog"}
     assert (settings.dagster_home / "dagster.yaml").read_text().count("default_limit: 1") == 1
 
 

@@ -50,6 +50,14 @@ def test_revision_keys_use_only_the_characters_the_ui_can_select() -> None:
     assert key.endswith("@" + "ab" * 8)
 
 
+def test_a_revision_key_keeps_a_readable_trace_of_its_path() -> None:
+    key = revision_key("docs", "runbooks/disk full.md", "ab" * 32)
+    assert key.startswith("runbooks__disk-full.md~") and KEY_PATTERN.match(key)
+    assert key.split("~")[1][:10] == document_id("docs", "runbooks/disk full.md").split("~")[1]
+    deep = revision_key("docs", "/".join(["folder"] * 40) + "/last.md", "ab" * 32)
+    assert deep.split("~")[0].endswith("folder__last.md") and len(deep) <= 120
+
+
 def test_two_files_of_one_name_in_different_folders_are_different_documents() -> None:
     assert document_id("docs", "a/README.md") != document_id("docs", "b/README.md")
     assert document_id("docs", "a/README.md").startswith("README.md~")

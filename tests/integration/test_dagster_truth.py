@@ -1,0 +1,255 @@
+"""What the Dagster UI is told about each revision: its own facts, never its batch's (issue 13).
+
+A folder with a one-chunk text file, a guide, a Latin-1 file the extractor refuses and a PDF
+whose image page needs OCR goes through `loom ingest`; then the instance is read the way the
+UI reads it (materializations and observations per partition, check executions per partition).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dagster import AssetCheckKey, AssetKey, DagsterEventType, DagsterInstance, EventRecordsFilter
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+from loom_dagster import api
+from loom_dagster.api import FileOutcome
+from loom_dagster.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+IMAGE_PAGE_PDF = REPO / "bench" / "docparse" / "pdf" / "image_page.pdf"
+ARTIFACT = AssetKey(["loom", "artifact"])
+CHUNKS = AssetKey(["loom", "chunks"])
+PUBLISHED = AssetKey(["loom", "published"])
+
+GUIDE = "# Guide\n\n" + "".join(
+    f"## Part {n}\n\nStep {n} of the install: run the wizard and read its log line {n}.\n\n"
+    for n in range(1, 40)
+)
+
+
+def make_folder(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "guide.md").write_text(GUIDE)
+    (root / "note.txt").write_text("Buy lamp oil and rope.\n")
+    (root / "legacy.txt").write_bytes(b"caf\xe9 au lait\n")
+    shutil.copyfile(IMAGE_PAGE_PDF, root / "scan.pdf")
+    return root
+
+
+@pytest.fixture
+def ingested(loom_home: Path, tmp_path: Path) -> dict[str, FileOutcome]:
+    report = api.ingest_folder(make_folder(tmp_path / "docs"))
+    return {o.path: o for o in report.outcomes}
+
+
+def events(asset: AssetKey, kind: DagsterEventType) -> dict[str, dict[str, object]]:
+    """The latest event of `kind` per partition of `asset`, as its metadata's plain values."""
+    records = DagsterInstance.get().get_event_records(
+        EventRecordsFilter(event_type=kind, asset_key=asset), ascending=True
+    )
+    found: dict[str, dict[str, object]] = {}
+    for record in records:
+        event = record.asset_materialization or record.asset_observation
+        assert event is not None and event.partition is not None
+        found[event.partition] = {k: v.value for k, v in event.metadata.items()}
+    return found
+
+
+def check_status(name: str) -> dict[str, AssetCheckExecutionRecordStatus]:
+    history = DagsterInstance.get().event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(ARTIFACT, name), limit=100
+    )
+    return {r.partition: r.status for r in reversed(history) if r.partition}
+
+
+def test_each_partition_carries_its_own_chunk_count_and_facts(
+    ingested: dict[str, FileOutcome],
+) -> None:
+    note, guide = ingested["note.txt"], ingested["guide.md"]
+    assert note.status == guide.status == "published"
+    chunks = events(CHUNKS, DagsterEventType.ASSET_MATERIALIZATION)
+    assert chunks[note.revision]["chunks"] == 1
+    assert guide.detail == f"{chunks[guide.revision]['chunks']} chunks"
+    assert chunks[guide.revision]["chunks"] != 1
+    assert "lamp oil" in str(chunks[note.revision]["preview"])
+
+    artifact = events(ARTIFACT, DagsterEventType.ASSET_MATERIALIZATION)
+    assert artifact[note.revision]["format"] == "text"
+    assert artifact[note.revision]["complete"] is True
+    originals = events(AssetKey(["loom", "original"]), DagsterEventType.ASSET_MATERIALIZATION)
+    assert str(originals[note.revision]["path"]).endswith("docs/note.txt")
+    assert originals[note.revision]["size"] == len("Buy lamp oil and rope.\n")
+    assert len(str(originals[note.revision]["sha256"])) == 64
+
+
+def test_a_refused_revision_is_no_materialization_of_chunks_or_published(
+    ingested: dict[str, FileOutcome],
+) -> None:
+    refused = ingested["legacy.txt"]
+    assert refused.status == "refused" and refused.detail.startswith("encoding: ")
+    assert refused.revision not in events(CHUNKS, DagsterEventType.ASSET_MATERIALIZATION)
+    assert refused.revision not in events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)
+    observed = events(PUBLISHED, DagsterEventType.ASSET_OBSERVATION)
+    assert observed[refused.revision]["status"] == "refused"
+    assert observed[refused.revision]["code"] == "encoding"
+    artifact = events(ARTIFACT, DagsterEventType.ASSET_MATERIALIZATION)
+    assert artifact[refused.revision]["status"] == "refused"
+
+
+def test_the_checks_count_each_partition_as_it_is(ingested: dict[str, FileOutcome]) -> None:
+    refused, scan, note = ingested["legacy.txt"], ingested["scan.pdf"], ingested["note.txt"]
+    extracted, complete = check_status("extracted"), check_status("complete")
+    assert extracted[refused.revision] == AssetCheckExecutionRecordStatus.FAILED
+    assert (
+        extracted[note.revision]
+        == extracted[scan.revision]
+        == (AssetCheckExecutionRecordStatus.SUCCEEDED)
+    )
+    assert complete[scan.revision] == AssetCheckExecutionRecordStatus.FAILED
+    assert complete[note.revision] == AssetCheckExecutionRecordStatus.SUCCEEDED
+
+    # Each evaluation judges the materialization this run made of its partition: the UI's
+    # partition view counts it (an evaluation that names none reads "Missing").
+    storage = DagsterInstance.get().event_log_storage
+    infos = storage.get_asset_check_partition_info([AssetCheckKey(ARTIFACT, "extracted")])
+    by_partition = {info.partition_key: info for info in infos}
+    assert by_partition[note.revision].is_current
+    assert by_partition[refused.revision].is_current
+    assert by_partition[note.revision].latest_target_materialization_storage_id is not None
+
+
+def test_the_incomplete_pdf_is_published_and_said_to_be(
+    ingested: dict[str, FileOutcome], capsys: pytest.CaptureFixture[str]
+) -> None:
+    scan = ingested["scan.pdf"]
+    assert scan.status == "published"
+    assert "incomplete: " in scan.detail and "page" in scan.detail
+    history = DagsterInstance.get().event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(ARTIFACT, "complete"), limit=100
+    )
+    warned = [r for r in history if r.partition == scan.revision][0]
+    evaluation = warned.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+    assert evaluation.severity.value == "WARN"
+    assert "page" in (evaluation.description or "")
+    published = events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)
+    assert "page" in str(published[scan.revision]["incomplete"])
+
+
+def test_no_run_logs_a_missing_check_output(ingested: dict[str, FileOutcome]) -> None:
+    instance = DagsterInstance.get()
+    for run in instance.get_runs():
+        for entry in instance.all_logs(run.run_id):
+            assert "did not yield" not in (entry.user_message or "")
+
+
+def test_a_search_hit_from_the_incomplete_pdf_says_so(ingested: dict[str, FileOutcome]) -> None:
+    scan, note = ingested["scan.pdf"], ingested["note.txt"]
+    by_revision = {h.chunk.revision: h for h in api.search("page lamp oil rope", limit=20)}
+    assert "page 2" in by_revision[scan.revision].incomplete
+    assert by_revision[note.revision].incomplete == ""
+
+
+def test_strict_ingest_exits_1_on_a_refused_or_incomplete_file(
+    loom_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = make_folder(tmp_path / "docs")
+    assert main(["ingest", "--strict", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert "published  scan.pdf" in captured.out and "(incomplete: page 2: " in captured.out
+    assert captured.err.splitlines()[-1] == "loom: strict: 1 refused, 1 incomplete"
+
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "a.md").write_text("# A\n\nwords\n")
+    assert main(["ingest", "--strict", str(clean)]) == 0
+    assert main(["ingest", str(folder)]) == 0  # without --strict: outcomes, exit 0
+
+
+def dagster_job(range_: tuple[str, str], **env: str) -> subprocess.CompletedProcess[str]:
+    """The CI recipe's Dagster CLI step: the ingest job over a range of partitions."""
+    tags = {
+        "dagster/asset_partition_range_start": range_[0],
+        "dagster/asset_partition_range_end": range_[1],
+    }
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "dagster"), "job", "execute"]
+        + ["-m", "loom_dagster.definitions", "-j", "ingest", "--tags", json.dumps(tags)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+
+
+def test_the_dagster_cli_takes_a_range_and_fails_it_in_strict_mode(
+    ingested: dict[str, FileOutcome],
+) -> None:
+    keys = DagsterInstance.get().get_dynamic_partitions("revisions")
+    assert len(keys) == 4
+    assert dagster_job((keys[0], keys[-1])).returncode == 0
+
+    strict = dagster_job((keys[0], keys[-1]), LOOM_STRICT="1")
+    assert strict.returncode != 0
+    assert "blocking asset check" in strict.stdout + strict.stderr
+
+    bad = dagster_job((keys[0], keys[-1]), LOOM_STRICT="yes")
+    assert bad.returncode != 0
+    assert "LOOM_STRICT must be 0 or 1, not 'yes'" in bad.stdout + bad.stderr
+
+
+def live_checks() -> dict[str, tuple[bool, str | None]]:
+    history = DagsterInstance.get().event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(PUBLISHED, "live"), limit=100
+    )
+    found = {}
+    for record in reversed(history):
+        assert record.status != AssetCheckExecutionRecordStatus.PLANNED, record.partition
+        evaluation = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+        found[record.partition] = (evaluation.passed, evaluation.description)
+    return found
+
+
+def test_superseded_and_retired_revisions_read_apart_from_live_ones(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    old_note, guide = ingested["note.txt"], ingested["guide.md"]
+    assert live_checks()[old_note.revision] == (True, None)
+    (tmp_path / "docs" / "note.txt").write_text("Buy lamp oil, rope and a map.\n")
+    (tmp_path / "docs" / "guide.md").unlink()
+
+    report = api.ingest_folder(tmp_path / "docs")
+
+    new_note = {o.path: o for o in report.outcomes}["note.txt"]
+    assert report.retired == ["guide.md"]
+    checks = live_checks()
+    assert checks[new_note.revision] == (True, None)
+    assert checks[old_note.revision] == (False, f"superseded by {new_note.revision}")
+    assert checks[guide.revision] == (False, "retired: its file was deleted")
+    assert checks[ingested["legacy.txt"].revision] == (False, "refused: never published")
+
+
+def test_a_tick_whose_result_was_lost_strands_no_revision(loom_home: Path, tmp_path: Path) -> None:
+    from tests.integration.test_pipeline_end_to_end import register, tick
+
+    folder = make_folder(tmp_path / "docs")
+    register(folder)
+    lost = tick()  # a preview, or a tick that failed after it registered: nothing applied
+    assert len(lost.dynamic_partitions_requests[0].partition_keys) == 4
+
+    again = tick()
+
+    added = again.dynamic_partitions_requests[0].partition_keys
+    assert sorted(k.split("~")[0] for k in added) == [
+        "guide.md",
+        "legacy.txt",
+        "note.txt",
+        "scan.pdf",
+    ]
