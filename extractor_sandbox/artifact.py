@@ -16,27 +16,23 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
-SCHEMA_VERSION = 1
+from extractor_sandbox.contract import (
+    BLOCKS_BASE,
+    BYTES_PER_BLOCK,
+    MAX_BLOCKS,
+    MAX_FAILED_UNITS,
+    MAX_KEY_CHARS,
+    MAX_KEYS,
+    MAX_LABEL_CHARS,
+    MAX_LOST,
+    MAX_MESSAGE_CHARS,
+    MAX_SECTION_CHARS,
+    MAX_SECTION_ENTRIES,
+    MAX_WARNINGS,
+    SCHEMA_VERSION,
+    block_bound,
+)
 
-MAX_KEYS = 10_000
-MAX_KEY_CHARS = 1_024  # a key, and a locator's key_path (the same name)
-MAX_SECTION_ENTRIES = 64
-MAX_SECTION_CHARS = 500
-
-# Output bounds: the server (loom_dagster/contract/validate.py) refuses an artifact past them, and
-# tests/unit/test_contract_bounds.py checks that both sides hold the same numbers. An artifact
-# holds at most BLOCKS_BASE blocks plus one per BYTES_PER_BLOCK bytes of the original, and never
-# more than MAX_BLOCKS: each block costs the server a chunk's work and ~200 bytes of JSON, so a
-# file of many tiny blocks ("a\n\n" a million times) would cost 60 times its size without it.
-MAX_BLOCKS = 50_000
-BLOCKS_BASE = 10_000
-BYTES_PER_BLOCK = 16
-# Free strings that are no document text travel into logs and Dagster's event storage.
-MAX_LABEL_CHARS = 200  # parser, parser_version, coverage.unit, a lost capability, an id, an option
-MAX_MESSAGE_CHARS = 1_000  # a warning, a failed unit's unit and reason, a table's name
-MAX_WARNINGS = 1_000
-MAX_FAILED_UNITS = 10_000
-MAX_LOST = 64
 MERGED = "block_boundaries"  # coverage.lost when blocks were merged to fit MAX_BLOCKS
 ELLIPSIS = "\u2026"
 
@@ -244,11 +240,6 @@ def _add_once(items: list[str], item: str) -> None:
 
 
 # Output bounds
-
-
-def block_bound(source_bytes: int) -> int:
-    """The most blocks an artifact may hold for an original of `source_bytes` bytes."""
-    return min(MAX_BLOCKS, BLOCKS_BASE + source_bytes // BYTES_PER_BLOCK)
 
 
 def fit_output_bounds(artifact: dict[str, Any], source_bytes: int) -> dict[str, Any]:

@@ -68,6 +68,7 @@ from extractor_sandbox.formats.office import (
     R,
     UnreadKinds,
     W,
+    alternate_content,
     graphic_kind,
     one_line,
     table_text,
@@ -361,7 +362,7 @@ class _Reader:
         self._handlers = self._dispatch()
 
     def read(self) -> dict[str, Any]:
-        document = self._main_part()
+        document = self.package.main_part(MAIN_PART)
         relationships = self._relationships(document)
         styles = relationships.get("styles")
         if styles:
@@ -381,15 +382,6 @@ class _Reader:
                 self.units += 1
                 self._read_notes(relationships[kind], kind)
         return self._artifact()
-
-    def _main_part(self) -> str:
-        try:
-            for relationship in self.package.relationships(""):
-                if relationship.type == "officeDocument" and relationship.target:
-                    return relationship.target
-        except PartError:
-            pass  # the package's own relationships are damaged: the usual place is tried
-        return MAIN_PART
 
     def _relationships(self, document: str) -> dict[str, str]:
         """The document's parts by relationship type (styles, footnotes, endnotes)."""
@@ -571,23 +563,19 @@ class _Reader:
     ) -> None:
         """The first choice is read; a fallback is only looked through for the picture it keeps of a
         drawing the choice held and the reader did not know (a 3D model, ink)."""
-        chosen = False
         known_before = len(self.unread)
-        for kind, name, _ in events:
-            if kind == END:
-                return
-            if kind != START:
-                continue
-            if name == MC + "Choice" and not chosen:
-                chosen = True
-                self._children(events, into)
-            elif name == MC + "Fallback" and len(self.unread) == known_before and chosen:
+
+        def fallback(chosen: bool) -> bool:
+            if chosen and len(self.unread) == known_before:
                 self._children(events, _Discard())
-            elif name == MC + "Fallback" and not chosen:
-                chosen = True
+            elif not chosen:
                 self._children(events, into)
+                return True
             else:
                 skip(events)
+            return False
+
+        alternate_content(events, lambda: self._children(events, into), fallback)
 
     def _holds(self, events: Iterator[Event], wanted: str) -> bool:
         """Whether the element just started holds `wanted` (outside a recorded former state)."""

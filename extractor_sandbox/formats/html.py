@@ -160,7 +160,9 @@ SEPARATING = BLOCKS | CONTAINERS | {"table", "tr"}
 SCOPES = frozenset({"table", "cell", "caption"})
 
 
-def extract_html(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
+def extract_html(
+    text: str, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> dict[str, Any]:
     """The artifact of an HTML document (contract v1). `options` are the caller's to record."""
     reader = _Reader(text)
     reader.read()

@@ -112,7 +112,9 @@ _NEVER = 1 << 30  # an indentation no line reaches
 _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
 
-def extract_markdown(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
+def extract_markdown(
+    text: str, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> dict[str, Any]:
     parser = _Parser(text)
     parser.parse()
     blocks = parser.builder.blocks

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import platform
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from extractor_sandbox.formats.package import (
@@ -25,6 +25,7 @@ from extractor_sandbox.formats.package import (
     STRICT_NS_PREFIX,
     Event,
     is_strict,
+    skip,
 )
 
 PARSER_VERSION = f"1+python{platform.python_version()}"
@@ -96,6 +97,28 @@ def transitional_events(events: Iterator[Event]) -> Iterator[Event]:
 def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
     yield first
     yield from rest
+
+
+def alternate_content(
+    events: Iterator[Event], choice: Callable[[], None], fallback: Callable[[bool], bool]
+) -> None:
+    """Walk the mc:AlternateContent just started, to its end: its first mc:Choice is read by
+    `choice` (from the events at the choice's start); each mc:Fallback goes to `fallback(chosen)`
+    (chosen: a choice was read before it), which reads or skips it and says whether it read it
+    as the choice; anything else is skipped."""
+    chosen = False
+    for kind, name, _ in events:
+        if kind == END:
+            return
+        if kind != START:
+            continue
+        if name == MC + "Choice" and not chosen:
+            chosen = True
+            choice()
+        elif name == MC + "Fallback":
+            chosen = fallback(chosen) or chosen
+        else:
+            skip(events)
 
 
 def graphic_kind(uri: str) -> str | None:

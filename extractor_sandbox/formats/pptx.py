@@ -50,6 +50,7 @@ from extractor_sandbox.formats.office import (
     P,
     R,
     UnreadKinds,
+    alternate_content,
     graphic_kind,
     one_line,
     table_text,
@@ -120,7 +121,7 @@ class _Deck:
         self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
 
     def read(self) -> dict[str, Any]:
-        presentation = self._main_part()
+        presentation = self.package.main_part(MAIN_PART)
         try:
             slide_ids = self._slide_list(presentation)
             relationships = {r.id: r for r in self.package.relationships(presentation)}
@@ -129,15 +130,6 @@ class _Deck:
         for number, relationship_id in enumerate(slide_ids, start=1):
             self._read_slide(number, relationships.get(relationship_id))
         return self._artifact(len(slide_ids))
-
-    def _main_part(self) -> str:
-        try:
-            for relationship in self.package.relationships(""):
-                if relationship.type == "officeDocument" and relationship.target:
-                    return relationship.target
-        except PartError:
-            pass  # the package's own relationships are damaged: the usual place is tried
-        return MAIN_PART
 
     def _slide_list(self, presentation: str) -> list[str]:
         """The relationship ids of the slide list, in order; the slide size on the way."""
@@ -331,22 +323,18 @@ class _ShapeTree:
     def alternate_content(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
         """The first choice is read; when it shows nothing the reader knows (ink, an equation,
         a 3D model), the fallback's pictures are counted as what it shows, unread."""
-        chosen = False
         before = self._read_so_far()
-        for kind, name, _ in events:
-            if kind == END:
-                return
-            if kind != START:
-                continue
-            if name == MC + "Choice" and not chosen:
-                chosen = True
-                self.children(events, scale)
-            elif name == MC + "Fallback" and chosen and self._read_so_far() == before:
+
+        def fallback(chosen: bool) -> bool:
+            if chosen and self._read_so_far() == before:
                 pictures = _count(events, DRAWING + "blip")
                 for _ in range(0 if self.body_only else pictures):
                     self.slide.unread.add(IMAGE)
             else:
                 skip(events)
+            return False
+
+        alternate_content(events, lambda: self.children(events, scale), fallback)
 
     def _read_so_far(self) -> tuple[int, int, int, str | None]:
         slide = self.slide

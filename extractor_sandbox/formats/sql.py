@@ -173,7 +173,7 @@ _POSITION = re.compile(r"\.? *Line [0-9]+, Col: [0-9]+\.?")
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
-def extract_sql(text: str, options: Mapping[str, str]) -> dict[str, Any]:
+def extract_sql(text: str, options: Mapping[str, str], *, name: str = "") -> dict[str, Any]:
     declared = options.get("sql_dialect")
     attrs: dict[str, Any] = {}
     warnings: list[str] = []

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
 ROWS_PER_BLOCK = 20
@@ -338,3 +340,55 @@ def table_entry(
     if attrs:
         entry["attrs"] = dict(attrs)
     return entry
+
+
+# Typed text: a CSV field, a PDF table cell
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?"
+)
+
+
+def typed_cell(value: str) -> Cell | None:
+    """A field's cell: None when empty or only whitespace; a number, date, date-time or text."""
+    if not value.strip():
+        return None
+    if _NUMBER.fullmatch(value):
+        return _number(value)
+    if _DATE.fullmatch(value):
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            return string_cell(value)
+        return Cell(value, "date", value)
+    if _DATETIME.fullmatch(value):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return string_cell(value)
+        iso = moment.isoformat()
+        return Cell(iso, "datetime", iso)
+    return string_cell(value)
+
+
+def _number(value: str) -> Cell:
+    if _INTEGER.fullmatch(value):
+        if len(value) > 4000:
+            return string_cell(value)
+        return number_cell(int(value)) or string_cell(value)
+    try:
+        exact = Decimal(value)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        return string_cell(value)
+    as_float = float(value)
+    cell = number_cell(as_float)
+    if cell is None:
+        return string_cell(value)
+    if Decimal(repr(as_float)) == exact:
+        return cell
+    if "e" in value.lower():
+        return string_cell(value)
+    return exact_number_cell(value)

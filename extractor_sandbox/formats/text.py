@@ -25,7 +25,9 @@ PARSER = "loom-text"
 PARSER_VERSION = f"1+python{platform.python_version()}"
 
 
-def extract_text(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
+def extract_text(
+    text: str, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> dict[str, Any]:
     lines = split_lines(text)
     builder = BlockBuilder()
     for first, last in _paragraph_runs(lines):

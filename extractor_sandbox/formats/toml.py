@@ -134,7 +134,7 @@ class _InvalidToml(Exception):
         self.reason = reason
 
 
-def extract_toml(text: str, options: Mapping[str, str]) -> dict[str, Any]:
+def extract_toml(text: str, options: Mapping[str, str], *, name: str = "") -> dict[str, Any]:
     """The artifact of a TOML file; `options` (the encoding) were applied by the caller."""
     del options  # TOML takes no option of its own
     lines = split_lines(text)

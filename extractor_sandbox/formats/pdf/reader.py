@@ -1,12 +1,12 @@
 """PDF: each page read as it is laid out, from where pypdf places each run of text and the lines
-the page draws, never by rasterising (the parts are under extractor_sandbox/formats/pdf/).
+the page draws, never by rasterising (the parts are this package's other modules).
 
-Per page: the runs (pdf/content.py) turned upright, made lines (pdf/lines.py), ruled and
-borderless tables (pdf/grids.py), two columns split at their gutter (pdf/page.py), then paragraphs,
-list items, code and headings (pdf/blocks.py). Per document: page furniture (running headers and
+Per page: the runs (content.py) turned upright, made lines (lines.py), ruled and borderless
+tables (grids.py), two columns split at their gutter (page.py), then paragraphs, list items, code
+and headings (blocks.py). Per document: page furniture (running headers and
 footers, page numbers) left out, the borderless tables read once it is known; the outline's
 entries as the headings when it has two or more; a table that goes on at the top of the next page
-in the same columns joined into one, the repeat of its header dropped (pdf/structure.py); each
+in the same columns joined into one, the repeat of its header dropped (structure.py); each
 table typed as a CSV's is (tables[], its rows as `column: value` blocks).
 
 Text layer. Two runs the geometry sets together are parted by pypdf's extract_text() of the page
@@ -34,7 +34,6 @@ import pypdf
 
 from extractor_sandbox.artifact import build_artifact, coverage
 from extractor_sandbox.errors import ExtractError
-from extractor_sandbox.formats.csvfile import typed_cell
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
 from extractor_sandbox.formats.pdf.content import Drawing, FontCache, read_drawing
 from extractor_sandbox.formats.pdf.lines import Line, Segment, TextLayer
@@ -52,6 +51,7 @@ from extractor_sandbox.formats.tables import (
     layout_rows,
     string_cell,
     table_entry,
+    typed_cell,
     unique_names,
 )
 
