@@ -119,9 +119,13 @@ def import_all(package: str) -> None:
 
 def _late_sqlglot(module: ModuleType, options: Mapping[str, str]) -> None:
     """What sqlglot imports only once it parses: the dialects and the optimizer's modules."""
+    from sqlglot.dialects.dialect import Dialect
+
+    from extractor_sandbox.formats.sql.detect import DETECTION_ORDER
+
     declared = options.get("sql_dialect") or ""
-    for dialect in (*module.DETECTION_ORDER, *([declared] if declared else [])):
-        module.Dialect.get_or_raise(dialect)
+    for dialect in (*DETECTION_ORDER, *([declared] if declared else [])):
+        Dialect.get_or_raise(dialect)
     import_all("sqlglot.optimizer")
 
 
