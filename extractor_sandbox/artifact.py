@@ -13,7 +13,7 @@ its last line's content, the last line's ending left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from extractor_sandbox.contract import (
@@ -84,10 +84,22 @@ def locator(first: Line, last: Line) -> dict[str, int]:
 
 
 class BlockBuilder:
-    """Collects blocks in reading order and gives them the ids b0, b1, ..."""
+    """The one place blocks are made: in reading order, with the ids b0, b1, ... (from
+    `first_id`), and section paths and parents from the headings still open.
 
-    def __init__(self) -> None:
+    A heading closes the open headings at its depth or deeper; its own section path holds the
+    headings above it, not itself, and its parent is the innermost of those. Every other block
+    sits under the innermost open heading, unless it is given its section_path and parent.
+    A section path or parent given to `add` or `place` is used instead of the open headings' (TOML
+    tables, SQL bodies). `leave_sections` starts a part of the document under no heading (a DOCX's
+    notes, a new slide).
+    The section path is kept whole here; build_artifact fits it to the contract's bounds.
+    """
+
+    def __init__(self, first_id: int = 0) -> None:
         self.blocks: list[dict[str, Any]] = []
+        self._first_id = first_id
+        self._open: list[tuple[int, str, str]] = []  # (depth, title, id) of the open headings
 
     def add(
         self,
@@ -96,20 +108,49 @@ class BlockBuilder:
         first: Line,
         last: Line,
         *,
-        section_path: Sequence[str] = (),
+        section_path: Sequence[str] | None = None,
         parent: str | None = None,
         depth: int | None = None,
         attrs: dict[str, Any] | None = None,
         keys: Sequence[str] = (),
     ) -> str:
-        block_id = f"b{len(self.blocks)}"
+        """A block spanning the lines `first` to `last` (its locator their lines and chars)."""
+        return self.place(
+            block_type,
+            text,
+            locator(first, last),
+            attrs,
+            section_path=section_path,
+            parent=parent,
+            depth=depth,
+            keys=keys,
+        )
+
+    def place(
+        self,
+        block_type: str,
+        text: str,
+        where: Mapping[str, Any],
+        attrs: Mapping[str, Any] | None = None,
+        *,
+        section_path: Sequence[str] | None = None,
+        parent: str | None = None,
+        depth: int | None = None,
+        keys: Sequence[str] = (),
+    ) -> str:
+        """A block at `where`, any locator (pages, rows, a sheet, a key path, or none)."""
+        block_id = f"b{self._first_id + len(self.blocks)}"
+        if section_path is None:
+            section_path = [title for _, title, _ in self._open]
+        if parent is None and self._open:
+            parent = self._open[-1][2]
         block: dict[str, Any] = {
             "id": block_id,
             "type": block_type,
             "text": text,
             "section_path": list(section_path),
             "keys": list(keys),
-            "locator": locator(first, last),
+            "locator": dict(where),
         }
         if parent is not None:
             block["parent"] = parent
@@ -119,6 +160,32 @@ class BlockBuilder:
             block["attrs"] = dict(attrs)
         self.blocks.append(block)
         return block_id
+
+    def heading(
+        self,
+        text: str,
+        depth: int,
+        where: Mapping[str, Any],
+        attrs: Mapping[str, Any] | None = None,
+    ) -> str:
+        """A heading: it closes the open headings at its depth or deeper, then opens its own."""
+        self.close(depth)
+        block_id = self.place("heading", text, where, attrs, depth=depth)
+        self._open.append((depth, text, block_id))
+        return block_id
+
+    def close(self, depth: int) -> None:
+        """Close the open headings at `depth` or deeper (as a heading that makes no block does)."""
+        while self._open and self._open[-1][0] >= depth:
+            self._open.pop()
+
+    def leave_sections(self) -> None:
+        self._open.clear()
+
+    @property
+    def section(self) -> tuple[list[str], str | None]:
+        """The section path and parent a block placed now would get."""
+        return [title for _, title, _ in self._open], self._open[-1][2] if self._open else None
 
 
 def coverage(

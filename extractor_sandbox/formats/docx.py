@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.office import (
     DRAWING,
@@ -64,7 +64,6 @@ from extractor_sandbox.formats.office import (
     PARSER_VERSION,
     VML,
     VML_OFFICE,
-    Blocks,
     R,
     UnreadKinds,
     W,
@@ -352,7 +351,7 @@ class _Note(_Into):
 class _Reader:
     def __init__(self, package: Package) -> None:
         self.package = package
-        self.blocks = Blocks()
+        self.blocks = BlockBuilder()
         self.styles = _Styles()
         self.unread = UnreadKinds()
         self.units = 1  # the document part
@@ -424,7 +423,7 @@ class _Reader:
             self._fail(kind, error.reason)
             return
         for label, text in notes:
-            self.blocks.add("paragraph", text, {}, {"note": label})
+            self.blocks.place("paragraph", text, {}, {"note": label})
 
     # The body, element by element
 
@@ -683,7 +682,7 @@ class _Reader:
             else:
                 self._flush_list()
                 if level is None:
-                    self.blocks.add("paragraph", text, {})
+                    self.blocks.place("paragraph", text, {})
                 else:
                     self._heading(one_line(text), level)
         for inner in paragraph.inner:
@@ -710,11 +709,13 @@ class _Reader:
         grid = table.grid()
         if grid:
             attrs = {"table": {"rows": len(grid), "columns": len(grid[0])}}
-            self.blocks.add("table", table_text(grid), {}, attrs)
+            self.blocks.place("table", table_text(grid), {}, attrs)
 
     def _flush_list(self) -> None:
         if self.list_items:
-            self.blocks.add("list", "\n".join(self.list_items), {}, {"items": len(self.list_items)})
+            self.blocks.place(
+                "list", "\n".join(self.list_items), {}, {"items": len(self.list_items)}
+            )
             self.list_items = []
 
     def _artifact(self) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import platform
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from extractor_sandbox.formats.package import (
     END,
@@ -146,58 +145,6 @@ class UnreadKinds:
 
     def update(self, other: UnreadKinds) -> None:
         self.counts.update(other.counts)
-
-
-class Blocks:
-    """Blocks in reading order, with ids b0, b1, ..., section paths and parents from headings.
-
-    A heading closes the sections at its depth or deeper; its own section path holds the headings
-    above it, not itself. `leave_sections` starts a part of the document that sits under no
-    heading (a DOCX's notes, a new slide).
-    """
-
-    def __init__(self) -> None:
-        self.blocks: list[dict[str, Any]] = []
-        self._open: list[tuple[int, str, str]] = []  # (depth, text, id) of the open headings
-
-    def heading(
-        self, text: str, depth: int, locator: dict[str, int], attrs: dict[str, Any] | None = None
-    ) -> str:
-        while self._open and self._open[-1][0] >= depth:
-            self._open.pop()
-        block_id = self.add("heading", text, locator, attrs, depth=depth)
-        self._open.append((depth, text, block_id))
-        return block_id
-
-    def add(
-        self,
-        block_type: str,
-        text: str,
-        locator: dict[str, int],
-        attrs: dict[str, Any] | None = None,
-        *,
-        depth: int | None = None,
-    ) -> str:
-        block_id = f"b{len(self.blocks)}"
-        block: dict[str, Any] = {
-            "id": block_id,
-            "type": block_type,
-            "text": text,
-            "section_path": [title for _, title, _ in self._open],
-            "keys": [],
-            "locator": dict(locator),
-        }
-        if self._open:
-            block["parent"] = self._open[-1][2]
-        if depth is not None:
-            block["depth"] = depth
-        if attrs:
-            block["attrs"] = dict(attrs)
-        self.blocks.append(block)
-        return block_id
-
-    def leave_sections(self) -> None:
-        self._open.clear()
 
 
 def table_text(rows: list[list[str]]) -> str:

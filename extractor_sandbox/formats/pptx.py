@@ -39,14 +39,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.office import (
     DRAWING,
     IMAGE,
     MC,
     PARSER_VERSION,
-    Blocks,
     P,
     R,
     UnreadKinds,
@@ -113,7 +112,7 @@ class _Slide:
 class _Deck:
     def __init__(self, package: Package) -> None:
         self.package = package
-        self.blocks = Blocks()
+        self.blocks = BlockBuilder()
         self.failed: list[dict[str, str]] = []
         self.failed_slides: set[int] = set()
         self.slide_size = DEFAULT_SLIDE_SIZE
@@ -272,9 +271,9 @@ class _Deck:
         if slide.title:
             self.blocks.heading(slide.title, 1, page, attrs)
         for block_type, text, extra in slide.items:
-            self.blocks.add(block_type, text, page, {**attrs, **extra})
+            self.blocks.place(block_type, text, page, {**attrs, **extra})
         if notes:
-            self.blocks.add("paragraph", notes, page, {**attrs, "notes": True})
+            self.blocks.place("paragraph", notes, page, {**attrs, "notes": True})
 
     def _artifact(self, slides: int) -> dict[str, Any]:
         warnings = []

@@ -35,6 +35,8 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
+from extractor_sandbox.artifact import BlockBuilder
+
 ROWS_PER_BLOCK = 20
 MAX_BLOCK_CHARS = 1_000
 MAX_NAME_CHARS = 500
@@ -247,27 +249,19 @@ def layout_rows(
     first_block: int = 0,
 ) -> TableLayout:
     """Row blocks for a table's rows, row_numbers[i] being the number of rows[i]."""
-    layout = TableLayout()
+    builder = BlockBuilder(first_block)
+    layout = TableLayout(blocks=builder.blocks)
     pending: list[tuple[int, str]] = []
 
-    def block(text: str, first: int, last: int) -> dict[str, Any]:
-        locator: dict[str, Any] = {"row_start": first, "row_end": last}
+    def place(text: str, first: int, last: int) -> None:
+        where: dict[str, Any] = {"row_start": first, "row_end": last}
         if sheet is not None:
-            locator["sheet"] = sheet
-        return {
-            "id": f"b{first_block + len(layout.blocks)}",
-            "type": "paragraph",
-            "text": text,
-            "section_path": [],
-            "keys": [],
-            "locator": locator,
-            "attrs": {"table_id": table_id},
-        }
+            where["sheet"] = sheet
+        builder.place("paragraph", text, where, {"table_id": table_id})
 
     def flush() -> None:
         if pending:
-            text = "\n".join(line for _, line in pending)
-            layout.blocks.append(block(text, pending[0][0], pending[-1][0]))
+            place("\n".join(line for _, line in pending), pending[0][0], pending[-1][0])
             pending.clear()
 
     pending_chars = 0
@@ -311,7 +305,7 @@ def layout_rows(
     if not layout.blocks and not layout.failed and any(names):
         # A header that is no row of the file (a Parquet schema, header_rows 0) has no rows: 0-0.
         first_header_row = 1 if header_rows > 0 else 0
-        layout.blocks.append(block(PAIR_SEPARATOR.join(names), first_header_row, header_rows))
+        place(PAIR_SEPARATOR.join(names), first_header_row, header_rows)
     return layout
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import pypdf
 
-from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
 from extractor_sandbox.formats.pdf.content import Drawing, FontCache, read_drawing
@@ -287,19 +287,17 @@ class _Document:
             )
 
     def _emit(self, blocks: list[Block]) -> dict[str, Any]:
-        out: list[dict[str, Any]] = []
+        builder = BlockBuilder()
+        out = builder.blocks
         tables: list[dict[str, Any]] = []
         budget = Budget()
-        heads: list[tuple[int, str, str]] = []  # (depth, title, block id)
         lost: list[str] = []
         for block in blocks:
             if block.kind == "heading":
-                while heads and heads[-1][0] >= block.depth:
-                    heads.pop()
-            path = [title for _, title, _ in heads]
-            parent = heads[-1][2] if heads else None
+                builder.close(block.depth)
             if block.kind == "table":
                 assert block.table is not None
+                path, parent = builder.section
                 failed = self._emit_table(block, len(tables), budget, out, tables, path, parent)
                 if failed:
                     self.failed.extend(failed)
@@ -308,22 +306,11 @@ class _Document:
                 continue
             if not block.text.strip():
                 continue
-            entry: dict[str, Any] = {
-                "id": f"b{len(out)}",
-                "type": block.kind,
-                "text": block.text,
-                "section_path": path,
-                "keys": [],
-                "locator": {"page_start": block.page, "page_end": block.last_page},
-            }
-            if parent is not None:
-                entry["parent"] = parent
+            where = {"page_start": block.page, "page_end": block.last_page}
             if block.kind == "heading":
-                entry["depth"] = block.depth
-                heads.append((block.depth, block.text, entry["id"]))
-            if block.attrs:
-                entry["attrs"] = dict(block.attrs)
-            out.append(entry)
+                builder.heading(block.text, block.depth, where, block.attrs)
+            else:
+                builder.place(block.kind, block.text, where, block.attrs)
         attrs: dict[str, Any] = {"pages": self.count}
         if self.furniture:
             attrs["furniture"] = self.furniture
@@ -392,9 +379,9 @@ class _Document:
             first_page = pages[min(loc["row_start"], len(pages)) - 1]
             last_page = pages[min(loc["row_end"], len(pages)) - 1]
             loc["page_start"], loc["page_end"] = first_page, last_page
-            row_block["id"] = f"b{len(out)}"
             row_block["section_path"] = path
             if parent is not None:
+                # After attrs, where the artifact has always had it (its bytes stay the same).
                 row_block["parent"] = parent
             out.append(row_block)
         tables.append(

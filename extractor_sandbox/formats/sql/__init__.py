@@ -88,7 +88,7 @@ import sqlglot
 from sqlglot.dialects import DIALECT_MODULE_NAMES
 from sqlglot.dialects.dialect import Dialect
 
-from extractor_sandbox.artifact import BlockBuilder, Line, build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.sql.detect import detect_dialect
 from extractor_sandbox.formats.sql.split import (
@@ -206,6 +206,7 @@ def _blocks(text: str, result: Result) -> tuple[list[dict[str, Any]], dict[str, 
     lines = _LineCounter(text)
     builder = BlockBuilder()
     failed: list[dict[str, str]] = []
+    ids: list[str] = []  # each unit's block (a unit's parent is an earlier unit)
     for index, unit in enumerate(units):
         start, end = spans[index]
         comments = sorted(boundary[index] + unit.comments)
@@ -226,8 +227,9 @@ def _blocks(text: str, result: Result) -> tuple[list[dict[str, Any]], dict[str, 
             end,
             attrs,
             unit.keys,
-            None if unit.parent is None else f"b{unit.parent}",
+            None if unit.parent is None else ids[unit.parent],
         )
+        ids.append(block_id)
         if unit.failure:
             failed.append({"unit": block_id, "reason": unit.failure})
     if trailing:
@@ -269,11 +271,11 @@ def _add_block(
     keys: list[str],
     parent: str | None,
 ) -> str:
-    first_line = lines.line_of(start)
-    last_line = lines.line_of(max(start, end - 1))
-    # Lines standing for the span's ends, so the locator carries the statement's exact characters.
-    first = Line(first_line, "", start, start, "")
-    last = Line(last_line, "", end, end, "")
-    return builder.add(
-        block_type, text[start:end], first, last, parent=parent, attrs=attrs, keys=keys
-    )
+    # The statement's exact characters, which need not start or end a line.
+    where = {
+        "line_start": lines.line_of(start),
+        "line_end": lines.line_of(max(start, end - 1)),
+        "char_start": start,
+        "char_end": end,
+    }
+    return builder.place(block_type, text[start:end], where, attrs, parent=parent, keys=keys)
