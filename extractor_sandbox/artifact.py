@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 from extractor_sandbox.contract import (
     BLOCKS_BASE,
@@ -30,6 +30,9 @@ from extractor_sandbox.contract import (
     MAX_SECTION_ENTRIES,
     MAX_WARNINGS,
     SCHEMA_VERSION,
+    Artifact,
+    Coverage,
+    FailedUnit,
     block_bound,
 )
 
@@ -192,10 +195,11 @@ def coverage(
     unit: str,
     total: int,
     extracted: int,
-    failed: Iterable[dict[str, str]] = (),
+    failed: Iterable[Mapping[str, object]] = (),
     lost: Iterable[str] = (),
-) -> dict[str, Any]:
-    failed_units = list(failed)
+) -> Coverage:
+    # Each failed unit is {"unit", "reason"} as the readers write it; kept as given.
+    failed_units = cast(list[FailedUnit], list(failed))
     lost_capabilities = list(lost)
     return {
         "unit": unit,
@@ -209,7 +213,7 @@ def coverage(
 
 def line_coverage(
     lines: Sequence[Line], blocks: Sequence[dict[str, Any]], markup_lines: Iterable[int] = ()
-) -> dict[str, Any]:
+) -> Coverage:
     """Coverage in non-blank lines, counted from the blocks' line spans and the markup-only lines.
 
     It is counted from the spans rather than trusted from the parser, so a parser change that drops
@@ -221,7 +225,7 @@ def line_coverage(
         covered.update(range(span["line_start"], span["line_end"] + 1))
     non_blank = [line.number for line in lines if not line.is_blank]
     missing = [number for number in non_blank if number not in covered]
-    failed = [
+    failed: list[dict[str, str]] = [
         {"unit": _line_range_name(run), "reason": "not read into any block"}
         for run in _runs(missing)
     ]
@@ -248,14 +252,14 @@ def build_artifact(
     parser: str,
     parser_version: str,
     blocks: list[dict[str, Any]],
-    artifact_coverage: dict[str, Any],
+    artifact_coverage: Coverage,
     *,
     options: dict[str, Any] | None = None,
     attrs: dict[str, Any] | None = None,
     warnings: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> Artifact:
     """A complete artifact, fitted to the contract's bounds."""
-    built: dict[str, Any] = {
+    built: Artifact = {
         "schema_version": SCHEMA_VERSION,
         "format": format_name,
         "parser": parser,
@@ -269,7 +273,7 @@ def build_artifact(
     return fit_contract_bounds(built)
 
 
-def fit_contract_bounds(built: dict[str, Any]) -> dict[str, Any]:
+def fit_contract_bounds(built: Artifact) -> Artifact:
     """Fit each block's keys and section path to the contract's bounds, in place; return it.
 
     A key over 1,024 characters is left out and the first 10,000 kept (a locator's key_path over
@@ -309,7 +313,7 @@ def _add_once(items: list[str], item: str) -> None:
 # Output bounds
 
 
-def fit_output_bounds(artifact: dict[str, Any], source_bytes: int) -> dict[str, Any]:
+def fit_output_bounds(artifact: Artifact, source_bytes: int) -> Artifact:
     """Fit a finished artifact (its tables included) to the output bounds, in place; return it.
 
     Blocks past block_bound(source_bytes) are merged, never dropped (merge_blocks): every word

@@ -7,6 +7,8 @@ when they differ. Everything else in extractor_sandbox takes these from here.
 
 from __future__ import annotations
 
+from typing import Any, NotRequired, TypedDict
+
 CONTRACT_VERSION = 1
 SCHEMA_VERSION = 1
 
@@ -67,3 +69,35 @@ MAX_LOST = 64
 def block_bound(source_bytes: int) -> int:
     """The most blocks an artifact may hold for an original of `source_bytes` bytes."""
     return min(MAX_BLOCKS, BLOCKS_BASE + source_bytes // BYTES_PER_BLOCK)
+
+
+# The artifact's shape at the reader boundary: what every reader returns (build_artifact makes
+# it) and what source.extract hands the child to serialize, so mypy checks each reader's envelope.
+# A block stays a plain dict: artifact.BlockBuilder is the one place one is made.
+
+
+class FailedUnit(TypedDict):
+    unit: str
+    reason: str
+
+
+class Coverage(TypedDict):
+    unit: str
+    total: int
+    extracted: int
+    failed: list[FailedUnit]
+    lost: list[str]
+    complete: bool
+
+
+class Artifact(TypedDict):
+    schema_version: int
+    format: str
+    parser: str
+    parser_version: str
+    options: dict[str, Any]
+    attrs: dict[str, Any]
+    warnings: list[str]
+    coverage: Coverage
+    blocks: list[dict[str, Any]]
+    tables: NotRequired[list[dict[str, Any]]]

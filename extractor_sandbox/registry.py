@@ -18,13 +18,15 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
+from extractor_sandbox.contract import Artifact
+
 
 class Reader(Protocol):
     """A format's reader: `content` is str for a text format, bytes for a binary one."""
 
     def __call__(
         self, content: Any, options: Mapping[str, str], *, name: str
-    ) -> dict[str, Any]: ...  # pragma: no cover
+    ) -> Artifact: ...  # pragma: no cover
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ import io
 import re
 import zipfile
 from collections.abc import Mapping
-from typing import Any
 
 from extractor_sandbox.artifact import fit_output_bounds
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.registry import AVAILABLE, FORMATS, SPECS
 
@@ -147,7 +147,7 @@ def _codec_by_mark(data: bytes) -> str:
     return "utf-8"
 
 
-def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> dict[str, Any]:
+def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> Artifact:
     """The artifact of `data` read as `fmt`, with the options the parse ran with recorded in it."""
     spec = AVAILABLE.get(fmt)
     if spec is None:

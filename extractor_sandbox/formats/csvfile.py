@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.formats.tables import (
     Budget,
     Cell,
@@ -53,7 +54,7 @@ class _RecordTooLong(Exception):
     pass
 
 
-def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: str = "") -> dict:
+def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: str = "") -> Artifact:
     is_tsv = name.lower().endswith(".tsv")
     delimiter = "\t" if is_tsv else sniff_delimiter(text)
     records, failure = _read(text, delimiter, quoting=not is_tsv)

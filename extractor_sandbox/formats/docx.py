@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.office import (
     DRAWING,
@@ -117,7 +118,7 @@ _SKIPPED = frozenset(
 _NOTE_SEPARATORS = frozenset({"separator", "continuationSeparator", "continuationNotice"})
 
 
-def extract_docx(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+def extract_docx(data: bytes, options: Mapping[str, str], *, name: str) -> Artifact:
     """The artifact of a DOCX file (contract v1); `options` are the caller's to record."""
     try:
         package = Package(data)
@@ -360,7 +361,7 @@ class _Reader:
         self.after_title = False
         self._handlers = self._dispatch()
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> Artifact:
         document = self.package.main_part(MAIN_PART)
         relationships = self._relationships(document)
         styles = relationships.get("styles")
@@ -718,7 +719,7 @@ class _Reader:
             )
             self.list_items = []
 
-    def _artifact(self) -> dict[str, Any]:
+    def _artifact(self) -> Artifact:
         warnings = []
         attrs: dict[str, Any] = {}
         has_text = bool(self.blocks.blocks)

@@ -74,6 +74,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 
 PARSER = "loom-html"
@@ -162,7 +163,7 @@ SCOPES = frozenset({"table", "cell", "caption"})
 
 def extract_html(
     text: str, options: Mapping[str, str] | None = None, *, name: str = ""
-) -> dict[str, Any]:
+) -> Artifact:
     """The artifact of an HTML document (contract v1). `options` are the caller's to record."""
     reader = _Reader(text)
     reader.read()
@@ -867,7 +868,7 @@ class _Reader(HTMLParser):
                 " display:none) are not shown and are not read"
             )
 
-    def artifact(self) -> dict[str, Any]:
+    def artifact(self) -> Artifact:
         builder = BlockBuilder()
         extracted = 0
         for block in self.out.blocks:

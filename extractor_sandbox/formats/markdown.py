@@ -71,6 +71,7 @@ from extractor_sandbox.artifact import (
     source_slice,
     split_lines,
 )
+from extractor_sandbox.contract import Artifact
 
 PARSER = "loom-markdown"
 PARSER_VERSION = f"1+python{platform.python_version()}"
@@ -115,7 +116,7 @@ _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
 def extract_markdown(
     text: str, options: Mapping[str, str] | None = None, *, name: str = ""
-) -> dict[str, Any]:
+) -> Artifact:
     parser = _Parser(text)
     parser.parse()
     blocks = parser.builder.blocks

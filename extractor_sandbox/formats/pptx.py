@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.office import (
     DRAWING,
@@ -74,7 +75,7 @@ TITLE_TYPES = frozenset({"title", "ctrTitle"})
 TABLE_URI_END = "/table"
 
 
-def extract_pptx(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+def extract_pptx(data: bytes, options: Mapping[str, str], *, name: str) -> Artifact:
     """The artifact of a PPTX deck (contract v1); `options` are the caller's to record."""
     try:
         package = Package(data)
@@ -119,7 +120,7 @@ class _Deck:
         self.unread_slides: dict[int, UnreadKinds] = {}
         self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> Artifact:
         presentation = self.package.main_part(MAIN_PART)
         try:
             slide_ids = self._slide_list(presentation)
@@ -275,7 +276,7 @@ class _Deck:
         if notes:
             self.blocks.place("paragraph", notes, page, {**attrs, "notes": True})
 
-    def _artifact(self, slides: int) -> dict[str, Any]:
+    def _artifact(self, slides: int) -> Artifact:
         warnings = []
         attrs: dict[str, Any] = {}
         if self.unread_slides:

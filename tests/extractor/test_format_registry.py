@@ -126,3 +126,23 @@ def test_the_child_entry_point_loads_none_of_the_runner_before_it_confines_itsel
         check=True,
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_mypy_refuses_a_reader_whose_artifact_has_the_wrong_shape(tmp_path: Path) -> None:
+    # The reader boundary is typed (contract.Artifact), so a reader that forgets a field does not
+    # pass the type check.
+    module = tmp_path / "bad_reader.py"
+    module.write_text(
+        "from extractor_sandbox.contract import Artifact\n\n\n"
+        "def extract_bad(content: str, options: dict[str, str], *, name: str) -> Artifact:\n"
+        "    return {'schema_version': '1', 'format': 'bad', 'parser': 'p',"
+        " 'parser_version': '1', 'options': {}, 'attrs': {}, 'warnings': [], 'blocks': []}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent", str(module)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stdout
+    assert 'Missing key "coverage" for TypedDict "Artifact"' in done.stdout

@@ -33,6 +33,7 @@ from typing import Any
 import pypdf
 
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
 from extractor_sandbox.formats.pdf.content import Drawing, FontCache, read_drawing
@@ -67,7 +68,9 @@ PAGE_NUMBER = re.compile(
 )
 
 
-def extract_pdf(data: bytes, options: Mapping[str, str] | None = None, *, name: str = "") -> dict:
+def extract_pdf(
+    data: bytes, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> Artifact:
     reader = _open(data)
     try:
         count = len(reader.pages)
@@ -185,7 +188,7 @@ class _Document:
 
     # The document
 
-    def artifact(self) -> dict[str, Any]:
+    def artifact(self) -> Artifact:
         self._drop_furniture()
         pages = [self.readings[n].items for n in sorted(self.readings)]
         m = measures(pages)
@@ -286,7 +289,7 @@ class _Document:
                 f"page furniture left out: {len(left_out)} kinds (attrs.furniture)"
             )
 
-    def _emit(self, blocks: list[Block]) -> dict[str, Any]:
+    def _emit(self, blocks: list[Block]) -> Artifact:
         builder = BlockBuilder()
         out = builder.blocks
         tables: list[dict[str, Any]] = []

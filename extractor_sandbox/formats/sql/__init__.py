@@ -89,6 +89,7 @@ from sqlglot.dialects import DIALECT_MODULE_NAMES
 from sqlglot.dialects.dialect import Dialect
 
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact, Coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.sql.detect import detect_dialect
 from extractor_sandbox.formats.sql.split import (
@@ -107,7 +108,7 @@ LOST_STRUCTURE = "sql_structure"
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
-def extract_sql(text: str, options: Mapping[str, str], *, name: str = "") -> dict[str, Any]:
+def extract_sql(text: str, options: Mapping[str, str], *, name: str = "") -> Artifact:
     declared = options.get("sql_dialect")
     attrs: dict[str, Any] = {}
     warnings: list[str] = []
@@ -175,7 +176,7 @@ class _LineCounter:
         return self.endings + 1
 
 
-def _blocks(text: str, result: Result) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _blocks(text: str, result: Result) -> tuple[list[dict[str, Any]], Coverage]:
     syntax = CommentSyntax(Dialect.get_or_raise(result.dialect).tokenizer())
     units = result.units
     spans: list[list[int]] = [[unit.code_start, unit.code_end] for unit in units]
