@@ -70,6 +70,7 @@ from extractor_sandbox.formats.office import (
     W,
     alternate_content,
     graphic_kind,
+    holds,
     one_line,
     table_text,
     transitional_events,
@@ -518,7 +519,7 @@ class _Reader:
         into.add_row(row)
 
     def _row_properties(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
-        deleted = self._holds(events, W + "del")
+        deleted = holds(events, W + "del", former=False)
         if isinstance(into, _Row):
             into.deleted = deleted
 
@@ -576,23 +577,6 @@ class _Reader:
             return False
 
         alternate_content(events, lambda: self._children(events, into), fallback)
-
-    def _holds(self, events: Iterator[Event], wanted: str) -> bool:
-        """Whether the element just started holds `wanted` (outside a recorded former state)."""
-        found = False
-        depth = 1
-        for kind, name, _ in events:
-            if kind == START:
-                if name.endswith("PrChange"):
-                    skip(events)
-                    continue
-                depth += 1
-                found = found or name == wanted
-            elif kind == END:
-                depth -= 1
-                if depth == 0:
-                    break
-        return found
 
     def _paragraph_properties(
         self, attrs: dict[str, str], events: Iterator[Event], into: _Into

@@ -120,6 +120,25 @@ def alternate_content(
             skip(events)
 
 
+def holds(events: Iterator[Event], wanted: str, *, former: bool = True) -> bool:
+    """Whether the element just started holds `wanted`, read to its end. With `former` False, a
+    recorded former state (an element whose name ends in PrChange) is passed over unread."""
+    found = False
+    depth = 1
+    for kind, name, _ in events:
+        if kind == START:
+            if not former and name.endswith("PrChange"):
+                skip(events)
+                continue
+            depth += 1
+            found = found or name == wanted
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    return found
+
+
 def graphic_kind(uri: str) -> str | None:
     """What a graphic frame holds, by its graphicData uri; None for a shape, group or table."""
     return GRAPHIC_KINDS.get(uri.rstrip("/").rsplit("/", 1)[-1])

@@ -52,6 +52,7 @@ from extractor_sandbox.formats.office import (
     UnreadKinds,
     alternate_content,
     graphic_kind,
+    holds,
     one_line,
     table_text,
     transitional_events,
@@ -190,7 +191,7 @@ class _Deck:
             if name == P + "sld":
                 slide.hidden = attrs.get("show") in ("0", "false")
             elif name == P + "bg":
-                if _holds(events, DRAWING + "blip"):
+                if holds(events, DRAWING + "blip"):
                     slide.unread.add(IMAGE)  # a picture as the slide's own background
             elif name == P + "spTree":
                 _ShapeTree(slide).children(events, scale=(1.0, 1.0))
@@ -494,20 +495,6 @@ def _count(events: Iterator[Event], wanted: str) -> int:
         if kind == START:
             depth += 1
             found += name == wanted
-        elif kind == END:
-            depth -= 1
-            if depth == 0:
-                break
-    return found
-
-
-def _holds(events: Iterator[Event], wanted: str) -> bool:
-    found = False
-    depth = 1
-    for kind, name, _ in events:
-        if kind == START:
-            depth += 1
-            found = found or name == wanted
         elif kind == END:
             depth -= 1
             if depth == 0:
