@@ -5,11 +5,11 @@
 Reads every document of the shared corpus (../shared/corpus/inputs/docx, inputs/pptx, scored
 against their DoclingDocument gold as given) and of the bench's generated slice
 (bench/docparse/docx, bench/docparse/pptx, exact gold), with the extractor's own dispatch
-(detection, then the reader), scores each with bench/docparse/score.py, and prints each
+(detection, then the reader), scores each with tests/support/docparse_score.py, and prints each
 document's gated metrics and each slice's (hits and totals summed over the slice) beside the
 floors of docs/qualification.md. Writes bench/results/docparse_office.json; with --artifacts,
-also each artifact as DIR/<format>/<name>.json, so `bench/docparse/score.py --dir DIR --gold-dir
-...` or the reference scorer can read them. --markdown prints the tables as the README shows them.
+also each artifact as DIR/<format>/<name>.json, so `tests/support/docparse_score.py --dir DIR
+--gold-dir ...` or the reference scorer can read them. --markdown prints the tables as the README shows them.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "docparse")]
-
-import score  # noqa: E402  (bench/docparse/score.py)
+sys.path.insert(0, str(ROOT))
 
 from extractor_sandbox.errors import ExtractError  # noqa: E402
 from extractor_sandbox.source import extract  # noqa: E402
+from tests.support import docparse_score as score  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 GENERATED = ROOT / "bench" / "docparse"

@@ -2,7 +2,7 @@
 
 For each real PDF in the shared corpus (inputs/pdf with its docling gold) and each generated
 fixture (bench/docparse/pdf, docparse-gold), the artifact of `extract_pdf` is scored with the
-bench's scorer (bench/docparse/score.py, which agrees with the reference scorer in
+bench's scorer (tests/support/docparse_score.py, which agrees with the reference scorer in
 ../shared/tools/docparse_score.py: tests/extractor/test_docparse_scorer.py), and so are two
 baselines built from pypdf's `extract_text()` the simplest honest way: plain, and with
 extraction_mode="layout", each page's text split at blank lines into paragraphs cited by page.
@@ -30,11 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import pypdf  # noqa: E402
 
-sys.path.insert(0, str(ROOT / "bench" / "docparse"))
-
-import score  # noqa: E402  (bench/docparse/score.py)
-
-from extractor_sandbox.formats.pdflayout import extract_pdf  # noqa: E402
+from extractor_sandbox.formats.pdf.reader import extract_pdf  # noqa: E402
+from tests.support import docparse_score as score  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 GENERATED = ROOT / "bench" / "docparse" / "pdf"

@@ -25,7 +25,7 @@ import pypdf  # noqa: E402
 from reportlab.lib.pagesizes import A4  # noqa: E402
 from reportlab.pdfgen import canvas  # noqa: E402
 
-from extractor_sandbox.formats.pdflayout import extract_pdf  # noqa: E402
+from extractor_sandbox.formats.pdf.reader import extract_pdf  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "inputs" / "pdf"
 

@@ -96,7 +96,7 @@ def reference_workbook(rows: int = 100_000, columns: int = 20, seed: int = 5) ->
 
 def through_child(data: bytes) -> tuple[float, float, dict[str, Any]]:
     """Wall seconds, the child's CPU seconds, and its artifact."""
-    from extractor_sandbox.child import Limits, run_extraction
+    from extractor_sandbox.runner import Limits, run_extraction
     from extractor_sandbox.settings import load_settings
 
     limits = Limits.of(load_settings({}))

@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # Everything the service runs is loaded now, before the drop, so that nothing is imported
     # from a place the user it serves as might not read.
-    from extractor_sandbox.child import PACKAGE_ROOT
+    from extractor_sandbox.runner import PACKAGE_ROOT
     from extractor_sandbox.service import serve
 
     try:

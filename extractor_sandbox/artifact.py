@@ -13,30 +13,29 @@ its last line's content, the last line's ending left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar, cast
 
-SCHEMA_VERSION = 1
+from extractor_sandbox.contract import (
+    BLOCKS_BASE,
+    BYTES_PER_BLOCK,
+    MAX_BLOCKS,
+    MAX_FAILED_UNITS,
+    MAX_KEY_CHARS,
+    MAX_KEYS,
+    MAX_LABEL_CHARS,
+    MAX_LOST,
+    MAX_MESSAGE_CHARS,
+    MAX_SECTION_CHARS,
+    MAX_SECTION_ENTRIES,
+    MAX_WARNINGS,
+    SCHEMA_VERSION,
+    Artifact,
+    Coverage,
+    FailedUnit,
+    block_bound,
+)
 
-MAX_KEYS = 10_000
-MAX_KEY_CHARS = 1_024  # a key, and a locator's key_path (the same name)
-MAX_SECTION_ENTRIES = 64
-MAX_SECTION_CHARS = 500
-
-# Output bounds: the server (loom_dagster/contract/validate.py) refuses an artifact past them, and
-# tests/unit/test_contract_bounds.py checks that both sides hold the same numbers. An artifact
-# holds at most BLOCKS_BASE blocks plus one per BYTES_PER_BLOCK bytes of the original, and never
-# more than MAX_BLOCKS: each block costs the server a chunk's work and ~200 bytes of JSON, so a
-# file of many tiny blocks ("a\n\n" a million times) would cost 60 times its size without it.
-MAX_BLOCKS = 50_000
-BLOCKS_BASE = 10_000
-BYTES_PER_BLOCK = 16
-# Free strings that are no document text travel into logs and Dagster's event storage.
-MAX_LABEL_CHARS = 200  # parser, parser_version, coverage.unit, a lost capability, an id, an option
-MAX_MESSAGE_CHARS = 1_000  # a warning, a failed unit's unit and reason, a table's name
-MAX_WARNINGS = 1_000
-MAX_FAILED_UNITS = 10_000
-MAX_LOST = 64
 MERGED = "block_boundaries"  # coverage.lost when blocks were merged to fit MAX_BLOCKS
 ELLIPSIS = "\u2026"
 
@@ -88,10 +87,22 @@ def locator(first: Line, last: Line) -> dict[str, int]:
 
 
 class BlockBuilder:
-    """Collects blocks in reading order and gives them the ids b0, b1, ..."""
+    """The one place blocks are made: in reading order, with the ids b0, b1, ... (from
+    `first_id`), and section paths and parents from the headings still open.
 
-    def __init__(self) -> None:
+    A heading closes the open headings at its depth or deeper; its own section path holds the
+    headings above it, not itself, and its parent is the innermost of those. Every other block
+    sits under the innermost open heading, unless it is given its section_path and parent.
+    A section path or parent given to `add` or `place` is used instead of the open headings' (TOML
+    tables, SQL bodies). `leave_sections` starts a part of the document under no heading (a DOCX's
+    notes, a new slide).
+    The section path is kept whole here; build_artifact fits it to the contract's bounds.
+    """
+
+    def __init__(self, first_id: int = 0) -> None:
         self.blocks: list[dict[str, Any]] = []
+        self._first_id = first_id
+        self._open: list[tuple[int, str, str]] = []  # (depth, title, id) of the open headings
 
     def add(
         self,
@@ -100,20 +111,49 @@ class BlockBuilder:
         first: Line,
         last: Line,
         *,
-        section_path: Sequence[str] = (),
+        section_path: Sequence[str] | None = None,
         parent: str | None = None,
         depth: int | None = None,
         attrs: dict[str, Any] | None = None,
         keys: Sequence[str] = (),
     ) -> str:
-        block_id = f"b{len(self.blocks)}"
+        """A block spanning the lines `first` to `last` (its locator their lines and chars)."""
+        return self.place(
+            block_type,
+            text,
+            locator(first, last),
+            attrs,
+            section_path=section_path,
+            parent=parent,
+            depth=depth,
+            keys=keys,
+        )
+
+    def place(
+        self,
+        block_type: str,
+        text: str,
+        where: Mapping[str, Any],
+        attrs: Mapping[str, Any] | None = None,
+        *,
+        section_path: Sequence[str] | None = None,
+        parent: str | None = None,
+        depth: int | None = None,
+        keys: Sequence[str] = (),
+    ) -> str:
+        """A block at `where`, any locator (pages, rows, a sheet, a key path, or none)."""
+        block_id = f"b{self._first_id + len(self.blocks)}"
+        if section_path is None:
+            section_path = [title for _, title, _ in self._open]
+        if parent is None and self._open:
+            parent = self._open[-1][2]
         block: dict[str, Any] = {
             "id": block_id,
             "type": block_type,
             "text": text,
             "section_path": list(section_path),
             "keys": list(keys),
-            "locator": locator(first, last),
+            "locator": dict(where),
         }
         if parent is not None:
             block["parent"] = parent
@@ -124,15 +164,42 @@ class BlockBuilder:
         self.blocks.append(block)
         return block_id
 
+    def heading(
+        self,
+        text: str,
+        depth: int,
+        where: Mapping[str, Any],
+        attrs: Mapping[str, Any] | None = None,
+    ) -> str:
+        """A heading: it closes the open headings at its depth or deeper, then opens its own."""
+        self.close(depth)
+        block_id = self.place("heading", text, where, attrs, depth=depth)
+        self._open.append((depth, text, block_id))
+        return block_id
+
+    def close(self, depth: int) -> None:
+        """Close the open headings at `depth` or deeper (as a heading that makes no block does)."""
+        while self._open and self._open[-1][0] >= depth:
+            self._open.pop()
+
+    def leave_sections(self) -> None:
+        self._open.clear()
+
+    @property
+    def section(self) -> tuple[list[str], str | None]:
+        """The section path and parent a block placed now would get."""
+        return [title for _, title, _ in self._open], self._open[-1][2] if self._open else None
+
 
 def coverage(
     unit: str,
     total: int,
     extracted: int,
-    failed: Iterable[dict[str, str]] = (),
+    failed: Iterable[Mapping[str, object]] = (),
     lost: Iterable[str] = (),
-) -> dict[str, Any]:
-    failed_units = list(failed)
+) -> Coverage:
+    # Each failed unit is {"unit", "reason"} as the readers write it; kept as given.
+    failed_units = cast(list[FailedUnit], list(failed))
     lost_capabilities = list(lost)
     return {
         "unit": unit,
@@ -146,7 +213,7 @@ def coverage(
 
 def line_coverage(
     lines: Sequence[Line], blocks: Sequence[dict[str, Any]], markup_lines: Iterable[int] = ()
-) -> dict[str, Any]:
+) -> Coverage:
     """Coverage in non-blank lines, counted from the blocks' line spans and the markup-only lines.
 
     It is counted from the spans rather than trusted from the parser, so a parser change that drops
@@ -158,7 +225,7 @@ def line_coverage(
         covered.update(range(span["line_start"], span["line_end"] + 1))
     non_blank = [line.number for line in lines if not line.is_blank]
     missing = [number for number in non_blank if number not in covered]
-    failed = [
+    failed: list[dict[str, str]] = [
         {"unit": _line_range_name(run), "reason": "not read into any block"}
         for run in _runs(missing)
     ]
@@ -185,14 +252,14 @@ def build_artifact(
     parser: str,
     parser_version: str,
     blocks: list[dict[str, Any]],
-    artifact_coverage: dict[str, Any],
+    artifact_coverage: Coverage,
     *,
     options: dict[str, Any] | None = None,
     attrs: dict[str, Any] | None = None,
     warnings: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> Artifact:
     """A complete artifact, fitted to the contract's bounds."""
-    built: dict[str, Any] = {
+    built: Artifact = {
         "schema_version": SCHEMA_VERSION,
         "format": format_name,
         "parser": parser,
@@ -206,7 +273,7 @@ def build_artifact(
     return fit_contract_bounds(built)
 
 
-def fit_contract_bounds(built: dict[str, Any]) -> dict[str, Any]:
+def fit_contract_bounds(built: Artifact) -> Artifact:
     """Fit each block's keys and section path to the contract's bounds, in place; return it.
 
     A key over 1,024 characters is left out and the first 10,000 kept (a locator's key_path over
@@ -246,12 +313,7 @@ def _add_once(items: list[str], item: str) -> None:
 # Output bounds
 
 
-def block_bound(source_bytes: int) -> int:
-    """The most blocks an artifact may hold for an original of `source_bytes` bytes."""
-    return min(MAX_BLOCKS, BLOCKS_BASE + source_bytes // BYTES_PER_BLOCK)
-
-
-def fit_output_bounds(artifact: dict[str, Any], source_bytes: int) -> dict[str, Any]:
+def fit_output_bounds(artifact: Artifact, source_bytes: int) -> Artifact:
     """Fit a finished artifact (its tables included) to the output bounds, in place; return it.
 
     Blocks past block_bound(source_bytes) are merged, never dropped (merge_blocks): every word

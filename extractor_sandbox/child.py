@@ -1,28 +1,16 @@
-"""Each extraction in a child process of its own: the parent's runner and the child's entry point.
+"""The child's entry point: `python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M`.
 
-The parent (`run_extraction`, `run_child`) starts
+Started by the parent's runner (extractor_sandbox.runner), it makes itself non-dumpable first
+thing (the flag does not survive execve), reads the request's JSON line {"format", "name",
+"options"}, loads and warms what the format's reader needs (`warm`: its module, and its
+FormatSpec's prepare step, where libraries that start threads or call programs are set up while
+that is still allowed), then confines itself with `sandbox.confine_child` before it reads the
+source that follows on stdin. It writes the artifact JSON on stdout and exits 0, or writes
+{"error": {"code", "message"}} and exits EXIT_REFUSED; EXIT_SANDBOX when it could not confine
+itself (and read nothing).
 
-    python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M
-
-in / with an environment of PYTHONPATH, PATH and LC_ALL alone (so the service's token is not in
-it) and in a process group of its own. The request comes on stdin, so the command line shows no
-file name: one JSON line {"format", "name", "options"}, then the original's bytes to the end. The
-child writes the artifact JSON on stdout and exits 0, or writes {"error": {"code", "message"}} and
-exits EXIT_REFUSED.
-
-The parent writes stdin and reads stdout (and a bounded tail of stderr) together, against the wall
-clock. It kills the whole process group (the child and anything it started) at the timeout, when
-the output passes its bound, or when the caller disconnects, and returns only once the child is
-reaped and no process of its group is left. A child killed by its CPU limit is a `timeout`; one
-that ran out of address space is a `resource_limit`; one that dies otherwise without an error body
-is `corrupt`, with its exit status.
-
-The child makes itself non-dumpable first thing (the flag does not survive execve), reads the
-request's JSON line, loads and warms what the format's parser needs (`PREPARE`: libraries that
-start threads or call programs are set up here, while that is still allowed), then confines itself
-with `sandbox.confine_child` before it reads the source. The limits come on its command line, so
-they are applied there, after exec, where no thread of the service can be holding a lock the child
-would need (which is why there is no preexec_fn).
+This module is all the child loads before it is confined, but for the reader `warm` loads: none
+of the runner (subprocess, selectors, threads) and no reader of another format.
 """
 
 from __future__ import annotations
@@ -38,497 +26,18 @@ import codecs  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
-import selectors  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Mapping, Sequence  # noqa: E402
-from typing import Any, NamedTuple  # noqa: E402
+from collections.abc import Mapping, Sequence  # noqa: E402
+from typing import Any  # noqa: E402
 
-from extractor_sandbox.errors import CONTRACT_CODES, ExtractError  # noqa: E402
+from extractor_sandbox.errors import ExtractError  # noqa: E402
 from extractor_sandbox.sandbox import SandboxError, confine_child, landlock_abi  # noqa: E402
-from extractor_sandbox.settings import Settings  # noqa: E402
 
 CHILD_MODULE = "extractor_sandbox.child"
 EXIT_REFUSED = 3
 EXIT_SANDBOX = 4  # the child could not confine itself and read nothing: the service's failure
-MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
-_CHUNK = 64 * 1024
-_STDERR_TAIL_BYTES = 4 * 1024  # what is kept of a child's stderr, to tell how it died
-_POLL_S = 0.05  # how often a runner without pidfd support looks for the child's exit
-_GROUP_GONE_S = 5.0  # how long the runner waits for a killed process group to be gone
 
-# The directory that holds the extractor_sandbox package: the child's only import root besides the
-# interpreter's own (-P keeps the current and script directories off sys.path, -s the user's site).
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-
-# What a child that ran out of address space may leave on its stderr when it could not answer.
-_OUT_OF_MEMORY_MARKS = (b"MemoryError", b"Cannot allocate memory", b"bad_alloc", b"out of memory")
-
-
-class Limits(NamedTuple):
-    """What bounds one child: the parent enforces the first two, the child applies the rest."""
-
-    timeout_s: float
-    max_output_bytes: int
-    cpu_s: int
-    memory_mb: int
-
-    @classmethod
-    def of(cls, settings: Settings) -> Limits:
-        """The limits the service's settings give each child."""
-        return cls(
-            timeout_s=settings.timeout_s,
-            max_output_bytes=settings.max_output_bytes,
-            cpu_s=settings.cpu_s,
-            memory_mb=settings.memory_mb,
-        )
-
-
-class CallerGone(Exception):
-    """The caller closed its connection while its extraction ran; the child was killed."""
-
-
-class SandboxFailure(RuntimeError):
-    """The child could not confine itself; it read nothing. A defect of the service, not the file."""
-
-
-# -- the parent's side ---------------------------------------------------------------------------
-
-
-def child_command(limits: Limits) -> list[str]:
-    """The child's command line: the interpreter, the module, the limits; nothing of the request."""
-    return [
-        sys.executable,
-        "-P",
-        "-s",
-        "-m",
-        CHILD_MODULE,
-        f"--cpu-s={limits.cpu_s}",
-        f"--memory-mb={limits.memory_mb}",
-    ]
-
-
-def child_environment() -> dict[str, str]:
-    """The child's whole environment: nothing of the service's, its token above all, passes on.
-
-    pyarrow allocates from the system's memory pool (the seed's "Parquet."): its default,
-    mimalloc, reserves about 1.5 GB of address space as it warms, most of the child's limit, and
-    the pool is chosen once, when pyarrow loads, so it is set here rather than in PREPARE.
-    """
-    return {
-        "PYTHONPATH": PACKAGE_ROOT,
-        "PATH": os.defpath,
-        "LC_ALL": "C.UTF-8",
-        "ARROW_DEFAULT_MEMORY_POOL": "system",
-    }
-
-
-def run_extraction(
-    data: bytes | bytearray,
-    fmt: str,
-    name: str,
-    options: Mapping[str, str],
-    limits: Limits,
-    *,
-    caller: socket.socket | None = None,
-) -> bytes:
-    """The artifact JSON for `data`, made by a child process; raises ExtractError or CallerGone."""
-    header = json.dumps({"format": fmt, "name": name, "options": dict(options)}).encode("utf-8")
-    return run_child(
-        child_command(limits),
-        header + b"\n" + data,
-        timeout_s=limits.timeout_s,
-        max_output_bytes=limits.max_output_bytes,
-        cpu_s=limits.cpu_s,
-        caller=caller,
-    )
-
-
-def run_child(
-    command: Sequence[str],
-    request: bytes,
-    *,
-    timeout_s: float,
-    max_output_bytes: int,
-    cpu_s: int | None = None,
-    caller: socket.socket | None = None,
-) -> bytes:
-    """Run `command` as a child in its own process group, `request` on its stdin; its stdout back.
-
-    Raises ExtractError: timeout past `timeout_s` of wall clock or past the child's CPU limit
-    (`cpu_s`, for the message), resource_limit when stdout passes `max_output_bytes` or the child
-    ran out of memory, the child's own error body when it exits non-zero with one, else corrupt.
-    Raises CallerGone when `caller` (the request's connection) closes first, SandboxFailure when
-    the child could not confine itself. However it ends, the child's process group is killed and
-    gone, and the child reaped, before this returns.
-    """
-    deadline = time.monotonic() + timeout_s
-    process = subprocess.Popen(
-        list(command),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd="/",
-        env=child_environment(),
-        start_new_session=True,  # a process group of its own, to kill with everything it started
-        close_fds=True,
-    )
-    _live_children.add(process.pid)
-    stderr_tail = bytearray()
-    cpu_used = 0.0
-    try:
-        output = _exchange(process, request, deadline, max_output_bytes, caller, stderr_tail)
-    except _OverDeadline:
-        raise ExtractError("timeout", f"extraction took longer than {timeout_s:g} s") from None
-    except _OverOutput:
-        raise ExtractError(
-            "resource_limit",
-            "the extraction's output passed LOOM_EXTRACTOR_MAX_OUTPUT_BYTES"
-            f" ({max_output_bytes} bytes)",
-        ) from None
-    finally:
-        cpu_used = _live_children.end(process)
-    return _interpret(process.returncode, output, bytes(stderr_tail), cpu_used, cpu_s)
-
-
-class _OverDeadline(Exception):
-    pass
-
-
-class _OverOutput(Exception):
-    pass
-
-
-def _exchange(
-    process: subprocess.Popen[bytes],
-    request: bytes,
-    deadline: float,
-    max_output_bytes: int,
-    caller: socket.socket | None,
-    stderr_tail: bytearray,
-) -> bytearray:
-    """Feed stdin and drain stdout together until the child has exited and its stdout is closed.
-
-    Both at once, so neither side can stall the other on a full pipe; bounded, so a child cannot
-    make the service hold more than `max_output_bytes` (and the last few KiB of its stderr).
-    """
-    assert process.stdin is not None and process.stdout is not None
-    assert process.stderr is not None
-    output = bytearray()
-    pending = memoryview(request)
-    exited = group_killed = False
-    with selectors.DefaultSelector() as selector:
-        os.set_blocking(process.stdin.fileno(), False)
-        selector.register(process.stdin, selectors.EVENT_WRITE)
-        selector.register(process.stdout, selectors.EVENT_READ)
-        selector.register(process.stderr, selectors.EVENT_READ)
-        exit_fd = _pidfd(process.pid)
-        if exit_fd is not None:
-            selector.register(exit_fd, selectors.EVENT_READ)
-        if caller is not None:
-            selector.register(caller, selectors.EVENT_READ)
-        try:
-            while not (exited and process.stdout.closed):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise _OverDeadline
-                wait = remaining if exit_fd is not None else min(remaining, _POLL_S)
-                for key, _events in selector.select(wait):
-                    if key.fileobj is process.stdin:
-                        pending = _feed(selector, process, pending)
-                    elif key.fileobj is process.stdout:
-                        _drain(selector, process.stdout, output)
-                        if len(output) > max_output_bytes:
-                            raise _OverOutput
-                    elif key.fileobj is process.stderr:
-                        _drain(selector, process.stderr, stderr_tail)
-                        del stderr_tail[:-_STDERR_TAIL_BYTES]
-                    elif key.fileobj is caller:
-                        assert caller is not None
-                        if _closed_by_peer(caller):
-                            raise CallerGone
-                        selector.unregister(caller)  # a pipelined request: stop watching
-                    elif key.fileobj == exit_fd:
-                        selector.unregister(exit_fd)
-                        exited = True
-                if not exited and exit_fd is None:
-                    exited = _has_exited(process.pid)
-                if exited and not group_killed:
-                    # Whatever the child started dies now, so no descendant holds stdout open.
-                    _kill_group(process.pid)
-                    group_killed = True
-        finally:
-            if exit_fd is not None:
-                os.close(exit_fd)
-    _drain_rest(process.stderr, stderr_tail)
-    return output
-
-
-def _feed(
-    selector: selectors.BaseSelector, process: subprocess.Popen[bytes], pending: memoryview
-) -> memoryview:
-    assert process.stdin is not None
-    try:
-        written = os.write(process.stdin.fileno(), pending[:_CHUNK])
-    except BlockingIOError:
-        return pending
-    except BrokenPipeError:
-        written = len(pending)  # the child stopped reading; what it makes of that is its answer
-    pending = pending[written:]
-    if not pending:
-        selector.unregister(process.stdin)
-        process.stdin.close()
-    return pending
-
-
-def _drain(selector: selectors.BaseSelector, pipe: Any, into: bytearray) -> None:
-    chunk = os.read(pipe.fileno(), _CHUNK)
-    if chunk:
-        into += chunk
-    else:
-        selector.unregister(pipe)
-        pipe.close()
-
-
-def _drain_rest(pipe: Any, tail: bytearray) -> None:
-    """What the dead child's stderr still holds, without waiting for more."""
-    if pipe.closed:
-        return
-    os.set_blocking(pipe.fileno(), False)
-    try:
-        while chunk := os.read(pipe.fileno(), _CHUNK):
-            tail += chunk
-            del tail[:-_STDERR_TAIL_BYTES]
-    except BlockingIOError:
-        pass
-    finally:
-        pipe.close()
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor readable once the child exits (Linux 5.3+); None: poll for the exit instead."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def _has_exited(pid: int) -> bool:
-    # WNOWAIT leaves the child a zombie: its pid, and so its process group's id, stays reserved
-    # until it is reaped, so killing the group afterwards cannot reach an unrelated process.
-    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-
-
-def _closed_by_peer(connection: socket.socket) -> bool:
-    timeout = connection.gettimeout()
-    connection.settimeout(0)  # a socket with a timeout would wait inside recv; this must not
-    try:
-        return connection.recv(1, socket.MSG_PEEK) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True  # reset
-    finally:
-        connection.settimeout(timeout)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _group_members(pgid: int) -> list[int]:
-    """The live (not zombie) processes whose process group is `pgid`."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as file:
-                fields = file.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        # After the command: state, ppid, pgrp.
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(entry))
-    return members
-
-
-def _wait_until_group_gone(pgid: int) -> None:
-    """Return once no live process is left in the group (its leader already killed and reaped).
-
-    The group was sent SIGKILL while its leader was still unreaped, so its id could not have been
-    reused; what is found here is what that signal has not finished off yet.
-    """
-    deadline = time.monotonic() + _GROUP_GONE_S
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return  # no process of the group at all
-        members = _group_members(pgid)
-        if not members:
-            return  # zombies only, left to whoever reaps orphans
-        for pid in members:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"process group {pgid} survived SIGKILL for {_GROUP_GONE_S:g} s")
-        time.sleep(0.01)
-
-
-def _interpret(
-    returncode: int, output: bytearray, stderr_tail: bytes, cpu_used: float, cpu_s: int | None
-) -> bytes:
-    if returncode == 0:
-        if not output:
-            raise ExtractError("corrupt", "the extraction process wrote no artifact")
-        return bytes(output)
-    refusal = _error_body(output)
-    if refusal is not None:
-        raise refusal
-    if returncode == EXIT_SANDBOX:
-        why = stderr_tail.decode("utf-8", "replace").strip().splitlines() or ["no reason given"]
-        raise SandboxFailure(f"the extraction process could not confine itself: {why[-1]}")
-    over_cpu = cpu_s is not None and cpu_used >= cpu_s
-    if returncode == -signal.SIGXCPU or (returncode == -signal.SIGKILL and over_cpu):
-        limit = f"{cpu_s} s of CPU" if cpu_s is not None else "its CPU time"
-        raise ExtractError("timeout", f"extraction used more than {limit} (LOOM_EXTRACTOR_CPU_S)")
-    if any(mark in stderr_tail for mark in _OUT_OF_MEMORY_MARKS):
-        raise ExtractError(
-            "resource_limit", "the extraction ran out of memory (LOOM_EXTRACTOR_MEMORY_MB)"
-        )
-    if returncode < 0:
-        raise ExtractError(
-            "corrupt", f"the extraction process was killed by {_signal_name(-returncode)}"
-        )
-    raise ExtractError("corrupt", f"the extraction process exited with status {returncode}")
-
-
-def _error_body(output: bytearray) -> ExtractError | None:
-    """The child's refusal, when its stdout is exactly a contract error body."""
-    if len(output) > MAX_ERROR_BODY_BYTES:
-        return None
-    try:
-        body = json.loads(output)
-        code, message = body["error"]["code"], body["error"]["message"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    if code not in CONTRACT_CODES or not isinstance(message, str):
-        return None
-    return ExtractError(code, message)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-class _LiveChildren:
-    """The children running now, so a service that is shutting down can kill every one."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pids: set[int] = set()
-
-    def add(self, pid: int) -> None:
-        with self._lock:
-            self._pids.add(pid)
-
-    def end(self, process: subprocess.Popen[bytes]) -> float:
-        """Kill the child's group, reap the child, wait until its group is gone; its CPU seconds.
-
-        The group is killed while the child is still unreaped, so its id cannot have been reused.
-        """
-        with self._lock:
-            self._pids.discard(process.pid)
-            _kill_group(process.pid)
-        cpu_used = 0.0
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        except ChildProcessError:
-            process.wait()
-        else:
-            process.returncode = os.waitstatus_to_exitcode(status)
-            cpu_used = usage.ru_utime + usage.ru_stime
-        for pipe in (process.stdin, process.stdout, process.stderr):
-            if pipe is not None and not pipe.closed:
-                pipe.close()
-        _wait_until_group_gone(process.pid)
-        return cpu_used
-
-    def kill_all(self) -> None:
-        with self._lock:
-            for pid in self._pids:
-                _kill_group(pid)
-
-
-_live_children = _LiveChildren()
-
-
-def kill_all_children() -> None:
-    """Kill every running child's process group (the service calls this as it shuts down)."""
-    _live_children.kill_all()
-
-
-# -- the child's side ----------------------------------------------------------------------------
-
-# pypdf's decoding budgets, set explicitly rather than left to its defaults, and no external
-# jbig2dec program: a child starts no process.
-PYPDF_CONFIGURATION: Mapping[str, Any] = {
-    "jbig2dec_binary": None,
-    "disable_legacy_handling": True,
-    "maximum_declared_stream_length": 75_000_000,
-    "array_based_stream_maximum_output_length": 75_000_000,
-    "jbig2_maximum_output_length": 75_000_000,
-    "lzw_maximum_output_length": 75_000_000,
-    "run_length_maximum_output_length": 75_000_000,
-    "zlib_maximum_output_length": 75_000_000,
-    "zlib_maximum_recovery_input_length": 5_000_000,
-    "brotli_maximum_output_length": 75_000_000,
-    "image_maximum_buffer_size": 75_000_000,
-    "stream_decoding_work_maximum_length": 300_000_000,
-    "stream_parsing_work_maximum_count": 2_000_000,
-    "xfa_decoding_work_maximum_length": 300_000_000,
-}
-
-
-def _prepare_pyarrow() -> None:
-    """One CPU thread and one IO thread, started now on a trusted input: no thread can start later
-    (RLIMIT_NPROC 0 counts threads), and a pool that tries hangs or fails."""
-    import pyarrow
-    import pyarrow.parquet
-
-    pyarrow.set_cpu_count(1)
-    pyarrow.set_io_thread_count(1)
-    sink = pyarrow.BufferOutputStream()
-    pyarrow.parquet.write_table(pyarrow.table({"warm": [1, 2, 3]}), sink)
-    pyarrow.parquet.read_table(pyarrow.BufferReader(sink.getvalue())).to_pylist()
-
-
-def _prepare_pypdf() -> None:
-    import pypdf
-
-    pypdf.overwrite_configuration(**PYPDF_CONFIGURATION)
-
-
-# What a format's parser needs done before the limits go on: a library that starts threads or
-# programs is set up here. A parser whose library does either must add its format to this table.
-PREPARE: Mapping[str, Callable[[], None]] = {
-    "parquet": _prepare_pyarrow,
-    "pdf": _prepare_pypdf,
-}
 
 # The codecs a byte-order mark selects, and cp437 (zipfile's, for a name not marked UTF-8),
 # beside the declared one.
@@ -543,64 +52,39 @@ _WARM_CODECS = (
     "cp437",
 )
 
+# Standard modules the standard library itself imports late (Counter.most_common: heapq).
+_LATE_STANDARD_MODULES = ("heapq", "bisect", "unicodedata", "decimal", "fractions", "datetime")
+
 
 def warm(fmt: str, options: Mapping[str, str], *, opens_nothing: bool = False) -> None:
-    """Import and warm what the format's parser needs, before the child is bound: its module, the
-    codecs it may decode with, and the format's PREPARE. With `opens_nothing` (a kernel without
-    Landlock, where the confined child can open no file) also what the parser would import late:
-    LATE_IMPORTS."""
-    from extractor_sandbox import source
+    """Import and warm what the format's reader needs, before the child is bound: its module, the
+    codecs it may decode with, and its spec's prepare step. With `opens_nothing` (a kernel without
+    Landlock, where the confined child can open no file) also what the reader would import late:
+    the spec's late_imports."""
+    from extractor_sandbox.registry import AVAILABLE
 
+    importlib.import_module("extractor_sandbox.source")  # extract() runs once confined
     for name in (*_WARM_CODECS, options.get("encoding") or "utf-8"):
         try:
             codecs.lookup(name)
         except LookupError:
             pass  # the decoder refuses it, by name
+    spec = AVAILABLE.get(fmt)
+    if spec is None:
+        return  # extract() refuses it, by name
     try:
-        if fmt in source.PARSERS:
-            module = importlib.import_module(source.PARSERS[fmt][0])
-            if opens_nothing:
-                for name in _LATE_STANDARD_MODULES:
-                    importlib.import_module(name)
-                if fmt in LATE_IMPORTS:
-                    LATE_IMPORTS[fmt](module, options)
-        prepare = PREPARE.get(fmt)
-        if prepare is not None:
-            prepare()
+        module = importlib.import_module(spec.module)
+        if opens_nothing:
+            for name in _LATE_STANDARD_MODULES:
+                importlib.import_module(name)
+            if spec.late_imports is not None:
+                spec.late_imports(module, options)
+        if spec.prepare is not None:
+            spec.prepare()
     except ImportError:
-        pass  # the parser finds its library missing and says so
+        pass  # the reader finds its library missing and says so
     except ValueError:
-        pass  # an unknown dialect: the parser refuses it, by name
-
-
-def _warm_sqlglot(sql: Any, declared: str) -> None:
-    """What sqlglot imports only once it parses: the dialects and the optimizer's modules."""
-    for dialect in (*sql.DETECTION_ORDER, *([declared] if declared else [])):
-        sql.Dialect.get_or_raise(dialect)
-    _import_all("sqlglot.optimizer")
-
-
-def _import_all(package: str) -> None:
-    """Every module of `package`, but those whose optional library is missing."""
-    import pkgutil
-
-    root = importlib.import_module(package)
-    for found in pkgutil.walk_packages(root.__path__, f"{package}."):
-        try:
-            importlib.import_module(found.name)
-        except ImportError:
-            pass  # an optional dependency this build lacks; its feature says so when used
-
-
-# Standard modules the standard library itself imports late (Counter.most_common: heapq).
-_LATE_STANDARD_MODULES = ("heapq", "bisect", "unicodedata", "decimal", "fractions", "datetime")
-
-# What a parser's library imports late, by format: imported in advance when the confined child
-# will open nothing (no Landlock).
-LATE_IMPORTS: Mapping[str, Callable[[Any, Mapping[str, str]], None]] = {
-    "sql": lambda module, options: _warm_sqlglot(module, options.get("sql_dialect") or ""),
-    "pdf": lambda module, options: _import_all("pypdf"),
-}
+        pass  # an unknown dialect: the reader refuses it, by name
 
 
 _OUT_OF_MEMORY = json.dumps(

@@ -6,22 +6,9 @@ its stdout the same way, so a refusal looks the same whichever side found it.
 
 from __future__ import annotations
 
-# The codes contract v1 defines for a source the service cannot extract (a 422 error body).
-CONTRACT_CODES = frozenset(
-    {
-        "unsupported_format",
-        "format_unavailable",
-        "format_mismatch",
-        "encoding",
-        "corrupt",
-        "invalid_option",
-        "too_large",
-        "timeout",
-        "resource_limit",
-    }
-)
+from extractor_sandbox.contract import CONTRACT_CODES, MAX_MESSAGE_CHARS
 
-MAX_MESSAGE_CHARS = 1_000
+__all__ = ["CONTRACT_CODES", "ExtractError", "one_line"]
 
 
 class ExtractError(Exception):

@@ -6,7 +6,7 @@ body is read. The body is read before the request waits for one of the LOOM_EXTR
 slots, so a body that trickles holds no slot, and within LOOM_EXTRACTOR_BODY_TIMEOUT_S as a whole
 (408 past it); the bodies held at once, read or being read, are bounded by a budget of twice the
 slots' worth of max_bytes, reserved by each body's declared length before it is read. The parsing
-itself runs in a child process (extractor_sandbox.child).
+itself runs in a child process (extractor_sandbox.runner starts extractor_sandbox.child).
 
 Every answer is JSON with a Content-Length and never compressed; a refusal is the contract's error
 body {"error": {"code", "message"}}: 422 for a source the service will not extract, 401 without
@@ -33,17 +33,12 @@ from types import FrameType
 from typing import Any
 from urllib.parse import parse_qsl
 
-from extractor_sandbox.child import CallerGone, Limits, kill_all_children, run_extraction
+from extractor_sandbox.contract import CONTRACT_FORMATS, CONTRACT_OPTIONS, CONTRACT_VERSION
 from extractor_sandbox.errors import ExtractError, one_line
+from extractor_sandbox.runner import CallerGone, Limits, kill_all_children, run_extraction
 from extractor_sandbox.settings import Settings
-from extractor_sandbox.source import (
-    CONTRACT_FORMATS,
-    CONTRACT_OPTIONS,
-    DECLARED_FORMATS,
-    codec_name,
-)
+from extractor_sandbox.source import DECLARED_FORMATS, codec_name
 
-CONTRACT_VERSION = 1
 EXTRACTOR = {"name": "loom-reference", "version": "1"}
 CAPABILITIES_PATH = "/v1/capabilities"
 EXTRACT_PATH = "/v1/extract"

@@ -18,92 +18,23 @@ the service itself only uses the declarations and `codec_name` to check a reques
 from __future__ import annotations
 
 import codecs
-import importlib
-import importlib.util
 import io
 import re
 import zipfile
 from collections.abc import Mapping
-from typing import Any
 
 from extractor_sandbox.artifact import fit_output_bounds
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.registry import AVAILABLE, FORMATS, SPECS
 
-# Every format contract v1 names.
-CONTRACT_FORMATS = (
-    "markdown",
-    "html",
-    "text",
-    "sql",
-    "toml",
-    "pdf",
-    "docx",
-    "pptx",
-    "xlsx",
-    "csv",
-    "parquet",
-)
-BINARY_FORMATS = frozenset({"pdf", "docx", "pptx", "xlsx", "parquet"})
-
+# Derived from the format specs (registry.py), the one place a format is written.
+BINARY_FORMATS = frozenset(spec.name for spec in FORMATS if spec.binary)
 # The formats this service extracts and the options each takes, as /v1/capabilities declares them.
 DECLARED_FORMATS: Mapping[str, tuple[str, ...]] = {
-    "markdown": ("encoding",),
-    "text": ("encoding",),
-    "toml": ("encoding",),
-    "sql": ("encoding", "sql_dialect"),
-    "html": ("encoding",),
-    "csv": ("encoding",),
-    "docx": (),
-    "pptx": (),
-    "xlsx": (),
+    name: spec.options for name, spec in AVAILABLE.items()
 }
-
-# Each declared format's parser, as (module, function): imported on first use, so the service
-# process never loads a parser; only the child runs one. A text format's takes (text, options);
-# a binary format's (BINARY_FORMATS) takes the bytes as they came: (data, options, name=name).
-PARSERS: Mapping[str, tuple[str, str]] = {
-    "markdown": ("extractor_sandbox.formats.markdown", "extract_markdown"),
-    "text": ("extractor_sandbox.formats.text", "extract_text"),
-    "toml": ("extractor_sandbox.formats.toml", "extract_toml"),
-    "sql": ("extractor_sandbox.formats.sql", "extract_sql"),
-    "html": ("extractor_sandbox.formats.html", "extract_html"),
-    "csv": ("extractor_sandbox.formats.csvfile", "extract_csv"),
-    "docx": ("extractor_sandbox.formats.docx", "extract_docx"),
-    "pptx": ("extractor_sandbox.formats.pptx", "extract_pptx"),
-    "xlsx": ("extractor_sandbox.formats.xlsx", "extract_xlsx"),
-}
-
-
-def _optional_formats() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, str]]]:
-    """The formats whose library this build may lack, declared only when it is there."""
-    declared: dict[str, tuple[str, ...]] = {}
-    parsers: dict[str, tuple[str, str]] = {}
-    if importlib.util.find_spec("pyarrow") is not None:  # a build without pyarrow: no Parquet
-        declared["parquet"] = ()
-        parsers["parquet"] = ("extractor_sandbox.formats.parquet", "extract_parquet")
-    if importlib.util.find_spec("pypdf") is not None:  # a build without pypdf: no PDF
-        declared["pdf"] = ()
-        parsers["pdf"] = ("extractor_sandbox.formats.pdflayout", "extract_pdf")
-    return declared, parsers
-
-
-_OPTIONAL_DECLARED, _OPTIONAL_PARSERS = _optional_formats()
-DECLARED_FORMATS = {**DECLARED_FORMATS, **_OPTIONAL_DECLARED}
-PARSERS = {**PARSERS, **_OPTIONAL_PARSERS}
-
-# A tabular reader also takes the file's name (a .tsv name is tab-separated, with no quoting).
-NAMED_PARSERS = frozenset({"csv"})
-
-# Every option the contract names; a query parameter that is none of these, format or name is
-# refused.
-CONTRACT_OPTIONS = ("encoding", "sql_dialect")
-
-# The part that makes a zip an Office Open XML document of each kind.
-_OOXML_PARTS = (
-    ("docx", "word/document.xml"),
-    ("pptx", "ppt/presentation.xml"),
-    ("xlsx", "xl/workbook.xml"),
-)
+_ZIP_PARTS = tuple((spec.name, spec.zip_part) for spec in FORMATS if spec.zip_part)
 _OLE2_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")
 _ZIP_MAGIC = b"PK\x03\x04"
 
@@ -131,17 +62,17 @@ def detect_format(data: bytes, name: str, asked: str) -> None:
     if found and asked not in found:
         raise ExtractError("format_mismatch", f"the file is {found[0]}, not {asked}")
     if asked in BINARY_FORMATS and not found:
-        raise ExtractError(
-            "format_mismatch", f"the file is not {asked} ({_expected_content(asked)})"
-        )
+        raise ExtractError("format_mismatch", f"the file is not {asked} ({SPECS[asked].expected})")
 
 
 def _formats_by_content(data: bytes, asked: str) -> tuple[str, ...]:
     """The binary formats `data` is by its content, none for text or an unknown binary."""
-    if data.startswith(b"%PDF-"):
-        return ("pdf",)
-    if len(data) >= 8 and data.startswith(b"PAR1") and data.endswith(b"PAR1"):
-        return ("parquet",)
+    for spec in FORMATS:
+        if spec.magic is not None and data.startswith(spec.magic):
+            if spec.trailer is None or (
+                len(data) >= len(spec.magic) + len(spec.trailer) and data.endswith(spec.trailer)
+            ):
+                return (spec.name,)
     if data.startswith(_ZIP_MAGIC):
         return _ooxml_kinds(data, asked)
     return ()
@@ -156,16 +87,7 @@ def _ooxml_kinds(data: bytes, asked: str) -> tuple[str, ...]:
         if asked in BINARY_FORMATS:
             raise ExtractError("corrupt", f"the zip container cannot be read: {error}") from None
         return ()  # not a readable zip: the text decoder decides what it is
-    return tuple(kind for kind, part in _OOXML_PARTS if part in names)
-
-
-def _expected_content(fmt: str) -> str:
-    if fmt == "pdf":
-        return "no %PDF- header"
-    if fmt == "parquet":
-        return "no PAR1 magic at its start and end"
-    part = dict(_OOXML_PARTS)[fmt]
-    return f"no zip holding {part}"
+    return tuple(kind for kind, part in _ZIP_PARTS if part in names)
 
 
 def codec_name(encoding: str) -> str:
@@ -225,28 +147,14 @@ def _codec_by_mark(data: bytes) -> str:
     return "utf-8"
 
 
-def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> dict[str, Any]:
+def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> Artifact:
     """The artifact of `data` read as `fmt`, with the options the parse ran with recorded in it."""
-    if fmt not in DECLARED_FORMATS:
+    spec = AVAILABLE.get(fmt)
+    if spec is None:
         raise ExtractError("format_unavailable", f"this service does not extract {fmt}")
     detect_format(data, name, fmt)
-    if fmt in BINARY_FORMATS:
-        artifact = _parser(fmt)(data, options, name=name)
-    else:
-        artifact = _parse_text(fmt, decode(data, options.get("encoding"), fmt=fmt), options, name)
+    content = data if spec.binary else decode(data, options.get("encoding"), fmt=fmt)
+    artifact = spec.reader()(content, options, name=name)
     artifact["options"] = dict(options)
     # Last, with the tables in: however many blocks a parser made, the answer stays bounded.
     return fit_output_bounds(artifact, len(data))
-
-
-def _parser(fmt: str) -> Any:
-    module, function = PARSERS[fmt]
-    return getattr(importlib.import_module(module), function)
-
-
-def _parse_text(fmt: str, text: str, options: Mapping[str, str], name: str) -> dict[str, Any]:
-    parse = _parser(fmt)
-    artifact: dict[str, Any] = (
-        parse(text, options, name=name) if fmt in NAMED_PARSERS else parse(text, options)
-    )
-    return artifact

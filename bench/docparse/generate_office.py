@@ -5,7 +5,7 @@
 Each document is built with python-docx or python-pptx, and what they cannot write (tracked
 changes, content controls, custom XML, alternate content, footnotes, an altChunk, hidden slides, a
 slide order other than the parts' names) is injected as XML. The gold is written beside each
-document (`<name>.gold.json`, docparse-gold/1, read by bench/docparse/score.py) from the same
+document (`<name>.gold.json`, docparse-gold/1, read by tests/support/docparse_score.py) from the same
 description the document is built from, never from a reader's output, so it is exact:
 
 - `blocks`: what a reader must find, in reading order, with a heading's level (docx: the depth the

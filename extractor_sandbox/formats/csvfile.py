@@ -23,20 +23,17 @@ import csv
 import platform
 import re
 from collections.abc import Iterator, Mapping
-from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.formats.tables import (
     Budget,
     Cell,
-    exact_number_cell,
     fit_names,
     layout_rows,
-    number_cell,
-    string_cell,
     table_entry,
+    typed_cell,
     unique_names,
 )
 
@@ -49,12 +46,6 @@ COUNT_SAMPLE = 64 * 1024
 MAX_FIELD_CHARS = 1024 * 1024
 MAX_RECORD_CHARS = 8 * 1024 * 1024
 
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_INTEGER = re.compile(r"[+-]?\d+")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATETIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?"
-)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 _BLANK_LINES = re.compile(r"[\r\n]*")
 
@@ -63,7 +54,7 @@ class _RecordTooLong(Exception):
     pass
 
 
-def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: str = "") -> dict:
+def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: str = "") -> Artifact:
     is_tsv = name.lower().endswith(".tsv")
     delimiter = "\t" if is_tsv else sniff_delimiter(text)
     records, failure = _read(text, delimiter, quoting=not is_tsv)
@@ -242,45 +233,3 @@ def _cells(fields: list[str]) -> list[Cell | None]:
     while cells and cells[-1] is None:
         cells.pop()
     return cells
-
-
-def typed_cell(value: str) -> Cell | None:
-    """A field's cell: None when empty or only whitespace; a number, date, date-time or text."""
-    if not value.strip():
-        return None
-    if _NUMBER.fullmatch(value):
-        return _number(value)
-    if _DATE.fullmatch(value):
-        try:
-            date.fromisoformat(value)
-        except ValueError:
-            return string_cell(value)
-        return Cell(value, "date", value)
-    if _DATETIME.fullmatch(value):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return string_cell(value)
-        iso = moment.isoformat()
-        return Cell(iso, "datetime", iso)
-    return string_cell(value)
-
-
-def _number(value: str) -> Cell:
-    if _INTEGER.fullmatch(value):
-        if len(value) > 4000:
-            return string_cell(value)
-        return number_cell(int(value)) or string_cell(value)
-    try:
-        exact = Decimal(value)
-    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
-        return string_cell(value)
-    as_float = float(value)
-    cell = number_cell(as_float)
-    if cell is None:
-        return string_cell(value)
-    if Decimal(repr(as_float)) == exact:
-        return cell
-    if "e" in value.lower():
-        return string_cell(value)
-    return exact_number_cell(value)

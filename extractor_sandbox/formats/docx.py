@@ -52,7 +52,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.office import (
     DRAWING,
@@ -64,11 +65,12 @@ from extractor_sandbox.formats.office import (
     PARSER_VERSION,
     VML,
     VML_OFFICE,
-    Blocks,
     R,
     UnreadKinds,
     W,
+    alternate_content,
     graphic_kind,
+    holds,
     one_line,
     table_text,
     transitional_events,
@@ -117,7 +119,7 @@ _SKIPPED = frozenset(
 _NOTE_SEPARATORS = frozenset({"separator", "continuationSeparator", "continuationNotice"})
 
 
-def extract_docx(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+def extract_docx(data: bytes, options: Mapping[str, str], *, name: str) -> Artifact:
     """The artifact of a DOCX file (contract v1); `options` are the caller's to record."""
     try:
         package = Package(data)
@@ -351,7 +353,7 @@ class _Note(_Into):
 class _Reader:
     def __init__(self, package: Package) -> None:
         self.package = package
-        self.blocks = Blocks()
+        self.blocks = BlockBuilder()
         self.styles = _Styles()
         self.unread = UnreadKinds()
         self.units = 1  # the document part
@@ -360,8 +362,8 @@ class _Reader:
         self.after_title = False
         self._handlers = self._dispatch()
 
-    def read(self) -> dict[str, Any]:
-        document = self._main_part()
+    def read(self) -> Artifact:
+        document = self.package.main_part(MAIN_PART)
         relationships = self._relationships(document)
         styles = relationships.get("styles")
         if styles:
@@ -381,15 +383,6 @@ class _Reader:
                 self.units += 1
                 self._read_notes(relationships[kind], kind)
         return self._artifact()
-
-    def _main_part(self) -> str:
-        try:
-            for relationship in self.package.relationships(""):
-                if relationship.type == "officeDocument" and relationship.target:
-                    return relationship.target
-        except PartError:
-            pass  # the package's own relationships are damaged: the usual place is tried
-        return MAIN_PART
 
     def _relationships(self, document: str) -> dict[str, str]:
         """The document's parts by relationship type (styles, footnotes, endnotes)."""
@@ -432,7 +425,7 @@ class _Reader:
             self._fail(kind, error.reason)
             return
         for label, text in notes:
-            self.blocks.add("paragraph", text, {}, {"note": label})
+            self.blocks.place("paragraph", text, {}, {"note": label})
 
     # The body, element by element
 
@@ -526,7 +519,7 @@ class _Reader:
         into.add_row(row)
 
     def _row_properties(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
-        deleted = self._holds(events, W + "del")
+        deleted = holds(events, W + "del", former=False)
         if isinstance(into, _Row):
             into.deleted = deleted
 
@@ -571,40 +564,19 @@ class _Reader:
     ) -> None:
         """The first choice is read; a fallback is only looked through for the picture it keeps of a
         drawing the choice held and the reader did not know (a 3D model, ink)."""
-        chosen = False
         known_before = len(self.unread)
-        for kind, name, _ in events:
-            if kind == END:
-                return
-            if kind != START:
-                continue
-            if name == MC + "Choice" and not chosen:
-                chosen = True
-                self._children(events, into)
-            elif name == MC + "Fallback" and len(self.unread) == known_before and chosen:
+
+        def fallback(chosen: bool) -> bool:
+            if chosen and len(self.unread) == known_before:
                 self._children(events, _Discard())
-            elif name == MC + "Fallback" and not chosen:
-                chosen = True
+            elif not chosen:
                 self._children(events, into)
+                return True
             else:
                 skip(events)
+            return False
 
-    def _holds(self, events: Iterator[Event], wanted: str) -> bool:
-        """Whether the element just started holds `wanted` (outside a recorded former state)."""
-        found = False
-        depth = 1
-        for kind, name, _ in events:
-            if kind == START:
-                if name.endswith("PrChange"):
-                    skip(events)
-                    continue
-                depth += 1
-                found = found or name == wanted
-            elif kind == END:
-                depth -= 1
-                if depth == 0:
-                    break
-        return found
+        alternate_content(events, lambda: self._children(events, into), fallback)
 
     def _paragraph_properties(
         self, attrs: dict[str, str], events: Iterator[Event], into: _Into
@@ -695,7 +667,7 @@ class _Reader:
             else:
                 self._flush_list()
                 if level is None:
-                    self.blocks.add("paragraph", text, {})
+                    self.blocks.place("paragraph", text, {})
                 else:
                     self._heading(one_line(text), level)
         for inner in paragraph.inner:
@@ -722,14 +694,16 @@ class _Reader:
         grid = table.grid()
         if grid:
             attrs = {"table": {"rows": len(grid), "columns": len(grid[0])}}
-            self.blocks.add("table", table_text(grid), {}, attrs)
+            self.blocks.place("table", table_text(grid), {}, attrs)
 
     def _flush_list(self) -> None:
         if self.list_items:
-            self.blocks.add("list", "\n".join(self.list_items), {}, {"items": len(self.list_items)})
+            self.blocks.place(
+                "list", "\n".join(self.list_items), {}, {"items": len(self.list_items)}
+            )
             self.list_items = []
 
-    def _artifact(self) -> dict[str, Any]:
+    def _artifact(self) -> Artifact:
         warnings = []
         attrs: dict[str, Any] = {}
         has_text = bool(self.blocks.blocks)

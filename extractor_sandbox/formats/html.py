@@ -73,7 +73,8 @@ from html import unescape
 from html.parser import HTMLParser
 from typing import Any
 
-from extractor_sandbox.artifact import BlockBuilder, Line, build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 
 PARSER = "loom-html"
@@ -160,7 +161,9 @@ SEPARATING = BLOCKS | CONTAINERS | {"table", "tr"}
 SCOPES = frozenset({"table", "cell", "caption"})
 
 
-def extract_html(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
+def extract_html(
+    text: str, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> Artifact:
     """The artifact of an HTML document (contract v1). `options` are the caller's to record."""
     reader = _Reader(text)
     reader.read()
@@ -865,32 +868,16 @@ class _Reader(HTMLParser):
                 " display:none) are not shown and are not read"
             )
 
-    def artifact(self) -> dict[str, Any]:
+    def artifact(self) -> Artifact:
         builder = BlockBuilder()
-        headings: list[tuple[int, str, str]] = []
         extracted = 0
         for block in self.out.blocks:
-            depth = block.depth
+            where = {"line_start": block.first, "line_end": block.last}  # no char spans
             if block.type == "heading":
-                assert depth is not None
-                while headings and headings[-1][0] >= depth:
-                    headings.pop()
-            path = [title for _, title, _ in headings]
-            parent = headings[-1][2] if headings else None
-            block_id = builder.add(
-                block.type,
-                block.text,
-                _line(block.first),
-                _line(block.last),
-                section_path=path,
-                parent=parent,
-                depth=depth,
-                attrs=block.attrs,
-            )
-            added = builder.blocks[-1]
-            added["locator"] = {"line_start": block.first, "line_end": block.last}
-            if block.type == "heading" and depth is not None:
-                headings.append((depth, block.text, block_id))
+                assert block.depth is not None
+                builder.heading(block.text, block.depth, where, block.attrs)
+            else:
+                builder.place(block.type, block.text, where, block.attrs, depth=block.depth)
             extracted += _non_ws(block.text) - block.joins
         failed: list[dict[str, str]] = []
         if self.left_open:
@@ -930,10 +917,6 @@ class _Reader(HTMLParser):
 
 
 # Helpers
-
-
-def _line(number: int) -> Line:
-    return Line(number, "", 0, 0, "")
 
 
 _ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.isspace() and re's \s match in ASCII

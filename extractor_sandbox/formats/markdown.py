@@ -67,9 +67,11 @@ from extractor_sandbox.artifact import (
     Line,
     build_artifact,
     line_coverage,
+    locator,
     source_slice,
     split_lines,
 )
+from extractor_sandbox.contract import Artifact
 
 PARSER = "loom-markdown"
 PARSER_VERSION = f"1+python{platform.python_version()}"
@@ -112,7 +114,9 @@ _NEVER = 1 << 30  # an indentation no line reaches
 _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
 
-def extract_markdown(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
+def extract_markdown(
+    text: str, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> Artifact:
     parser = _Parser(text)
     parser.parse()
     blocks = parser.builder.blocks
@@ -332,44 +336,16 @@ class _Parser:
         self.lines = split_lines(text)
         self.builder = BlockBuilder()
         self.markup_lines: set[int] = set()
-        # (depth, title, block id) of each heading enclosing what is read next, outermost first
-        self._headings: list[tuple[int, str, str]] = []
 
     # Blocks and sections
-
-    def _section(self) -> tuple[list[str], str | None]:
-        path = [title for _, title, _ in self._headings]
-        parent = self._headings[-1][2] if self._headings else None
-        return path, parent
 
     def _add(
         self, block_type: str, text: str, first: int, last: int, attrs: dict[str, Any] | None = None
     ) -> None:
-        path, parent = self._section()
-        self.builder.add(
-            block_type,
-            text,
-            self.lines[first],
-            self.lines[last],
-            section_path=path,
-            parent=parent,
-            attrs=attrs,
-        )
+        self.builder.add(block_type, text, self.lines[first], self.lines[last], attrs=attrs)
 
     def _add_heading(self, depth: int, title: str, first: int, last: int) -> None:
-        while self._headings and self._headings[-1][0] >= depth:
-            self._headings.pop()
-        path, parent = self._section()
-        block_id = self.builder.add(
-            "heading",
-            title,
-            self.lines[first],
-            self.lines[last],
-            section_path=path,
-            parent=parent,
-            depth=depth,
-        )
-        self._headings.append((depth, title, block_id))
+        self.builder.heading(title, depth, locator(self.lines[first], self.lines[last]))
 
     def _slice(self, first: int, last: int) -> str:
         return source_slice(self.text, self.lines[first], self.lines[last])

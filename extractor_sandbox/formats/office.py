@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import platform
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 from extractor_sandbox.formats.package import (
     END,
@@ -25,6 +24,7 @@ from extractor_sandbox.formats.package import (
     STRICT_NS_PREFIX,
     Event,
     is_strict,
+    skip,
 )
 
 PARSER_VERSION = f"1+python{platform.python_version()}"
@@ -98,6 +98,47 @@ def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
     yield from rest
 
 
+def alternate_content(
+    events: Iterator[Event], choice: Callable[[], None], fallback: Callable[[bool], bool]
+) -> None:
+    """Walk the mc:AlternateContent just started, to its end: its first mc:Choice is read by
+    `choice` (from the events at the choice's start); each mc:Fallback goes to `fallback(chosen)`
+    (chosen: a choice was read before it), which reads or skips it and says whether it read it
+    as the choice; anything else is skipped."""
+    chosen = False
+    for kind, name, _ in events:
+        if kind == END:
+            return
+        if kind != START:
+            continue
+        if name == MC + "Choice" and not chosen:
+            chosen = True
+            choice()
+        elif name == MC + "Fallback":
+            chosen = fallback(chosen) or chosen
+        else:
+            skip(events)
+
+
+def holds(events: Iterator[Event], wanted: str, *, former: bool = True) -> bool:
+    """Whether the element just started holds `wanted`, read to its end. With `former` False, a
+    recorded former state (an element whose name ends in PrChange) is passed over unread."""
+    found = False
+    depth = 1
+    for kind, name, _ in events:
+        if kind == START:
+            if not former and name.endswith("PrChange"):
+                skip(events)
+                continue
+            depth += 1
+            found = found or name == wanted
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    return found
+
+
 def graphic_kind(uri: str) -> str | None:
     """What a graphic frame holds, by its graphicData uri; None for a shape, group or table."""
     return GRAPHIC_KINDS.get(uri.rstrip("/").rsplit("/", 1)[-1])
@@ -123,58 +164,6 @@ class UnreadKinds:
 
     def update(self, other: UnreadKinds) -> None:
         self.counts.update(other.counts)
-
-
-class Blocks:
-    """Blocks in reading order, with ids b0, b1, ..., section paths and parents from headings.
-
-    A heading closes the sections at its depth or deeper; its own section path holds the headings
-    above it, not itself. `leave_sections` starts a part of the document that sits under no
-    heading (a DOCX's notes, a new slide).
-    """
-
-    def __init__(self) -> None:
-        self.blocks: list[dict[str, Any]] = []
-        self._open: list[tuple[int, str, str]] = []  # (depth, text, id) of the open headings
-
-    def heading(
-        self, text: str, depth: int, locator: dict[str, int], attrs: dict[str, Any] | None = None
-    ) -> str:
-        while self._open and self._open[-1][0] >= depth:
-            self._open.pop()
-        block_id = self.add("heading", text, locator, attrs, depth=depth)
-        self._open.append((depth, text, block_id))
-        return block_id
-
-    def add(
-        self,
-        block_type: str,
-        text: str,
-        locator: dict[str, int],
-        attrs: dict[str, Any] | None = None,
-        *,
-        depth: int | None = None,
-    ) -> str:
-        block_id = f"b{len(self.blocks)}"
-        block: dict[str, Any] = {
-            "id": block_id,
-            "type": block_type,
-            "text": text,
-            "section_path": [title for _, title, _ in self._open],
-            "keys": [],
-            "locator": dict(locator),
-        }
-        if self._open:
-            block["parent"] = self._open[-1][2]
-        if depth is not None:
-            block["depth"] = depth
-        if attrs:
-            block["attrs"] = dict(attrs)
-        self.blocks.append(block)
-        return block_id
-
-    def leave_sections(self) -> None:
-        self._open.clear()
 
 
 def table_text(rows: list[list[str]]) -> str:

@@ -145,6 +145,21 @@ class Package:
         finally:
             stream.close()
 
+    def main_part(self, usual: str, *, present: bool = False) -> str:
+        """The part the package's officeDocument relationship names, else `usual`.
+
+        With `present`, a named part the package does not hold is passed over too. A package whose
+        own relationships are damaged is read from the usual place.
+        """
+        try:
+            for relationship in self.relationships(""):
+                if relationship.type == "officeDocument" and relationship.target:
+                    if not present or self.has(relationship.target):
+                        return relationship.target
+        except PartError:
+            pass  # the package's own relationships are damaged: the usual place is tried
+        return usual
+
     def relationships(self, part: str) -> list[Relationship]:
         """The relationships of `part` (from _rels/<name>.rels beside it); none when it has none."""
         rels = relationships_part(part)

@@ -46,6 +46,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.contract import Artifact, Coverage
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.tables import (
     MAX_BLOCK_TEXT_CHARS,
@@ -132,7 +133,7 @@ class Reading:
     text_spend: int = 0  # what laying the rows out will spend of the block text budget
 
 
-def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> Artifact:
     # The system allocator, which the child's address-space limit allows for (the child also
     # starts pyarrow before it is confined: see child.PREPARE).
     pa.set_memory_pool(pa.system_memory_pool())
@@ -163,7 +164,7 @@ def extract_parquet(data: bytes, options: Mapping[str, str], *, name: str) -> di
     return artifact
 
 
-def parquet_artifact(blocks: list[dict[str, Any]], covered: dict[str, Any]) -> dict[str, Any]:
+def parquet_artifact(blocks: list[dict[str, Any]], covered: Coverage) -> Artifact:
     return build_artifact("parquet", PARSER, PARSER_VERSION, blocks, covered)
 
 

@@ -39,18 +39,20 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.office import (
     DRAWING,
     IMAGE,
     MC,
     PARSER_VERSION,
-    Blocks,
     P,
     R,
     UnreadKinds,
+    alternate_content,
     graphic_kind,
+    holds,
     one_line,
     table_text,
     transitional_events,
@@ -74,7 +76,7 @@ TITLE_TYPES = frozenset({"title", "ctrTitle"})
 TABLE_URI_END = "/table"
 
 
-def extract_pptx(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+def extract_pptx(data: bytes, options: Mapping[str, str], *, name: str) -> Artifact:
     """The artifact of a PPTX deck (contract v1); `options` are the caller's to record."""
     try:
         package = Package(data)
@@ -112,15 +114,15 @@ class _Slide:
 class _Deck:
     def __init__(self, package: Package) -> None:
         self.package = package
-        self.blocks = Blocks()
+        self.blocks = BlockBuilder()
         self.failed: list[dict[str, str]] = []
         self.failed_slides: set[int] = set()
         self.slide_size = DEFAULT_SLIDE_SIZE
         self.unread_slides: dict[int, UnreadKinds] = {}
         self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
 
-    def read(self) -> dict[str, Any]:
-        presentation = self._main_part()
+    def read(self) -> Artifact:
+        presentation = self.package.main_part(MAIN_PART)
         try:
             slide_ids = self._slide_list(presentation)
             relationships = {r.id: r for r in self.package.relationships(presentation)}
@@ -129,15 +131,6 @@ class _Deck:
         for number, relationship_id in enumerate(slide_ids, start=1):
             self._read_slide(number, relationships.get(relationship_id))
         return self._artifact(len(slide_ids))
-
-    def _main_part(self) -> str:
-        try:
-            for relationship in self.package.relationships(""):
-                if relationship.type == "officeDocument" and relationship.target:
-                    return relationship.target
-        except PartError:
-            pass  # the package's own relationships are damaged: the usual place is tried
-        return MAIN_PART
 
     def _slide_list(self, presentation: str) -> list[str]:
         """The relationship ids of the slide list, in order; the slide size on the way."""
@@ -198,7 +191,7 @@ class _Deck:
             if name == P + "sld":
                 slide.hidden = attrs.get("show") in ("0", "false")
             elif name == P + "bg":
-                if _holds(events, DRAWING + "blip"):
+                if holds(events, DRAWING + "blip"):
                     slide.unread.add(IMAGE)  # a picture as the slide's own background
             elif name == P + "spTree":
                 _ShapeTree(slide).children(events, scale=(1.0, 1.0))
@@ -280,11 +273,11 @@ class _Deck:
         if slide.title:
             self.blocks.heading(slide.title, 1, page, attrs)
         for block_type, text, extra in slide.items:
-            self.blocks.add(block_type, text, page, {**attrs, **extra})
+            self.blocks.place(block_type, text, page, {**attrs, **extra})
         if notes:
-            self.blocks.add("paragraph", notes, page, {**attrs, "notes": True})
+            self.blocks.place("paragraph", notes, page, {**attrs, "notes": True})
 
-    def _artifact(self, slides: int) -> dict[str, Any]:
+    def _artifact(self, slides: int) -> Artifact:
         warnings = []
         attrs: dict[str, Any] = {}
         if self.unread_slides:
@@ -331,22 +324,18 @@ class _ShapeTree:
     def alternate_content(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
         """The first choice is read; when it shows nothing the reader knows (ink, an equation,
         a 3D model), the fallback's pictures are counted as what it shows, unread."""
-        chosen = False
         before = self._read_so_far()
-        for kind, name, _ in events:
-            if kind == END:
-                return
-            if kind != START:
-                continue
-            if name == MC + "Choice" and not chosen:
-                chosen = True
-                self.children(events, scale)
-            elif name == MC + "Fallback" and chosen and self._read_so_far() == before:
+
+        def fallback(chosen: bool) -> bool:
+            if chosen and self._read_so_far() == before:
                 pictures = _count(events, DRAWING + "blip")
                 for _ in range(0 if self.body_only else pictures):
                     self.slide.unread.add(IMAGE)
             else:
                 skip(events)
+            return False
+
+        alternate_content(events, lambda: self.children(events, scale), fallback)
 
     def _read_so_far(self) -> tuple[int, int, int, str | None]:
         slide = self.slide
@@ -506,20 +495,6 @@ def _count(events: Iterator[Event], wanted: str) -> int:
         if kind == START:
             depth += 1
             found += name == wanted
-        elif kind == END:
-            depth -= 1
-            if depth == 0:
-                break
-    return found
-
-
-def _holds(events: Iterator[Event], wanted: str) -> bool:
-    found = False
-    depth = 1
-    for kind, name, _ in events:
-        if kind == START:
-            depth += 1
-            found = found or name == wanted
         elif kind == END:
             depth -= 1
             if depth == 0:

@@ -28,10 +28,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any, NamedTuple
+
+from extractor_sandbox.artifact import BlockBuilder
 
 ROWS_PER_BLOCK = 20
 MAX_BLOCK_CHARS = 1_000
@@ -245,27 +249,19 @@ def layout_rows(
     first_block: int = 0,
 ) -> TableLayout:
     """Row blocks for a table's rows, row_numbers[i] being the number of rows[i]."""
-    layout = TableLayout()
+    builder = BlockBuilder(first_block)
+    layout = TableLayout(blocks=builder.blocks)
     pending: list[tuple[int, str]] = []
 
-    def block(text: str, first: int, last: int) -> dict[str, Any]:
-        locator: dict[str, Any] = {"row_start": first, "row_end": last}
+    def place(text: str, first: int, last: int) -> None:
+        where: dict[str, Any] = {"row_start": first, "row_end": last}
         if sheet is not None:
-            locator["sheet"] = sheet
-        return {
-            "id": f"b{first_block + len(layout.blocks)}",
-            "type": "paragraph",
-            "text": text,
-            "section_path": [],
-            "keys": [],
-            "locator": locator,
-            "attrs": {"table_id": table_id},
-        }
+            where["sheet"] = sheet
+        builder.place("paragraph", text, where, {"table_id": table_id})
 
     def flush() -> None:
         if pending:
-            text = "\n".join(line for _, line in pending)
-            layout.blocks.append(block(text, pending[0][0], pending[-1][0]))
+            place("\n".join(line for _, line in pending), pending[0][0], pending[-1][0])
             pending.clear()
 
     pending_chars = 0
@@ -309,7 +305,7 @@ def layout_rows(
     if not layout.blocks and not layout.failed and any(names):
         # A header that is no row of the file (a Parquet schema, header_rows 0) has no rows: 0-0.
         first_header_row = 1 if header_rows > 0 else 0
-        layout.blocks.append(block(PAIR_SEPARATOR.join(names), first_header_row, header_rows))
+        place(PAIR_SEPARATOR.join(names), first_header_row, header_rows)
     return layout
 
 
@@ -338,3 +334,55 @@ def table_entry(
     if attrs:
         entry["attrs"] = dict(attrs)
     return entry
+
+
+# Typed text: a CSV field, a PDF table cell
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?"
+)
+
+
+def typed_cell(value: str) -> Cell | None:
+    """A field's cell: None when empty or only whitespace; a number, date, date-time or text."""
+    if not value.strip():
+        return None
+    if _NUMBER.fullmatch(value):
+        return _number(value)
+    if _DATE.fullmatch(value):
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            return string_cell(value)
+        return Cell(value, "date", value)
+    if _DATETIME.fullmatch(value):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return string_cell(value)
+        iso = moment.isoformat()
+        return Cell(iso, "datetime", iso)
+    return string_cell(value)
+
+
+def _number(value: str) -> Cell:
+    if _INTEGER.fullmatch(value):
+        if len(value) > 4000:
+            return string_cell(value)
+        return number_cell(int(value)) or string_cell(value)
+    try:
+        exact = Decimal(value)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        return string_cell(value)
+    as_float = float(value)
+    cell = number_cell(as_float)
+    if cell is None:
+        return string_cell(value)
+    if Decimal(repr(as_float)) == exact:
+        return cell
+    if "e" in value.lower():
+        return string_cell(value)
+    return exact_number_cell(value)

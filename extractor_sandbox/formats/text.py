@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Mapping
-from typing import Any
 
 from extractor_sandbox.artifact import (
     BlockBuilder,
@@ -20,12 +19,15 @@ from extractor_sandbox.artifact import (
     source_slice,
     split_lines,
 )
+from extractor_sandbox.contract import Artifact
 
 PARSER = "loom-text"
 PARSER_VERSION = f"1+python{platform.python_version()}"
 
 
-def extract_text(text: str, options: Mapping[str, str] | None = None) -> dict[str, Any]:
+def extract_text(
+    text: str, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> Artifact:
     lines = split_lines(text)
     builder = BlockBuilder()
     for first, last in _paragraph_runs(lines):

@@ -64,6 +64,7 @@ from extractor_sandbox.artifact import (
     source_slice,
     split_lines,
 )
+from extractor_sandbox.contract import Artifact, Coverage, FailedUnit
 
 PARSER = "loom-toml"
 PARSER_VERSION = f"1+python{platform.python_version()}"
@@ -134,7 +135,7 @@ class _InvalidToml(Exception):
         self.reason = reason
 
 
-def extract_toml(text: str, options: Mapping[str, str]) -> dict[str, Any]:
+def extract_toml(text: str, options: Mapping[str, str], *, name: str = "") -> Artifact:
     """The artifact of a TOML file; `options` (the encoding) were applied by the caller."""
     del options  # TOML takes no option of its own
     lines = split_lines(text)
@@ -181,7 +182,7 @@ def _load(text: str) -> dict[str, Any]:
         ) from None
 
 
-def _as_text(text: str, lines: list[Line], error: _InvalidToml) -> dict[str, Any]:
+def _as_text(text: str, lines: list[Line], error: _InvalidToml) -> Artifact:
     """An invalid file: a paragraph per run of non-blank lines, its TOML types lost."""
     builder = BlockBuilder()
     first: Line | None = None
@@ -207,7 +208,7 @@ def _as_text(text: str, lines: list[Line], error: _InvalidToml) -> dict[str, Any
             lines_read["unit"],
             lines_read["total"],
             lines_read["extracted"],
-            [*lines_read["failed"], {"unit": error.unit, "reason": reason}],
+            [*lines_read["failed"], FailedUnit(unit=error.unit, reason=reason)],
             [LOST_TYPES],
         ),
         warnings=[f"{error.unit}: {reason}"],
@@ -621,7 +622,7 @@ class _Scanner:
                 found = node.key_line
         return found
 
-    def coverage(self) -> dict[str, Any]:
+    def coverage(self) -> Coverage:
         """Keys: the key blocks, plus each value tomllib read that no block holds (failed).
 
         A key block holds its whole value; a table block holds only an empty table, so a key

@@ -1,6 +1,7 @@
 """The qualification gate for DOCX, PPTX and PDF: the parsing bench's generated documents
 (bench/docparse/{docx,pptx,pdf}, exact gold written by bench/docparse/generate_office.py and
-generate_pdf.py), scored with bench/docparse/score.py against the floors in docs/qualification.md.
+generate_pdf.py), scored with tests/support/docparse_score.py against the floors in
+docs/qualification.md.
 
 The real documents of the shared corpus are scored by bench/docparse_office.py and
 bench/docparse_pdf.py and reported beside the floors, shortfalls and their reasons included; they
@@ -16,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from bench.docparse import score
 from extractor_sandbox.source import extract
 from tests.extractor import gates
+from tests.support import docparse_score as score
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "docparse"
 # Each format's slices in the qualification table; a PDF's generated documents are every slice at

@@ -1,4 +1,4 @@
-"""The parsing bench's scorer (bench/docparse/score.py): it agrees with the reference scorer
+"""The parsing bench's scorer (tests/support/docparse_score.py): it agrees with the reference scorer
 (shared/tools/docparse_score.py) on every metric both compute, and each damage lowers its metric."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bench.docparse import score
+from tests.support import docparse_score as score
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"

@@ -1,6 +1,6 @@
-"""Hostile DOCX and PPTX files, each read by a real confined child (extractor_sandbox.child):
-each ends in a clear outcome (a refusal, or an artifact whose coverage names what was not read),
-within the child's memory limit, and nothing hangs."""
+"""Hostile DOCX and PPTX files, each read by a real confined child (extractor_sandbox.child, as
+extractor_sandbox.runner starts it): each ends in a clear outcome (a refusal, or an artifact whose
+coverage names what was not read), within the child's memory limit, and nothing hangs."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from extractor_sandbox.child import Limits, run_extraction
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.runner import Limits, run_extraction
 from tests.extractor import zips
 from tests.extractor.office_packages import docx, paragraph, pptx, slide_xml, style, text_shape
 from tests.extractor.server_check import validated

@@ -20,11 +20,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from extractor_sandbox.child import Limits, run_extraction
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats import parquet as reader
 from extractor_sandbox.formats import tables
 from extractor_sandbox.formats.parquet import PARSER_VERSION, extract_parquet
+from extractor_sandbox.runner import Limits, run_extraction
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.source import extract as extract_source
 from tests.extractor import gates
@@ -233,11 +233,12 @@ def test_parquet_is_declared_and_dispatched_with_its_name() -> None:
 def test_a_build_without_pyarrow_does_not_declare_parquet() -> None:
     code = (
         "import sys; sys.modules['pyarrow'] = None\n"
-        "from extractor_sandbox.source import DECLARED_FORMATS, PARSERS\n"
+        "from extractor_sandbox.source import DECLARED_FORMATS\n"
+        "from extractor_sandbox.registry import AVAILABLE\n"
         "from extractor_sandbox.service import capabilities\n"
         "from extractor_sandbox.settings import load_settings\n"
         "formats = [f['format'] for f in capabilities(load_settings({}))['formats']]\n"
-        "print('parquet' in DECLARED_FORMATS, 'parquet' in PARSERS, 'parquet' in formats,"
+        "print('parquet' in DECLARED_FORMATS, 'parquet' in AVAILABLE, 'parquet' in formats,"
         " 'csv' in formats)\n"
     )
     root = Path(__file__).resolve().parents[2]

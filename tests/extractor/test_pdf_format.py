@@ -16,9 +16,10 @@ import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from extractor_sandbox.formats import pdflayout
-from extractor_sandbox.formats.pdflayout import PARSER_VERSION, extract_pdf, page_cell
-from extractor_sandbox.source import DECLARED_FORMATS, PARSERS, extract
+from extractor_sandbox.formats.pdf import reader
+from extractor_sandbox.formats.pdf.reader import PARSER_VERSION, extract_pdf, page_cell
+from extractor_sandbox.registry import SPECS
+from extractor_sandbox.source import DECLARED_FORMATS, extract
 from tests.extractor.pdf_build import one_page, pdf, text_content
 from tests.extractor.server_check import validated
 
@@ -62,7 +63,7 @@ def texts(artifact: dict[str, Any], kind: str | None = None) -> list[str]:
 
 def test_pdf_is_declared_and_routed_to_the_layout_reader() -> None:
     assert DECLARED_FORMATS["pdf"] == ()
-    assert PARSERS["pdf"] == ("extractor_sandbox.formats.pdflayout", "extract_pdf")
+    assert SPECS["pdf"].reader() is extract_pdf
     data = (GENERATED / "ruled_table.pdf").read_bytes()
     assert extract(data, "pdf", "t.pdf", {})["format"] == "pdf"
 
@@ -370,7 +371,7 @@ def test_a_layout_that_cannot_be_read_falls_back_to_the_text_layer(monkeypatch) 
     def broken(number: int, drawing: Any, layer: Any = None) -> Any:
         raise ValueError("broken layout")
 
-    monkeypatch.setattr(pdflayout, "read_page", broken)
+    monkeypatch.setattr(reader, "read_page", broken)
     artifact = read(pdf(one_page(text_content(["Kept through the text layer"]))))
     assert texts(artifact) == ["Kept through the text layer"]
     assert artifact["warnings"] == [
@@ -380,14 +381,14 @@ def test_a_layout_that_cannot_be_read_falls_back_to_the_text_layer(monkeypatch) 
 
 
 def test_a_layout_that_drops_letters_falls_back_to_the_text_layer(monkeypatch) -> None:
-    real = pdflayout.read_page
+    real = reader.read_page
 
     def dropping(number: int, drawing: Any, layer: Any = None) -> Any:
         reading = real(number, drawing, layer)
         reading.items = reading.items[:1]
         return reading
 
-    monkeypatch.setattr(pdflayout, "read_page", dropping)
+    monkeypatch.setattr(reader, "read_page", dropping)
     artifact = read(pdf(one_page(text_content(["First line", "", "", "Second line far below"]))))
     assert "Second line far below" in " ".join(texts(artifact))
     assert "holds" in artifact["warnings"][0] and "letters and digits" in artifact["warnings"][0]
@@ -537,14 +538,14 @@ def test_a_page_read_as_its_text_layer_keeps_the_outline_headings_at_their_lines
         c.drawString(72, 688, title)
         c.drawString(72, 676, f"After the {title.lower()} title")
 
-    real = pdflayout.read_page
+    real = reader.read_page
 
     def second_broken(number: int, drawing: Any, layer: Any = None) -> Any:
         if number == 2:
             raise ValueError("broken layout")
         return real(number, drawing, layer)
 
-    monkeypatch.setattr(pdflayout, "read_page", second_broken)
+    monkeypatch.setattr(reader, "read_page", second_broken)
     artifact = read(drawn(draw, pages=2))
     page_two = [
         (b["type"], b["text"]) for b in artifact["blocks"] if b["locator"]["page_start"] == 2

@@ -11,9 +11,9 @@ import zlib
 
 import pytest
 
-from extractor_sandbox.child import Limits, run_extraction
 from extractor_sandbox.errors import ExtractError
-from extractor_sandbox.formats.pdflayout import extract_pdf
+from extractor_sandbox.formats.pdf.reader import extract_pdf
+from extractor_sandbox.runner import Limits, run_extraction
 from tests.extractor.pdf_build import FONT, flate, one_page, pdf, stream, text_content
 from tests.extractor.server_check import validated
 

@@ -31,8 +31,9 @@ import httpx
 import pytest
 
 from extractor_sandbox import sandbox
-from extractor_sandbox.child import CHILD_MODULE, child_environment, run_child
+from extractor_sandbox.child import CHILD_MODULE
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.runner import child_environment, run_child
 from tests.extractor.conftest import (
     AS_ROOT,
     PACKAGE,
@@ -190,18 +191,18 @@ def main():
     prepare = start_early
     warmed = {}
     if mode == "pyarrow":
-        from extractor_sandbox.child import PREPARE
+        from extractor_sandbox.registry import SPECS
 
         def prepare():  # as the child warms pyarrow: once bound to its paths, before the limits
-            PREPARE["parquet"]()
+            SPECS["parquet"].prepare()
             import pyarrow, pyarrow.parquet
             sink = pyarrow.BufferOutputStream()
             pyarrow.parquet.write_table(pyarrow.table({"n": list(range(1000))}), sink)
             warmed["source"] = sink.getvalue().to_pybytes()
             warmed["read"] = lambda data: pyarrow.parquet.read_table(pyarrow.BufferReader(data))
     if mode == "pypdf":
-        from extractor_sandbox.child import PREPARE
-        prepare = PREPARE["pdf"]
+        from extractor_sandbox.registry import SPECS
+        prepare = SPECS["pdf"].prepare
     if mode == "no-landlock":
         from extractor_sandbox import sandbox
         sandbox.landlock_abi = lambda: 0  # as on a kernel without Landlock

@@ -22,15 +22,15 @@ from typing import Any
 import httpx
 import pytest
 
-from extractor_sandbox.child import (
-    CHILD_MODULE,
+from extractor_sandbox.child import CHILD_MODULE
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.runner import (
     CallerGone,
     Limits,
     child_command,
     child_environment,
     run_child,
 )
-from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.source import DECLARED_FORMATS
 from tests.extractor.conftest import (
     RunningService,

@@ -13,8 +13,9 @@ import sqlglot
 from extractor_sandbox import source
 from extractor_sandbox.artifact import block_bound
 from extractor_sandbox.errors import ExtractError
-from extractor_sandbox.formats import sql as sql_format
 from extractor_sandbox.formats.sql import PARSER_VERSION, extract_sql
+from extractor_sandbox.formats.sql import detect as sql_detect
+from extractor_sandbox.formats.sql import split as sql_split
 from tests.extractor.server_check import validated
 
 GOLD = Path(__file__).resolve().parent / "gold" / "sql"
@@ -166,7 +167,7 @@ def test_a_tie_of_every_dialect_goes_to_clickhouse_first():
     artifact = extract("SELECT a FROM t;")
 
     assert artifact["attrs"]["dialect"] == "clickhouse"
-    assert artifact["attrs"]["dialect_candidates"] == list(sql_format.DETECTION_ORDER)
+    assert artifact["attrs"]["dialect_candidates"] == list(sql_detect.DETECTION_ORDER)
 
 
 def test_nothing_parsed_uses_the_first_dialect_as_default():
@@ -215,22 +216,22 @@ def test_a_tie_splits_with_the_first_candidate_whose_tokenizer_reads_the_script_
 
 def test_detection_windows_cut_at_the_50th_semicolon_then_halve():
     text = "SELECT 1;\n" * 6_000  # 60,000 characters, over one window
-    cuts = sql_format._window_cuts(text)
+    cuts = sql_detect._window_cuts(text)
 
     assert cuts == [499, 249, 129, 69, 39, 19, 9]
 
 
 def test_detection_window_is_the_whole_script_up_to_50000_characters():
     text = "SELECT 1;\n" * 5_000
-    cuts = sql_format._window_cuts(text)
+    cuts = sql_detect._window_cuts(text)
 
     assert cuts[0] == len(text) == 50_000
-    assert len(cuts) <= sql_format.DETECTION_MAX_WINDOWS
+    assert len(cuts) <= sql_detect.DETECTION_MAX_WINDOWS
 
 
 def test_a_long_first_statement_is_cut_at_50000_characters():
     text = "SELECT " + ", ".join(["a"] * 30_000) + ";"
-    assert sql_format._window_cuts(text) == [50_000]
+    assert sql_detect._window_cuts(text) == [50_000]
 
 
 # Statements
@@ -686,9 +687,9 @@ def test_100000_statements_end_in_bounded_time_past_the_parse_budget():
     assert lines_of(blocks[-1]) == (100_000, 100_000)
     assert blocks[-1]["text"] == "INSERT INTO t VALUES (99999);"
     cov = artifact["coverage"]
-    assert (cov["total"], cov["extracted"]) == (100_000, sql_format.PARSE_BUDGET_STATEMENTS)
+    assert (cov["total"], cov["extracted"]) == (100_000, sql_split.PARSE_BUDGET_STATEMENTS)
     assert cov["failed"][0] == {
-        "unit": f"b{sql_format.PARSE_BUDGET_STATEMENTS}",
+        "unit": f"b{sql_split.PARSE_BUDGET_STATEMENTS}",
         "reason": "not parsed: past the parser's budget of 1,000,000 characters "
         "or 25,000 statements",
     }
@@ -706,7 +707,7 @@ def test_100000_statements_are_served_merged_within_the_output_bounds():
 
 
 def test_parse_budget_in_characters(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sql_format, "PARSE_BUDGET_CHARS", 20)
+    monkeypatch.setattr(sql_split, "PARSE_BUDGET_CHARS", 20)
     blocks = statements("SELECT a FROM t;\nSELECT b FROM u;\n")
 
     assert [kind_of(b) for b in blocks] == ["SELECT", "UNKNOWN"]
@@ -714,7 +715,7 @@ def test_parse_budget_in_characters(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_a_statement_over_the_token_bound_is_not_parsed(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sql_format, "MAX_STATEMENT_TOKENS", 10)
+    monkeypatch.setattr(sql_split, "MAX_STATEMENT_TOKENS", 10)
     artifact = extract("SELECT a, b, c, d, e, f FROM s.t;\nSELECT 1;\n")
     long, short = artifact["blocks"]
 
@@ -752,8 +753,8 @@ def test_small_windows_split_a_script_as_one_window_does(monkeypatch: pytest.Mon
         "SELECT 2;\n"
     )
     whole = extract(text, sql_dialect="postgres")
-    monkeypatch.setattr(sql_format, "WINDOW_CHARS", 40)
-    monkeypatch.setattr(sql_format, "WINDOW_MARGIN", 8)
+    monkeypatch.setattr(sql_split, "WINDOW_CHARS", 40)
+    monkeypatch.setattr(sql_split, "WINDOW_MARGIN", 8)
     windowed = extract(text, sql_dialect="postgres")
 
     assert windowed == whole
@@ -763,9 +764,9 @@ def test_small_windows_split_a_script_as_one_window_does(monkeypatch: pytest.Mon
 def test_the_tokenizer_budget_leaves_the_rest_one_unknown_block(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    monkeypatch.setattr(sql_format, "WINDOW_CHARS", 64)
-    monkeypatch.setattr(sql_format, "WINDOW_MARGIN", 8)
-    monkeypatch.setattr(sql_format, "TOKENIZE_BUDGET_CHARS", 200)
+    monkeypatch.setattr(sql_split, "WINDOW_CHARS", 64)
+    monkeypatch.setattr(sql_split, "WINDOW_MARGIN", 8)
+    monkeypatch.setattr(sql_split, "TOKENIZE_BUDGET_CHARS", 200)
     text = "".join(f"SELECT {i} FROM t{i};\n" for i in range(40))
     artifact = extract(text, sql_dialect="postgres")
 
@@ -806,8 +807,8 @@ def test_random_scripts_land_in_blocks_and_windows_do_not_change_them(
         text = "".join(rng.choice(_SCRAPS) for _ in range(rng.randint(0, 60)))
         dialect = rng.choice([None, "postgres", "mysql", "tsql", "clickhouse", "bigquery"])
         options = {"sql_dialect": dialect} if dialect else {}
-        monkeypatch.setattr(sql_format, "WINDOW_CHARS", 262_144)
-        monkeypatch.setattr(sql_format, "WINDOW_MARGIN", 1_024)
+        monkeypatch.setattr(sql_split, "WINDOW_CHARS", 262_144)
+        monkeypatch.setattr(sql_split, "WINDOW_MARGIN", 1_024)
         whole = extract(text, **options)
         covered = [False] * len(text)
         previous_end = 0
@@ -818,6 +819,6 @@ def test_random_scripts_land_in_blocks_and_windows_do_not_change_them(
             previous_end = end
         outside = "".join(char for char, seen in zip(text, covered, strict=True) if not seen)
         assert not outside.replace(";", "").strip(), (text, outside)
-        monkeypatch.setattr(sql_format, "WINDOW_CHARS", rng.randint(8, 64))
-        monkeypatch.setattr(sql_format, "WINDOW_MARGIN", rng.randint(1, 8))
+        monkeypatch.setattr(sql_split, "WINDOW_CHARS", rng.randint(8, 64))
+        monkeypatch.setattr(sql_split, "WINDOW_MARGIN", rng.randint(1, 8))
         assert extract(text, **options) == whole, text

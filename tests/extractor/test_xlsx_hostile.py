@@ -1,6 +1,6 @@
 """Hostile workbooks: each bound of the XLSX reader, with its outcome asserted exactly.
 
-Some run through a real confined child (extractor_sandbox.child.run_extraction), as the service
+Some run through a real confined child (extractor_sandbox.runner.run_extraction), as the service
 runs them, under its default memory and CPU limits.
 """
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from extractor_sandbox.child import Limits, run_extraction
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.xlsx import extract_xlsx
+from extractor_sandbox.runner import Limits, run_extraction
 from extractor_sandbox.settings import load_settings
 from tests.extractor import zips
 from tests.extractor.server_check import validated

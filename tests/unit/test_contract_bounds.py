@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from extractor_sandbox import artifact as extractor
+from extractor_sandbox import contract as extractor
 from loom_dagster.contract import validate as server
 from loom_dagster.contract.metadata import METADATA_TEXT_CHARS, bounded_metadata, metadata_text
 from loom_dagster.display import ELLIPSIS

@@ -1,1 +1,1 @@
-"""The PDF layout reader's parts; `extractor_sandbox.formats.pdflayout` is its entry point."""
+"""The PDF reader: `reader.extract_pdf` is its entry point, the other modules its parts."""

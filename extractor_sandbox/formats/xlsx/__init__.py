@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.package import Package, PartError, XmlBounds
 from extractor_sandbox.formats.tables import MAX_NAME_CHARS, Budget
@@ -59,7 +60,7 @@ class _Reading:
             self.lost.append(capability)
 
 
-def extract_xlsx(data: bytes, options: Mapping[str, str], *, name: str) -> dict[str, Any]:
+def extract_xlsx(data: bytes, options: Mapping[str, str], *, name: str) -> Artifact:
     try:
         package = Package(data)
     except PartError as error:

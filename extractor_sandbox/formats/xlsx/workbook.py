@@ -56,7 +56,7 @@ class Workbook:
 
 def read_workbook(package: Package, bounds: XmlBounds) -> Workbook:
     """The workbook's sheets and parts; ExtractError when no sheet can be found."""
-    workbook = Workbook(part=_workbook_part(package))
+    workbook = Workbook(part=package.main_part(DEFAULT_WORKBOOK, present=True))
     listed: list[dict[str, str]] = []
     try:
         for kind, name, attrs in package.events(workbook.part, bounds):
@@ -83,17 +83,6 @@ def read_workbook(package: Package, bounds: XmlBounds) -> Workbook:
             workbook.styles = rel.target
     workbook.sheets = [_sheet_entry(attrs, by_id, package) for attrs in listed]
     return workbook
-
-
-def _workbook_part(package: Package) -> str:
-    """The part the package's officeDocument relationship names, else xl/workbook.xml."""
-    try:
-        for rel in package.relationships(""):
-            if rel.type == "officeDocument" and rel.target and package.has(rel.target):
-                return rel.target
-    except PartError:
-        pass
-    return DEFAULT_WORKBOOK
 
 
 def _workbook_relationships(package: Package, part: str) -> list[Relationship]:

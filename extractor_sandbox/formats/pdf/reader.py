@@ -1,12 +1,12 @@
 """PDF: each page read as it is laid out, from where pypdf places each run of text and the lines
-the page draws, never by rasterising (the parts are under extractor_sandbox/formats/pdf/).
+the page draws, never by rasterising (the parts are this package's other modules).
 
-Per page: the runs (pdf/content.py) turned upright, made lines (pdf/lines.py), ruled and
-borderless tables (pdf/grids.py), two columns split at their gutter (pdf/page.py), then paragraphs,
-list items, code and headings (pdf/blocks.py). Per document: page furniture (running headers and
+Per page: the runs (content.py) turned upright, made lines (lines.py), ruled and borderless
+tables (grids.py), two columns split at their gutter (page.py), then paragraphs, list items, code
+and headings (blocks.py). Per document: page furniture (running headers and
 footers, page numbers) left out, the borderless tables read once it is known; the outline's
 entries as the headings when it has two or more; a table that goes on at the top of the next page
-in the same columns joined into one, the repeat of its header dropped (pdf/structure.py); each
+in the same columns joined into one, the repeat of its header dropped (structure.py); each
 table typed as a CSV's is (tables[], its rows as `column: value` blocks).
 
 Text layer. Two runs the geometry sets together are parted by pypdf's extract_text() of the page
@@ -32,9 +32,9 @@ from typing import Any
 
 import pypdf
 
-from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
+from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
-from extractor_sandbox.formats.csvfile import typed_cell
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
 from extractor_sandbox.formats.pdf.content import Drawing, FontCache, read_drawing
 from extractor_sandbox.formats.pdf.lines import Line, Segment, TextLayer
@@ -52,6 +52,7 @@ from extractor_sandbox.formats.tables import (
     layout_rows,
     string_cell,
     table_entry,
+    typed_cell,
     unique_names,
 )
 
@@ -67,7 +68,9 @@ PAGE_NUMBER = re.compile(
 )
 
 
-def extract_pdf(data: bytes, options: Mapping[str, str] | None = None, *, name: str = "") -> dict:
+def extract_pdf(
+    data: bytes, options: Mapping[str, str] | None = None, *, name: str = ""
+) -> Artifact:
     reader = _open(data)
     try:
         count = len(reader.pages)
@@ -185,7 +188,7 @@ class _Document:
 
     # The document
 
-    def artifact(self) -> dict[str, Any]:
+    def artifact(self) -> Artifact:
         self._drop_furniture()
         pages = [self.readings[n].items for n in sorted(self.readings)]
         m = measures(pages)
@@ -286,20 +289,18 @@ class _Document:
                 f"page furniture left out: {len(left_out)} kinds (attrs.furniture)"
             )
 
-    def _emit(self, blocks: list[Block]) -> dict[str, Any]:
-        out: list[dict[str, Any]] = []
+    def _emit(self, blocks: list[Block]) -> Artifact:
+        builder = BlockBuilder()
+        out = builder.blocks
         tables: list[dict[str, Any]] = []
         budget = Budget()
-        heads: list[tuple[int, str, str]] = []  # (depth, title, block id)
         lost: list[str] = []
         for block in blocks:
             if block.kind == "heading":
-                while heads and heads[-1][0] >= block.depth:
-                    heads.pop()
-            path = [title for _, title, _ in heads]
-            parent = heads[-1][2] if heads else None
+                builder.close(block.depth)
             if block.kind == "table":
                 assert block.table is not None
+                path, parent = builder.section
                 failed = self._emit_table(block, len(tables), budget, out, tables, path, parent)
                 if failed:
                     self.failed.extend(failed)
@@ -308,22 +309,11 @@ class _Document:
                 continue
             if not block.text.strip():
                 continue
-            entry: dict[str, Any] = {
-                "id": f"b{len(out)}",
-                "type": block.kind,
-                "text": block.text,
-                "section_path": path,
-                "keys": [],
-                "locator": {"page_start": block.page, "page_end": block.last_page},
-            }
-            if parent is not None:
-                entry["parent"] = parent
+            where = {"page_start": block.page, "page_end": block.last_page}
             if block.kind == "heading":
-                entry["depth"] = block.depth
-                heads.append((block.depth, block.text, entry["id"]))
-            if block.attrs:
-                entry["attrs"] = dict(block.attrs)
-            out.append(entry)
+                builder.heading(block.text, block.depth, where, block.attrs)
+            else:
+                builder.place(block.kind, block.text, where, block.attrs)
         attrs: dict[str, Any] = {"pages": self.count}
         if self.furniture:
             attrs["furniture"] = self.furniture
@@ -392,9 +382,9 @@ class _Document:
             first_page = pages[min(loc["row_start"], len(pages)) - 1]
             last_page = pages[min(loc["row_end"], len(pages)) - 1]
             loc["page_start"], loc["page_end"] = first_page, last_page
-            row_block["id"] = f"b{len(out)}"
             row_block["section_path"] = path
             if parent is not None:
+                # After attrs, where the artifact has always had it (its bytes stay the same).
                 row_block["parent"] = parent
             out.append(row_block)
         tables.append(

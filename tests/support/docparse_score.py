@@ -1,8 +1,8 @@
-"""The parsing bench's scorer: how close an extractor's artifact is to a document's gold labels.
+"""The qualification gate's scorer: how close an extractor's artifact is to a document's gold labels.
 
 Plain standard-library Python, so anyone can run it:
 
-    python bench/docparse/score.py --dir ARTIFACTS --gold-dir GOLD
+    python tests/support/docparse_score.py --dir ARTIFACTS --gold-dir GOLD
 
 An artifact `ARTIFACTS/<key>.json` is scored against `GOLD/<key>.gold.json` (or `<key>.json`), or
 failing that the one gold anywhere under GOLD with the same file name; e.g. the artifact

@@ -1,0 +1,207 @@
+"""Every format the extractor reads, one FormatSpec each: the only table a format is named in.
+
+Detection (what a file's bytes say it is), declaration (/v1/capabilities), dispatch (which reader
+runs) and the child's warm-up (what is loaded before it confines itself) are all derived from
+FORMATS. Every reader has the one call signature `Reader`: the decoded text for a text format, the
+bytes as they came for a binary one, the options the request gave, and the file's name.
+
+This module imports no reader and no reader's library (the service imports it; only the child
+runs a reader): a spec names its reader's module, imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol
+
+from extractor_sandbox.contract import Artifact
+
+
+class Reader(Protocol):
+    """A format's reader: `content` is str for a text format, bytes for a binary one."""
+
+    def __call__(
+        self, content: Any, options: Mapping[str, str], *, name: str
+    ) -> Artifact: ...  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One format: where its reader is, how its bytes are told apart, and what it needs first.
+
+    name: the contract's name for it. module, function: its reader. binary: the reader takes the
+    bytes as they came (and detection must find the format in them), else the strictly decoded
+    text. options: the contract options it takes, as declared. library: a module this build may
+    lack; without it the format is not declared. magic, trailer, zip_part: how its content is
+    recognised (a prefix; a suffix too; a zip that holds that part); expected: the refusal's words
+    when a file asked for as this format is none of that. prepare: what must run before the child
+    is confined (a library that starts threads or programs). late_imports: what the reader's
+    library imports only once it parses, imported in advance when the confined child can open no
+    file (a kernel without Landlock).
+    """
+
+    name: str
+    module: str
+    function: str
+    binary: bool = False
+    options: tuple[str, ...] = ()
+    library: str | None = None
+    magic: bytes | None = None
+    trailer: bytes | None = None
+    zip_part: str | None = None
+    expected: str = ""
+    prepare: Callable[[], None] | None = None
+    late_imports: Callable[[ModuleType, Mapping[str, str]], None] | None = None
+
+    def available(self) -> bool:
+        """Whether this build has what the reader needs (it is declared only then)."""
+        return self.library is None or importlib.util.find_spec(self.library) is not None
+
+    def reader(self) -> Reader:
+        reader: Reader = getattr(importlib.import_module(self.module), self.function)
+        return reader
+
+
+# -- what some formats need before the child is confined -------------------------------------------
+
+# pypdf's decoding budgets, set explicitly rather than left to its defaults, and no external
+# jbig2dec program: a child starts no process.
+PYPDF_CONFIGURATION: Mapping[str, Any] = {
+    "jbig2dec_binary": None,
+    "disable_legacy_handling": True,
+    "maximum_declared_stream_length": 75_000_000,
+    "array_based_stream_maximum_output_length": 75_000_000,
+    "jbig2_maximum_output_length": 75_000_000,
+    "lzw_maximum_output_length": 75_000_000,
+    "run_length_maximum_output_length": 75_000_000,
+    "zlib_maximum_output_length": 75_000_000,
+    "zlib_maximum_recovery_input_length": 5_000_000,
+    "brotli_maximum_output_length": 75_000_000,
+    "image_maximum_buffer_size": 75_000_000,
+    "stream_decoding_work_maximum_length": 300_000_000,
+    "stream_parsing_work_maximum_count": 2_000_000,
+    "xfa_decoding_work_maximum_length": 300_000_000,
+}
+
+
+def prepare_pyarrow() -> None:
+    """One CPU thread and one IO thread, started now on a trusted input: no thread can start later
+    (RLIMIT_NPROC 0 counts threads), and a pool that tries hangs or fails."""
+    import pyarrow
+    import pyarrow.parquet
+
+    pyarrow.set_cpu_count(1)
+    pyarrow.set_io_thread_count(1)
+    sink = pyarrow.BufferOutputStream()
+    pyarrow.parquet.write_table(pyarrow.table({"warm": [1, 2, 3]}), sink)
+    pyarrow.parquet.read_table(pyarrow.BufferReader(sink.getvalue())).to_pylist()
+
+
+def prepare_pypdf() -> None:
+    import pypdf
+
+    pypdf.overwrite_configuration(**PYPDF_CONFIGURATION)
+
+
+def import_all(package: str) -> None:
+    """Every module of `package`, but those whose optional library is missing."""
+    import pkgutil
+
+    root = importlib.import_module(package)
+    for found in pkgutil.walk_packages(root.__path__, f"{package}."):
+        try:
+            importlib.import_module(found.name)
+        except ImportError:
+            pass  # an optional dependency this build lacks; its feature says so when used
+
+
+def _late_sqlglot(module: ModuleType, options: Mapping[str, str]) -> None:
+    """What sqlglot imports only once it parses: the dialects and the optimizer's modules."""
+    from sqlglot.dialects.dialect import Dialect
+
+    from extractor_sandbox.formats.sql.detect import DETECTION_ORDER
+
+    declared = options.get("sql_dialect") or ""
+    for dialect in (*DETECTION_ORDER, *([declared] if declared else [])):
+        Dialect.get_or_raise(dialect)
+    import_all("sqlglot.optimizer")
+
+
+def _late_pypdf(module: ModuleType, options: Mapping[str, str]) -> None:
+    import_all("pypdf")
+
+
+# -- the formats -----------------------------------------------------------------------------------
+
+_READERS = "extractor_sandbox.formats"
+_ENCODING = ("encoding",)
+
+FORMATS: tuple[FormatSpec, ...] = (
+    FormatSpec("markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING),
+    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING),
+    FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
+    FormatSpec(
+        "sql",
+        f"{_READERS}.sql",
+        "extract_sql",
+        options=("encoding", "sql_dialect"),
+        late_imports=_late_sqlglot,
+    ),
+    FormatSpec("toml", f"{_READERS}.toml", "extract_toml", options=_ENCODING),
+    FormatSpec(
+        "pdf",
+        f"{_READERS}.pdf.reader",
+        "extract_pdf",
+        binary=True,
+        library="pypdf",
+        magic=b"%PDF-",
+        expected="no %PDF- header",
+        prepare=prepare_pypdf,
+        late_imports=_late_pypdf,
+    ),
+    FormatSpec(
+        "docx",
+        f"{_READERS}.docx",
+        "extract_docx",
+        binary=True,
+        zip_part="word/document.xml",
+        expected="no zip holding word/document.xml",
+    ),
+    FormatSpec(
+        "pptx",
+        f"{_READERS}.pptx",
+        "extract_pptx",
+        binary=True,
+        zip_part="ppt/presentation.xml",
+        expected="no zip holding ppt/presentation.xml",
+    ),
+    FormatSpec(
+        "xlsx",
+        f"{_READERS}.xlsx",
+        "extract_xlsx",
+        binary=True,
+        zip_part="xl/workbook.xml",
+        expected="no zip holding xl/workbook.xml",
+    ),
+    FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING),
+    FormatSpec(
+        "parquet",
+        f"{_READERS}.parquet",
+        "extract_parquet",
+        binary=True,
+        library="pyarrow",
+        magic=b"PAR1",
+        trailer=b"PAR1",
+        expected="no PAR1 magic at its start and end",
+        prepare=prepare_pyarrow,
+    ),
+)
+
+SPECS: Mapping[str, FormatSpec] = {spec.name: spec for spec in FORMATS}
+
+# The formats this build extracts (a library it lacks leaves its format out).
+AVAILABLE: Mapping[str, FormatSpec] = {spec.name: spec for spec in FORMATS if spec.available()}

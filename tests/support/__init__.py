@@ -1,0 +1,1 @@
+"""What tests and bench scripts share: the qualification gate's scorer (docparse_score)."""
