@@ -340,7 +340,6 @@ def _sources_add(args: argparse.Namespace) -> int:
 
 def _sources_list(args: argparse.Namespace) -> int:
     from loom_dagster.api import sources
-    from loom_dagster.display import printable
 
     summaries = sources()
     if not summaries:
@@ -361,7 +360,6 @@ def _sources_list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from loom_dagster.api import show
-    from loom_dagster.display import one_line, printable
 
     found = show(args.path)
     print(f"{found.source}:{printable(found.path)}")
@@ -386,7 +384,6 @@ def _show(args: argparse.Namespace) -> int:
 
 def _sources_remove(args: argparse.Namespace) -> int:
     from loom_dagster.api import remove_source
-    from loom_dagster.display import printable
 
     removal = remove_source(args.name, confirmed=args.yes, purge=args.purge)
     name = printable(removal.source)
@@ -423,7 +420,6 @@ def _gc(args: argparse.Namespace) -> int:
 
 
 def _print_collected(collected: Collected, verb: str, *, verbose: bool) -> None:
-    from loom_dagster.display import printable
 
     if verbose:
         for key in collected.partitions:

@@ -235,10 +235,12 @@ def exhausted(
 
 
 def read_extraction(store: ObjectStore, revision: str) -> Extraction | None:
-    key = store.revision_key(revision, EXTRACTION)
-    if not store.exists(key):
-        return None
-    record = store.get_json(key)
+    try:  # one read, not a look then a read: each is a round trip on S3
+        record = store.get_json(store.revision_key(revision, EXTRACTION))
+    except StoreError as error:
+        if error.code == "not_found":
+            return None
+        raise
     record["failed_units"] = tuple(record.get("failed_units", ()))
     return Extraction(**record)
 

@@ -369,11 +369,6 @@ def walk(source: Source) -> tuple[list[tuple[str, os.stat_result]], list[Refusal
     return found, refused
 
 
-def iter_files(source: Source) -> Iterator[tuple[str, os.stat_result]]:
-    """Every regular file `walk` finds, in path order (names that are not UTF-8 left out)."""
-    yield from walk(source)[0]
-
-
 def _included(relative: str, globs: Sequence[str]) -> bool:
     return any(
         fnmatch.fnmatch(relative, g) or fnmatch.fnmatch(relative, g.removeprefix("**/"))

@@ -50,7 +50,6 @@ from dagster._core.events import DagsterEventType
 from loom_dagster import catalog, hold, pipeline
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.metadata import metadata_text
-from loom_dagster.display import bounded
 from loom_dagster.errors import LoomError, SettingsError, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import batch_policy, revisions
@@ -127,13 +126,13 @@ def retried_only_when_retryable(retry_number: int = 0) -> Iterator[None]:
         yield
     except (LoomError, OSError) as error:
         if isinstance(error, LoomError) and not error.retryable:
-            raise Failure(bounded(str(error), METADATA_CHARS), allow_retries=False) from error
+            raise Failure(metadata_text(error, METADATA_CHARS), allow_retries=False) from error
         raise RetryRequested(
             max_retries=retry.retries, seconds_to_wait=retry.delay(retry_number)
         ) from error
     except Exception as error:
         raise Failure(
-            bounded(f"{type(error).__name__}: {error}", METADATA_CHARS), allow_retries=False
+            metadata_text(f"{type(error).__name__}: {error}", METADATA_CHARS), allow_retries=False
         ) from error
 
 
@@ -141,11 +140,14 @@ def registered(
     context: AssetExecutionContext, catalog_db: CatalogResource
 ) -> list[tuple[Revision, str]]:
     """The batch's revisions with their source folder, read in one short connection."""
+    roots: dict[str, str] = {}  # a batch holds few sources: look each one up once
     with catalog_db.connect() as con:
         found = []
         for key in context.partition_keys:
             revision = catalog.get_revision(con, key)
-            found.append((revision, catalog.source_root(con, revision.source)))
+            if revision.source not in roots:
+                roots[revision.source] = catalog.source_root(con, revision.source)
+            found.append((revision, roots[revision.source]))
     return found
 
 
@@ -366,7 +368,7 @@ def extracted_evaluation(
             target_materialization_data=target,
             severity=AssetCheckSeverity.ERROR,
             blocking=STRICT,
-            description=bounded(f"{extraction.code}: {extraction.message}", METADATA_CHARS),
+            description=metadata_text(f"{extraction.code}: {extraction.message}", METADATA_CHARS),
             metadata={
                 "code": metadata_text(extraction.code),
                 "message": metadata_text(extraction.message),
