@@ -4,7 +4,7 @@
 
     python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M
 
-in / with an environment of PYTHONPATH, PATH and LC_ALL alone (so the service's token is not in
+in / with an environment of PYTHONPATH, PATH, LC_ALL and ARROW_DEFAULT_MEMORY_POOL alone (so the service's token is not in
 it) and in a process group of its own. The request comes on stdin, so the command line shows no
 file name: one JSON line {"format", "name", "options"}, then the original's bytes to the end. The
 child (extractor_sandbox.child) writes the artifact JSON on stdout and exits 0, or writes

@@ -28,7 +28,7 @@ class Settings:
     timeout_s: float = 120.0  # wall clock for one extraction's child process
     cpu_s: int = 120  # CPU seconds for one child (applied by the sandbox)
     memory_mb: int = 2048  # address space for one child (applied by the sandbox)
-    concurrency: int = 1  # extractions at once; a request waits for a slot before its body is read
+    concurrency: int = 1  # extractions at once; a request's body is read before it waits for a slot
     max_output_bytes: int = 256 * 1024 * 1024  # the largest artifact a child may write
     body_timeout_s: float = 60.0  # wall clock to receive one request's body, however it trickles
 

@@ -145,7 +145,9 @@ def test_the_incomplete_pdf_is_published_and_said_to_be(
 
 def test_no_run_logs_a_missing_check_output(ingested: dict[str, FileOutcome]) -> None:
     instance = DagsterInstance.get()
-    for run in instance.get_runs():
+    runs = instance.get_runs()
+    assert runs
+    for run in runs:
         for entry in instance.all_logs(run.run_id):
             assert "did not yield" not in (entry.user_message or "")
 
