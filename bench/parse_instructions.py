@@ -1,0 +1,103 @@
+"""Instructions the extractor's in-process parse takes over the shared corpus, per format, counted
+by valgrind's callgrind, for this checkout and (optionally) another one side by side.
+
+Wall-clock figures on a shared 2-core machine move by a third between runs; an instruction count
+is the same for the same code and input whatever else the machine does, so it is how a refactor's
+before and after are compared. Each figure is the count for parsing every corpus input of the
+format minus the count for the same process that parses nothing (interpreter start and the
+package's import), reported separately.
+
+    .venv/bin/python bench/parse_instructions.py --baseline-checkout ../loom-before
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "inputs"
+FOLDER = {
+    "markdown": "md",
+    "html": "html",
+    "toml": "toml",
+    "csv": "csv",
+    "sql": "sql",
+    "docx": "docx",
+    "pptx": "pptx",
+    "xlsx": "xlsx",
+    "pdf": "pdf",
+}
+# Run inside the counted process: parse every corpus input of one format, or nothing.
+PARSE_ALL = """
+import sys
+from pathlib import Path
+from extractor_sandbox.source import extract
+fmt, folder = sys.argv[1], sys.argv[2]
+if fmt != "none":
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        try:
+            extract(path.read_bytes(), fmt, path.name, {})
+        except Exception:  # a refusal is work done too
+            pass
+"""
+
+
+def instructions(checkout: Path, fmt: str) -> int:
+    folder = CORPUS / FOLDER.get(fmt, "")
+    result = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            PARSE_ALL,
+            fmt,
+            str(folder),
+        ],
+        cwd=checkout,
+        env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = re.search(r"Collected : (\d+)", result.stderr)
+    if not found:
+        raise SystemExit(f"callgrind printed no count for {fmt}: {result.stderr[-300:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--baseline-checkout", type=Path, help="another checkout to count beside")
+    parser.add_argument("--format", action="append", dest="formats", choices=sorted(FOLDER))
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        raise SystemExit(f"the shared corpus is not at {CORPUS}")
+    sides = {"this": ROOT}
+    if args.baseline_checkout:
+        sides["baseline"] = args.baseline_checkout.resolve()
+    print(
+        f"machine: {platform.machine()}, Python {platform.python_version()}; millions of instructions"
+    )
+    start = {side: instructions(path, "none") for side, path in sides.items()}
+    print(f"{'format':8}" + "".join(f"{side:>12}" for side in sides) + "   change")
+    print(f"{'(start)':8}" + "".join(f"{start[s] / 1e6:12.1f}" for s in sides) + _change(start))
+    for fmt in args.formats or list(FOLDER):
+        parse = {side: instructions(path, fmt) - start[side] for side, path in sides.items()}
+        print(f"{fmt:8}" + "".join(f"{parse[s] / 1e6:12.1f}" for s in sides) + _change(parse))
+
+
+def _change(counts: dict[str, int]) -> str:
+    if "baseline" not in counts or not counts["baseline"]:
+        return ""
+    return f"   {counts['this'] / counts['baseline'] - 1:+.1%}"
+
+
+if __name__ == "__main__":
+    main()
