@@ -36,8 +36,7 @@ _COLUMNS = (
 )
 # A row serves while its document is live at the row's revision.
 _SERVED = (
-    "FROM datasets d JOIN documents doc ON doc.live_revision = d.revision "
-    "AND doc.status = 'live'"
+    "FROM datasets d JOIN documents doc ON doc.live_revision = d.revision AND doc.status = 'live'"
 )
 
 
@@ -162,9 +161,7 @@ def datasets_of_revision(con: duckdb.DuckDBPyConnection, revision: str) -> list[
     return [_dataset(row) for row in rows]
 
 
-def get_dataset(
-    con: duckdb.DuckDBPyConnection, dataset_id: str, revision: str
-) -> Dataset | None:
+def get_dataset(con: duckdb.DuckDBPyConnection, dataset_id: str, revision: str) -> Dataset | None:
     row = con.execute(
         f"SELECT {_COLUMNS} FROM datasets d WHERE d.dataset_id = ? AND d.revision = ?",
         [dataset_id, revision],

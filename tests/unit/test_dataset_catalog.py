@@ -107,8 +107,13 @@ def test_a_name_two_served_datasets_share_is_ambiguous(con: duckdb.DuckDBPyConne
     catalog.upsert_source(con, Source("more", "/data/more"))
     a = revision("a.csv", "1")
     b = Revision(
-        revision_key("more", "a.csv", "3" * 64), document_id("more", "a.csv"), "more", "a.csv",
-        3, 1, "3" * 64,
+        revision_key("more", "a.csv", "3" * 64),
+        document_id("more", "a.csv"),
+        "more",
+        "a.csv",
+        3,
+        1,
+        "3" * 64,
     )
     catalog.register_revisions(con, [a, b])
     for rev, snap in ((a, "s1"), (b, "s2")):
