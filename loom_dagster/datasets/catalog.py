@@ -194,6 +194,11 @@ def stale_snapshots(
     return [str(row[0]) for row in rows]
 
 
+def forget_snapshots(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> None:
+    """Delete the rows that name these snapshots (stale ones: no revision serves them again)."""
+    con.execute("DELETE FROM datasets WHERE snapshot_key IN (SELECT unnest(?))", [list(keys)])
+
+
 def referenced_snapshots(con: duckdb.DuckDBPyConnection) -> set[str]:
     """Every snapshot key a catalog row names (served, pending or stale)."""
     return {str(row[0]) for row in con.execute("SELECT snapshot_key FROM datasets").fetchall()}
