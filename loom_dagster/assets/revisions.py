@@ -507,17 +507,19 @@ def published(
         with catalog_db.connect() as con:
             outcomes = pipeline.publish(con, index, object_store, batch, run_id=run_id)
             states = catalog.document_states(con, {r.document_id for r in batch})
+            # Every revision of the batch: one with no table (or refused) passes the check.
             typed = {
                 o.revision: datasets_of_revision(con, o.revision)
-                for o in outcomes
                 if o.status == catalog.PUBLISHED
+                else []
+                for o in outcomes
             }
     for outcome in outcomes:
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision
         )
         yield published_event(outcome, extraction)
-    yield from datasets_events(context, {key: found for key, found in typed.items() if found})
+    yield from datasets_events(context, typed)
     if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
         targets = _targets(context, PUBLISHED, [state.key for state in states])
         for state in states:
@@ -529,11 +531,13 @@ def published(
 def datasets_events(
     context: AssetExecutionContext, typed: Mapping[str, Sequence[Dataset]]
 ) -> Iterator[Any]:
-    """A materialization of `datasets` per revision that published tables, then its check."""
+    """A materialization of `datasets` per revision that published tables, then the check of
+    every revision (passed for one with none, so no partition's check reads as never run)."""
     if DATASETS not in context.selected_asset_keys:
         return
     for key, found in typed.items():
-        yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
+        if found:
+            yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
     if any(check.name == TYPED_CHECK for check in context.selected_asset_check_keys):
         targets = _targets(context, DATASETS, list(typed))
         for key, found in typed.items():
@@ -578,7 +582,7 @@ def typed_evaluation(
     rejected, a warning while a dataset needs clarification."""
     rejected = sum(d.rows_rejected for d in found)
     unclear = [d for d in found if d.state is DatasetState.NEEDS_CLARIFICATION]
-    why = []
+    why: list[str] = []
     if rejected:
         why.append(f"{rejected} rows rejected")
     if unclear:
@@ -592,6 +596,7 @@ def typed_evaluation(
         severity=AssetCheckSeverity.ERROR if rejected else AssetCheckSeverity.WARN,
         description=metadata_text("; ".join(why)) if why else None,
         metadata={
+            "datasets": len(found),
             "rows_rejected": rejected,
             "needs_clarification": len(unclear),
         },
