@@ -539,6 +539,7 @@ def collect_garbage(
     # Listed before the catalog is held: listing is the slow part, and an object written
     # after the listing is simply not considered.
     objects = lifecycle.list_store(store)
+    snapshots = lifecycle.list_snapshots(store)
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         states = catalog.revision_states(con)
         plan = lifecycle.plan_retention(states, retention)
@@ -546,7 +547,12 @@ def collect_garbage(
         collected = lifecycle.collect(
             store, states, plan, grace_s=grace_s, dry_run=dry_run, objects=objects
         )
-    return replace(collected, partitions=tuple(partitions))
+        unserved = lifecycle.collect_datasets(
+            con, store, snapshots, grace_s=grace_s, dry_run=dry_run
+        )
+    return replace(
+        collected, partitions=tuple(partitions), objects=collected.objects + unserved.objects
+    )
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from loom_dagster import catalog
+from loom_dagster import catalog, lifecycle
 from loom_dagster.datasets import catalog as datasets
 from loom_dagster.datasets.model import (
     ColumnType,
@@ -20,6 +21,7 @@ from loom_dagster.datasets.model import (
     dataset_id,
     snapshot_key,
 )
+from loom_dagster.objectstore import ObjectStore
 from loom_dagster.sources import Revision, Source, document_id, revision_key
 
 
@@ -123,3 +125,36 @@ def test_a_name_two_served_datasets_share_is_ambiguous(con: duckdb.DuckDBPyConne
         datasets.served_dataset(con, "a.csv#t0")
     assert raised.value.code == "ambiguous_dataset"
     assert datasets.served_dataset(con, row(b, "s2").dataset_id) == row(b, "s2")
+
+
+def test_gc_deletes_stale_snapshots_and_old_files_no_row_names(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    store = ObjectStore((tmp_path / "store").as_uri())
+    old, new = revision("a.csv", "1"), revision("a.csv", "2")
+    catalog.register_revisions(con, [old, new])
+    stale, live = row(old, "s1"), row(new, "s2")
+    datasets.write_dataset(con, stale)
+    catalog.publish_revision(con, old, [], artifact_sha256="x")
+    datasets.write_dataset(con, live)
+    catalog.publish_revision(con, new, [], artifact_sha256="y")
+    orphan_old, orphan_new = "datasets/ds_x/old.parquet", "datasets/ds_x/new.parquet"
+    for key in (stale.snapshot_key, live.snapshot_key, orphan_old, orphan_new):
+        store.put(key, b"PAR1")
+    objects = lifecycle.list_snapshots(store)
+    ages = {o.key: o.modified for o in objects}
+    now = ages[orphan_new] + 10  # every file 10 s old; the orphan_old 2 h
+    objects = [
+        replace(o, modified=o.modified - 7200) if o.key == orphan_old else o for o in objects
+    ]
+
+    dry = lifecycle.collect_datasets(con, store, objects, grace_s=3600, dry_run=True, now=now)
+    assert sorted(o.key for o in dry.objects) == sorted([stale.snapshot_key, orphan_old])
+    assert store.exists(stale.snapshot_key)
+
+    done = lifecycle.collect_datasets(con, store, objects, grace_s=3600, now=now)
+    assert sorted(o.key for o in done.objects) == sorted([stale.snapshot_key, orphan_old])
+    assert [store.exists(k) for k in (stale.snapshot_key, orphan_old)] == [False, False]
+    assert [store.exists(k) for k in (live.snapshot_key, orphan_new)] == [True, True]
+    assert datasets.get_dataset(con, stale.dataset_id, old.key) is None  # its row forgotten
+    assert datasets.is_served(con, live.dataset_id, "s2")
