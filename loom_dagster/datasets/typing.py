@@ -197,26 +197,74 @@ def _cell_error(value: object) -> str | None:
     return None
 
 
+# Arrow's exact decimal wide enough to parse any spelling a number column holds and round it to
+# nine places before the range check (46 digits before the point, 30 after).
+_WIDE = pa.decimal256(76, 30)
+_DURATION = r"^(?P<sign>[-+]?)(?P<h>\d{1,12}):(?P<m>[0-5]\d):(?P<s>[0-5]\d(?:\.\d{1,9})?)$"
+_PARTIAL = pa.decimal128(30, DECIMAL_SCALE)
+_FIRST = pa.scalar(datetime(1, 1, 1, tzinfo=UTC), pa.timestamp("us", tz="UTC"))
+_LAST = pa.scalar(
+    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), pa.timestamp("us", tz="UTC")
+)
+_ARROW_REFUSED = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError)
+
+
 def _fast(column_type: ColumnType, values: Sequence[object]) -> pa.Array | None:
-    """The column built by Arrow alone, when every value is of the one Python type that needs
-    no check (the common case); None sends it through the per-value path."""
+    """The column built by Arrow's own parsers and casts when every value passes them, with the
+    same result the per-value path gives; None (any value Arrow refuses, or out of range) sends
+    the column through the per-value path, which finds and names the rejects."""
     kinds = set(map(type, values))
     kinds.discard(type(None))
-    if column_type is ColumnType.TEXT and kinds <= {str}:
-        return pa.array(values, pa.string())
-    if column_type is ColumnType.DECIMAL and kinds <= {int}:
-        try:  # the reference extractor's integers are within 64 bits; another's may not be
+    try:
+        if column_type is ColumnType.TEXT and kinds <= {str}:
+            return pa.array(values, pa.string())
+        if column_type is ColumnType.DECIMAL and kinds <= {int}:
+            # The reference extractor's integers are within 64 bits; another's may not be.
             return pa.array(values, pa.int64()).cast(column_type.arrow)
-        except (OverflowError, pa.ArrowInvalid):
-            return None
-    if column_type is ColumnType.DOUBLE and kinds <= {float}:
-        floats = pa.array(values, pa.float64())
-        if pc.any(pc.is_inf(floats)).as_py():
-            return None
-        return floats
-    if column_type is ColumnType.BOOLEAN and kinds <= {bool}:
-        return pa.array(values, pa.bool_())
+        if column_type is ColumnType.DECIMAL and kinds <= {int, float, str}:
+            # repr is a float's shortest exact spelling, as the per-value path reads it.
+            texts = [v if v is None or type(v) is str else repr(v) for v in values]
+            wide = pa.array(texts, pa.string()).cast(_WIDE)
+            rounded = pc.round(wide, DECIMAL_SCALE, round_mode="half_to_even")
+            return rounded.cast(column_type.arrow)  # refused at 10**29 or more
+        if column_type is ColumnType.DOUBLE and kinds <= {float}:
+            floats = pa.array(values, pa.float64())
+            return None if pc.any(pc.is_inf(floats)).as_py() else floats
+        if column_type is ColumnType.BOOLEAN and kinds <= {bool}:
+            return pa.array(values, pa.bool_())
+        if column_type is ColumnType.DATE and kinds <= {str}:
+            return pa.array(values, pa.string()).cast(pa.date32())
+        if column_type is ColumnType.TIMESTAMP and kinds <= {str}:
+            return _fast_timestamps(pa.array(values, pa.string()))
+        if column_type is ColumnType.DURATION and kinds <= {str}:
+            return _fast_durations(pa.array(values, pa.string()))
+    except _ARROW_REFUSED:
+        return None
     return None
+
+
+def _fast_timestamps(texts: pa.Array) -> pa.Array | None:
+    try:  # every value with its zone
+        moments = texts.cast(pa.timestamp("us", tz="UTC"))
+    except pa.ArrowInvalid:  # every value without one: read as UTC, as the per-value path does
+        moments = texts.cast(pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC"))
+    low, high = pc.min(moments), pc.max(moments)
+    if low.is_valid and (pc.less(low, _FIRST).as_py() or pc.greater(high, _LAST).as_py()):
+        return None
+    return moments
+
+
+def _fast_durations(texts: pa.Array) -> pa.Array | None:
+    parts = pc.extract_regex(texts, _DURATION)
+    if parts.null_count != texts.null_count:
+        return None
+    whole = pc.add(
+        pc.multiply(pc.struct_field(parts, "h").cast(pa.int64()), 3600),
+        pc.multiply(pc.struct_field(parts, "m").cast(pa.int64()), 60),
+    )
+    seconds = pc.add(whole.cast(_PARTIAL), pc.struct_field(parts, "s").cast(_PARTIAL))
+    signed = pc.if_else(pc.equal(pc.struct_field(parts, "sign"), "-"), pc.negate(seconds), seconds)
+    return signed.cast(ColumnType.DURATION.arrow)
 
 
 def _column(

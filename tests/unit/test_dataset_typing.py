@@ -6,9 +6,10 @@ import datetime as dt
 from decimal import Decimal
 
 import pyarrow as pa
+import pytest
 
 from loom_dagster.datasets.model import ROW_ID, ColumnType, DatasetColumn, DatasetSchema
-from loom_dagster.datasets.typing import type_rows
+from loom_dagster.datasets.typing import CONVERTERS, _fast, type_rows
 
 
 def schema(*columns: tuple[str, ColumnType]) -> DatasetSchema:
@@ -124,3 +125,40 @@ def test_an_empty_table_has_the_schema() -> None:
     got = typed([("n", ColumnType.DECIMAL)], [])
     assert got.table.num_rows == 0
     assert got.table.schema.field("n").type == pa.decimal128(38, 9)
+
+
+@pytest.mark.parametrize(
+    ("column_type", "values"),
+    [
+        (ColumnType.DECIMAL, [1, -(2**63), 2**63 - 1, None]),
+        (ColumnType.DECIMAL, [0.1, 1e-07, 123456789.12345679, 2.5, 3, "0.0000000015", None]),
+        (ColumnType.DECIMAL, ["-12.5", "99999999999999999999999999999.999999999", "1E+5"]),
+        (ColumnType.DATE, ["2024-02-29", "0001-01-01", "9999-12-31", None]),
+        (ColumnType.TIMESTAMP, ["2024-01-05T10:11:12+02:00", "2024-01-05T23:00:00-05:00"]),
+        (ColumnType.TIMESTAMP, ["2024-01-05T10:11:12", "2024-01-05T10:11:12.5", None]),
+        (ColumnType.DURATION, ["1:02:03", "-36:00:00.5", "0:00:00.000001", None]),
+        (ColumnType.BOOLEAN, [True, False, None]),
+        (ColumnType.DOUBLE, [0.1, -1e308, None]),
+    ],
+)
+def test_arrows_fast_path_types_as_the_per_value_path_does(
+    column_type: ColumnType, values: list[object]
+) -> None:
+    """A column Arrow's casts take whole must come out as the per-value path makes it."""
+    assert _fast(column_type, values) is not None  # the fast path took it
+    fast = typed([("v", column_type)], [[v] for v in values])
+    assert fast.rows_rejected == 0
+    convert = CONVERTERS[column_type]
+    slow = [None if v is None else convert(v) for v in values]
+    assert fast.table.column("v").to_pylist() == pa.array(slow, column_type.arrow).to_pylist()
+
+
+def test_a_column_arrow_refuses_falls_back_and_names_its_rejects() -> None:
+    got = typed(
+        [("d", ColumnType.DURATION), ("ts", ColumnType.TIMESTAMP)],
+        [["1:00:00", "2024-01-05T10:00:00"], ["1:75:00", "2024-01-05T10:00:00+01:00"]],
+    )
+    assert [(r.row, r.reason) for r in got.rejects] == [
+        (1, "column 'd': '1:75:00' is not a duration")
+    ]
+    assert got.table.column("d").to_pylist() == [Decimal("3600")]
