@@ -644,4 +644,3 @@ def approve_dataset(
     store = ObjectStore(settings.object_store_url)
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         return approve(con, store, id_or_name, types, revision=revision)
-

@@ -374,9 +374,7 @@ def publish_datasets(
     artifact = load_artifact(store, extraction, revision)
     if not artifact.tables:
         return []
-    built = build_datasets(
-        store, artifact, revision, lambda dataset: served_dataset(con, dataset)
-    )
+    built = build_datasets(store, artifact, revision, lambda dataset: served_dataset(con, dataset))
     with catalog.transaction(con):
         replaced = [key for dataset in built if (key := write_dataset(con, dataset))]
     delete_snapshots(store, replaced)
