@@ -213,3 +213,23 @@ def test_approve_retypes_under_a_new_snapshot_and_a_later_revision_keeps_it(
         f"document serves revision {later.revision} now: show it again and approve what it serves"
     )
     assert served()["disk.csv#disk.csv"].snapshot == later.snapshot
+
+
+def test_mistakes_are_one_line_with_their_code(loom_home: Path) -> None:
+    unknown = loom("datasets", "show", "nope")
+    assert (unknown.returncode, unknown.stderr.strip()) == (
+        1,
+        "loom: unknown_dataset: no served dataset has the id or name 'nope'",
+    )
+    approve = loom("datasets", "approve", "nope", "--type", "x=text")
+    assert approve.stderr.strip() == (
+        "loom: unknown_dataset: no served dataset has the id or name 'nope'"
+    )
+    malformed = loom("datasets", "approve", "nope", "--type", "text")
+    assert malformed.returncode == 2
+    assert (
+        malformed.stderr.strip()
+        .splitlines()[-1]
+        .endswith("argument --type: must be COLUMN=TYPE, not 'text'")
+    )
+    assert loom("datasets", "list").stdout == ""
