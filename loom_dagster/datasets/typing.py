@@ -15,6 +15,7 @@ rejects keep their reason.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -39,6 +40,7 @@ _QUANTUM = Decimal(1).scaleb(-DECIMAL_SCALE)
 _EXACT = Context(prec=4_400, Emax=999_999, Emin=-999_999)
 _INT_LIMIT = 10 ** (38 - DECIMAL_SCALE)
 _VALUE_CHARS = 60  # how much of a value a reason quotes
+_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class Unholdable(Exception):
@@ -71,12 +73,10 @@ def _decimal(value: object) -> Decimal:
     if isinstance(value, float):
         exact = Decimal(repr(value))
     elif isinstance(value, str):
-        try:
-            exact = Decimal(value.strip())
-        except InvalidOperation:
-            raise _not(value, "a number") from None
-        if not exact.is_finite():
+        # Plain decimal spelling only: Decimal() also takes "1_000", "NaN" and "Infinity".
+        if not _NUMBER_TEXT.fullmatch(value.strip()):
             raise _not(value, "a number")
+        exact = Decimal(value.strip())
     else:
         raise _not(value, "a number")
     rounded = exact.quantize(_QUANTUM, context=_EXACT)

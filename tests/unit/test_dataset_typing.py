@@ -162,3 +162,13 @@ def test_a_column_arrow_refuses_falls_back_and_names_its_rejects() -> None:
         (1, "column 'd': '1:75:00' is not a duration")
     ]
     assert got.table.column("d").to_pylist() == [Decimal("3600")]
+
+
+def test_only_a_plain_decimal_spelling_reads_as_a_number() -> None:
+    got = typed([("n", ColumnType.DECIMAL)], [["1_000"], ["NaN"], ["-Infinity"], [" 2.5 "]])
+    assert [(r.row, r.reason) for r in got.rejects] == [
+        (0, "column 'n': '1_000' is not a number"),
+        (1, "column 'n': 'NaN' is not a number"),
+        (2, "column 'n': '-Infinity' is not a number"),
+    ]
+    assert got.table.column("n").to_pylist() == [Decimal("2.5")]
