@@ -588,6 +588,8 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
         pipeline.retire(
             con, LexicalIndex(settings.search_dir), name, catalog.source_paths(con, name)
         )
+        # Its datasets stopped serving with its documents: their snapshots go now.
+        pipeline.drop_stale_datasets(con, store)
         states = catalog.revision_states(con)
         own = [s for s in states if s.source == name]
         purged = None

@@ -134,7 +134,7 @@ def test_loom_ingest_publishes_a_dataset_per_table(loom_home: Path, folder: Path
     assert "  Version: text" in shown.stdout
 
 
-def test_a_changed_file_serves_a_new_snapshot_and_a_deleted_one_none(
+def test_a_changed_file_serves_a_new_snapshot_and_a_deleted_one_or_source_none(
     loom_home: Path, folder: Path
 ) -> None:
     api.ingest_folder(folder)
@@ -152,6 +152,13 @@ def test_a_changed_file_serves_a_new_snapshot_and_a_deleted_one_none(
     api.ingest_folder(folder)
     assert "disk.csv#disk.csv" not in served()
     assert not snapshot_exists(after)
+
+    rest = list(served().values())
+    assert len(rest) == 4
+    removed = loom("sources", "remove", "docs", "--yes")
+    assert removed.returncode == 0, removed.stderr
+    assert served() == {}
+    assert not any(snapshot_exists(d) for d in rest)
 
 
 @pytest.mark.slow
