@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from loom_dagster.contract.artifact import (
     Artifact,
     Column,
@@ -99,11 +97,11 @@ def test_answers_about_single_columns_stop_at_100() -> None:
 
 
 def test_a_16384_column_table_does_not_stall() -> None:
-    start = time.perf_counter()
+    # Every name generated and every column mixed: each pass over the names is linear (a set of
+    # names seen, not a scan of them), so this returns at once instead of after 16,384**2 steps.
     got = run(table([("", "mixed")] * 16_384, rows=[[1] * 16_384] * 3))
-    # Not a timing test of speed: a quadratic pass over 16,384 names takes minutes, this a blink.
-    assert time.perf_counter() - start < 30
     assert len(got.schema.columns) == MAX_STORED_COLUMNS
+    assert got.schema.columns[-1].name == "column 1024"
     assert len(got.questions) == MAX_COLUMN_QUESTIONS + 2
 
 
