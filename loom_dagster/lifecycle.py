@@ -26,7 +26,14 @@ import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import duckdb
+
 from loom_dagster import catalog
+from loom_dagster.datasets.catalog import (
+    forget_snapshots,
+    referenced_snapshots,
+    stale_snapshots,
+)
 from loom_dagster.objectstore import ObjectStore, StoredObject
 from loom_dagster.variables import positive_int
 
@@ -242,3 +249,48 @@ def _delete(store: ObjectStore, doomed: Sequence[StoredObject], *, dry_run: bool
         store.delete(obj.key)
         deleted.append(obj)
     return Collected(objects=tuple(deleted), skipped=tuple(skipped))
+
+
+# Dataset snapshots -----------------------------------------------------------------------------
+# Not tied to a kept revision: a snapshot is garbage once no catalog row can serve it (its
+# revision superseded or retired, or an approval replaced it), or when no row names it at all
+# (a run or an approval that stopped before its row), the latter past the grace period.
+
+DATASETS = "datasets"
+
+
+def list_snapshots(store: ObjectStore) -> list[StoredObject]:
+    return store.list_objects(DATASETS)
+
+
+def collect_datasets(
+    con: duckdb.DuckDBPyConnection,
+    store: ObjectStore,
+    objects: Sequence[StoredObject],
+    *,
+    grace_s: float = DEFAULT_GRACE_S,
+    dry_run: bool = False,
+    now: float | None = None,
+) -> Collected:
+    """Delete (or with `dry_run`, only name) the snapshots no row serves or may serve: the stale
+    rows' snapshots (their rows forgotten first), then, among `objects` (listed before the
+    catalog was held), the files no row names that are older than `grace_s`."""
+    stale = set(stale_snapshots(con))
+    named = referenced_snapshots(con) - stale
+    now = time.time() if now is None else now
+    doomed = [
+        obj
+        for obj in objects
+        if obj.key.startswith(DATASETS + "/")
+        and obj.key not in named
+        and (obj.key in stale or now - obj.modified >= grace_s)
+    ]
+    if dry_run:
+        return Collected(objects=tuple(doomed))
+    if stale:
+        forget_snapshots(con, sorted(stale))
+    deleted = []
+    for obj in doomed:
+        store.delete(obj.key)
+        deleted.append(obj)
+    return Collected(objects=tuple(deleted))

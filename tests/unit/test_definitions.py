@@ -122,6 +122,7 @@ def test_the_asset_graph_runs_original_artifact_chunks_published(
         "loom/artifact": {"loom/original"},
         "loom/chunks": {"loom/artifact"},
         "loom/published": {"loom/chunks"},
+        "loom/datasets": {"loom/artifact"},
     }
     assert graph.get(AssetKey(["loom", "published"])).pools == {"loom_catalog"}
     assert (settings.dagster_home / "dagster.yaml").read_text().count("default_limit: 1") == 1
