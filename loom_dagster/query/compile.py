@@ -30,7 +30,7 @@ _SQL_TYPES = {
     ColumnType.TIMESTAMP: "TIMESTAMPTZ",
     ColumnType.BOOLEAN: "BOOLEAN",
 }
-_COMPARE = {
+_COMPARE: dict[str, type[exp.Binary]] = {
     "=": exp.EQ,
     "!=": exp.NEQ,
     "<": exp.LT,
@@ -38,6 +38,8 @@ _COMPARE = {
     ">": exp.GT,
     ">=": exp.GTE,
 }
+# An exact average is summed here and divided in Python (see Compiled.averages).
+_FOLD: dict[str, type[exp.Func]] = {"sum": exp.Sum, "avg": exp.Sum, "min": exp.Min, "max": exp.Max}
 _UNITS = {"day": "day", "month": "month", "year": "year"}
 _EXACT = {ColumnType.DECIMAL, ColumnType.DURATION}
 
@@ -74,7 +76,7 @@ class _Parameters:
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
 
-    def bind(self, prefix: str, value: Any) -> exp.Expression:
+    def bind(self, prefix: str, value: Any) -> exp.Expr:
         name = f"{prefix}{sum(1 for n in self.values if n.startswith(prefix))}"
         self.values[name] = value
         return exp.Placeholder(this=name)
@@ -84,11 +86,11 @@ def _ref(column: Column) -> exp.Column:
     return exp.column(key(column), table=f"d{column.dataset}")
 
 
-def _typed(parameters: _Parameters, value: Any, kind: ColumnType) -> exp.Expression:
+def _typed(parameters: _Parameters, value: Any, kind: ColumnType) -> exp.Expr:
     return exp.Cast(this=parameters.bind("v", value), to=sql_type(kind))
 
 
-def dataset_source(path_parameter: exp.Expression, width: int, alias: str) -> exp.Table:
+def dataset_source(path_parameter: exp.Expr, width: int, alias: str) -> exp.Table:
     """`read_parquet($sN) AS alias(r, k0, ..., k<width-1>)`: the columns renamed by position."""
     names = [exp.to_identifier(ROW)] + [exp.to_identifier(f"k{i}") for i in range(width)]
     return exp.Table(
@@ -106,7 +108,7 @@ def compile_plan(plan: ValidatedPlan, paths: Sequence[str], max_rows: int) -> Co
         source = dataset_source(
             parameters.bind("s", paths[index]), len(dataset.schema.columns), "t"
         )
-        conditions: list[exp.Expression] = []
+        conditions: list[exp.Expr] = []  # each dataset's own filters
         for item in plan.filters:
             if item.column.dataset != index:
                 continue
@@ -140,10 +142,10 @@ def compile_plan(plan: ValidatedPlan, paths: Sequence[str], max_rows: int) -> Co
         query = query.join(subqueries[join.dataset], on=condition, join_type="inner")
 
     outputs: list[Output] = []
-    projections: list[exp.Expression] = []
-    hidden: list[exp.Expression] = []
+    projections: list[exp.Expr] = []
+    hidden: list[exp.Expr] = []
     averages: dict[int, tuple[int, int]] = {}
-    order: list[exp.Expression] = []
+    order: list[exp.Expr] = []
 
     def label(column: Column) -> str:
         return f"{plan.aliases[column.dataset]}.{column.name}"
@@ -160,7 +162,7 @@ def compile_plan(plan: ValidatedPlan, paths: Sequence[str], max_rows: int) -> Co
     else:
         groups = []
         for group in plan.groups:
-            value: exp.Expression = _ref(group.column)
+            value: exp.Expr = _ref(group.column)
             if group.by is not None:
                 if group.column.type is ColumnType.TIMESTAMP:
                     # The session's time zone is UTC, so this is the instant's UTC wall time.
@@ -181,31 +183,27 @@ def compile_plan(plan: ValidatedPlan, paths: Sequence[str], max_rows: int) -> Co
                 )
             )
         for aggregate in plan.aggregates:
-            target = None if aggregate.column is None else _ref(aggregate.column)
+            measured = aggregate.column
+            operand = None if measured is None else _ref(measured)
             position = len(outputs)
+            result_type = "integer"
             if aggregate.fn == "count":
-                value = exp.Count(this=exp.Star() if target is None else target)
-                kind = "integer"
+                value = exp.Count(this=exp.Star() if operand is None else operand)
             elif aggregate.fn == "count_distinct":
-                value = exp.Count(this=exp.Distinct(expressions=[target]))
-                kind = "integer"
+                value = exp.Count(this=exp.Distinct(expressions=[operand]))
             else:
-                assert aggregate.column is not None and target is not None
-                kind = aggregate.column.type.value
-                function = {"sum": exp.Sum, "avg": exp.Sum, "min": exp.Min, "max": exp.Max}
-                value = function[aggregate.fn](this=target)
-                if aggregate.fn == "avg" and aggregate.column.type in _EXACT:
-                    hidden.append(exp.Count(this=target.copy()))
-                    averages[position] = (position, -len(hidden))
-                elif aggregate.fn == "avg":
-                    value = exp.Avg(this=target)
+                assert measured is not None and operand is not None
+                result_type = measured.type.value
+                if aggregate.fn == "avg" and measured.type not in _EXACT:
+                    value = exp.Avg(this=operand)
+                else:
+                    value = _FOLD[aggregate.fn](this=operand)
+                if aggregate.fn == "avg" and measured.type in _EXACT:
+                    hidden.append(exp.Count(this=operand.copy()))
+                    averages[position] = (position, len(hidden) - 1)
             projections.append(value)
-            text = (
-                aggregate.fn
-                if aggregate.column is None
-                else f"{aggregate.fn} {label(aggregate.column)}"
-            )
-            outputs.append(Output("", text, kind))
+            text = aggregate.fn if measured is None else f"{aggregate.fn} {label(measured)}"
+            outputs.append(Output("", text, result_type))
         if groups:
             query = query.group_by(*groups)
 
@@ -218,8 +216,7 @@ def compile_plan(plan: ValidatedPlan, paths: Sequence[str], max_rows: int) -> Co
     # Hidden counts come after every output: resolve their positions now.
     width = len(projections)
     resolved = {
-        position: (sum_at, width + len(hidden) + count_at)
-        for position, (sum_at, count_at) in averages.items()
+        position: (sum_at, width + count_at) for position, (sum_at, count_at) in averages.items()
     }
     if order:
         query = query.order_by(*order)

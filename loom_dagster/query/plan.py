@@ -53,12 +53,18 @@ GROUP_UNITS = ("day", "month", "year")
 AGGREGATES = ("count", "count_distinct", "sum", "avg", "min", "max")
 
 # Which comparisons each type allows: a boolean is equal or not; every other type is ordered.
-_ORDERED = {t for t in ColumnType if t is not ColumnType.BOOLEAN}
-_SUMMABLE = {ColumnType.DECIMAL, ColumnType.DURATION, ColumnType.DOUBLE}
-_TIME = {ColumnType.DATE, ColumnType.TIMESTAMP}
+_ORDERED: set[ColumnType] = {t for t in ColumnType if t is not ColumnType.BOOLEAN}
+_SUMMABLE: set[ColumnType] = {ColumnType.DECIMAL, ColumnType.DURATION, ColumnType.DOUBLE}
+_TIME: set[ColumnType] = {ColumnType.DATE, ColumnType.TIMESTAMP}
 # A double has no exact value to group by: two readings of the same number may differ.
-_GROUPABLE = {t for t in ColumnType if t is not ColumnType.DOUBLE}
-_MIN_MAX = {t for t in ColumnType if t is not ColumnType.BOOLEAN}
+_GROUPABLE: set[ColumnType] = {t for t in ColumnType if t is not ColumnType.DOUBLE}
+_MIN_MAX: set[ColumnType] = {t for t in ColumnType if t is not ColumnType.BOOLEAN}
+_ALLOWED_BY: dict[str, set[ColumnType]] = {
+    "sum": _SUMMABLE,
+    "avg": _SUMMABLE,
+    "min": _MIN_MAX,
+    "max": _MIN_MAX,
+}
 _LIMIT = Decimal(10) ** (DECIMAL_PRECISION - DECIMAL_SCALE)
 _QUANTUM = Decimal(1).scaleb(-DECIMAL_SCALE)
 # Wide enough that quantizing any value below _LIMIT to nine places is exact.
@@ -428,26 +434,26 @@ def validate(plan: Plan, resolve: Resolve) -> ValidatedPlan:
         filters.append(_check_filter(target, item, aliases))
 
     joins: dict[int, CheckedJoin] = {}
-    for item in plan.joins:
-        index, to = alias_index(item.alias), alias_index(item.to)
+    for join in plan.joins:
+        index, to = alias_index(join.alias), alias_index(join.to)
         if to >= index:
             raise QueryError(
-                f"dataset {shown(item.alias)} may join only a dataset named before it, "
-                f"not {shown(item.to)}",
+                f"dataset {shown(join.alias)} may join only a dataset named before it, "
+                f"not {shown(join.to)}",
                 code="join_not_allowed",
             )
         if index in joins:
             raise QueryError(
-                f"dataset {shown(item.alias)} has two joins; give one with several column pairs",
+                f"dataset {shown(join.alias)} has two joins; give one with several column pairs",
                 code="join_not_allowed",
             )
         pairs = []
-        for left_name, right_name in item.on:
-            left, right = column(item.alias, left_name), column(item.to, right_name)
+        for left_name, right_name in join.on:
+            left, right = column(join.alias, left_name), column(join.to, right_name)
             if left.type.kind != right.type.kind:
                 raise QueryError(
-                    f"join keys {shown(item.alias)}.{shown(left.name)} ({left.type.value}) and "
-                    f"{shown(item.to)}.{shown(right.name)} ({right.type.value}) are of different "
+                    f"join keys {shown(join.alias)}.{shown(left.name)} ({left.type.value}) and "
+                    f"{shown(join.to)}.{shown(right.name)} ({right.type.value}) are of different "
                     "kinds",
                     code="join_kind_mismatch",
                 )
@@ -462,41 +468,38 @@ def validate(plan: Plan, resolve: Resolve) -> ValidatedPlan:
             )
 
     groups = []
-    for item in plan.groups:
-        target = column(item.alias, item.column)
+    for group in plan.groups:
+        target = column(group.alias, group.column)
         if target.type not in _GROUPABLE:
             raise QueryError(
                 f"column {shown(target.name)} is a {target.type.value}: it cannot be grouped",
                 code="group_not_allowed",
             )
-        if item.by is not None and target.type not in _TIME:
+        if group.by is not None and target.type not in _TIME:
             raise QueryError(
                 f"column {shown(target.name)} is a {target.type.value}: only a date or a "
-                f"timestamp groups by {item.by}",
+                f"timestamp groups by {group.by}",
                 code="group_not_allowed",
             )
-        groups.append(CheckedGroup(target, item.by))
+        groups.append(CheckedGroup(target, group.by))
 
     aggregates = []
-    for item in plan.aggregates:
-        target = None if item.column is None else column(str(item.alias), item.column)
-        if target is not None:
-            allowed = {
-                "sum": _SUMMABLE,
-                "avg": _SUMMABLE,
-                "min": _MIN_MAX,
-                "max": _MIN_MAX,
-            }.get(item.fn, set(ColumnType))
-            if target.type not in allowed:
+    for aggregate in plan.aggregates:
+        measured = (
+            None if aggregate.column is None else column(str(aggregate.alias), aggregate.column)
+        )
+        if measured is not None:
+            allowed = _ALLOWED_BY.get(aggregate.fn, set(ColumnType))
+            if measured.type not in allowed:
                 raise QueryError(
-                    f"{item.fn} of column {shown(target.name)} ({target.type.value}) is not "
+                    f"{aggregate.fn} of column {shown(measured.name)} ({measured.type.value}) is not "
                     "allowed",
                     code="aggregate_not_allowed",
                 )
-        aggregates.append(CheckedAggregate(item.fn, target))
+        aggregates.append(CheckedAggregate(aggregate.fn, measured))
 
     if plan.columns is not None:
-        columns = tuple(column(item.alias, item.column) for item in plan.columns)
+        columns = tuple(column(name.alias, name.column) for name in plan.columns)
     elif not aggregates:
         columns = tuple(
             Column(index, position, stored.name, stored.type)

@@ -239,12 +239,15 @@ def execute(
             code="memory_limit",
         ) from None
     except duckdb.OutOfRangeException as error:
-        if "overflow" in str(error).lower() and "sum" in str(error).lower():
+        text = str(error).lower()
+        if "overflow" in text and ("sum" in text or "addition" in text):
             raise QueryError(
                 "a sum does not fit a decimal of 38 digits (29 before the point)",
                 code="sum_overflow",
             ) from None
-        raise QueryError(f"the query failed: {_first_line(error)}", code="query_failed") from None
+        raise QueryError(
+            f"a value does not fit its type: {_first_line(error)}", code="numeric_overflow"
+        ) from None
     except duckdb.Error as error:
         if timed_out.is_set():
             raise _time_limit(ceilings) from None

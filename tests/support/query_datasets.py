@@ -46,7 +46,9 @@ class MemoryCatalog:
 
 def parquet_bytes(schema: DatasetSchema, rows: Sequence[Sequence[Any]]) -> bytes:
     arrow = schema.arrow_schema()
-    columns = [list(range(len(rows)))] + [[row[i] for row in rows] for i in range(len(schema.columns))]
+    columns = [list(range(len(rows)))] + [
+        [row[i] for row in rows] for i in range(len(schema.columns))
+    ]
     table = pa.Table.from_arrays(
         [pa.array(values, type=field.type) for values, field in zip(columns, arrow, strict=True)],
         schema=arrow,
