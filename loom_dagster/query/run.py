@@ -217,8 +217,9 @@ def execute(
     parameters: dict[str, Any],
     paths: Sequence[Path],
     ceilings: Ceilings,
-) -> list[tuple[Any, ...]]:
-    """Run one statement under the ceilings; more than `max_rows` rows is `too_many_rows`."""
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one statement under the ceilings: its column names and rows. More than `max_rows`
+    rows is `too_many_rows`."""
     con = locked_connection(paths, ceilings)
     timed_out = threading.Event()
 
@@ -230,7 +231,9 @@ def execute(
     timer.daemon = True
     timer.start()
     try:
-        rows = con.execute(statement, parameters).fetchmany(ceilings.max_rows + 1)
+        cursor = con.execute(statement, parameters)
+        names = [str(column[0]) for column in cursor.description or ()]
+        rows = cursor.fetchmany(ceilings.max_rows + 1)
     except duckdb.InterruptException:
         raise _time_limit(ceilings) from None
     except duckdb.OutOfMemoryException:
@@ -267,7 +270,7 @@ def execute(
             f"the answer has more than {ceilings.max_rows} rows; filter or group it",
             code="too_many_rows",
         )
-    return rows
+    return names, rows
 
 
 def _time_limit(ceilings: Ceilings) -> QueryError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loom_dagster.query.compile import compile_plan
+from loom_dagster.query.compile import Output, compile_plan
 from loom_dagster.query.errors import QueryError
 from loom_dagster.query.plan import read_plan, validate
 from loom_dagster.query.run import (
@@ -21,6 +21,7 @@ from loom_dagster.query.run import (
     snapshot_reads,
     still_served,
 )
+from loom_dagster.query.sql import check_sql, rewrite
 
 
 def run_query(
@@ -36,7 +37,7 @@ def run_query(
     try:
         with opened(files, datasets) as paths:
             compiled = compile_plan(validated, [str(p) for p in paths], ceilings.max_rows)
-            rows = execute(compiled.sql, compiled.parameters, paths, ceilings)
+            _, rows = execute(compiled.sql, compiled.parameters, paths, ceilings)
     except QueryError as error:
         # A snapshot gone or replaced under the query is a change to run again for.
         if error.code in ("snapshot_missing", "snapshot_mismatch", "query_failed"):
@@ -56,3 +57,37 @@ def run_query(
         reasons,
     )
     return Answer(compiled.outputs, finish_rows(compiled, rows), receipt)
+
+
+def run_sql(
+    text: str,
+    catalog: Catalog,
+    files: SnapshotFiles,
+    ceilings: Ceilings | None = None,
+) -> Answer:
+    """Answer one allowlisted SELECT over served datasets named as tables (`loom sql`)."""
+    ceilings = ceilings or Ceilings()
+    checked = check_sql(text, catalog.served_dataset)
+    datasets = checked.datasets
+    try:
+        with opened(files, datasets) as paths:
+            statement, parameters = rewrite(checked, [str(p) for p in paths], ceilings.max_rows)
+            names, rows = execute(statement, parameters, paths, ceilings)
+    except QueryError as error:
+        if error.code in ("snapshot_missing", "snapshot_mismatch", "query_failed"):
+            still_served(catalog, datasets)
+        raise
+    still_served(catalog, datasets)
+    for index, dataset in enumerate(datasets):
+        parameters[f"s{index}"] = dataset.snapshot_key
+    reasons = completeness(checked.aliases, datasets)
+    receipt = Receipt(
+        snapshot_reads(checked.aliases, datasets),
+        None,
+        statement,
+        parameters,
+        not reasons,
+        reasons,
+    )
+    columns = tuple(Output(f"c{i}", name, "") for i, name in enumerate(names))
+    return Answer(columns, tuple(tuple(row) for row in rows), receipt)
