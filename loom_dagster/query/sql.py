@@ -11,19 +11,24 @@ same ceilings and in the same locked-down connection as a plan, with the same re
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ParseError, SqlglotError
 
 from loom_dagster.datasets.model import Dataset, DatasetState
 from loom_dagster.display import one_line
 from loom_dagster.query.compile import DIALECT
 from loom_dagster.query.errors import QueryError
 from loom_dagster.query.plan import MAX_DATASETS, shown
+
+# sqlglot warns on stderr when it falls back to a bare command (LOAD, EXPLAIN, CALL); the
+# refusal that follows says it in one line.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 MAX_SQL_CHARS = 20_000
 MAX_NODES = 5_000
@@ -78,14 +83,21 @@ def check_sql(text: str, resolve: Callable[[str], Dataset | None]) -> CheckedSql
         raise _refused(f"the statement is longer than {MAX_SQL_CHARS} characters")
     try:
         statements = sqlglot.parse(text, dialect=DIALECT)
+    except ParseError as error:
+        first = error.errors[0] if error.errors else {}
+        where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
+        why = first.get("description") or "not SQL"
+        raise _refused(f"cannot parse the statement{where}: {why}") from None
     except (SqlglotError, RecursionError, ValueError) as error:
         raise _refused(f"cannot parse the statement: {error}") from None
-    present = [s for s in statements if s is not None]
+    # A trailing comment after the last `;` parses as an empty statement.
+    present = [s for s in statements if s is not None and not isinstance(s, exp.Semicolon)]
     if len(present) != 1:
         raise _refused(f"one statement is allowed, not {len(present)}")
     tree = present[0]
     if not isinstance(tree, _ROOTS):
-        raise _refused(f"only a SELECT is allowed, not {type(tree).__name__.upper()}")
+        what = tree.name if isinstance(tree, exp.Command) else type(tree).__name__
+        raise _refused(f"only a SELECT is allowed, not {shown(what.upper(), 40)}")
     nodes = list(tree.walk())
     if len(nodes) > MAX_NODES:
         raise _refused(f"the statement has more than {MAX_NODES} parts")
@@ -147,7 +159,7 @@ def _describe(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous):
         return f"the function {shown(str(node.name))}"
     if isinstance(node, exp.Func):
-        return f"the function {node.sql_name()}"
+        return f"the function {shown(node.sql_name().lower())}"
     return type(node).__name__.upper()
 
 
