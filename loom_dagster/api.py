@@ -8,7 +8,7 @@ revision to the instance under LOOM_HOME, and materializes them in batched runs 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from loom_dagster import catalog, lifecycle, pipeline, runs
+from loom_dagster.datasets.model import Dataset
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
@@ -593,3 +594,46 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
             prune_partitions(dagster_instance(settings), [s.key for s in own if s.status is None])
         catalog.remove_source(con, name)
     return Removal(name, active, done=True, purged=purged)
+
+
+# Datasets --------------------------------------------------------------------------------------
+
+
+def datasets() -> list[Dataset]:
+    """Every served dataset."""
+    from loom_dagster.datasets.catalog import list_served
+
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        return list_served(con)
+
+
+def dataset(id_or_name: str) -> Dataset:
+    """The served dataset with this id or name (unknown_dataset when none is served)."""
+    from loom_dagster.datasets.catalog import DatasetError, served_dataset
+
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        found = served_dataset(con, id_or_name)
+    if found is None:
+        raise DatasetError(
+            f"no served dataset has the id or name {one_line(id_or_name, 200)!r}",
+            code="unknown_dataset",
+        )
+    return found
+
+
+def approve_dataset(
+    id_or_name: str, types: Mapping[str, str], *, revision: str | None = None
+) -> Dataset:
+    """Approve a served dataset, retyping the columns `types` names (datasets.approve)."""
+    from loom_dagster.datasets.approve import approve
+
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    store = ObjectStore(settings.object_store_url)
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        return approve(con, store, id_or_name, types, revision=revision)
+

@@ -59,6 +59,17 @@ DROP TABLE IF EXISTS chunks;
 -- commits the catalog, then the index, then this mark; a document whose mark differs from its
 -- live revision is repaired from its stored chunks (pipeline.reconcile).
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS indexed_revision VARCHAR;
+-- A typed dataset of one revision of one document (loom_dagster.datasets.catalog): served while
+-- its document's live revision is `revision`, by the Parquet snapshot `snapshot_key`.
+CREATE TABLE IF NOT EXISTS datasets (
+    dataset_id VARCHAR NOT NULL, revision VARCHAR NOT NULL, source VARCHAR NOT NULL,
+    path VARCHAR NOT NULL, table_id VARCHAR NOT NULL, name VARCHAR NOT NULL,
+    schema VARCHAR NOT NULL, state VARCHAR NOT NULL, questions VARCHAR NOT NULL,
+    rows_stored BIGINT NOT NULL, rows_rejected BIGINT NOT NULL, rejects VARCHAR NOT NULL,
+    complete BOOLEAN NOT NULL, incomplete_reasons VARCHAR NOT NULL,
+    snapshot VARCHAR NOT NULL, snapshot_key VARCHAR NOT NULL,
+    written_at TIMESTAMP DEFAULT current_timestamp, PRIMARY KEY (dataset_id, revision)
+);
 """
 
 PUBLISHED, REFUSED, SUPERSEDED = "published", "refused", "superseded"

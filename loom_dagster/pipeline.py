@@ -23,6 +23,15 @@ from loom_dagster import catalog, hold
 from loom_dagster.chunking import Chunk, chunk_artifact
 from loom_dagster.contract.artifact import Artifact
 from loom_dagster.contract.validate import parse_artifact
+from loom_dagster.datasets.build import build_datasets
+from loom_dagster.datasets.catalog import (
+    forget_snapshots,
+    served_dataset,
+    stale_snapshots,
+    write_dataset,
+)
+from loom_dagster.datasets.model import Dataset
+from loom_dagster.datasets.snapshots import delete_snapshots
 from loom_dagster.display import bounded, printable
 from loom_dagster.errors import ExtractionFailed, LoomError, SourceError
 from loom_dagster.objectstore import ObjectStore, StoreError
@@ -296,6 +305,7 @@ def publish(
                 )
                 for c in chunks
             ]
+    drop_stale_datasets(con, store)
     hold.reached("published")
     index.publish_many(live)
     hold.reached("index")
@@ -348,10 +358,39 @@ def _publish_in_catalog(
         return outcome, []
     chunks = read_chunks(store, revision.key)
     assert extraction.artifact_sha256
+    if not catalog.newer_revision_is_live(con, revision):
+        publish_datasets(con, store, extraction, revision)
     catalog.publish_revision(
         con, revision, chunks, artifact_sha256=extraction.artifact_sha256, run_id=run_id
     )
     return catalog.outcomes_for(con, [revision.key])[revision.key], chunks
+
+
+def publish_datasets(
+    con: duckdb.DuckDBPyConnection, store: ObjectStore, extraction: Extraction, revision: Revision
+) -> list[Dataset]:
+    """Type the artifact's tables and write their snapshots, then their catalog rows, before the
+    switch: nothing serves them until the documents row names `revision`."""
+    artifact = load_artifact(store, extraction, revision)
+    if not artifact.tables:
+        return []
+    built = build_datasets(
+        store, artifact, revision, lambda dataset: served_dataset(con, dataset)
+    )
+    with catalog.transaction(con):
+        replaced = [key for dataset in built if (key := write_dataset(con, dataset))]
+    delete_snapshots(store, replaced)
+    return built
+
+
+def drop_stale_datasets(con: duckdb.DuckDBPyConnection, store: ObjectStore) -> list[str]:
+    """After a switch: forget the dataset rows no revision will serve again (superseded, retired),
+    then delete their snapshots. A crash between leaves files no row names, which gc collects."""
+    stale = stale_snapshots(con)
+    if stale:
+        forget_snapshots(con, stale)
+        delete_snapshots(store, stale)
+    return stale
 
 
 def retire(

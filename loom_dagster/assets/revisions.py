@@ -39,6 +39,8 @@ from dagster import (
     MetadataValue,
     Output,
     RetryRequested,
+    TableColumn,
+    TableSchema,
     asset,
     multi_asset,
 )
@@ -50,6 +52,8 @@ from dagster._core.events import DagsterEventType
 from loom_dagster import catalog, hold, pipeline
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.metadata import metadata_text
+from loom_dagster.datasets.catalog import datasets_of_revision
+from loom_dagster.datasets.model import Dataset, DatasetState
 from loom_dagster.errors import LoomError, SettingsError, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import batch_policy, revisions
@@ -84,6 +88,8 @@ PREFIX = "loom"  # every asset key starts with it, so `chunks` meets no other lo
 ORIGINAL, ARTIFACT, CHUNKS, PUBLISHED = (
     AssetKey([PREFIX, name]) for name in ("original", "artifact", "chunks", "published")
 )
+DATASETS = AssetKey([PREFIX, "datasets"])
+TYPED_CHECK = "typed"
 EXTRACTED_CHECK = "extracted"
 COMPLETE_CHECK = "complete"
 LIVE_CHECK = "live"
@@ -98,6 +104,8 @@ except PackageNotFoundError:  # run from a checkout that was never installed
 ARTIFACT_CODE_VERSION = f"contract-v1+loom-{PACKAGE_VERSION}"
 # The longest string from a document, a path or a service put into a run's metadata.
 METADATA_CHARS = 1000
+# A revision's datasets shown in the UI, each with at most this many of its columns.
+MAX_SCHEMAS, MAX_SCHEMA_COLUMNS = 20, 200
 
 # An unavailable extractor, object store or index fails the step as retryable: the step asks
 # Dagster for a retry (RetryRequested) with a growing, jittered delay until the attempts in
@@ -434,6 +442,16 @@ def complete_evaluation(
             skippable=True,  # materialized per revision below, only for those made live
             **AUTOMATED,
         ),
+        AssetSpec(
+            DATASETS,
+            deps=[ARTIFACT],
+            description="The revision's tables as typed datasets (one Parquet snapshot each), "
+            "switched with its chunks: served while the revision is live.",
+            kinds={"parquet", "duckdb"},
+            code_version=PACKAGE_VERSION,
+            skippable=True,  # materialized per revision below, only for those with tables
+            **AUTOMATED,
+        ),
     ],
     check_specs=[
         AssetCheckSpec(
@@ -442,7 +460,14 @@ def complete_evaluation(
             partitions_def=revisions,
             description="The revision is the one search serves (warning: superseded by a newer "
             "revision of its file, or retired with its deleted file).",
-        )
+        ),
+        AssetCheckSpec(
+            TYPED_CHECK,
+            asset=DATASETS,
+            partitions_def=revisions,
+            description="Every row of the revision's tables is typed and every schema settled "
+            "(warning: a dataset needs clarification; error: rows were rejected).",
+        ),
     ],
     can_subset=True,
     pool="loom_catalog",  # DuckDB takes one writing process per file: a pool of size 1
@@ -482,17 +507,95 @@ def published(
         with catalog_db.connect() as con:
             outcomes = pipeline.publish(con, index, object_store, batch, run_id=run_id)
             states = catalog.document_states(con, {r.document_id for r in batch})
+            typed = {
+                o.revision: datasets_of_revision(con, o.revision)
+                for o in outcomes
+                if o.status == catalog.PUBLISHED
+            }
     for outcome in outcomes:
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision
         )
         yield published_event(outcome, extraction)
+    yield from datasets_events(context, {key: found for key, found in typed.items() if found})
     if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
         targets = _targets(context, PUBLISHED, [state.key for state in states])
         for state in states:
             if state.status is not None:
                 yield live_evaluation(state, targets.get(state.key))
         yield Output(None, output_name=f"{PREFIX}__published_{LIVE_CHECK}")
+
+
+def datasets_events(
+    context: AssetExecutionContext, typed: Mapping[str, Sequence[Dataset]]
+) -> Iterator[Any]:
+    """A materialization of `datasets` per revision that published tables, then its check."""
+    if DATASETS not in context.selected_asset_keys:
+        return
+    for key, found in typed.items():
+        yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
+    if any(check.name == TYPED_CHECK for check in context.selected_asset_check_keys):
+        targets = _targets(context, DATASETS, list(typed))
+        for key, found in typed.items():
+            yield typed_evaluation(key, found, targets.get(key))
+        yield Output(None, output_name=f"{PREFIX}__datasets_{TYPED_CHECK}")
+
+
+def datasets_metadata(found: Sequence[Dataset]) -> dict[str, Any]:
+    """What the UI shows of a revision's datasets: a schema each, rows stored and rejected,
+    the state of each and whether each kept its whole table."""
+    metadata: dict[str, Any] = {
+        "datasets": MetadataValue.int(len(found)),
+        "rows_stored": MetadataValue.int(sum(d.rows_stored for d in found)),
+        "rows_rejected": MetadataValue.int(sum(d.rows_rejected for d in found)),
+        "state": MetadataValue.text(
+            metadata_text("; ".join(f"{d.name}: {d.state.value}" for d in found))
+        ),
+        "complete": MetadataValue.bool(all(d.complete for d in found)),
+    }
+    for number, dataset in enumerate(found[:MAX_SCHEMAS], 1):
+        columns = [
+            TableColumn(metadata_text(c.name, 200), c.type.value)
+            for c in dataset.schema.columns[:MAX_SCHEMA_COLUMNS]
+        ]
+        metadata[f"schema {number}"] = MetadataValue.table_schema(TableSchema(columns=columns))
+        metadata[f"dataset {number}"] = MetadataValue.text(
+            metadata_text(
+                f"{dataset.dataset_id} {dataset.name}: {dataset.rows_stored} rows stored, "
+                f"{dataset.rows_rejected} rejected, {dataset.state.value}, "
+                f"{'complete' if dataset.complete else 'incomplete'}"
+            )
+        )
+    return metadata
+
+
+def typed_evaluation(
+    key: str,
+    found: Sequence[Dataset],
+    target: AssetCheckEvaluationTargetMaterializationData | None = None,
+) -> AssetCheckEvaluation:
+    """Passed when every row was typed and no schema asks a question; an error when rows were
+    rejected, a warning while a dataset needs clarification."""
+    rejected = sum(d.rows_rejected for d in found)
+    unclear = [d for d in found if d.state is DatasetState.NEEDS_CLARIFICATION]
+    why = []
+    if rejected:
+        why.append(f"{rejected} rows rejected")
+    if unclear:
+        why.append(f"{len(unclear)} datasets need clarification: {unclear[0].questions[0]}")
+    return AssetCheckEvaluation(
+        asset_key=DATASETS,
+        check_name=TYPED_CHECK,
+        passed=not why,
+        partition=key,
+        target_materialization_data=target,
+        severity=AssetCheckSeverity.ERROR if rejected else AssetCheckSeverity.WARN,
+        description=metadata_text("; ".join(why)) if why else None,
+        metadata={
+            "rows_rejected": rejected,
+            "needs_clarification": len(unclear),
+        },
+    )
 
 
 def live_evaluation(
