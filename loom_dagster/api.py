@@ -643,43 +643,25 @@ def approve_dataset(
 # Queries ---------------------------------------------------------------------------------------
 
 
-class _ServedDatasets:
-    """The query package's Catalog over the catalog file: a short connection per question, so
-    a query holds no lock on the catalog while its statement runs."""
-
-    def __init__(self, settings: LoomSettings) -> None:
-        self._database = str(settings.catalog_path)
-
-    def served_dataset(self, id_or_name: str) -> Dataset | None:
-        from loom_dagster.datasets.catalog import served_dataset
-
-        with CatalogResource(database=self._database).connect() as con:
-            return served_dataset(con, id_or_name)
-
-    def is_served(self, dataset_id: str, snapshot: str) -> bool:
-        from loom_dagster.datasets.catalog import is_served
-
-        with CatalogResource(database=self._database).connect() as con:
-            return is_served(con, dataset_id, snapshot)
-
-
 def query(plan: str | bytes | Mapping[str, object], *, ceilings: Ceilings | None = None) -> Answer:
     """Answer a typed plan (seed 000 "Queries") over the served datasets, with its receipt."""
+    from loom_dagster.query.catalog import ServedDatasets
     from loom_dagster.query.run import StoreSnapshots
     from loom_dagster.query.service import run_query
 
     settings = LoomSettings.from_env()
     settings.prepare()
     files = StoreSnapshots(ObjectStore(settings.object_store_url))
-    return run_query(plan, _ServedDatasets(settings), files, ceilings)
+    return run_query(plan, ServedDatasets(settings.catalog_path), files, ceilings)
 
 
 def sql(text: str, *, ceilings: Ceilings | None = None) -> Answer:
     """Answer one allowlisted SELECT over dataset names as tables (`loom sql`)."""
+    from loom_dagster.query.catalog import ServedDatasets
     from loom_dagster.query.run import StoreSnapshots
     from loom_dagster.query.service import run_sql
 
     settings = LoomSettings.from_env()
     settings.prepare()
     files = StoreSnapshots(ObjectStore(settings.object_store_url))
-    return run_sql(text, _ServedDatasets(settings), files, ceilings)
+    return run_sql(text, ServedDatasets(settings.catalog_path), files, ceilings)
