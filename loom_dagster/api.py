@@ -37,6 +37,8 @@ from loom_dagster.sources import (
 if TYPE_CHECKING:
     from dagster import DagsterInstance
 
+    from loom_dagster.query.run import Answer, Ceilings
+
 Progress = Callable[[str], None]
 
 
@@ -646,3 +648,30 @@ def approve_dataset(
     store = ObjectStore(settings.object_store_url)
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         return approve(con, store, id_or_name, types, revision=revision)
+
+
+# Queries ---------------------------------------------------------------------------------------
+
+
+def query(plan: str | bytes | Mapping[str, object], *, ceilings: Ceilings | None = None) -> Answer:
+    """Answer a typed plan (seed 000 "Queries") over the served datasets, with its receipt."""
+    from loom_dagster.query.catalog import ServedDatasets
+    from loom_dagster.query.run import StoreSnapshots
+    from loom_dagster.query.service import run_query
+
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    files = StoreSnapshots(ObjectStore(settings.object_store_url))
+    return run_query(plan, ServedDatasets(settings.catalog_path), files, ceilings)
+
+
+def sql(text: str, *, ceilings: Ceilings | None = None) -> Answer:
+    """Answer one allowlisted SELECT over dataset names as tables (`loom sql`)."""
+    from loom_dagster.query.catalog import ServedDatasets
+    from loom_dagster.query.run import StoreSnapshots
+    from loom_dagster.query.service import run_sql
+
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    files = StoreSnapshots(ObjectStore(settings.object_store_url))
+    return run_sql(text, ServedDatasets(settings.catalog_path), files, ceilings)
