@@ -285,17 +285,15 @@ def publish(
     outcomes: list[catalog.Outcome] = []
     live: dict[str, list[IndexedChunk]] = {}
     published: dict[str, str] = {}
+    tags = catalog.source_tags(con, {revision.source for revision in revisions})
     for revision in revisions:
-        outcome, chunks = _publish_in_catalog(con, store, revision, run_id=run_id)
+        outcome, chunks, extraction = _publish_in_catalog(con, store, revision, run_id=run_id)
         outcomes.append(outcome)
         if outcome.status == catalog.PUBLISHED:
             published[revision.document_id] = revision.key
-            live[revision.document_id] = [
-                IndexedChunk.of(
-                    c, document_id=revision.document_id, source=revision.source, path=revision.path
-                )
-                for c in chunks
-            ]
+            live[revision.document_id] = indexed_chunks(
+                revision, chunks, tags[revision.source], extraction
+            )
     hold.reached("published")
     index.publish_many(live)
     hold.reached("index")
@@ -317,15 +315,16 @@ def reconcile(
         return {}
     live: dict[str, list[IndexedChunk]] = {}
     gone: list[str] = []
+    revisions = {key: catalog.get_revision(con, key) for _, key in differing if key is not None}
+    tags = catalog.source_tags(con, {revision.source for revision in revisions.values()})
     for document, key in differing:
         if key is None:
             gone.append(document)
             continue
-        revision = catalog.get_revision(con, key)
-        live[document] = [
-            IndexedChunk.of(c, document_id=document, source=revision.source, path=revision.path)
-            for c in read_chunks(store, key)
-        ]
+        revision = revisions[key]
+        live[document] = indexed_chunks(
+            revision, read_chunks(store, key), tags[revision.source], read_extraction(store, key)
+        )
     index.publish_many(live)
     for document in gone:
         index.retire(document)
@@ -334,9 +333,31 @@ def reconcile(
     return repaired
 
 
+def indexed_chunks(
+    revision: Revision,
+    chunks: Sequence[Chunk],
+    tags: Sequence[str],
+    extraction: Extraction | None,
+) -> list[IndexedChunk]:
+    """A revision's chunks as the index holds them: with its source's tags, and the units its
+    file was not read in, so a hit says so without another read."""
+    gaps = extraction.describe_gaps() if extraction is not None and extraction.incomplete else ""
+    return [
+        IndexedChunk.of(
+            chunk,
+            document_id=revision.document_id,
+            source=revision.source,
+            path=revision.path,
+            tags=tags,
+            incomplete=gaps,
+        )
+        for chunk in chunks
+    ]
+
+
 def _publish_in_catalog(
     con: duckdb.DuckDBPyConnection, store: ObjectStore, revision: Revision, *, run_id: str | None
-) -> tuple[catalog.Outcome, list[Chunk]]:
+) -> tuple[catalog.Outcome, list[Chunk], Extraction]:
     extraction = read_extraction(store, revision.key)
     if extraction is None:
         raise SourceError(f"{revision.key} has no extraction yet", code="not_extracted")
@@ -345,13 +366,13 @@ def _publish_in_catalog(
             revision.key, catalog.REFUSED, extraction.code, extraction.message
         )
         catalog.record_outcome(con, outcome, run_id=run_id)
-        return outcome, []
+        return outcome, [], extraction
     chunks = read_chunks(store, revision.key)
     assert extraction.artifact_sha256
     catalog.publish_revision(
         con, revision, chunks, artifact_sha256=extraction.artifact_sha256, run_id=run_id
     )
-    return catalog.outcomes_for(con, [revision.key])[revision.key], chunks
+    return catalog.outcomes_for(con, [revision.key])[revision.key], chunks, extraction
 
 
 def retire(
@@ -378,6 +399,7 @@ _CHUNK_SCHEMA = pa.schema(
         ("keys", pa.list_(pa.string())),
         ("revision", pa.string()),
         ("format", pa.string()),
+        ("names", pa.list_(pa.string())),
     ]
 )
 
