@@ -24,7 +24,7 @@ from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.legs import Leg
 from loom_dagster.search.lexical import LexicalIndex
-from loom_dagster.search.service import SearchHit, make_filter
+from loom_dagster.search.service import SearchHit, make_filter, open_index
 from loom_dagster.search.service import search as search_chunks
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
@@ -476,8 +476,6 @@ def search(
 ) -> list[SearchHit]:
     """The fused search (exact keys and BM25, or the `legs` given) over the published chunks,
     filtered inside every leg; a bad request raises service.BadSearch."""
-    settings = LoomSettings.from_env()
-    settings.prepare()
     search_filter = make_filter(
         formats=formats,
         sources=sources,
@@ -485,8 +483,7 @@ def search(
         tags=tags,
         path_prefix=path_prefix,
     )
-    index = LexicalIndex(settings.search_dir)
-    return search_chunks(index, text, search_filter, limit=limit, legs=legs)
+    return search_chunks(open_index(), text, search_filter, limit=limit, legs=legs)
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,15 @@ import os
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from loom_dagster import catalog
-from loom_dagster.objectstore import ObjectStore, StoredObject
 from loom_dagster.variables import positive_int
+
+if TYPE_CHECKING:
+    # Imported where used: LoomSettings reads Retention from here, and `loom search` loads the
+    # settings without DuckDB (the catalog) or fsspec (the store).
+    from loom_dagster import catalog
+    from loom_dagster.objectstore import ObjectStore, StoredObject
 
 KEEP_REVISIONS_ENV = "LOOM_KEEP_REVISIONS"
 KEEP_DAYS_ENV = "LOOM_KEEP_DAYS"
@@ -127,6 +132,9 @@ def references_of(
     """What the revisions named in `keys` need. An artifact the catalog does not name (the
     revision is pending, or its outcome was rewritten as superseded) is read from the
     revision's own `extraction.json`, when `stored` holds one."""
+    from loom_dagster import catalog
+    from loom_dagster.objectstore import ObjectStore
+
     originals: set[str] = set()
     artifacts: set[str] = set()
     for state in states:

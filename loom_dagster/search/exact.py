@@ -75,8 +75,8 @@ def query_identifiers(query: str) -> list[str]:
     candidates: dict[str, None] = {}
     for identifier in text_identifiers(query):
         candidates[identifier] = None
-    whole = fold(query.strip().strip(_WRAPPING).rstrip("."))
-    if whole:
+    whole = fold(query.strip().strip(_WRAPPING).rstrip(".").strip())
+    if any(char.isalnum() for char in whole):
         candidates[whole] = None
     return [c for c in candidates if len(c) <= MAX_TERM_CHARS][:MAX_QUERY_IDENTIFIERS]
 

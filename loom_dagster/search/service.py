@@ -8,10 +8,8 @@ pipeline, DuckDB, pyarrow or Dagster, so `loom search` starts fast (README, "Sea
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from loom_dagster.contract.formats import FORMATS
 from loom_dagster.display import printable
@@ -23,9 +21,6 @@ from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
 from loom_dagster.sources import validate_tag
 
 MAX_LIMIT = 1000
-# LoomSettings' default home; read here without LoomSettings, whose import brings the catalog
-# (DuckDB) that a search does not need.
-DEFAULT_HOME = ".loom"
 
 
 NO_FILTER = SearchFilter()
@@ -118,12 +113,10 @@ def search(
     ]
 
 
-def home(env: Mapping[str, str] | None = None) -> Path:
-    """LOOM_HOME as LoomSettings reads it (a test holds the two to the same answer)."""
-    env = os.environ if env is None else env
-    return Path(env.get("LOOM_HOME") or DEFAULT_HOME).expanduser().resolve()
+def open_index() -> LexicalIndex:
+    """The search index under LOOM_HOME, its home checked and made as every command does."""
+    from loom_dagster.settings import LoomSettings
 
-
-def open_index(env: Mapping[str, str] | None = None) -> LexicalIndex:
-    """The search index under LOOM_HOME, as the pipeline publishes it."""
-    return LexicalIndex(home(env) / "search")
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    return LexicalIndex(settings.search_dir)
