@@ -4,7 +4,8 @@ BM25's analyzer cuts `E-DISK-042` into `e`, `disk`, `042` and `daily_revenue` in
 words, so an identifier query finds every chunk that shares a part. This leg keeps each key and
 identifier as one case-folded term (raw fields of the same tantivy document as the lexical leg,
 so a revision's keys publish and retire in the same commit as its text) and matches a query's
-identifiers against them whole. Where the identifier stands tells how strongly a chunk answers:
+identifiers against them whole. Where the identifier stands tells how strongly a chunk answers,
+and the leg answers with the chunks of the strongest place that holds it:
 
 - names: what the chunk defines (a SQL statement's created object, a TOML table or key path)
   and the identifiers of the heading it sits under (a runbook section titled by its error code);
@@ -28,9 +29,11 @@ if TYPE_CHECKING:
 NAMES_FIELD = "ident_name"
 KEYS_FIELD = "ident_key"
 TEXT_FIELD = "ident_text"
-# A definition outranks a mention: the boosts order the three places whatever BM25's length
-# normalisation does within one of them.
-FIELD_BOOSTS = ((NAMES_FIELD, 16.0), (KEYS_FIELD, 4.0), (TEXT_FIELD, 1.0))
+# Searched in this order; the first place that holds any of the query's identifiers is the
+# leg's whole answer. Fusion reads ranks, not scores: a chunk that only mentions the code must
+# not stand second in this leg behind its definition, where BM25 (which splits the code and
+# counts its parts) could lift it above the definition.
+TIERS = (NAMES_FIELD, KEYS_FIELD, TEXT_FIELD)
 
 # Parts of letters and digits joined by '-', '_' or '.': E-DISK-042, HW-77, max_connections,
 # analytics.daily_revenue, server.tls.cert_file. A bare word is not an identifier in text
@@ -41,6 +44,7 @@ _WRAPPING = "\"'`()[]{}<>,;:!?"
 MAX_TERM_CHARS = 200
 MAX_QUERY_IDENTIFIERS = 64
 MAX_CHUNK_IDENTIFIERS = 2000
+MAX_PATH_WORDS = 4
 
 
 def fold(identifier: str) -> str:
@@ -75,6 +79,13 @@ def query_identifiers(query: str) -> list[str]:
     candidates: dict[str, None] = {}
     for identifier in text_identifiers(query):
         candidates[identifier] = None
+    # A key path typed with spaces ("database pool max_connections"): runs of neighbouring
+    # words joined as the dotted path they may name.
+    words = [fold(word.strip(_WRAPPING).rstrip(".")) for word in query.split()]
+    words = [word for word in words if word]
+    for size in range(2, MAX_PATH_WORDS + 1):
+        for start in range(len(words) - size + 1):
+            candidates[".".join(words[start : start + size])] = None
     whole = fold(query.strip().strip(_WRAPPING).rstrip(".").strip())
     if any(char.isalnum() for char in whole):
         candidates[whole] = None
@@ -108,6 +119,8 @@ class ExactLeg:
         identifiers = query_identifiers(query)
         if not identifiers or limit < 1:
             return []
-        return self.index.rank_terms(
-            [(field, boost, identifiers) for field, boost in FIELD_BOOSTS], search_filter, limit
-        )
+        for field in TIERS:
+            hits = self.index.rank_terms([(field, 1.0, identifiers)], search_filter, limit)
+            if hits:
+                return hits
+        return []

@@ -146,7 +146,7 @@ def _schema() -> tantivy.Schema:
     for name in EXACT_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     builder.add_text_field(TAGS_FIELD, stored=True, tokenizer_name="raw")
-    for name, _ in exact.FIELD_BOOSTS:
+    for name in exact.TIERS:
         builder.add_text_field(name, tokenizer_name="raw", index_option="freq")
     builder.add_bytes_field(CHUNK_FIELD, stored=True, indexed=False)
     builder.add_bytes_field(INCOMPLETE_FIELD, stored=True, indexed=False)
