@@ -60,7 +60,7 @@ def make_filter(
     unknown = [name for name in formats if name not in FORMATS]
     if unknown:
         raise BadSearch(
-            f"unknown format {printable(unknown[0])!r}; formats are {', '.join(FORMATS)}",
+            f"unknown format {printable(unknown[0])!r}; formats are {', '.join(sorted(FORMATS))}",
             code="unknown_format",
         )
     try:
