@@ -561,12 +561,14 @@ def source_tags(
     return {name: found.get(name, ()) for name in names}
 
 
-def unmark_indexed(con: duckdb.DuckDBPyConnection, source: str) -> None:
-    """Forget that the index holds the source's documents, so `pipeline.reconcile` writes them
-    again (their chunks carry the source's tags, which changed)."""
+def unmark_indexed(con: duckdb.DuckDBPyConnection, source: str | None = None) -> None:
+    """Forget that the index holds the source's documents (None: every source's), so
+    `pipeline.reconcile` writes them again: their chunks carry the source's tags, which
+    changed, or the index was made afresh."""
     con.execute(
-        "UPDATE documents SET indexed_revision = NULL WHERE source = ? AND live_revision IS NOT NULL",
-        [source],
+        "UPDATE documents SET indexed_revision = NULL "
+        "WHERE live_revision IS NOT NULL AND (? IS NULL OR source = ?)",
+        [source, source],
     )
 
 

@@ -308,8 +308,12 @@ def reconcile(
     catalog says, rebuilding from the stored chunk files; returns what it repaired.
 
     The catalog commits first, so it is the record; a document whose index mark differs was
-    cut off between the two commits (or published before the mark existed).
+    cut off between the two commits (or published before the mark existed). An empty index
+    while documents are live was made afresh (its folder removed, as an index of an older
+    schema must be): every live document is written to it again.
     """
+    if index.count() == 0:
+        catalog.unmark_indexed(con)
     differing = catalog.unindexed(con)
     if not differing:
         return {}

@@ -197,7 +197,8 @@ class LexicalIndex:
             self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
         except ValueError as error:
             raise LoomError(
-                f"{self.directory} holds no index this version can read: {error}",
+                f"{self.directory} holds no index this version can read ({error}): remove "
+                "the folder, and the next `loom ingest` rebuilds it from the catalog",
                 code="index_incompatible",
             ) from error
         # Reload only when a search asks: a watcher thread per open index buys nothing here.
