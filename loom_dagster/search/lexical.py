@@ -177,7 +177,10 @@ def filter_clauses(schema: tantivy.Schema, search_filter: SearchFilter) -> list[
             kept.append(tantivy.Query.term_set_query(schema, field, list(values)))
     if search_filter.path_prefix:
         kept.append(
-            tantivy.Query.regex_query(schema, "path", re.escape(search_filter.path_prefix) + ".*")
+            # (?s): a path may hold a newline, and the prefix still keeps it.
+            tantivy.Query.regex_query(
+                schema, "path", re.escape(search_filter.path_prefix) + "(?s:.*)"
+            )
         )
     return [tantivy.Query.const_score_query(query, 0.0) for query in kept]
 

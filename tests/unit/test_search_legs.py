@@ -164,7 +164,8 @@ def test_a_filter_excludes_a_better_scoring_chunk_and_keeps_the_one_further_down
         (SearchFilter(formats=("sql",)), {"q.sql"}),
         (SearchFilter(block_types=("table",)), {"t.csv"}),
         (SearchFilter(sources=("b",)), {"t.csv"}),
-        (SearchFilter(path_prefix="runbooks/"), {"runbooks/a.md", "runbooks/b+c (1).md"}),
+        (SearchFilter(path_prefix="runbooks/"), {"runbooks/a.md", "runbooks/b+c (1)\n.md"}),
+        (SearchFilter(path_prefix="runbooks/b+c ("), {"runbooks/b+c (1)\n.md"}),
         (SearchFilter(tags=("ops", "nope")), {"runbooks/a.md"}),
     ],
 )
@@ -173,7 +174,7 @@ def test_each_filter_keeps_only_its_chunks_in_both_legs(
 ) -> None:
     chunks = [
         indexed("a", "alpha_beta here", path="runbooks/a.md", tags=("ops",), source="a"),
-        indexed("b", "alpha_beta there", path="runbooks/b+c (1).md", source="a"),
+        indexed("b", "alpha_beta there", path="runbooks/b+c (1)\n.md", source="a"),
         indexed("c", "alpha_beta sql", path="q.sql", format="sql", block_type="sql_statement"),
         indexed("d", "alpha_beta rows", path="t.csv", format="csv", block_type="table", source="b"),
         indexed("e", "alpha_beta elsewhere", path="runbooks.md", source="a"),
