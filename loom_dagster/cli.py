@@ -148,6 +148,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a tag `loom search --tag` filters on (repeatable); replaces the source's tags "
         "(none given: they are kept)",
     )
+    add.add_argument("--no-tags", action="store_true", help="clear the source's tags")
     _registration_arguments(add)
     add.set_defaults(run=_sources_add)
     remove = _command(
@@ -416,7 +417,7 @@ def _sources_add(args: argparse.Namespace) -> int:
         include=args.include or ("**/*",),
         options=rules,
         replace=args.replace,
-        tags=args.tags,
+        tags=[] if args.no_tags else args.tags,
     )
     print(registration.describe())
     return 0

@@ -39,22 +39,30 @@ def fuse(
 ) -> list[Fused]:
     """The `limit` best chunks over the legs' rankings (leg name, hits best first).
 
-    Ties (two chunks each ranked n-th by one leg) go to the better best rank, then to the leg
-    given first, so the same rankings always fuse the same way.
+    Ties (one chunk first in one leg and second in the other, another the other way round) go
+    to the chunk with the larger sum of its scores as a share of each leg's best, then to the
+    better best rank, then to the leg given first, so the same rankings always fuse the same
+    way and a tie is settled by how far ahead each leg put its first.
     """
     scores: dict[str, float] = {}
+    shares: dict[str, float] = {}
     ranks: dict[str, list[LegRank]] = {}
     best: dict[str, tuple[int, int]] = {}
     for position, (leg, hits) in enumerate(rankings):
         seen: set[str] = set()
+        top = max((hit.score for hit in hits), default=0.0)
         for rank, hit in enumerate(hits, start=1):
             if hit.chunk_id in seen:  # a leg that repeats a chunk counts it once
                 continue
             seen.add(hit.chunk_id)
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (k + rank)
+            share = hit.score / top if top > 0 else 0.0
+            shares[hit.chunk_id] = shares.get(hit.chunk_id, 0.0) + share
             ranks.setdefault(hit.chunk_id, []).append(LegRank(leg, rank, hit.score))
             best[hit.chunk_id] = min(best.get(hit.chunk_id, (rank, position)), (rank, position))
-    ordered = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], best[chunk_id]))
+    ordered = sorted(
+        scores, key=lambda chunk_id: (-scores[chunk_id], -shares[chunk_id], best[chunk_id])
+    )
     return [Fused(c, scores[c], tuple(ranks[c])) for c in ordered[: max(limit, 0)]]
 
 

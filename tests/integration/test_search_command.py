@@ -122,3 +122,9 @@ def test_sources_add_tag_retags_what_is_already_indexed(published: Path) -> None
     assert "unknown_tag" in usage_error(loom("search", "alarm", "--tag", "oncall"))
     listed = loom("sources", "list").stdout
     assert "  tags      storage\n" in listed
+
+    cleared = loom("sources", "add", str(published), "--no-tags")
+    assert cleared.returncode == 0, cleared.stderr
+    assert "unknown_tag" in usage_error(loom("search", "alarm", "--tag", "storage"))
+    [hit] = json.loads(loom("search", "alarm", "--json").stdout)["hits"]
+    assert hit["tags"] == []

@@ -208,9 +208,16 @@ def test_fusion_adds_reciprocal_ranks_and_keeps_each_legs_rank() -> None:
     assert fused[1].legs == (LegRank("lexical", 1, 5.0),)
 
 
-def test_fusion_breaks_a_tie_for_the_leg_given_first() -> None:
+def test_fusion_breaks_a_tie_by_how_far_ahead_each_leg_put_it_then_for_the_first_leg() -> None:
     fused = fuse([("exact", [LegHit("a", 1.0)]), ("lexical", [LegHit("b", 1.0)])], 2)
     assert [f.chunk_id for f in fused] == ["a", "b"]
+
+    # a: first in exact (by a hair), a distant second in lexical; b: the other way round.
+    close = [LegHit("a", 1.0), LegHit("b", 0.95)]
+    distant = [LegHit("b", 20.0), LegHit("a", 5.0)]
+    fused = fuse([("exact", close), ("lexical", distant)], 2)
+    assert [f.chunk_id for f in fused] == ["b", "a"]
+    assert fused[0].score == fused[1].score
 
 
 def test_a_search_with_only_some_legs_still_answers(index: LexicalIndex) -> None:
