@@ -281,3 +281,9 @@ def test_the_filters_matter(floors_home: Path, search_legs: Legs) -> None:
         unfiltered = Label(label.query, label.source, label.path, label.text)
         [first] = ask(unfiltered, search_legs, limit=1)
         assert not answers(first, label), label.query
+
+
+def test_without_the_exact_leg_the_identifier_slice_falls_short(floors_home: Path) -> None:
+    """The floors measure the legs: BM25 alone splits the codes and misses some first places."""
+    score, misses = found_first(EXACT_IDENTIFIERS, lambda index: [LexicalLeg(index)])
+    assert score < 1.0, misses
