@@ -45,6 +45,9 @@ MAX_TERM_CHARS = 200
 MAX_QUERY_IDENTIFIERS = 64
 MAX_CHUNK_IDENTIFIERS = 2000
 MAX_PATH_WORDS = 4
+# A key path is typed at the start of a query, or the query is not one: a pasted page's words
+# past these are BM25's alone.
+MAX_PATH_QUERY = 32
 
 
 def fold(identifier: str) -> str:
@@ -81,7 +84,7 @@ def query_identifiers(query: str) -> list[str]:
         candidates[identifier] = None
     # A key path typed with spaces ("database pool max_connections"): runs of neighbouring
     # words joined as the dotted path they may name.
-    words = [fold(word.strip(_WRAPPING).rstrip(".")) for word in query.split()]
+    words = [fold(word.strip(_WRAPPING).rstrip(".")) for word in query.split()[:MAX_PATH_QUERY]]
     words = [word for word in words if word]
     for size in range(2, MAX_PATH_WORDS + 1):
         for start in range(len(words) - size + 1):
