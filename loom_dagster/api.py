@@ -23,7 +23,10 @@ from loom_dagster.extractor.client import ExtractorClient, configured_or_local
 from loom_dagster.extractor.settings import ExtractorSettings
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.storage import CatalogResource
-from loom_dagster.search.lexical import Hit, LexicalIndex
+from loom_dagster.search.legs import Leg
+from loom_dagster.search.lexical import LexicalIndex
+from loom_dagster.search.service import SearchHit, make_filter, open_index
+from loom_dagster.search.service import search as search_chunks
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
     OptionRule,
@@ -32,6 +35,7 @@ from loom_dagster.sources import (
     document_id,
     source_name_for,
     validate_source_name,
+    validate_tag,
 )
 
 if TYPE_CHECKING:
@@ -113,6 +117,7 @@ def register(
     include: Sequence[str] = ("**/*",),
     options: Sequence[OptionRule] | None = None,
     replace: bool = False,
+    tags: Sequence[str] | None = None,
 ) -> Registration:
     """Register `folder`, found by its resolved root first, so no folder replaces another.
 
@@ -121,6 +126,8 @@ def register(
     explicit `name` another root has is refused (`source_exists`), unless `replace`: then the
     name moves to this root and the documents of the old one are retired, and said to be.
     A root registered under another name than the one given is refused (`root_registered`).
+    `tags` replace the source's tags (None keeps them); the chunks it has in search are
+    re-tagged before this returns, so a `--tag` filter finds them at once.
     """
     if not folder.is_dir():
         raise SourceError(
@@ -129,6 +136,7 @@ def register(
         )
     root = str(folder.resolve())
     given = None if options is None else tuple(check_option(rule) for rule in options)
+    given_tags = None if tags is None else tuple(dict.fromkeys(validate_tag(t) for t in tags))
     if name is not None:
         validate_source_name(name)
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
@@ -153,8 +161,20 @@ def register(
             paths = catalog.live_document_paths(con, chosen)
             retired = len(pipeline.retire(con, LexicalIndex(settings.search_dir), chosen, paths))
         kept = here.options if here is not None else ()
-        source = Source(chosen, root, tuple(include), kept if given is None else given)
+        kept_tags = taken.tags if taken is not None else ()
+        source = Source(
+            chosen,
+            root,
+            tuple(include),
+            kept if given is None else given,
+            kept_tags if given_tags is None else given_tags,
+        )
         catalog.upsert_source(con, source)
+        if taken is not None and source.tags != taken.tags:
+            catalog.unmark_indexed(con, chosen)
+            pipeline.reconcile(
+                con, LexicalIndex(settings.search_dir), ObjectStore(settings.object_store_url)
+            )
     return Registration(source, taken is None, moved_from, retired)
 
 
@@ -190,6 +210,7 @@ def ingest_folder(
     replace: bool = False,
     progress: Progress = lambda _: None,
     settings: LoomSettings | None = None,
+    tags: Sequence[str] | None = None,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
@@ -202,7 +223,7 @@ def ingest_folder(
     prepare_environment(settings)
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
-        return _ingest(settings, folder, name, include, options, replace, progress)
+        return _ingest(settings, folder, name, include, options, replace, progress, tags)
 
 
 def _ingest(
@@ -213,6 +234,7 @@ def _ingest(
     options: Sequence[OptionRule] | None,
     replace: bool,
     progress: Progress,
+    tags: Sequence[str] | None = None,
 ) -> IngestReport:
     from loom_dagster.assets.revisions import report_retired
 
@@ -221,7 +243,7 @@ def _ingest(
     if reaped:
         progress(f"marked {len(reaped)} run(s) of a process that is gone as failed, slots freed")
     registration = register(
-        settings, folder, name=name, include=include, options=options, replace=replace
+        settings, folder, name=name, include=include, options=options, replace=replace, tags=tags
     )
     if registration.moved_from is not None or registration.created:
         progress(registration.describe())
@@ -447,28 +469,26 @@ def _locate(con: duckdb.DuckDBPyConnection, target: str) -> tuple[str, str]:
 
 
 def search(
-    text: str, *, limit: int = 10, formats: Sequence[str] = (), sources: Sequence[str] = ()
-) -> list[Hit]:
-    settings = LoomSettings.from_env()
-    settings.prepare()
-    hits = LexicalIndex(settings.search_dir).search(
-        text, limit=limit, formats=formats, sources=sources
+    text: str,
+    *,
+    limit: int = 10,
+    formats: Sequence[str] = (),
+    sources: Sequence[str] = (),
+    block_types: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    path_prefix: str = "",
+    legs: Sequence[Leg] | None = None,
+) -> list[SearchHit]:
+    """The fused search (exact keys and BM25, or the `legs` given) over the published chunks,
+    filtered inside every leg; a bad request raises service.BadSearch."""
+    search_filter = make_filter(
+        formats=formats,
+        sources=sources,
+        block_types=block_types,
+        tags=tags,
+        path_prefix=path_prefix,
     )
-    gaps = incomplete_revisions(
-        ObjectStore(settings.object_store_url), {hit.chunk.revision for hit in hits}
-    )
-    return [replace(hit, incomplete=gaps.get(hit.chunk.revision, "")) for hit in hits]
-
-
-def incomplete_revisions(store: ObjectStore, revisions: set[str]) -> dict[str, str]:
-    """The revisions among `revisions` whose artifact missed part of the file, with the units
-    it missed: one small read per revision, of the record its extraction left."""
-    found = {}
-    for revision in revisions:
-        extraction = pipeline.read_extraction(store, revision)
-        if extraction is not None and extraction.incomplete:
-            found[revision] = extraction.describe_gaps()
-    return found
+    return search_chunks(open_index(), text, search_filter, limit=limit, legs=legs)
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,8 @@ CREATE TABLE IF NOT EXISTS datasets (
     snapshot VARCHAR NOT NULL, snapshot_key VARCHAR NOT NULL,
     written_at TIMESTAMP DEFAULT current_timestamp, PRIMARY KEY (dataset_id, revision)
 );
+-- A source's tags (a JSON list); the search index carries them on every chunk of the source.
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS tags VARCHAR DEFAULT '[]';
 """
 
 PUBLISHED, REFUSED, SUPERSEDED = "published", "refused", "superseded"
@@ -108,29 +110,36 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 # Sources ------------------------------------------------------------------------------------
 
-_SOURCE_COLUMNS = "name, root, include, options"
+_SOURCE_COLUMNS = "name, root, include, options, tags"
 # The columns of a Revision, in its fields' order.
 _REVISION_COLUMNS = "key, document_id, source, path, size, mtime_ns, sha256, device, inode, options"
 
 
 def _source(row: Sequence[object]) -> Source:
-    name, root, include, options = row
+    name, root, include, options, tags = row
     rules = tuple(OptionRule(*rule) for rule in json.loads(str(options or "[]")))
-    return Source(str(name), str(root), tuple(json.loads(str(include))), rules)
+    return Source(
+        str(name),
+        str(root),
+        tuple(json.loads(str(include))),
+        rules,
+        tuple(json.loads(str(tags or "[]"))),
+    )
 
 
 def upsert_source(con: duckdb.DuckDBPyConnection, source: Source) -> None:
     """Write the source under its name. Whether a name may take a root is the caller's rule
     (api.register_source): this only writes."""
     con.execute(
-        "INSERT INTO sources (name, root, include, options) VALUES (?, ?, ?, ?) "
+        "INSERT INTO sources (name, root, include, options, tags) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (name) DO UPDATE SET root = excluded.root, include = excluded.include, "
-        "options = excluded.options",
+        "options = excluded.options, tags = excluded.tags",
         [
             source.name,
             source.root,
             json.dumps(list(source.include)),
             json.dumps([[r.glob, r.name, r.value] for r in source.options]),
+            json.dumps(list(source.tags)),
         ],
     )
 
@@ -179,7 +188,7 @@ def source_summaries(con: duckdb.DuckDBPyConnection) -> list[SourceSummary]:
         """
     ).fetchall()
     return [
-        SourceSummary(_source(row[:4]), row[4], int(row[5]), int(row[6]), int(row[7]))
+        SourceSummary(_source(row[:5]), row[5], int(row[6]), int(row[7]), int(row[8]))
         for row in rows
     ]
 
@@ -546,6 +555,31 @@ def mark_indexed(con: duckdb.DuckDBPyConnection, indexed: Mapping[str, str | Non
         "WHERE documents.document_id = m.document_id "
         "AND documents.live_revision IS NOT DISTINCT FROM m.revision",
         [documents, revisions],
+    )
+
+
+def source_tags(
+    con: duckdb.DuckDBPyConnection, sources: Iterable[str]
+) -> dict[str, tuple[str, ...]]:
+    """The tags of each of `sources` (a source not registered has none)."""
+    names = sorted(set(sources))
+    if not names:
+        return {}
+    rows = con.execute(
+        "SELECT name, tags FROM sources WHERE name IN (SELECT unnest(?))", [names]
+    ).fetchall()
+    found = {str(name): tuple(json.loads(str(tags or "[]"))) for name, tags in rows}
+    return {name: found.get(name, ()) for name in names}
+
+
+def unmark_indexed(con: duckdb.DuckDBPyConnection, source: str | None = None) -> None:
+    """Forget that the index holds the source's documents (None: every source's), so
+    `pipeline.reconcile` writes them again: their chunks carry the source's tags, which
+    changed, or the index was made afresh."""
+    con.execute(
+        "UPDATE documents SET indexed_revision = NULL "
+        "WHERE live_revision IS NOT NULL AND (? IS NULL OR source = ?)",
+        [source, source],
     )
 
 

@@ -14,6 +14,8 @@ The rules (extractor contract, "Structural chunks"):
 
 A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
 their span and the union of their keys, and records the revision and format it was cut from.
+Its names are the keys it defines rather than mentions (a SQL statement's created object, a
+TOML table's or key's path), so an exact-key search ranks the definition above its readers.
 Chunking is a pure function of the artifact and the sizes: the same input gives the same chunks.
 """
 
@@ -57,6 +59,7 @@ class Chunk:
     keys: tuple[str, ...]
     revision: str
     format: str
+    names: tuple[str, ...] = ()
 
     @property
     def chunk_id(self) -> str:
@@ -75,6 +78,7 @@ class Chunk:
             "keys": list(self.keys),
             "revision": self.revision,
             "format": self.format,
+            "names": list(self.names),
         }
 
     @classmethod
@@ -89,6 +93,8 @@ class Chunk:
             keys=tuple(record["keys"]),
             revision=record["revision"],
             format=record["format"],
+            # Chunk files written before names existed have none.
+            names=tuple(record.get("names") or ()),
         )
 
 
@@ -140,6 +146,7 @@ def chunk_artifact(
                 keys=_union_keys(piece.blocks),
                 revision=revision,
                 format=artifact.format,
+                names=_defined_names(piece.blocks),
             )
         )
     return chunks
@@ -353,6 +360,18 @@ def _agreed(values: Sequence[str | None]) -> str | None:
 def _common_type(blocks: Sequence[Block]) -> str:
     types = {block.type for block in blocks}
     return blocks[0].type if len(types) == 1 else MIXED
+
+
+def _defined_names(blocks: Sequence[Block]) -> tuple[str, ...]:
+    names: dict[str, None] = {}
+    for block in blocks:
+        created = block.attrs.get("created")
+        if isinstance(created, str) and created:
+            names[created] = None
+            names[created.rsplit(".", 1)[-1]] = None
+        if block.locator.key_path:
+            names[block.locator.key_path] = None
+    return tuple(names)
 
 
 def _union_keys(blocks: Sequence[Block]) -> tuple[str, ...]:

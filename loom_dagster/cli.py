@@ -7,6 +7,7 @@ loom_dagster.display, so no file can move the cursor, clear the screen or set a 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
 
 if TYPE_CHECKING:
+    from loom_dagster.search.service import SearchHit
     from loom_dagster.sources import OptionRule
 
 EXIT_USAGE, EXIT_FAILED = 2, 1
@@ -108,9 +110,25 @@ def _parser() -> argparse.ArgumentParser:
 
     search = _command(commands, "search", "search the published chunks")
     search.add_argument("text")
-    search.add_argument("--limit", type=int, default=10)
+    # A string, so a bad value is the command's one-line error, not argparse's usage block.
+    search.add_argument("--limit", default="10", help="how many hits (1 to 1000; default 10)")
     search.add_argument("--format", action="append", default=[], dest="formats")
     search.add_argument("--source", action="append", default=[], dest="sources")
+    search.add_argument(
+        "--tag", action="append", default=[], dest="tags", help="only sources with this tag"
+    )
+    search.add_argument(
+        "--block-type",
+        action="append",
+        default=[],
+        dest="block_types",
+        help="only chunks of this block type (paragraph, table, sql_statement, ...)",
+    )
+    search.add_argument("--path", default="", help="only files whose path starts with this")
+    search.add_argument(
+        "--json", action="store_true", help="every hit in full, as JSON (one document)"
+    )
+    search.add_argument("--explain", action="store_true", help="each leg's rank and score")
     search.set_defaults(run=_search)
 
     formats = _command(commands, "formats", "which formats the configured extractors take")
@@ -122,6 +140,15 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("folder", type=Path)
     add.add_argument("--name")
     add.add_argument("--include", action="append", metavar="GLOB")
+    add.add_argument(
+        "--tag",
+        action="append",
+        dest="tags",
+        metavar="TAG",
+        help="a tag `loom search --tag` filters on (repeatable); replaces the source's tags "
+        "(none given: they are kept)",
+    )
+    add.add_argument("--no-tags", action="store_true", help="clear the source's tags")
     _registration_arguments(add)
     add.set_defaults(run=_sources_add)
     remove = _command(
@@ -269,21 +296,78 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from loom_dagster.api import search
+    # Only the search modules: no Dagster, DuckDB or pyarrow on this path (README, "Search").
+    from loom_dagster.search.service import BadSearch, make_filter, open_index, search
 
-    hits = search(args.text, limit=args.limit, formats=args.formats, sources=args.sources)
+    try:
+        limit = _limit(args.limit)
+        search_filter = make_filter(
+            formats=args.formats,
+            sources=args.sources,
+            block_types=args.block_types,
+            tags=args.tags,
+            path_prefix=args.path,
+        )
+        hits = search(open_index(), args.text, search_filter, limit=limit)
+    except BadSearch as error:
+        _fail(str(error))
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps({"query": args.text, "hits": [_hit_json(hit) for hit in hits]}))
+        return 0
     if not hits:
         print("no hits")
     for rank, hit in enumerate(hits, start=1):
         chunk = hit.chunk
         where = printable(f"{chunk.source}:{chunk.path}  revision {chunk.revision}")
-        print(f"{rank}. {where}  score {hit.score:.2f}")
+        print(f"{rank}. {where}  score {hit.score:.4f}")
         if hit.incomplete:
             print(f"   incomplete: {one_line(hit.incomplete)}")
         section = " > ".join(chunk.section_path) or "(top)"
         print(f"   {one_line(section)}  |  {one_line(describe_locator(chunk.locator.to_dict()))}")
         print(f"   {_snippet(chunk.text)}")
+        if args.explain:
+            legs = "  ".join(f"{leg.leg} #{leg.rank} ({leg.score:.3f})" for leg in hit.legs)
+            print(
+                f"   {printable(chunk.block_type)}  tags {printable(','.join(chunk.tags) or '-')}"
+                f"  |  {legs}"
+            )
     return 0
+
+
+def _limit(text: str) -> int:
+    from loom_dagster.search.service import MAX_LIMIT, BadSearch
+
+    try:
+        return int(text)
+    except ValueError:
+        raise BadSearch(
+            f"limit must be 1 to {MAX_LIMIT}, not {one_line(text, 40)!r}", code="bad_limit"
+        ) from None
+
+
+def _hit_json(hit: SearchHit) -> dict[str, object]:
+    """A hit in full: its chunk's text uncut, its citation and every leg's rank and score.
+    JSON escapes every control character, and ensure_ascii every format character, so the
+    document is as safe on a terminal as the text lines."""
+    chunk = hit.chunk
+    return {
+        "chunk_id": chunk.chunk_id,
+        "score": hit.score,
+        "source": chunk.source,
+        "path": chunk.path,
+        "document_id": chunk.document_id,
+        "revision": chunk.revision,
+        "format": chunk.format,
+        "block_type": chunk.block_type,
+        "section_path": list(chunk.section_path),
+        "locator": chunk.locator.to_dict(),
+        "keys": list(chunk.keys),
+        "tags": list(chunk.tags),
+        "incomplete": hit.incomplete,
+        "text": chunk.text,
+        "legs": [{"leg": leg.leg, "rank": leg.rank, "score": leg.score} for leg in hit.legs],
+    }
 
 
 def describe_locator(locator: dict[str, object]) -> str:
@@ -336,6 +420,7 @@ def _sources_add(args: argparse.Namespace) -> int:
         include=args.include or ("**/*",),
         options=rules,
         replace=args.replace,
+        tags=[] if args.no_tags else args.tags,
     )
     print(registration.describe())
     return 0
@@ -353,6 +438,8 @@ def _sources_list(args: argparse.Namespace) -> int:
         print(f"  include   {' '.join(printable(g) for g in source.include)}")
         if source.options:
             print(f"  options   {' '.join(printable(r.spec()) for r in source.options)}")
+        if source.tags:
+            print(f"  tags      {' '.join(source.tags)}")
         print(f"  last sync {summary.last_sync or 'never'}")
         print(
             f"  documents {summary.live} live, {summary.retired} retired"

@@ -25,17 +25,17 @@ import os
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import duckdb
-
-from loom_dagster import catalog
-from loom_dagster.datasets.catalog import (
-    forget_snapshots,
-    referenced_snapshots,
-    stale_snapshots,
-)
-from loom_dagster.objectstore import ObjectStore, StoredObject
 from loom_dagster.variables import positive_int
+
+if TYPE_CHECKING:
+    # Imported where used: LoomSettings reads Retention from here, and `loom search` loads the
+    # settings without DuckDB (the catalog) or fsspec (the store).
+    import duckdb
+
+    from loom_dagster import catalog
+    from loom_dagster.objectstore import ObjectStore, StoredObject
 
 KEEP_REVISIONS_ENV = "LOOM_KEEP_REVISIONS"
 KEEP_DAYS_ENV = "LOOM_KEEP_DAYS"
@@ -134,6 +134,9 @@ def references_of(
     """What the revisions named in `keys` need. An artifact the catalog does not name (the
     revision is pending, or its outcome was rewritten as superseded) is read from the
     revision's own `extraction.json`, when `stored` holds one."""
+    from loom_dagster import catalog
+    from loom_dagster.objectstore import ObjectStore
+
     originals: set[str] = set()
     artifacts: set[str] = set()
     for state in states:
@@ -275,6 +278,12 @@ def collect_datasets(
     """Delete (or with `dry_run`, only name) the snapshots no row serves or may serve: the stale
     rows' snapshots (their rows forgotten first), then, among `objects` (listed before the
     catalog was held), the files no row names that are older than `grace_s`."""
+    from loom_dagster.datasets.catalog import (
+        forget_snapshots,
+        referenced_snapshots,
+        stale_snapshots,
+    )
+
     stale = set(stale_snapshots(con))
     named = referenced_snapshots(con) - stale
     now = time.time() if now is None else now

@@ -294,17 +294,15 @@ def publish(
     outcomes: list[catalog.Outcome] = []
     live: dict[str, list[IndexedChunk]] = {}
     published: dict[str, str] = {}
+    tags = catalog.source_tags(con, {revision.source for revision in revisions})
     for revision in revisions:
-        outcome, chunks = _publish_in_catalog(con, store, revision, run_id=run_id)
+        outcome, chunks, extraction = _publish_in_catalog(con, store, revision, run_id=run_id)
         outcomes.append(outcome)
         if outcome.status == catalog.PUBLISHED:
             published[revision.document_id] = revision.key
-            live[revision.document_id] = [
-                IndexedChunk.of(
-                    c, document_id=revision.document_id, source=revision.source, path=revision.path
-                )
-                for c in chunks
-            ]
+            live[revision.document_id] = indexed_chunks(
+                revision, chunks, tags[revision.source], extraction
+            )
     drop_stale_datasets(con, store)
     hold.reached("published")
     index.publish_many(live)
@@ -320,22 +318,27 @@ def reconcile(
     catalog says, rebuilding from the stored chunk files; returns what it repaired.
 
     The catalog commits first, so it is the record; a document whose index mark differs was
-    cut off between the two commits (or published before the mark existed).
+    cut off between the two commits (or published before the mark existed). An empty index
+    while documents are live was made afresh (its folder removed, as an index of an older
+    schema must be): every live document is written to it again.
     """
+    if index.count() == 0:
+        catalog.unmark_indexed(con)
     differing = catalog.unindexed(con)
     if not differing:
         return {}
     live: dict[str, list[IndexedChunk]] = {}
     gone: list[str] = []
+    revisions = {key: catalog.get_revision(con, key) for _, key in differing if key is not None}
+    tags = catalog.source_tags(con, {revision.source for revision in revisions.values()})
     for document, key in differing:
         if key is None:
             gone.append(document)
             continue
-        revision = catalog.get_revision(con, key)
-        live[document] = [
-            IndexedChunk.of(c, document_id=document, source=revision.source, path=revision.path)
-            for c in read_chunks(store, key)
-        ]
+        revision = revisions[key]
+        live[document] = indexed_chunks(
+            revision, read_chunks(store, key), tags[revision.source], read_extraction(store, key)
+        )
     index.publish_many(live)
     for document in gone:
         index.retire(document)
@@ -344,9 +347,31 @@ def reconcile(
     return repaired
 
 
+def indexed_chunks(
+    revision: Revision,
+    chunks: Sequence[Chunk],
+    tags: Sequence[str],
+    extraction: Extraction | None,
+) -> list[IndexedChunk]:
+    """A revision's chunks as the index holds them: with its source's tags, and the units its
+    file was not read in, so a hit says so without another read."""
+    gaps = extraction.describe_gaps() if extraction is not None and extraction.incomplete else ""
+    return [
+        IndexedChunk.of(
+            chunk,
+            document_id=revision.document_id,
+            source=revision.source,
+            path=revision.path,
+            tags=tags,
+            incomplete=gaps,
+        )
+        for chunk in chunks
+    ]
+
+
 def _publish_in_catalog(
     con: duckdb.DuckDBPyConnection, store: ObjectStore, revision: Revision, *, run_id: str | None
-) -> tuple[catalog.Outcome, list[Chunk]]:
+) -> tuple[catalog.Outcome, list[Chunk], Extraction]:
     extraction = read_extraction(store, revision.key)
     if extraction is None:
         raise SourceError(f"{revision.key} has no extraction yet", code="not_extracted")
@@ -355,7 +380,7 @@ def _publish_in_catalog(
             revision.key, catalog.REFUSED, extraction.code, extraction.message
         )
         catalog.record_outcome(con, outcome, run_id=run_id)
-        return outcome, []
+        return outcome, [], extraction
     chunks = read_chunks(store, revision.key)
     assert extraction.artifact_sha256
     if not catalog.newer_revision_is_live(con, revision):
@@ -363,7 +388,7 @@ def _publish_in_catalog(
     catalog.publish_revision(
         con, revision, chunks, artifact_sha256=extraction.artifact_sha256, run_id=run_id
     )
-    return catalog.outcomes_for(con, [revision.key])[revision.key], chunks
+    return catalog.outcomes_for(con, [revision.key])[revision.key], chunks, extraction
 
 
 def publish_datasets(
@@ -421,6 +446,7 @@ _CHUNK_SCHEMA = pa.schema(
         ("keys", pa.list_(pa.string())),
         ("revision", pa.string()),
         ("format", pa.string()),
+        ("names", pa.list_(pa.string())),
     ]
 )
 

@@ -67,6 +67,8 @@ class Source:
     root: str
     include: tuple[str, ...] = ("**/*",)
     options: tuple[OptionRule, ...] = ()
+    # Labels a search can filter on (`loom search --tag`); every chunk of the source carries them.
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,21 @@ def validate_source_name(name: str) -> str:
             code="invalid_source",
         )
     return name
+
+
+_TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def validate_tag(tag: str) -> str:
+    """A tag as stored and matched: lowercase, so `--tag Finance` and `--tag finance` agree."""
+    folded = tag.strip().lower()
+    if not _TAG.fullmatch(folded):
+        raise SourceError(
+            f"tag {printable(tag)!r} must be 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit",
+            code="invalid_tag",
+        )
+    return folded
 
 
 def document_id(source: str, path: str) -> str:

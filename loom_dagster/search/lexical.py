@@ -17,6 +17,7 @@ with (so `foo:bar (baz` is the words foo, bar, baz), and the query is built from
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,21 +27,27 @@ from typing import TypeVar
 
 import tantivy
 
-from loom_dagster.chunking import Chunk, locator_from_json, locator_json
+from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import LoomError
+from loom_dagster.search import exact
+from loom_dagster.search.legs import LegHit, SearchFilter
 
-# The fields a filter or a delete matches exactly: one raw token each.
+# The fields a filter or a delete matches exactly: one raw token each (tags: one per tag).
 EXACT_FIELDS = ("chunk_id", "document_id", "revision", "source", "format", "block_type", "path")
+TAGS_FIELD = "tags"
 # Searched with BM25: the chunk's words and the words of the headings above it.
 TEXT_FIELD = "text"
 SECTION_FIELD = "section_path"
-# Stored for citations only (JSON), never searched.
-LOCATOR_FIELD = "locator"
-KEYS_FIELD = "keys"
+# Stored only: the chunk as Chunk.record() writes it (JSON), and why its file was read partly.
+CHUNK_FIELD = "chunk"
+INCOMPLETE_FIELD = "incomplete"
 
-# tantivy's "default" analyzer, rebuilt here so a query is cut into the same words as the text.
-# No stemming: identifiers and code are a large share of what is indexed, and a stemmer bends them.
+# tantivy's "default" analyzer plus ASCII folding (`cafe` finds `Café`), registered under this
+# name on every open (tantivy keeps analyzers per process, the schema only names them), so a
+# query is cut into the same words as the text. No stemming: identifiers and code are a large
+# share of what is indexed, and a stemmer bends them.
+TEXT_ANALYZER = "loom_text"
 _MAX_TOKEN_CHARS = 40
 # A query pasted from a page can hold thousands of words; its first distinct ones are plenty.
 MAX_QUERY_TERMS = 256
@@ -66,35 +73,61 @@ class IndexBusy(LoomError):
 
 @dataclass(frozen=True)
 class IndexedChunk:
-    """What the index stores per chunk: everything a hit needs to cite its passage."""
+    """What the index stores per chunk: the chunk itself, and where it lives, so a hit cites its
+    passage (source, path, revision, section path, locator) without another read."""
 
-    chunk_id: str
+    chunk: Chunk
     document_id: str
-    revision: str
     source: str
     path: str
-    format: str
-    block_type: str
-    section_path: tuple[str, ...]
-    locator: Locator
-    keys: tuple[str, ...]
-    text: str
+    tags: tuple[str, ...] = ()
+    # The units its revision's artifact could not read ("page 2: needs_ocr"); empty when whole.
+    incomplete: str = ""
 
     @classmethod
-    def of(cls, chunk: Chunk, *, document_id: str, source: str, path: str) -> IndexedChunk:
-        return cls(
-            chunk_id=chunk.chunk_id,
-            document_id=document_id,
-            revision=chunk.revision,
-            source=source,
-            path=path,
-            format=chunk.format,
-            block_type=chunk.block_type,
-            section_path=chunk.section_path,
-            locator=chunk.locator,
-            keys=chunk.keys,
-            text=chunk.text,
-        )
+    def of(
+        cls,
+        chunk: Chunk,
+        *,
+        document_id: str,
+        source: str,
+        path: str,
+        tags: Sequence[str] = (),
+        incomplete: str = "",
+    ) -> IndexedChunk:
+        return cls(chunk, document_id, source, path, tuple(tags), incomplete)
+
+    @property
+    def chunk_id(self) -> str:
+        return self.chunk.chunk_id
+
+    @property
+    def revision(self) -> str:
+        return self.chunk.revision
+
+    @property
+    def format(self) -> str:
+        return self.chunk.format
+
+    @property
+    def block_type(self) -> str:
+        return self.chunk.block_type
+
+    @property
+    def section_path(self) -> tuple[str, ...]:
+        return self.chunk.section_path
+
+    @property
+    def locator(self) -> Locator:
+        return self.chunk.locator
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.chunk.keys
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text
 
 
 @dataclass(frozen=True)
@@ -108,12 +141,15 @@ class Hit:
 
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
-    builder.add_text_field(TEXT_FIELD, stored=True)
-    builder.add_text_field(SECTION_FIELD, stored=True)
+    builder.add_text_field(TEXT_FIELD, tokenizer_name=TEXT_ANALYZER)
+    builder.add_text_field(SECTION_FIELD, tokenizer_name=TEXT_ANALYZER)
     for name in EXACT_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
-    builder.add_bytes_field(LOCATOR_FIELD, stored=True, indexed=False)
-    builder.add_bytes_field(KEYS_FIELD, stored=True, indexed=False)
+    builder.add_text_field(TAGS_FIELD, stored=True, tokenizer_name="raw")
+    for name in exact.TIERS:
+        builder.add_text_field(name, tokenizer_name="raw", index_option="freq")
+    builder.add_bytes_field(CHUNK_FIELD, stored=True, indexed=False)
+    builder.add_bytes_field(INCOMPLETE_FIELD, stored=True, indexed=False)
     return builder.build()
 
 
@@ -122,8 +158,31 @@ def _analyzer() -> tantivy.TextAnalyzer:
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(_MAX_TOKEN_CHARS))
         .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
         .build()
     )
+
+
+def filter_clauses(schema: tantivy.Schema, search_filter: SearchFilter) -> list[tantivy.Query]:
+    """The filter as queries a chunk must match, each scored 0 so it never reorders what it
+    keeps; inside a leg's query, so the k best hits are the k best that pass."""
+    kept = []
+    for field, values in (
+        ("format", search_filter.formats),
+        ("source", search_filter.sources),
+        ("block_type", search_filter.block_types),
+        (TAGS_FIELD, search_filter.tags),
+    ):
+        if values:
+            kept.append(tantivy.Query.term_set_query(schema, field, list(values)))
+    if search_filter.path_prefix:
+        kept.append(
+            # (?s): a path may hold a newline, and the prefix still keeps it.
+            tantivy.Query.regex_query(
+                schema, "path", re.escape(search_filter.path_prefix) + "(?s:.*)"
+            )
+        )
+    return [tantivy.Query.const_score_query(query, 0.0) for query in kept]
 
 
 class LexicalIndex:
@@ -141,12 +200,14 @@ class LexicalIndex:
             self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
         except ValueError as error:
             raise LoomError(
-                f"{self.directory} holds no index this version can read: {error}",
+                f"{self.directory} holds no index this version can read ({error}): remove "
+                "the folder, and the next `loom ingest` rebuilds it from the catalog",
                 code="index_incompatible",
             ) from error
         # Reload only when a search asks: a watcher thread per open index buys nothing here.
         self._index.config_reader(reload_policy="manual")
         self._analyzer = _analyzer()
+        self._index.register_tokenizer(TEXT_ANALYZER, self._analyzer)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -217,9 +278,19 @@ class LexicalIndex:
             document.add_text(SECTION_FIELD, title)
         for name in EXACT_FIELDS:
             document.add_text(name, getattr(chunk, name))
-        document.add_bytes(LOCATOR_FIELD, locator_json(chunk.locator).encode("utf-8"))
-        keys = json.dumps(list(chunk.keys), ensure_ascii=False)
-        document.add_bytes(KEYS_FIELD, keys.encode("utf-8"))
+        for tag in chunk.tags:
+            document.add_text(TAGS_FIELD, tag)
+        names = exact.key_terms(chunk.chunk.names) + exact.heading_identifiers(chunk.section_path)
+        for field, terms in (
+            (exact.NAMES_FIELD, names),
+            (exact.KEYS_FIELD, exact.key_terms(chunk.keys)),
+            (exact.TEXT_FIELD, exact.text_identifiers(chunk.text)),
+        ):
+            for term in dict.fromkeys(terms):
+                document.add_text(field, term)
+        record = json.dumps(chunk.chunk.record(), ensure_ascii=False)
+        document.add_bytes(CHUNK_FIELD, record.encode("utf-8"))
+        document.add_bytes(INCOMPLETE_FIELD, chunk.incomplete.encode("utf-8"))
         return document
 
     # -- reading ---------------------------------------------------------------------------
@@ -232,23 +303,90 @@ class LexicalIndex:
         formats: Sequence[str] = (),
         sources: Sequence[str] = (),
         block_types: Sequence[str] = (),
+        search_filter: SearchFilter | None = None,
     ) -> list[Hit]:
         """The `limit` best chunks for `query` by BM25, among those the filters keep."""
+        if search_filter is None:
+            search_filter = SearchFilter(
+                formats=tuple(formats), sources=tuple(sources), block_types=tuple(block_types)
+            )
+        ranked = self.rank_bm25(query, search_filter, limit)
+        found = self.fetch([hit.chunk_id for hit in ranked])
+        return [
+            Hit(
+                chunk=found[hit.chunk_id],
+                score=hit.score,
+                incomplete=found[hit.chunk_id].incomplete,
+            )
+            for hit in ranked
+            if hit.chunk_id in found
+        ]
+
+    def rank_bm25(self, query: str, search_filter: SearchFilter, limit: int) -> list[LegHit]:
+        """The lexical leg: BM25 over the chunk's words and its headings' words."""
         words = self.query_terms(query)
         if not words or limit < 1:
             return []
-        tantivy_query = self._query(
-            words, {"format": formats, "source": sources, "block_type": block_types}
+        return self.rank_terms(
+            [(TEXT_FIELD, 1.0, words), (SECTION_FIELD, 1.0, words)], search_filter, limit
         )
 
-        def run(searcher: tantivy.Searcher) -> list[Hit]:
+    def rank_terms(
+        self,
+        fields: Sequence[tuple[str, float, Sequence[str]]],
+        search_filter: SearchFilter,
+        limit: int,
+    ) -> list[LegHit]:
+        """The `limit` chunks, among those the filter keeps, that hold any of the terms, by the
+        sum of each field's BM25 score times its boost; ties in index order."""
+        if limit < 1:
+            return []
+        should = []
+        for field, boost, terms in fields:
+            for term in terms:
+                query = tantivy.Query.term_query(self._schema, field, term)
+                if boost != 1.0:
+                    query = tantivy.Query.boost_query(query, boost)
+                should.append((tantivy.Occur.Should, query))
+        if not should:
+            return []
+        # Only "should" clauses: a chunk matches when it holds any term, and BM25 ranks it by
+        # how many, how rare and how dense.
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        clauses += [
+            (tantivy.Occur.Must, kept) for kept in filter_clauses(self._schema, search_filter)
+        ]
+        tantivy_query = tantivy.Query.boolean_query(clauses)
+
+        def run(searcher: tantivy.Searcher) -> list[LegHit]:
             found = searcher.search(tantivy_query, limit, count=False)
-            return [
-                Hit(chunk=self._indexed_chunk(searcher.doc(address)), score=score)
-                for score, address in found.hits
-            ]
+            hits = []
+            for score, address in found.hits:
+                chunk_id = searcher.doc(address).get_first("chunk_id")
+                hits.append(LegHit(chunk_id=str(chunk_id), score=float(score)))
+            return hits
 
         return self._read(run)
+
+    def fetch(self, chunk_ids: Sequence[str]) -> dict[str, IndexedChunk]:
+        """The stored chunks of these ids (an id no longer indexed is left out), looked up
+        through the chunk_id terms, not scanned."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return {}
+        query = tantivy.Query.term_set_query(self._schema, "chunk_id", wanted)
+
+        def run(searcher: tantivy.Searcher) -> dict[str, IndexedChunk]:
+            found = searcher.search(query, len(wanted), count=False)
+            chunks = (self._indexed_chunk(searcher.doc(address)) for _, address in found.hits)
+            return {chunk.chunk_id: chunk for chunk in chunks}
+
+        return self._read(run)
+
+    def holds_term(self, field: str, value: str) -> bool:
+        """Whether any chunk of the latest commit holds `value` in `field` (a tag, a source)."""
+        query = tantivy.Query.term_query(self._schema, field, value)
+        return self._read(lambda searcher: bool(searcher.search(query, 1, count=False).hits))
 
     def count(self) -> int:
         """How many chunks the latest commit holds."""
@@ -257,25 +395,6 @@ class LexicalIndex:
     def query_terms(self, query: str) -> list[str]:
         """The distinct words of a query, as the index holds them, in order."""
         return list(dict.fromkeys(self._analyzer.analyze(query)))[:MAX_QUERY_TERMS]
-
-    def _query(self, words: Sequence[str], filters: dict[str, Sequence[str]]) -> tantivy.Query:
-        # Only "should" clauses: a chunk matches when it holds any word, and BM25 ranks it by
-        # how many, how rare and how dense, in its text and in its headings.
-        matching = tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, field, word))
-                for word in words
-                for field in (TEXT_FIELD, SECTION_FIELD)
-            ]
-        )
-        clauses = [(tantivy.Occur.Must, matching)]
-        for field, values in filters.items():
-            if values:
-                # Inside the query, so the k best hits are the k best that pass; scored 0 so a
-                # filter never reorders what it keeps.
-                kept = tantivy.Query.term_set_query(self._schema, field, list(values))
-                clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(kept, 0.0)))
-        return tantivy.Query.boolean_query(clauses)
 
     def _read(self, read: Callable[[tantivy.Searcher], T]) -> T:
         error: ValueError | None = None
@@ -293,17 +412,24 @@ class LexicalIndex:
             value = document.get_first(name)
             return value if isinstance(value, str) else ""
 
-        keys = json.loads(bytes(document.get_first(KEYS_FIELD) or b"[]"))
+        record = json.loads(bytes(document.get_first(CHUNK_FIELD) or b"{}"))
         return IndexedChunk(
-            chunk_id=first("chunk_id"),
+            chunk=Chunk.from_record(record),
             document_id=first("document_id"),
-            revision=first("revision"),
             source=first("source"),
             path=first("path"),
-            format=first("format"),
-            block_type=first("block_type"),
-            section_path=tuple(document.get_all(SECTION_FIELD)),
-            locator=locator_from_json(bytes(document.get_first(LOCATOR_FIELD) or b"{}")),
-            keys=tuple(keys),
-            text=first(TEXT_FIELD),
+            tags=tuple(document.get_all(TAGS_FIELD)),
+            incomplete=bytes(document.get_first(INCOMPLETE_FIELD) or b"").decode("utf-8"),
         )
+
+
+class LexicalLeg:
+    """BM25 over chunk text and headings, as a fusion leg."""
+
+    name = "lexical"
+
+    def __init__(self, index: LexicalIndex) -> None:
+        self.index = index
+
+    def rank(self, query: str, search_filter: SearchFilter, limit: int) -> Sequence[LegHit]:
+        return self.index.rank_bm25(query, search_filter, limit)

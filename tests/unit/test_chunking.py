@@ -445,3 +445,35 @@ def test_a_packed_chunk_of_sheet_rows_keeps_its_sheet_and_spans_its_rows() -> No
     (chunk,) = chunk_artifact(artifact(*rows, format="xlsx"), revision="wb@1")
 
     assert chunk.locator == Locator(sheet="Stock", row_start=2, row_end=4)
+
+
+def test_a_chunk_names_what_its_blocks_define_not_what_they_read() -> None:
+    create = Block(
+        "b0",
+        "sql_statement",
+        "CREATE VIEW analytics.active AS SELECT * FROM accounts",
+        keys=("analytics.active", "active", "accounts"),
+        attrs={"created": "analytics.active", "reads": ["accounts"]},
+    )
+    select = Block(
+        "b1", "sql_statement", "SELECT * FROM accounts", keys=("accounts",), attrs={"created": None}
+    )
+    table = Block(
+        "b2", "toml_table", "[server]", section_path=("server",), locator=Locator(key_path="server")
+    )
+    key = Block(
+        "b3",
+        "toml_key",
+        "server.port = 1",
+        section_path=("server",),
+        parent="b2",
+        locator=Locator(key_path="server.port"),
+    )
+
+    sql = chunk_artifact(artifact(create, select, format="sql"), revision="r")
+    toml = chunk_artifact(artifact(table, key, format="toml"), revision="t")
+
+    assert [c.names for c in sql] == [("analytics.active", "active"), ()]
+    assert [c.names for c in toml] == [("server", "server.port")]
+    assert Chunk.from_record(sql[0].record()) == sql[0]
+    assert Chunk.from_record({**toml[0].record(), "names": None}).names == ()

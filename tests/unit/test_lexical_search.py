@@ -26,19 +26,18 @@ def chunk(
     source: str = "docs",
     format: str = "markdown",
 ) -> IndexedChunk:
-    return IndexedChunk(
-        chunk_id=f"{document_id}@{revision}#{ordinal}",
-        document_id=document_id,
-        revision=f"{document_id}@{revision}",
-        source=source,
-        path=f"{document_id}.md",
-        format=format,
+    cut = Chunk(
+        ordinal=ordinal,
+        text=text,
+        block_ids=(f"b{ordinal}",),
         block_type="paragraph",
         section_path=("Guide", "Install"),
         locator=Locator(line_start=3, line_end=5, char_start=10, char_end=52),
         keys=("analytics.events", "events"),
-        text=text,
+        revision=f"{document_id}@{revision}",
+        format=format,
     )
+    return IndexedChunk.of(cut, document_id=document_id, source=source, path=f"{document_id}.md")
 
 
 def revisions(hits: list) -> set[str]:
@@ -47,18 +46,20 @@ def revisions(hits: list) -> set[str]:
 
 def test_a_published_chunk_is_found_with_its_citation_intact(tmp_path: Path) -> None:
     index = LexicalIndex(tmp_path / "index")
-    stored = IndexedChunk(
-        chunk_id="cfg@r2#4",
-        document_id="cfg",
-        revision="cfg@r2",
-        source="settings",
-        path="conf/app.toml",
-        format="toml",
+    cut = Chunk(
+        ordinal=4,
+        text="server.tls = true",
+        block_ids=("b1", "b2"),
         block_type="mixed",
         section_path=("server", "", "tls ünïcode"),
         locator=Locator(line_start=7, line_end=9, key_path="server.tls"),
         keys=("server.tls", "tls"),
-        text="server.tls = true",
+        revision="cfg@r2",
+        format="toml",
+        names=("server.tls",),
+    )
+    stored = IndexedChunk.of(
+        cut, document_id="cfg", source="settings", path="conf/app.toml", tags=("ops",)
     )
     index.publish("cfg", [stored, chunk("cfg", 5, "unrelated words")])
 
@@ -237,8 +238,9 @@ def test_another_process_searches_while_a_writer_is_mid_publish(tmp_path: Path) 
     LexicalIndex(directory).publish("a", [chunk("a", n, "policy text") for n in range(3)])
 
     # This process holds the writer in the middle of a publish: old chunks deleted, new ones
-    # added, nothing committed yet.
-    writer = tantivy.Index.open(str(directory)).writer(heap_size=15_000_000, num_threads=1)
+    # added, nothing committed yet. Opened through LexicalIndex, which registers the analyzer
+    # its text fields name (a bare tantivy open does not know it and cannot write them).
+    writer = LexicalIndex(directory)._index.writer(heap_size=15_000_000, num_threads=1)
     try:
         writer.delete_documents_by_term("document_id", "a")
         for n in range(3):

@@ -3,6 +3,7 @@ a real DuckDB file, a real tantivy directory and a real object-store folder, no 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,6 +66,24 @@ def test_a_newer_revision_replaces_the_one_the_index_holds_and_a_retired_one_lea
     assert index.search("wombat") == [] and index.search("quokka") == []
     [hit] = index.search("numbat")
     assert hit.chunk.revision == newer and index.count() == 1
+
+
+def test_an_index_made_afresh_is_rebuilt_from_the_catalog(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    # An index of an older schema cannot be opened; its folder removed, the next reconcile
+    # writes every live document again, though the catalog had them marked as indexed.
+    store, index = ObjectStore((tmp_path / "store").as_uri()), LexicalIndex(tmp_path / "search")
+    key = published_in_the_catalog_only(con, store, "a.md", "1", "wombat burrows")
+    pipeline.reconcile(con, index, store)
+    shutil.rmtree(tmp_path / "search")
+    fresh = LexicalIndex(tmp_path / "search")
+    assert fresh.count() == 0 and catalog.searchable(con, [key]) == {key}
+
+    pipeline.reconcile(con, fresh, store)
+
+    [hit] = fresh.search("wombat")
+    assert hit.chunk.revision == key
 
 
 def test_a_revision_whose_retries_were_spent_is_pending_again(

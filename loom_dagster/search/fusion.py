@@ -1,0 +1,80 @@
+"""Reciprocal-rank fusion of any number of search legs.
+
+Each leg ranks chunks by its own score (BM25, exact-key matches, cosine), and those scores are
+not comparable; their ranks are. A chunk's fused score is the sum over the legs that found it of
+1 / (k + rank), so a chunk two legs agree on beats one that only one leg ranks first, and a chunk
+only one leg can find (an identifier BM25 splits, a paraphrase no word of which matches) still
+comes up. k = 60 is the constant of Cormack, Clarke and Büttcher (2009): large enough that one
+leg's first place does not drown every other leg's opinion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from loom_dagster.search.legs import Leg, LegHit, SearchFilter
+
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class LegRank:
+    """Where one leg put a chunk: its 1-based rank and the leg's own score (for --explain)."""
+
+    leg: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Fused:
+    chunk_id: str
+    score: float
+    legs: tuple[LegRank, ...]  # in the order the legs were given; a leg that missed it is absent
+
+
+def fuse(
+    rankings: Sequence[tuple[str, Sequence[LegHit]]], limit: int, *, k: int = RRF_K
+) -> list[Fused]:
+    """The `limit` best chunks over the legs' rankings (leg name, hits best first).
+
+    Ties (one chunk first in one leg and second in the other, another the other way round) go
+    to the chunk with the larger sum of its scores as a share of each leg's best, then to the
+    better best rank, then to the leg given first, so the same rankings always fuse the same
+    way and a tie is settled by how far ahead each leg put its first.
+    """
+    scores: dict[str, float] = {}
+    shares: dict[str, float] = {}
+    ranks: dict[str, list[LegRank]] = {}
+    best: dict[str, tuple[int, int]] = {}
+    for position, (leg, hits) in enumerate(rankings):
+        seen: set[str] = set()
+        top = max((hit.score for hit in hits), default=0.0)
+        for rank, hit in enumerate(hits, start=1):
+            if hit.chunk_id in seen:  # a leg that repeats a chunk counts it once
+                continue
+            seen.add(hit.chunk_id)
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (k + rank)
+            share = hit.score / top if top > 0 else 0.0
+            shares[hit.chunk_id] = shares.get(hit.chunk_id, 0.0) + share
+            ranks.setdefault(hit.chunk_id, []).append(LegRank(leg, rank, hit.score))
+            best[hit.chunk_id] = min(best.get(hit.chunk_id, (rank, position)), (rank, position))
+    ordered = sorted(
+        scores, key=lambda chunk_id: (-scores[chunk_id], -shares[chunk_id], best[chunk_id])
+    )
+    return [Fused(c, scores[c], tuple(ranks[c])) for c in ordered[: max(limit, 0)]]
+
+
+def leg_depth(limit: int) -> int:
+    """How many hits each leg is asked for: more than the answer needs, so a chunk ranked just
+    below the cut by two legs can overtake one ranked just above it by one."""
+    return max(limit * 3, 30)
+
+
+def rank_all(
+    legs: Sequence[Leg], query: str, search_filter: SearchFilter, limit: int, *, k: int = RRF_K
+) -> list[Fused]:
+    """Ask every leg (each applies the filter inside its own search) and fuse their answers."""
+    depth = leg_depth(limit)
+    return fuse([(leg.name, leg.rank(query, search_filter, depth)) for leg in legs], limit, k=k)

@@ -1,0 +1,122 @@
+"""Search as the command and the API ask for it: check the request, rank with the legs it is
+given, fuse, and fetch each hit's chunk and citation from the index.
+
+The legs are a parameter: the lexical and exact-key legs share the tantivy index; a vector leg
+plugs in beside them, and a search with no vector leg still answers. Nothing here imports the
+pipeline, DuckDB, pyarrow or Dagster, so `loom search` starts fast (README, "Search").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from loom_dagster.contract.formats import FORMATS
+from loom_dagster.display import printable
+from loom_dagster.errors import LoomError, SourceError
+from loom_dagster.search.exact import ExactLeg, query_identifiers
+from loom_dagster.search.fusion import RRF_K, LegRank, rank_all
+from loom_dagster.search.legs import Leg, SearchFilter
+from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
+from loom_dagster.sources import validate_tag
+
+MAX_LIMIT = 1000
+
+
+NO_FILTER = SearchFilter()
+
+
+class BadSearch(LoomError):
+    """A search request that cannot be answered as asked (the command exits 2)."""
+
+    code = "bad_search"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk: IndexedChunk
+    score: float  # the fused score
+    legs: tuple[LegRank, ...]  # each leg's rank and score for this chunk
+    # The units of the file its revision's artifact could not read ("page 2: needs_ocr"), so
+    # a hit from a partly read file says so; empty when the whole file was read.
+    incomplete: str = ""
+
+
+def default_legs(index: LexicalIndex) -> list[Leg]:
+    """The legs every search runs: exact keys first (a tie between two legs' first places goes
+    to the chunk that names the identifier), then BM25."""
+    return [ExactLeg(index), LexicalLeg(index)]
+
+
+def make_filter(
+    *,
+    formats: Sequence[str] = (),
+    sources: Sequence[str] = (),
+    block_types: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    path_prefix: str = "",
+) -> SearchFilter:
+    """A filter from what a user typed; an unknown format or a malformed tag is refused."""
+    unknown = [name for name in formats if name not in FORMATS]
+    if unknown:
+        raise BadSearch(
+            f"unknown format {printable(unknown[0])!r}; formats are {', '.join(sorted(FORMATS))}",
+            code="unknown_format",
+        )
+    try:
+        folded = tuple(validate_tag(tag) for tag in tags)
+    except SourceError as error:
+        raise BadSearch(error.message, code="unknown_tag") from None
+    return SearchFilter(
+        formats=tuple(dict.fromkeys(formats)),
+        sources=tuple(dict.fromkeys(sources)),
+        block_types=tuple(dict.fromkeys(block_types)),
+        tags=tuple(dict.fromkeys(folded)),
+        path_prefix=path_prefix,
+    )
+
+
+def search(
+    index: LexicalIndex,
+    query: str,
+    search_filter: SearchFilter = NO_FILTER,
+    *,
+    limit: int = 10,
+    legs: Sequence[Leg] | None = None,
+    k: int = RRF_K,
+) -> list[SearchHit]:
+    """The `limit` best chunks for `query` among those the filter keeps, fused over `legs`
+    (default: exact keys and BM25), each with its chunk, citation and every leg's rank."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadSearch(f"limit must be 1 to {MAX_LIMIT}, not {limit}", code="bad_limit")
+    if not index.query_terms(query) and not query_identifiers(query):
+        raise BadSearch(
+            f"the query {printable(query)!r} has no words to search for", code="empty_query"
+        )
+    missing = [tag for tag in search_filter.tags if not index.holds_term("tags", tag)]
+    if missing:
+        raise BadSearch(
+            f"unknown tag {missing[0]!r}: no published chunk carries it "
+            "(a source gets tags from `loom sources add --tag`)",
+            code="unknown_tag",
+        )
+    fused = rank_all(
+        default_legs(index) if legs is None else legs, query, search_filter, limit, k=k
+    )
+    chunks = index.fetch([hit.chunk_id for hit in fused])
+    # A chunk a vector leg still remembers but the index no longer holds was retired between
+    # the two reads: it is not an answer.
+    return [
+        SearchHit(chunks[hit.chunk_id], hit.score, hit.legs, chunks[hit.chunk_id].incomplete)
+        for hit in fused
+        if hit.chunk_id in chunks
+    ]
+
+
+def open_index() -> LexicalIndex:
+    """The search index under LOOM_HOME, its home checked and made as every command does."""
+    from loom_dagster.settings import LoomSettings
+
+    settings = LoomSettings.from_env()
+    settings.prepare()
+    return LexicalIndex(settings.search_dir)

@@ -1,0 +1,130 @@
+"""`loom search` as a process: the machine-readable answer, the per-leg explanation, the filters,
+and each bad request as one line on stderr with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loom_dagster import api
+from tests.integration.loom_command import loom
+
+RUNBOOK = (
+    """\
+# Disk runbook
+
+## E-DISK-042: volume full
+
+Free space by rotating the ingest logs, then expand the volume. This passage is long enough
+that the text view cuts it: """
+    + " ".join(f"word{n}" for n in range(80))
+    + "\n"
+)
+
+
+@pytest.fixture
+def published(loom_home: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "ops"
+    (folder / "runbooks").mkdir(parents=True)
+    (folder / "runbooks" / "disk.md").write_text(RUNBOOK)
+    (folder / "notes.txt").write_text("The volume full alarm fired twice.\n")
+    report = api.ingest_folder(folder, name="ops", tags=["Ops", "oncall"])
+    assert [o.status for o in report.outcomes] == ["published", "published"]
+    return folder
+
+
+def usage_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_json_holds_every_hit_in_full_with_each_legs_rank(published: Path) -> None:
+    result = loom("search", "E-DISK-042", "--json", "--tag", "ops", "--path", "runbooks/")
+    assert result.returncode == 0, result.stderr
+
+    answer = json.loads(result.stdout)
+    assert answer["query"] == "E-DISK-042"
+    [hit] = answer["hits"]
+    assert hit["text"].endswith("word79")  # the whole chunk, not a preview
+    assert (hit["source"], hit["path"], hit["format"]) == ("ops", "runbooks/disk.md", "markdown")
+    assert hit["section_path"] == ["Disk runbook", "E-DISK-042: volume full"]
+    assert hit["block_type"] == "paragraph"
+    assert hit["tags"] == ["ops", "oncall"]
+    assert hit["revision"].startswith("runbooks__disk.md~") and hit["chunk_id"].startswith(
+        hit["revision"] + "#"
+    )
+    assert hit["locator"]["line_start"] == 5
+    assert [leg["leg"] for leg in hit["legs"]] == ["exact", "lexical"]
+    assert all(leg["rank"] == 1 and leg["score"] > 0 for leg in hit["legs"])
+
+
+def test_explain_names_each_legs_rank_and_score(published: Path) -> None:
+    result = loom("search", "volume full", "--explain", "--block-type", "paragraph")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("1. ops:")
+    assert any(line.startswith("   paragraph  tags ops,oncall  |  lexical #1 (") for line in lines)
+
+
+def test_a_filter_with_nothing_inside_it_says_no_hits(published: Path) -> None:
+    result = loom("search", "volume", "--format", "csv")
+    assert (result.returncode, result.stdout) == (0, "no hits\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("search", "?! --"),
+            "loom: empty_query: the query '?! --' has no words to search for",
+        ),
+        (
+            ("search", "volume", "--limit", "ten"),
+            "loom: bad_limit: limit must be 1 to 1000, not 'ten'",
+        ),
+        (("search", "volume", "--limit", "0"), "loom: bad_limit: limit must be 1 to 1000, not 0"),
+        (
+            ("search", "volume", "--format", "word"),
+            "loom: unknown_format: unknown format 'word'; formats are "
+            "csv, docx, html, markdown, parquet, pdf, pptx, sql, text, toml, xlsx",
+        ),
+        (
+            ("search", "volume", "--tag", "finance"),
+            "loom: unknown_tag: unknown tag 'finance': no published chunk carries it "
+            "(a source gets tags from `loom sources add --tag`)",
+        ),
+        (
+            ("search", "volume", "--tag", "no good"),
+            "loom: unknown_tag: tag 'no good' must be 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit",
+        ),
+    ],
+    ids=["no usable words", "limit not a number", "limit out of range", "format", "tag", "bad tag"],
+)
+def test_a_bad_request_is_one_line_and_exit_2(
+    published: Path, args: tuple[str, ...], message: str
+) -> None:
+    assert usage_error(loom(*args)) == message
+
+
+def test_sources_add_tag_retags_what_is_already_indexed(published: Path) -> None:
+    tagged = loom("sources", "add", str(published), "--tag", "storage")
+    assert tagged.returncode == 0, tagged.stderr
+
+    [hit] = json.loads(loom("search", "alarm", "--json", "--tag", "storage").stdout)["hits"]
+    assert hit["tags"] == ["storage"]
+    assert "unknown_tag" in usage_error(loom("search", "alarm", "--tag", "oncall"))
+    listed = loom("sources", "list").stdout
+    assert "  tags      storage\n" in listed
+
+    cleared = loom("sources", "add", str(published), "--no-tags")
+    assert cleared.returncode == 0, cleared.stderr
+    assert "unknown_tag" in usage_error(loom("search", "alarm", "--tag", "storage"))
+    [hit] = json.loads(loom("search", "alarm", "--json").stdout)["hits"]
+    assert hit["tags"] == []

@@ -1,0 +1,273 @@
+"""The exact-key leg, filters inside every leg, folding, and their fusion, on a real tantivy
+index in tmp_path."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from loom_dagster.chunking import Chunk
+from loom_dagster.contract.artifact import Locator
+from loom_dagster.search.exact import ExactLeg, query_identifiers, text_identifiers
+from loom_dagster.search.fusion import LegRank, fuse
+from loom_dagster.search.legs import LegHit, SearchFilter
+from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
+from loom_dagster.search.service import BadSearch, SearchHit, make_filter, search
+
+
+def indexed(
+    document: str,
+    text: str,
+    *,
+    ordinal: int = 0,
+    section: tuple[str, ...] = (),
+    keys: tuple[str, ...] = (),
+    names: tuple[str, ...] = (),
+    block_type: str = "paragraph",
+    format: str = "markdown",
+    source: str = "docs",
+    path: str | None = None,
+    tags: tuple[str, ...] = (),
+) -> IndexedChunk:
+    chunk = Chunk(
+        ordinal=ordinal,
+        text=text,
+        block_ids=(f"b{ordinal}",),
+        block_type=block_type,
+        section_path=section,
+        locator=Locator(line_start=1, line_end=2),
+        keys=keys,
+        revision=f"{document}@r1",
+        format=format,
+        names=names,
+    )
+    return IndexedChunk.of(
+        chunk, document_id=document, source=source, path=path or f"{document}.md", tags=tags
+    )
+
+
+def ids(hits: Sequence[LegHit] | Sequence[SearchHit]) -> list[str]:
+    return [hit.chunk_id if isinstance(hit, LegHit) else hit.chunk.chunk_id for hit in hits]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> LexicalIndex:
+    return LexicalIndex(tmp_path / "index")
+
+
+# -- identifiers ----------------------------------------------------------------------------------
+
+
+def test_identifiers_are_whole_folded_and_dotted_names_keep_their_tails() -> None:
+    text = "See E-DISK-042 and HW-77; set server.tls.cert_file, not 3.14 or 2024-01-31."
+    assert text_identifiers(text) == [
+        "e-disk-042",
+        "hw-77",
+        "server.tls.cert_file",
+        "tls.cert_file",
+        "cert_file",
+    ]
+    asked = query_identifiers("What does `E-DISK-042` mean?")
+    assert asked[0] == "e-disk-042" and "what does `e-disk-042` mean" in asked
+    assert query_identifiers("orders") == ["orders"]
+    # A key path typed with spaces is also looked up dotted.
+    assert "database.pool.max_connections" in query_identifiers("database pool max_connections")
+
+
+def test_an_identifier_is_found_only_by_the_exact_leg(index: LexicalIndex) -> None:
+    # BM25 cuts M-41 into `m` and `41`, and HW-7 into `hw` and `7`: the chunk that talks about
+    # `m` and `41` and `hw` more often wins there. The exact leg matches the code whole.
+    target = indexed(
+        "forms",
+        "Form HW-7 asks each contractor for the hours worked in the month, signed by the "
+        "site manager, and is filed with payroll before the fifth working day.",
+    )
+    decoy = indexed("noise", "hw 7: see the hw 7 list")
+    index.publish("forms", [target])
+    index.publish("noise", [decoy])
+
+    lexical = LexicalLeg(index).rank("HW-7", SearchFilter(), 10)
+    exact = ExactLeg(index).rank("HW-7", SearchFilter(), 10)
+
+    assert ids(lexical)[0] == decoy.chunk_id
+    assert ids(exact) == [target.chunk_id]
+    assert ids(search(index, "HW-7", limit=1)) == [target.chunk_id]
+    # Without the exact leg, the decoy is what a search answers first.
+    assert ids(search(index, "HW-7", limit=1, legs=[LexicalLeg(index)])) == [decoy.chunk_id]
+
+
+def test_a_definition_ranks_above_the_statements_that_read_it(index: LexicalIndex) -> None:
+    table = indexed(
+        "schema",
+        "CREATE TABLE customer_accounts (id INT, name TEXT, email TEXT, region TEXT)",
+        keys=("customer_accounts", "id", "name", "email", "region"),
+        names=("customer_accounts",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    view = indexed(
+        "schema",
+        "CREATE VIEW big AS SELECT * FROM customer_accounts",
+        ordinal=1,
+        keys=("big", "customer_accounts"),
+        names=("big",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    index.publish("schema", [table, view])
+
+    # The view only reads the table: while a definition is found, a mention is not this leg's
+    # answer (BM25 still has it).
+    assert ids(ExactLeg(index).rank("customer_accounts", SearchFilter(), 10)) == [table.chunk_id]
+    assert ids(
+        ExactLeg(index).rank(
+            "customer_accounts",
+            SearchFilter(formats=("sql",), block_types=("sql_statement",), path_prefix="schema"),
+            10,
+        )
+    ) == [table.chunk_id]
+
+
+# -- filters inside every leg ---------------------------------------------------------------------
+
+
+def test_a_filter_excludes_a_better_scoring_chunk_and_keeps_the_one_further_down(
+    index: LexicalIndex,
+) -> None:
+    # Twenty chunks outside the filter outscore the one inside it: a filter applied after a
+    # cut at 10 would answer nothing.
+    better = [
+        indexed(f"ops{n}", "E-NET-7 network outage network outage", tags=("ops",))
+        for n in range(20)
+    ]
+    inside = indexed(
+        "hr",
+        "the E-NET-7 code also appears in a long HR memo about many other things",
+        tags=("hr",),
+    )
+    for chunk in [*better, inside]:
+        index.publish(chunk.document_id, [chunk])
+    kept = SearchFilter(tags=("hr",))
+
+    for leg in (LexicalLeg(index), ExactLeg(index)):
+        assert ids(leg.rank("E-NET-7 network outage", SearchFilter(), 10))[0] != inside.chunk_id
+        assert ids(leg.rank("E-NET-7 network outage", kept, 10)) == [inside.chunk_id]
+    [hit] = search(index, "E-NET-7 network outage", kept, limit=10)
+    assert hit.chunk.chunk_id == inside.chunk_id and hit.chunk.tags == ("hr",)
+
+
+@pytest.mark.parametrize(
+    ("search_filter", "expected"),
+    [
+        (SearchFilter(formats=("sql",)), {"q.sql"}),
+        (SearchFilter(block_types=("table",)), {"t.csv"}),
+        (SearchFilter(sources=("b",)), {"t.csv"}),
+        (SearchFilter(path_prefix="runbooks/"), {"runbooks/a.md", "runbooks/b+c (1)\n.md"}),
+        (SearchFilter(path_prefix="runbooks/b+c ("), {"runbooks/b+c (1)\n.md"}),
+        (SearchFilter(tags=("ops", "nope")), {"runbooks/a.md"}),
+    ],
+)
+def test_each_filter_keeps_only_its_chunks_in_both_legs(
+    index: LexicalIndex, search_filter: SearchFilter, expected: set[str]
+) -> None:
+    chunks = [
+        indexed("a", "alpha_beta here", path="runbooks/a.md", tags=("ops",), source="a"),
+        indexed("b", "alpha_beta there", path="runbooks/b+c (1)\n.md", source="a"),
+        indexed("c", "alpha_beta sql", path="q.sql", format="sql", block_type="sql_statement"),
+        indexed("d", "alpha_beta rows", path="t.csv", format="csv", block_type="table", source="b"),
+        indexed("e", "alpha_beta elsewhere", path="runbooks.md", source="a"),
+    ]
+    for chunk in chunks:
+        index.publish(chunk.document_id, [chunk])
+    for leg in (LexicalLeg(index), ExactLeg(index)):
+        found = index.fetch(ids(leg.rank("alpha_beta", search_filter, 10)))
+        assert {chunk.path for chunk in found.values()} == expected, leg.name
+
+
+def test_case_and_accents_fold_in_the_lexical_leg(index: LexicalIndex) -> None:
+    index.publish("menu", [indexed("menu", "Le Café NAÏVE sert des crêpes")])
+
+    for query in ("cafe", "CAFÉ", "naive", "crepes"):
+        assert ids(LexicalLeg(index).rank(query, SearchFilter(), 5)) == ["menu@r1#0"], query
+
+
+# -- fusion -----------------------------------------------------------------------------------
+
+
+def test_fusion_adds_reciprocal_ranks_and_keeps_each_legs_rank() -> None:
+    exact = [LegHit("x", 9.0)]
+    lexical = [LegHit("y", 5.0), LegHit("z", 4.0), LegHit("x", 3.0)]
+
+    fused = fuse([("exact", exact), ("lexical", lexical)], 10, k=60)
+
+    assert [f.chunk_id for f in fused] == ["x", "y", "z"]
+    assert fused[0].score == pytest.approx(1 / 61 + 1 / 63)
+    assert fused[0].legs == (LegRank("exact", 1, 9.0), LegRank("lexical", 3, 3.0))
+    assert fused[1].legs == (LegRank("lexical", 1, 5.0),)
+
+
+def test_fusion_breaks_a_tie_by_how_far_ahead_each_leg_put_it_then_for_the_first_leg() -> None:
+    fused = fuse([("exact", [LegHit("a", 1.0)]), ("lexical", [LegHit("b", 1.0)])], 2)
+    assert [f.chunk_id for f in fused] == ["a", "b"]
+
+    # a: first in exact (by a hair), a distant second in lexical; b: the other way round.
+    close = [LegHit("a", 1.0), LegHit("b", 0.95)]
+    distant = [LegHit("b", 20.0), LegHit("a", 5.0)]
+    fused = fuse([("exact", close), ("lexical", distant)], 2)
+    assert [f.chunk_id for f in fused] == ["b", "a"]
+    assert fused[0].score == fused[1].score
+
+
+def test_a_search_with_only_some_legs_still_answers(index: LexicalIndex) -> None:
+    index.publish("a", [indexed("a", "lighthouse keeper logbook")])
+
+    assert ids(search(index, "lighthouse", legs=[LexicalLeg(index)])) == ["a@r1#0"]
+    assert ids(search(index, "lighthouse", legs=[])) == []
+
+
+# -- bad requests ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "code", "message"),
+    [
+        (
+            lambda ix: search(ix, "?? !!"),
+            "empty_query",
+            "the query '?? !!' has no words to search for",
+        ),
+        (lambda ix: search(ix, "words", limit=0), "bad_limit", "limit must be 1 to 1000, not 0"),
+        (
+            lambda ix: search(ix, "words", limit=1001),
+            "bad_limit",
+            "limit must be 1 to 1000, not 1001",
+        ),
+        (
+            lambda ix: search(ix, "words", SearchFilter(tags=("nope",))),
+            "unknown_tag",
+            "unknown tag 'nope': no published chunk carries it "
+            "(a source gets tags from `loom sources add --tag`)",
+        ),
+        (
+            lambda ix: make_filter(formats=["docx", "word"]),
+            "unknown_format",
+            "unknown format 'word'; formats are ",
+        ),
+        (
+            lambda ix: make_filter(tags=["bad tag"]),
+            "unknown_tag",
+            "tag 'bad tag' must be 1-64 letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit",
+        ),
+    ],
+)
+def test_a_bad_request_is_refused_with_its_code(
+    index: LexicalIndex, call: object, code: str, message: str
+) -> None:
+    index.publish("a", [indexed("a", "words", tags=("ops",))])
+    with pytest.raises(BadSearch) as raised:
+        call(index)  # type: ignore[operator]
+    assert raised.value.code == code
+    assert raised.value.message.startswith(message)
