@@ -61,7 +61,9 @@ def instructions(checkout: Path, fmt: str) -> int:
             str(folder),
         ],
         cwd=checkout,
-        env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"},
+        # A fixed hash seed: set and dict orders (sqlglot's dialect candidates among them)
+        # otherwise change how much work a parse does from one process to the next.
+        env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"},
         capture_output=True,
         text=True,
         check=True,
