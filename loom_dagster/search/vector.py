@@ -1,0 +1,502 @@
+"""The vector leg: cosine similarity between a query's embedding and the live chunks' embeddings.
+
+On disk (a folder beside the lexical index):
+
+- `docs/<document>-<revision>.npz`: one file per published revision of a document: its chunks'
+  vectors, ids, block types and text hashes, written whole before anything names it;
+- `manifest.json`: the model, and for each live document its file, revision, source, path and
+  format. A publish or retire writes a new manifest and swaps it in with one `os.replace`, so a
+  reader sees the manifest before a batch or after it: never half a revision, never half a batch.
+  Files no manifest names any more are removed after the swap; a reader that read the old
+  manifest and finds its file gone reads the manifest again.
+- `embeddings.duckdb`: vectors by (model, hash of the embedded text), so a chunk whose text and
+  context did not change is never embedded again, whichever revision or document it is in.
+
+One writer at a time (a lock file, waited on for a bounded time, then `index_busy`); readers never
+wait. A reader keeps the live vectors in memory and reloads only the documents whose file
+changed. Search is exact cosine (numpy) up to `HNSW_THRESHOLD` live chunks, and an in-memory
+usearch HNSW index beyond it; a filter is applied inside the search (a mask over the rows
+before the top-k, or, on HNSW, an over-fetch that falls back to exact search over the kept
+rows), so every hit is in the filter and a filter never empties a result that has in-filter
+matches.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from loom_dagster.errors import LoomError
+from loom_dagster.search.embedding import Embedder, Matrix, embedded_text, text_hash
+from loom_dagster.search.legs import LegHit, SearchFilter
+from loom_dagster.search.lexical import IndexBusy, IndexedChunk
+
+MANIFEST = "manifest.json"
+DOCS = "docs"
+CACHE = "embeddings.duckdb"
+LOCK = ".writer.lock"
+DEFAULT_LOCK_TIMEOUT = 30.0
+# Live chunks above which the reader searches an HNSW graph instead of every vector
+# (bench/search_latency.py: exact cosine over 256-dimension vectors costs ~10 ms at 100k on two
+# cores, growing linearly; HNSW stays near 1 ms).
+HNSW_THRESHOLD = 50_000
+# On HNSW with a filter: kept rows under this are searched exactly (a few ms), and an over-fetch
+# that yields fewer than the limit falls back to the same exact search over the kept rows.
+EXACT_FILTERED_MAX = 100_000
+_RELOAD_ATTEMPTS = 5
+EMBED_BATCH = 512
+
+SourcesTagged = Callable[[Sequence[str]], Collection[str]]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    file: str
+    revision: str
+    source: str
+    path: str
+    format: str
+    count: int
+
+
+@dataclass
+class _Loaded:
+    entry: _Entry
+    vectors: Matrix
+    chunk_ids: npt.NDArray[np.str_]
+    block_types: npt.NDArray[np.str_]
+
+
+class VectorIndex:
+    """The live chunks' vectors in a folder, replaced a batch of documents at a time."""
+
+    name = "vector"
+
+    def __init__(
+        self,
+        directory: str | Path,
+        embedder: Embedder,
+        *,
+        sources_tagged: SourcesTagged | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+    ) -> None:
+        self.directory = Path(directory)
+        self.embedder = embedder
+        self.sources_tagged = sources_tagged
+        self.lock_timeout = lock_timeout
+        self.hnsw_threshold = hnsw_threshold
+        (self.directory / DOCS).mkdir(parents=True, exist_ok=True)
+        self._read_lock = threading.Lock()
+        self._loaded: dict[str, _Loaded] = {}
+        self._seen: tuple[int, int, int] | None = None  # the manifest's (inode, size, mtime)
+        self._table: _Table | None = None
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def publish_many(
+        self, documents: Mapping[str, Sequence[IndexedChunk]], *, retire: Sequence[str] = ()
+    ) -> int:
+        """Replace each document's vectors with its new chunks' and drop those of `retire`, in
+        one manifest swap; returns how many texts were embedded (the rest were reused)."""
+        for document_id, chunks in documents.items():
+            strangers = sorted({c.document_id for c in chunks if c.document_id != document_id})
+            if strangers:
+                raise ValueError(f"chunks of {strangers} published as document {document_id!r}")
+        if not documents and not retire:
+            return 0
+        with self._writing():
+            manifest = self._read_manifest()
+            entries = manifest["documents"] if manifest.get("model") == self.embedder.model else {}
+            embedded = 0
+            for document_id, chunks in documents.items():
+                entry, made = self._write_document(document_id, chunks)
+                entries[document_id] = entry
+                embedded += made
+            for document_id in retire:
+                entries.pop(document_id, None)
+            self._write_manifest(entries)
+            self._remove_unnamed({entry["file"] for entry in entries.values()})
+        return embedded
+
+    def retire(self, document_id: str) -> None:
+        self.publish_many({}, retire=[document_id])
+
+    def live_revisions(self) -> dict[str, str]:
+        """The revision each document's vectors were published as (under this embedder)."""
+        manifest = self._read_manifest()
+        if manifest.get("model") != self.embedder.model:
+            return {}
+        return {doc: entry["revision"] for doc, entry in manifest["documents"].items()}
+
+    def _write_document(
+        self, document_id: str, chunks: Sequence[IndexedChunk]
+    ) -> tuple[dict[str, Any], int]:
+        texts = [
+            embedded_text(
+                c.text, section_path=c.section_path, title=Path(c.path).stem.replace("_", " ")
+            )
+            for c in chunks
+        ]
+        hashes = [text_hash(t) for t in texts]
+        vectors, made = self._vectors(texts, hashes)
+        first = chunks[0] if chunks else None
+        revision = first.revision if first else ""
+        digest = hashlib.sha256(f"{document_id}\0{revision}".encode()).hexdigest()[:32]
+        name = f"{digest}-{self.embedder.model.replace('/', '_')}.npz"
+        target = self.directory / DOCS / name
+        temporary = target.with_suffix(f".{os.getpid()}.tmp")
+        with open(temporary, "wb") as out:
+            np.savez(
+                out,
+                vectors=vectors,
+                chunk_ids=np.array([c.chunk_id for c in chunks], dtype=np.str_),
+                block_types=np.array([c.block_type for c in chunks], dtype=np.str_),
+                hashes=np.array(hashes, dtype=np.str_),
+            )
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+        entry = {
+            "file": name,
+            "revision": revision,
+            "source": first.source if first else "",
+            "path": first.path if first else "",
+            "format": first.format if first else "",
+            "count": len(chunks),
+        }
+        return entry, made
+
+    def _vectors(self, texts: Sequence[str], hashes: Sequence[str]) -> tuple[Matrix, int]:
+        dimension = self.embedder.dimension
+        if not texts:
+            return np.zeros((0, max(dimension, 1)), dtype=np.float32), 0
+        cache = EmbeddingCache(self.directory / CACHE)
+        known = cache.get(self.embedder.model, hashes)
+        missing = sorted(
+            {i for i, h in enumerate(hashes) if h not in known}, key=hashes.__getitem__
+        )
+        unique: dict[str, int] = {}
+        for i in missing:
+            unique.setdefault(hashes[i], i)
+        fresh: dict[str, npt.NDArray[np.float32]] = {}
+        order = list(unique.items())
+        for start in range(0, len(order), EMBED_BATCH):
+            batch = order[start : start + EMBED_BATCH]
+            rows = self.embedder.embed([texts[i] for _, i in batch])
+            fresh.update((h, rows[n]) for n, (h, _) in enumerate(batch))
+        if fresh:
+            cache.put(self.embedder.model, fresh)
+        known.update(fresh)
+        return np.stack([known[h] for h in hashes]).astype(np.float32), len(fresh)
+
+    def _write_manifest(self, entries: Mapping[str, Any]) -> None:
+        manifest = {"model": self.embedder.model, "documents": dict(sorted(entries.items()))}
+        target = self.directory / MANIFEST
+        temporary = target.with_suffix(f".{os.getpid()}.tmp")
+        with open(temporary, "w", encoding="utf-8") as out:
+            json.dump(manifest, out, ensure_ascii=False)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)  # the one step a reader sees
+        directory = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+    def _remove_unnamed(self, named: set[str]) -> None:
+        for path in (self.directory / DOCS).iterdir():
+            if path.name not in named:
+                path.unlink(missing_ok=True)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        with open(self.directory / LOCK, "a+b") as lock:
+            deadline = time.monotonic() + self.lock_timeout
+            delay = 0.02
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise IndexBusy(
+                            f"another writer held {self.directory} for {self.lock_timeout:g}s"
+                        ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _read_manifest(self) -> dict[str, Any]:
+        try:
+            with open(self.directory / MANIFEST, encoding="utf-8") as manifest:
+                data: dict[str, Any] = json.load(manifest)
+        except FileNotFoundError:
+            return {"model": self.embedder.model, "documents": {}}
+        except (OSError, ValueError) as error:
+            raise LoomError(
+                f"{self.directory / MANIFEST} cannot be read: {error}", code="index_unreadable"
+            ) from error
+        return data
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def rank(self, query: str, search_filter: SearchFilter, limit: int) -> list[LegHit]:
+        """The `limit` chunks nearest `query` among those the filter keeps, nearest first."""
+        if limit < 1 or not query.strip():
+            return []
+        table = self._current()
+        if table is None or not len(table.chunk_ids):
+            return []
+        vector = self.embedder.embed([query])[0]
+        if not vector.any():
+            return []
+        mask = self._mask(table, search_filter)
+        if mask is not None and not mask.any():
+            return []
+        rows, scores = table.nearest(
+            vector, mask, limit, hnsw=len(table.chunk_ids) > self.hnsw_threshold
+        )
+        return [
+            LegHit(str(table.chunk_ids[r]), float(s)) for r, s in zip(rows, scores, strict=True)
+        ]
+
+    def count(self) -> int:
+        table = self._current()
+        return 0 if table is None else len(table.chunk_ids)
+
+    def _mask(self, table: _Table, search_filter: SearchFilter) -> npt.NDArray[np.bool_] | None:
+        if search_filter.empty:
+            return None
+        keep = np.ones(len(table.entries), dtype=bool)
+        if search_filter.formats:
+            keep &= np.isin(table.doc_formats, list(search_filter.formats))
+        sources = list(search_filter.sources)
+        if search_filter.tags:
+            if self.sources_tagged is None:
+                raise LoomError("this index cannot filter on tags", code="filter_unsupported")
+            tagged = list(self.sources_tagged(search_filter.tags))
+            keep &= np.isin(table.doc_sources, tagged)
+        if sources:
+            keep &= np.isin(table.doc_sources, sources)
+        if search_filter.path_prefix:
+            keep &= np.char.startswith(table.doc_paths, search_filter.path_prefix)
+        mask = keep[table.doc_of_row]
+        if search_filter.block_types:
+            mask &= np.isin(table.block_types, list(search_filter.block_types))
+        return mask
+
+    def _current(self) -> _Table | None:
+        with self._read_lock:
+            for attempt in range(_RELOAD_ATTEMPTS):
+                try:
+                    return self._refresh()
+                except FileNotFoundError:
+                    # A writer removed a file of the manifest just read: its successor is in.
+                    self._seen = None
+                    time.sleep(0.01 * (attempt + 1))
+            raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
+
+    def _refresh(self) -> _Table | None:
+        path = self.directory / MANIFEST
+        try:
+            status = path.stat()
+        except FileNotFoundError:
+            self._loaded, self._table, self._seen = {}, None, None
+            return None
+        seen = (status.st_ino, status.st_size, status.st_mtime_ns)
+        if seen == self._seen:
+            return self._table
+        manifest = self._read_manifest()
+        if manifest.get("model") != self.embedder.model:
+            # Vectors of another model cannot be compared with this one's queries; the next
+            # publish under this model re-embeds every live document.
+            self._loaded, self._table, self._seen = {}, None, seen
+            return None
+        entries = {doc: _Entry(**entry) for doc, entry in manifest["documents"].items()}
+        loaded: dict[str, _Loaded] = {}
+        for doc, entry in entries.items():
+            old = self._loaded.get(doc)
+            loaded[doc] = old if old is not None and old.entry == entry else self._load(entry)
+        self._loaded = loaded
+        self._table = _Table.build(loaded, self._table)
+        self._seen = seen
+        return self._table
+
+    def _load(self, entry: _Entry) -> _Loaded:
+        with np.load(self.directory / DOCS / entry.file, allow_pickle=False) as data:
+            return _Loaded(
+                entry=entry,
+                vectors=np.ascontiguousarray(data["vectors"], dtype=np.float32),
+                chunk_ids=data["chunk_ids"],
+                block_types=data["block_types"],
+            )
+
+
+class _Table:
+    """Every live vector in one matrix, with what a filter reads per row and per document."""
+
+    def __init__(self, loaded: Mapping[str, _Loaded]) -> None:
+        parts = [part for part in loaded.values() if part.entry.count]
+        self.entries = [part.entry for part in parts]
+        self.documents = [doc for doc, part in loaded.items() if part.entry.count]
+        dimension = parts[0].vectors.shape[1] if parts else 1
+        self.vectors: Matrix = (
+            np.concatenate([p.vectors for p in parts])
+            if parts
+            else np.zeros((0, dimension), np.float32)
+        )
+        self.chunk_ids = (
+            np.concatenate([p.chunk_ids for p in parts]) if parts else np.array([], np.str_)
+        )
+        self.block_types = (
+            np.concatenate([p.block_types for p in parts]) if parts else np.array([], np.str_)
+        )
+        counts = np.array([p.entry.count for p in parts], dtype=np.int64)
+        self.doc_of_row = np.repeat(np.arange(len(parts), dtype=np.int32), counts)
+        self.doc_formats = np.array([e.format for e in self.entries], dtype=np.str_)
+        self.doc_sources = np.array([e.source for e in self.entries], dtype=np.str_)
+        self.doc_paths = np.array([e.path for e in self.entries], dtype=np.str_)
+        self._hnsw: Any = None
+
+    @classmethod
+    def build(cls, loaded: Mapping[str, _Loaded], previous: _Table | None) -> _Table:
+        return cls(loaded)
+
+    def nearest(
+        self,
+        vector: Matrix,
+        mask: npt.NDArray[np.bool_] | None,
+        limit: int,
+        *,
+        hnsw: bool,
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        if hnsw:
+            kept = len(self.chunk_ids) if mask is None else int(mask.sum())
+            if mask is None or kept > EXACT_FILTERED_MAX:
+                found = self._approximate(vector, mask, limit, kept)
+                if found is not None:
+                    return found
+        return self._exact(vector, mask, limit)
+
+    def _exact(
+        self, vector: Matrix, mask: npt.NDArray[np.bool_] | None, limit: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        if mask is None:
+            candidates = np.arange(len(self.chunk_ids))
+            scores = self.vectors @ vector
+        else:
+            candidates = np.flatnonzero(mask)
+            scores = self.vectors[candidates] @ vector
+        if len(scores) > limit:
+            top = np.argpartition(-scores, limit - 1)[:limit]
+        else:
+            top = np.arange(len(scores))
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return candidates[top], scores[top]
+
+    def _approximate(
+        self, vector: Matrix, mask: npt.NDArray[np.bool_] | None, limit: int, kept: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]] | None:
+        graph = self._graph()
+        share = kept / max(len(self.chunk_ids), 1)
+        wanted = min(len(self.chunk_ids), int(limit / max(share, 1e-9) * 2) + limit)
+        matches = graph.search(vector, wanted)
+        rows = np.asarray(matches.keys, dtype=np.intp)
+        scores = (1.0 - np.asarray(matches.distances, dtype=np.float32)).astype(np.float32)
+        if mask is not None:
+            inside = mask[rows]
+            rows, scores = rows[inside], scores[inside]
+            if len(rows) < min(limit, kept):
+                return None  # the filter kept too few of the graph's nearest: search them all
+        return rows[:limit], scores[:limit]
+
+    def _graph(self) -> Any:
+        if self._hnsw is None:
+            from usearch.index import Index
+
+            graph = Index(ndim=self.vectors.shape[1], metric="cos", dtype="f32")
+            graph.add(np.arange(len(self.vectors), dtype=np.uint64), self.vectors)
+            self._hnsw = graph
+        return self._hnsw
+
+
+class EmbeddingCache:
+    """Vectors by (model, text hash) in a DuckDB file, so an unchanged chunk is embedded once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextmanager
+    def _connect(self) -> Iterator[Any]:
+        import duckdb
+
+        try:
+            con = duckdb.connect(str(self.path))
+        except duckdb.IOException as error:
+            raise IndexBusy(f"{self.path} is in use by another process: {error}") from error
+        try:
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model VARCHAR, text_hash VARCHAR, "
+                "vector FLOAT[], PRIMARY KEY (model, text_hash))"
+            )
+            yield con
+        finally:
+            con.close()
+
+    def get(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        if not hashes:
+            return {}
+        import pyarrow as pa
+
+        wanted = pa.table({"text_hash": pa.array(sorted(set(hashes)), pa.string())})
+        with self._connect() as con:
+            con.register("wanted", wanted)
+            found = con.sql(
+                "SELECT e.text_hash, e.vector FROM embeddings e JOIN wanted w USING (text_hash) "
+                "WHERE e.model = $model",
+                params={"model": model},
+            ).to_arrow_table()
+        if not found.num_rows:
+            return {}
+        keys = found.column("text_hash").to_pylist()
+        flat = found.column("vector").combine_chunks()
+        matrix = np.asarray(flat.values.to_numpy(zero_copy_only=False), dtype=np.float32)
+        matrix = matrix.reshape(len(keys), -1)
+        return dict(zip(keys, matrix, strict=True))
+
+    def put(self, model: str, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
+        import pyarrow as pa
+
+        keys = list(vectors)
+        matrix = np.stack([vectors[k] for k in keys]).astype(np.float32)
+        rows = pa.table(
+            {
+                "model": pa.array([model] * len(keys), pa.string()),
+                "text_hash": pa.array(keys, pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(matrix.reshape(-1)), matrix.shape[1]
+                ).cast(pa.list_(pa.float32())),
+            }
+        )
+        with self._connect() as con:
+            con.register("fresh", rows)
+            con.execute(
+                "INSERT OR IGNORE INTO embeddings SELECT model, text_hash, vector FROM fresh"
+            )
