@@ -23,6 +23,7 @@ from loom_dagster.extractor.settings import ExtractorSettings
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.lexical import Hit, LexicalIndex
+from loom_dagster.search.vector import open_vectors
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
     OptionRule,
@@ -227,7 +228,9 @@ def _ingest(
     catalog_db = CatalogResource(database=str(settings.catalog_path))
     with catalog_db.connect() as con:
         # What a crash between the catalog's commit and the index's left unsearchable.
-        repaired = pipeline.reconcile(con, index, ObjectStore(settings.object_store_url))
+        repaired = pipeline.reconcile(
+            con, index, ObjectStore(settings.object_store_url), vectors=open_vectors(settings)
+        )
         if repaired:
             progress(f"search index repaired for {len(repaired)} document(s)")
         scan = pipeline.sync_source(con, index, source)
@@ -258,6 +261,8 @@ def _ingest(
     # Dagster's 100,000 per asset however often the files change.
     prune_partitions_now(instance, catalog_db, settings.retention)
     with catalog_db.connect() as con:
+        # The runs publish the lexical index; the vectors follow the catalog here.
+        pipeline.sync_vectors(con, open_vectors(settings), ObjectStore(settings.object_store_url))
         outcomes = catalog.outcomes_for(con, keys)
         searchable = catalog.searchable(con, keys)
     store = ObjectStore(settings.object_store_url)

@@ -24,6 +24,7 @@ matches.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -33,15 +34,24 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from loom_dagster.errors import LoomError
-from loom_dagster.search.embedding import Embedder, Matrix, embedded_text, text_hash
+from loom_dagster.search.embedding import (
+    Embedder,
+    EmbedderSpec,
+    Matrix,
+    embedded_text,
+    text_hash,
+)
 from loom_dagster.search.legs import LegHit, SearchFilter
 from loom_dagster.search.lexical import IndexBusy, IndexedChunk
+
+if TYPE_CHECKING:
+    from loom_dagster.settings import LoomSettings
 
 MANIFEST = "manifest.json"
 DOCS = "docs"
@@ -120,11 +130,16 @@ class VectorIndex:
         with self._writing():
             manifest = self._read_manifest()
             entries = manifest["documents"] if manifest.get("model") == self.embedder.model else {}
-            embedded = 0
+            texts = {doc: [_embedded(c) for c in chunks] for doc, chunks in documents.items()}
+            hashes = {doc: [text_hash(t) for t in doc_texts] for doc, doc_texts in texts.items()}
+            vectors, embedded = self._vectors(
+                [t for doc_texts in texts.values() for t in doc_texts],
+                [h for doc_hashes in hashes.values() for h in doc_hashes],
+            )
             for document_id, chunks in documents.items():
-                entry, made = self._write_document(document_id, chunks)
-                entries[document_id] = entry
-                embedded += made
+                entries[document_id] = self._write_document(
+                    document_id, chunks, hashes[document_id], vectors
+                )
             for document_id in retire:
                 entries.pop(document_id, None)
             self._write_manifest(entries)
@@ -142,16 +157,12 @@ class VectorIndex:
         return {doc: entry["revision"] for doc, entry in manifest["documents"].items()}
 
     def _write_document(
-        self, document_id: str, chunks: Sequence[IndexedChunk]
-    ) -> tuple[dict[str, Any], int]:
-        texts = [
-            embedded_text(
-                c.text, section_path=c.section_path, title=Path(c.path).stem.replace("_", " ")
-            )
-            for c in chunks
-        ]
-        hashes = [text_hash(t) for t in texts]
-        vectors, made = self._vectors(texts, hashes)
+        self,
+        document_id: str,
+        chunks: Sequence[IndexedChunk],
+        hashes: Sequence[str],
+        vectors: Mapping[str, npt.NDArray[np.float32]],
+    ) -> dict[str, Any]:
         first = chunks[0] if chunks else None
         revision = first.revision if first else ""
         digest = hashlib.sha256(f"{document_id}\0{revision}".encode()).hexdigest()[:32]
@@ -161,7 +172,7 @@ class VectorIndex:
         with open(temporary, "wb") as out:
             np.savez(
                 out,
-                vectors=vectors,
+                vectors=_stack([vectors[h] for h in hashes], self.embedder.dimension),
                 chunk_ids=np.array([c.chunk_id for c in chunks], dtype=np.str_),
                 block_types=np.array([c.block_type for c in chunks], dtype=np.str_),
                 hashes=np.array(hashes, dtype=np.str_),
@@ -177,30 +188,28 @@ class VectorIndex:
             "format": first.format if first else "",
             "count": len(chunks),
         }
-        return entry, made
+        return entry
 
-    def _vectors(self, texts: Sequence[str], hashes: Sequence[str]) -> tuple[Matrix, int]:
-        dimension = self.embedder.dimension
+    def _vectors(
+        self, texts: Sequence[str], hashes: Sequence[str]
+    ) -> tuple[dict[str, npt.NDArray[np.float32]], int]:
+        """The vector of each text by its hash: stored ones reused, the rest embedded (each
+        distinct text once) and stored; and how many were embedded."""
         if not texts:
-            return np.zeros((0, max(dimension, 1)), dtype=np.float32), 0
+            return {}, 0
         cache = EmbeddingCache(self.directory / CACHE)
-        known = cache.get(self.embedder.model, hashes)
-        missing = sorted(
-            {i for i, h in enumerate(hashes) if h not in known}, key=hashes.__getitem__
-        )
-        unique: dict[str, int] = {}
-        for i in missing:
-            unique.setdefault(hashes[i], i)
-        fresh: dict[str, npt.NDArray[np.float32]] = {}
-        order = list(unique.items())
-        for start in range(0, len(order), EMBED_BATCH):
-            batch = order[start : start + EMBED_BATCH]
-            rows = self.embedder.embed([texts[i] for _, i in batch])
-            fresh.update((h, rows[n]) for n, (h, _) in enumerate(batch))
-        if fresh:
-            cache.put(self.embedder.model, fresh)
-        known.update(fresh)
-        return np.stack([known[h] for h in hashes]).astype(np.float32), len(fresh)
+        with cache.session() as session:
+            known = session.get(self.embedder.model, hashes)
+            missing = dict.fromkeys(h for h in hashes if h not in known)
+            text_of = dict(zip(hashes, texts, strict=True))
+            order = list(missing)
+            for start in range(0, len(order), EMBED_BATCH):
+                batch = order[start : start + EMBED_BATCH]
+                rows = self.embedder.embed([text_of[h] for h in batch])
+                fresh = dict(zip(batch, rows, strict=True))
+                session.put(self.embedder.model, fresh)
+                known.update(fresh)
+        return known, len(order)
 
     def _write_manifest(self, entries: Mapping[str, Any]) -> None:
         manifest = {"model": self.embedder.model, "documents": dict(sorted(entries.items()))}
@@ -349,6 +358,18 @@ class VectorIndex:
             )
 
 
+def _embedded(chunk: IndexedChunk) -> str:
+    # The file's name stands for its title until chunks carry the document's own.
+    title = Path(chunk.path).stem.replace("_", " ")
+    return embedded_text(chunk.text, section_path=chunk.section_path, title=title)
+
+
+def _stack(rows: Sequence[npt.NDArray[np.float32]], dimension: int) -> Matrix:
+    if not rows:
+        return np.zeros((0, max(dimension, 1)), dtype=np.float32)
+    return np.ascontiguousarray(np.stack(rows), dtype=np.float32)
+
+
 class _Table:
     """Every live vector in one matrix, with what a filter reads per row and per document."""
 
@@ -438,13 +459,16 @@ class _Table:
 
 
 class EmbeddingCache:
-    """Vectors by (model, text hash) in a DuckDB file, so an unchanged chunk is embedded once."""
+    """Vectors by (model, text hash) in a DuckDB file, so an unchanged chunk is embedded once.
+
+    Opened only by the vector index's writer, under its lock: DuckDB takes one process per file.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @contextmanager
-    def _connect(self) -> Iterator[Any]:
+    def session(self) -> Iterator[_CacheSession]:
         import duckdb
 
         try:
@@ -456,9 +480,14 @@ class EmbeddingCache:
                 "CREATE TABLE IF NOT EXISTS embeddings (model VARCHAR, text_hash VARCHAR, "
                 "vector FLOAT[], PRIMARY KEY (model, text_hash))"
             )
-            yield con
+            yield _CacheSession(con)
         finally:
             con.close()
+
+
+class _CacheSession:
+    def __init__(self, con: Any) -> None:
+        self.con = con
 
     def get(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         if not hashes:
@@ -466,22 +495,25 @@ class EmbeddingCache:
         import pyarrow as pa
 
         wanted = pa.table({"text_hash": pa.array(sorted(set(hashes)), pa.string())})
-        with self._connect() as con:
-            con.register("wanted", wanted)
-            found = con.sql(
+        self.con.register("wanted", wanted)
+        try:
+            found = self.con.sql(
                 "SELECT e.text_hash, e.vector FROM embeddings e JOIN wanted w USING (text_hash) "
                 "WHERE e.model = $model",
                 params={"model": model},
             ).to_arrow_table()
+        finally:
+            self.con.unregister("wanted")
         if not found.num_rows:
             return {}
         keys = found.column("text_hash").to_pylist()
         flat = found.column("vector").combine_chunks()
         matrix = np.asarray(flat.values.to_numpy(zero_copy_only=False), dtype=np.float32)
-        matrix = matrix.reshape(len(keys), -1)
-        return dict(zip(keys, matrix, strict=True))
+        return dict(zip(keys, matrix.reshape(len(keys), -1), strict=True))
 
     def put(self, model: str, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
+        if not vectors:
+            return
         import pyarrow as pa
 
         keys = list(vectors)
@@ -495,8 +527,25 @@ class EmbeddingCache:
                 ).cast(pa.list_(pa.float32())),
             }
         )
-        with self._connect() as con:
-            con.register("fresh", rows)
-            con.execute(
+        self.con.register("fresh", rows)
+        try:
+            self.con.execute(
                 "INSERT OR IGNORE INTO embeddings SELECT model, text_hash, vector FROM fresh"
             )
+        finally:
+            self.con.unregister("fresh")
+
+
+@functools.cache
+def shared_embedder(spec: EmbedderSpec) -> Embedder:
+    """One embedder per setting in a process: a model loads once, not once per batch."""
+    return spec.build()
+
+
+def open_vectors(
+    settings: LoomSettings, *, sources_tagged: SourcesTagged | None = None
+) -> VectorIndex:
+    """The vector index of a Loom home, under the embedder LOOM_EMBEDDER names."""
+    return VectorIndex(
+        settings.vectors_dir, shared_embedder(settings.embedder), sources_tagged=sources_tagged
+    )
