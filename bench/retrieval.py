@@ -32,6 +32,7 @@ CORPUS = HERE.parent.parent / "shared" / "corpus" / "inputs"
 QUESTIONS = HERE / "retrieval" / "questions.json"
 DEPTH = 10
 RRF_K = 60
+PASSAGE_CHARS = 0  # loom_dagster.search.vector.PASSAGE_CHARS
 
 
 def normalise(text: str) -> str:
@@ -47,7 +48,9 @@ def answers(passage: str, sentence: str) -> bool:
     return half >= 30 and (sentence[:half] in passage or sentence[half:] in passage)
 
 
-def ingest(folder: Path, embedder: str) -> tuple[object, object, dict[str, object]]:
+def ingest(
+    folder: Path, embedder: str, passage_chars: int
+) -> tuple[object, object, dict[str, object]]:
     """Ingest the folder through the pipeline's own steps (as bench/ingest_throughput.py's
     plain loop); returns the lexical index, the vector index and the chunks by id."""
     from loom_dagster import api, catalog, pipeline
@@ -56,7 +59,7 @@ def ingest(folder: Path, embedder: str) -> tuple[object, object, dict[str, objec
     from loom_dagster.objectstore import ObjectStore
     from loom_dagster.resources.storage import CatalogResource
     from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
-    from loom_dagster.search.vector import open_vectors
+    from loom_dagster.search.vector import VectorIndex, shared_embedder
     from loom_dagster.settings import LoomSettings
 
     os.environ["LOOM_EMBEDDER"] = embedder
@@ -64,7 +67,12 @@ def ingest(folder: Path, embedder: str) -> tuple[object, object, dict[str, objec
     api.prepare_environment(settings)
     source = api.register_source(settings, folder, name="corpus")
     store, index = ObjectStore(settings.object_store_url), LexicalIndex(settings.search_dir)
-    vectors = open_vectors(settings)
+    vectors = VectorIndex(
+        settings.vectors_dir,
+        shared_embedder(settings.embedder),
+        passage_chars=passage_chars,
+        center=os.environ.get("BENCH_CENTER", "1") == "1",
+    )
     client = ExtractorClient(ExtractorSettings.from_env(os.environ))
     chunks: dict[str, object] = {}
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
@@ -127,6 +135,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--embedder", default="wordllama")
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--passage-chars", type=int, default=PASSAGE_CHARS)
+    parser.add_argument("--rrf-k", type=int, default=RRF_K)
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--misses", action="store_true", help="print the questions fusion misses")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "retrieval.json")
@@ -150,7 +160,7 @@ def main() -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(CORPUS / name, target)
         started = time.perf_counter()
-        index, vectors, chunks = ingest(folder, args.embedder)
+        index, vectors, chunks = ingest(folder, args.embedder, args.passage_chars)
         ingest_s = time.perf_counter() - started
 
         if args.dump:
@@ -167,12 +177,14 @@ def main() -> None:
             return [hit.chunk_id for hit in vectors.rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[attr-defined]
 
         def fusion(query: str) -> list[str]:
-            return rrf([bm25(query), vector(query)])
+            return rrf([bm25(query), vector(query)], args.rrf_k)
 
         legs = {"bm25": bm25, "vector": vector, "fusion": fusion}
         results = {name: score(questions, leg, chunks) for name, leg in legs.items()}
         report = {
             "embedder": args.embedder,
+            "passage_chars": args.passage_chars,
+            "rrf_k": args.rrf_k,
             "model": vectors.embedder.model,  # type: ignore[attr-defined]
             "documents": len(spec["documents"]),
             "chunks": len(chunks),

@@ -28,6 +28,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -45,6 +46,7 @@ from loom_dagster.search.embedding import (
     EmbedderSpec,
     Matrix,
     embedded_text,
+    normalized,
     text_hash,
 )
 from loom_dagster.search.legs import LegHit, SearchFilter
@@ -62,11 +64,23 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 # (bench/search_latency.py: exact cosine over 256-dimension vectors costs ~10 ms at 100k on two
 # cores, growing linearly; HNSW stays near 1 ms).
 HNSW_THRESHOLD = 50_000
+# usearch's graph: its defaults (16, 128, 64) gave recall@10 of 0.62 on bench/search_latency.py's
+# synthetic chunks at 5k; a wider search costs a little latency and buys most of it back.
+HNSW_CONNECTIVITY = 16
+HNSW_EXPANSION_ADD = 128
+HNSW_EXPANSION_SEARCH = 256
 # On HNSW with a filter: kept rows under this are searched exactly (a few ms), and an over-fetch
 # that yields fewer than the limit falls back to the same exact search over the kept rows.
 EXACT_FILTERED_MAX = 100_000
 _RELOAD_ATTEMPTS = 5
 EMBED_BATCH = 512
+# With a size, a chunk is embedded as passages of about this many characters, each with the
+# chunk's context, and scores as its best passage. Measured on bench/retrieval.py's 54
+# questions with the default embedder, fused found-first was 0.78 whole, 0.67 at 400 and 0.63
+# at 200: with a static word-vector model, short passages match stray words. 0 embeds each
+# chunk whole.
+PASSAGE_CHARS = 0
+CENTER = False
 
 SourcesTagged = Callable[[Sequence[str]], Collection[str]]
 
@@ -79,12 +93,14 @@ class _Entry:
     path: str
     format: str
     count: int
+    rows: int
 
 
 @dataclass
 class _Loaded:
     entry: _Entry
     vectors: Matrix
+    row_chunk: npt.NDArray[np.int32]
     chunk_ids: npt.NDArray[np.str_]
     block_types: npt.NDArray[np.str_]
 
@@ -102,12 +118,18 @@ class VectorIndex:
         sources_tagged: SourcesTagged | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         hnsw_threshold: int = HNSW_THRESHOLD,
+        passage_chars: int = PASSAGE_CHARS,
+        center: bool = CENTER,
     ) -> None:
         self.directory = Path(directory)
         self.embedder = embedder
         self.sources_tagged = sources_tagged
         self.lock_timeout = lock_timeout
         self.hnsw_threshold = hnsw_threshold
+        self.passage_chars = passage_chars
+        self.center = center
+        # What the manifest's vectors are: the model, and how chunks were cut into passages.
+        self.layout = f"{embedder.model}/passages-{passage_chars}"
         (self.directory / DOCS).mkdir(parents=True, exist_ok=True)
         self._read_lock = threading.Lock()
         self._loaded: dict[str, _Loaded] = {}
@@ -129,12 +151,20 @@ class VectorIndex:
             return 0
         with self._writing():
             manifest = self._read_manifest()
-            entries = manifest["documents"] if manifest.get("model") == self.embedder.model else {}
-            texts = {doc: [_embedded(c) for c in chunks] for doc, chunks in documents.items()}
-            hashes = {doc: [text_hash(t) for t in doc_texts] for doc, doc_texts in texts.items()}
+            entries = manifest["documents"] if manifest.get("model") == self.layout else {}
+            texts = {
+                doc: [
+                    [_embedded(c, p) for p in passages(c.text, self.passage_chars)] for c in chunks
+                ]
+                for doc, chunks in documents.items()
+            }
+            hashes = {
+                doc: [[text_hash(t) for t in rows] for rows in doc_texts]
+                for doc, doc_texts in texts.items()
+            }
             vectors, embedded = self._vectors(
-                [t for doc_texts in texts.values() for t in doc_texts],
-                [h for doc_hashes in hashes.values() for h in doc_hashes],
+                [t for doc_texts in texts.values() for rows in doc_texts for t in rows],
+                [h for doc_hashes in hashes.values() for rows in doc_hashes for h in rows],
             )
             for document_id, chunks in documents.items():
                 entries[document_id] = self._write_document(
@@ -152,7 +182,7 @@ class VectorIndex:
     def live_revisions(self) -> dict[str, str]:
         """The revision each document's vectors were published as (under this embedder)."""
         manifest = self._read_manifest()
-        if manifest.get("model") != self.embedder.model:
+        if manifest.get("model") != self.layout:
             return {}
         return {doc: entry["revision"] for doc, entry in manifest["documents"].items()}
 
@@ -160,9 +190,10 @@ class VectorIndex:
         self,
         document_id: str,
         chunks: Sequence[IndexedChunk],
-        hashes: Sequence[str],
+        hashes: Sequence[Sequence[str]],
         vectors: Mapping[str, npt.NDArray[np.float32]],
     ) -> dict[str, Any]:
+        flat = [h for rows in hashes for h in rows]
         first = chunks[0] if chunks else None
         revision = first.revision if first else ""
         digest = hashlib.sha256(f"{document_id}\0{revision}".encode()).hexdigest()[:32]
@@ -172,10 +203,13 @@ class VectorIndex:
         with open(temporary, "wb") as out:
             np.savez(
                 out,
-                vectors=_stack([vectors[h] for h in hashes], self.embedder.dimension),
+                vectors=_stack([vectors[h] for h in flat], self.embedder.dimension),
+                row_chunk=np.repeat(
+                    np.arange(len(chunks), dtype=np.int32), [len(rows) for rows in hashes]
+                ),
                 chunk_ids=np.array([c.chunk_id for c in chunks], dtype=np.str_),
                 block_types=np.array([c.block_type for c in chunks], dtype=np.str_),
-                hashes=np.array(hashes, dtype=np.str_),
+                hashes=np.array(flat, dtype=np.str_),
             )
             out.flush()
             os.fsync(out.fileno())
@@ -187,6 +221,7 @@ class VectorIndex:
             "path": first.path if first else "",
             "format": first.format if first else "",
             "count": len(chunks),
+            "rows": len(flat),
         }
         return entry
 
@@ -212,7 +247,7 @@ class VectorIndex:
         return known, len(order)
 
     def _write_manifest(self, entries: Mapping[str, Any]) -> None:
-        manifest = {"model": self.embedder.model, "documents": dict(sorted(entries.items()))}
+        manifest = {"model": self.layout, "documents": dict(sorted(entries.items()))}
         target = self.directory / MANIFEST
         temporary = target.with_suffix(f".{os.getpid()}.tmp")
         with open(temporary, "w", encoding="utf-8") as out:
@@ -257,7 +292,7 @@ class VectorIndex:
             with open(self.directory / MANIFEST, encoding="utf-8") as manifest:
                 data: dict[str, Any] = json.load(manifest)
         except FileNotFoundError:
-            return {"model": self.embedder.model, "documents": {}}
+            return {"model": self.layout, "documents": {}}
         except (OSError, ValueError) as error:
             raise LoomError(
                 f"{self.directory / MANIFEST} cannot be read: {error}", code="index_unreadable"
@@ -280,7 +315,7 @@ class VectorIndex:
         if mask is not None and not mask.any():
             return []
         rows, scores = table.nearest(
-            vector, mask, limit, hnsw=len(table.chunk_ids) > self.hnsw_threshold
+            table.query_vector(vector), mask, limit, hnsw=len(table.chunk_ids) > self.hnsw_threshold
         )
         return [
             LegHit(str(table.chunk_ids[r]), float(s)) for r, s in zip(rows, scores, strict=True)
@@ -306,7 +341,7 @@ class VectorIndex:
             keep &= np.isin(table.doc_sources, sources)
         if search_filter.path_prefix:
             keep &= np.char.startswith(table.doc_paths, search_filter.path_prefix)
-        mask = keep[table.doc_of_row]
+        mask = keep[table.doc_of_chunk]
         if search_filter.block_types:
             mask &= np.isin(table.block_types, list(search_filter.block_types))
         return mask
@@ -333,7 +368,7 @@ class VectorIndex:
         if seen == self._seen:
             return self._table
         manifest = self._read_manifest()
-        if manifest.get("model") != self.embedder.model:
+        if manifest.get("model") != self.layout:
             # Vectors of another model cannot be compared with this one's queries; the next
             # publish under this model re-embeds every live document.
             self._loaded, self._table, self._seen = {}, None, seen
@@ -344,7 +379,7 @@ class VectorIndex:
             old = self._loaded.get(doc)
             loaded[doc] = old if old is not None and old.entry == entry else self._load(entry)
         self._loaded = loaded
-        self._table = _Table.build(loaded, self._table)
+        self._table = _Table(loaded, center=self.center)
         self._seen = seen
         return self._table
 
@@ -353,15 +388,36 @@ class VectorIndex:
             return _Loaded(
                 entry=entry,
                 vectors=np.ascontiguousarray(data["vectors"], dtype=np.float32),
+                row_chunk=data["row_chunk"],
                 chunk_ids=data["chunk_ids"],
                 block_types=data["block_types"],
             )
 
 
-def _embedded(chunk: IndexedChunk) -> str:
+def _embedded(chunk: IndexedChunk, passage: str) -> str:
     # The file's name stands for its title until chunks carry the document's own.
     title = Path(chunk.path).stem.replace("_", " ")
-    return embedded_text(chunk.text, section_path=chunk.section_path, title=title)
+    return embedded_text(passage, section_path=chunk.section_path, title=title)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+")
+
+
+def passages(text: str, size: int) -> list[str]:
+    """The text cut at sentence and line ends into passages of about `size` characters (the
+    whole text when `size` is 0 or the text is short); never an empty list."""
+    if size <= 0 or len(text) <= size:
+        return [text]
+    cut: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(text):
+        if current and len(current) + len(sentence) + 1 > size:
+            cut.append(current)
+            current = ""
+        current = f"{current} {sentence}" if current else sentence
+    if current:
+        cut.append(current)
+    return cut or [text]
 
 
 def _stack(rows: Sequence[npt.NDArray[np.float32]], dimension: int) -> Matrix:
@@ -371,12 +427,12 @@ def _stack(rows: Sequence[npt.NDArray[np.float32]], dimension: int) -> Matrix:
 
 
 class _Table:
-    """Every live vector in one matrix, with what a filter reads per row and per document."""
+    """Every live passage vector in one matrix (a chunk's passages on consecutive rows), with
+    what a filter reads per chunk and per document."""
 
-    def __init__(self, loaded: Mapping[str, _Loaded]) -> None:
+    def __init__(self, loaded: Mapping[str, _Loaded], *, center: bool = False) -> None:
         parts = [part for part in loaded.values() if part.entry.count]
         self.entries = [part.entry for part in parts]
-        self.documents = [doc for doc, part in loaded.items() if part.entry.count]
         dimension = parts[0].vectors.shape[1] if parts else 1
         self.vectors: Matrix = (
             np.concatenate([p.vectors for p in parts])
@@ -390,15 +446,30 @@ class _Table:
             np.concatenate([p.block_types for p in parts]) if parts else np.array([], np.str_)
         )
         counts = np.array([p.entry.count for p in parts], dtype=np.int64)
-        self.doc_of_row = np.repeat(np.arange(len(parts), dtype=np.int32), counts)
+        offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]) if parts else counts
+        self.row_chunk = (
+            np.concatenate([p.row_chunk + o for p, o in zip(parts, offsets, strict=True)])
+            if parts
+            else np.zeros(0, np.int64)
+        )
+        self.chunk_first_row = np.searchsorted(self.row_chunk, np.arange(len(self.chunk_ids)))
+        self.doc_of_chunk = np.repeat(np.arange(len(parts), dtype=np.int32), counts)
         self.doc_formats = np.array([e.format for e in self.entries], dtype=np.str_)
         self.doc_sources = np.array([e.source for e in self.entries], dtype=np.str_)
         self.doc_paths = np.array([e.path for e in self.entries], dtype=np.str_)
         self._hnsw: Any = None
+        # With `center`, the live vectors' mean is removed from them and from each query (an
+        # average of word vectors shares a common part). Measured on bench/retrieval.py it did
+        # not pay (vector found-first 0.67 centred, 0.69 not), so it is off by default.
+        self.mean: Matrix | None = None
+        if center and len(self.vectors) > 1:
+            self.mean = self.vectors.mean(axis=0, dtype=np.float32)
+            self.vectors = normalized(self.vectors - self.mean)
 
-    @classmethod
-    def build(cls, loaded: Mapping[str, _Loaded], previous: _Table | None) -> _Table:
-        return cls(loaded)
+    def query_vector(self, vector: Matrix) -> Matrix:
+        if self.mean is None:
+            return vector
+        return normalized((vector - self.mean)[None, :])[0]
 
     def nearest(
         self,
@@ -408,6 +479,7 @@ class _Table:
         *,
         hnsw: bool,
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """The best `limit` chunks the mask keeps (a chunk scores as its best passage)."""
         if hnsw:
             kept = len(self.chunk_ids) if mask is None else int(mask.sum())
             if mask is None or kept > EXACT_FILTERED_MAX:
@@ -419,12 +491,20 @@ class _Table:
     def _exact(
         self, vector: Matrix, mask: npt.NDArray[np.bool_] | None, limit: int
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        if mask is None:
-            candidates = np.arange(len(self.chunk_ids))
-            scores = self.vectors @ vector
-        else:
+        # einsum, not `@`: one thread. A multi-threaded BLAS call waits for every thread, and on
+        # a small busy machine one descheduled thread made a 100k scan 2-4x slower (measured).
+        # Every row is scored and the filter applied to the scores: gathering the kept rows
+        # first copies them, which costs more than scoring them all.
+        rows = np.einsum("ij,j->i", self.vectors, vector)
+        scores = (
+            rows
+            if len(rows) == len(self.chunk_ids)
+            else np.maximum.reduceat(rows, self.chunk_first_row)
+        )
+        candidates = np.arange(len(self.chunk_ids))
+        if mask is not None:
             candidates = np.flatnonzero(mask)
-            scores = self.vectors[candidates] @ vector
+            scores = scores[candidates]
         if len(scores) > limit:
             top = np.argpartition(-scores, limit - 1)[:limit]
         else:
@@ -437,22 +517,35 @@ class _Table:
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]] | None:
         graph = self._graph()
         share = kept / max(len(self.chunk_ids), 1)
-        wanted = min(len(self.chunk_ids), int(limit / max(share, 1e-9) * 2) + limit)
-        matches = graph.search(vector, wanted)
+        per_chunk = len(self.vectors) / max(len(self.chunk_ids), 1)
+        wanted = int(limit * per_chunk / max(share, 1e-9) * 2) + limit
+        matches = graph.search(vector, min(len(self.vectors), wanted))
         rows = np.asarray(matches.keys, dtype=np.intp)
         scores = (1.0 - np.asarray(matches.distances, dtype=np.float32)).astype(np.float32)
+        chunks = self.row_chunk[rows]
         if mask is not None:
-            inside = mask[rows]
-            rows, scores = rows[inside], scores[inside]
-            if len(rows) < min(limit, kept):
-                return None  # the filter kept too few of the graph's nearest: search them all
-        return rows[:limit], scores[:limit]
+            inside = mask[chunks]
+            chunks, scores = chunks[inside], scores[inside]
+        # Best first already: a chunk's first row here is its best passage.
+        chunks, first = np.unique(chunks, return_index=True)
+        order = np.argsort(first, kind="stable")
+        chunks, scores = chunks[order], scores[first[order]]
+        if len(chunks) < min(limit, kept):
+            return None  # too few of the graph's nearest were kept: search them all
+        return chunks[:limit], scores[:limit]
 
     def _graph(self) -> Any:
         if self._hnsw is None:
             from usearch.index import Index
 
-            graph = Index(ndim=self.vectors.shape[1], metric="cos", dtype="f32")
+            graph = Index(
+                ndim=self.vectors.shape[1],
+                metric="cos",
+                dtype="f32",
+                connectivity=HNSW_CONNECTIVITY,
+                expansion_add=HNSW_EXPANSION_ADD,
+                expansion_search=HNSW_EXPANSION_SEARCH,
+            )
             graph.add(np.arange(len(self.vectors), dtype=np.uint64), self.vectors)
             self._hnsw = graph
         return self._hnsw
