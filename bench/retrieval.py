@@ -49,7 +49,7 @@ def answers(passage: str, sentence: str) -> bool:
 
 
 def ingest(
-    folder: Path, embedder: str, passage_chars: int
+    folder: Path, embedder: str, passage_chars: int, center: bool, context: bool
 ) -> tuple[object, object, dict[str, object]]:
     """Ingest the folder through the pipeline's own steps (as bench/ingest_throughput.py's
     plain loop); returns the lexical index, the vector index and the chunks by id."""
@@ -71,7 +71,8 @@ def ingest(
         settings.vectors_dir,
         shared_embedder(settings.embedder),
         passage_chars=passage_chars,
-        center=os.environ.get("BENCH_CENTER", "1") == "1",
+        center=center,
+        context=context,
     )
     client = ExtractorClient(ExtractorSettings.from_env(os.environ))
     chunks: dict[str, object] = {}
@@ -95,12 +96,15 @@ def ingest(
     return index, vectors, chunks
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
+def rrf(
+    rankings: Sequence[Sequence[str]], k: int = RRF_K, weights: Sequence[float] = ()
+) -> list[str]:
     # TO BE REPLACED by loom_dagster/search/fusion.py (the retrieval helper's RRF) on merge.
     scores: dict[str, float] = defaultdict(float)
-    for ranking in rankings:
+    for n, ranking in enumerate(rankings):
+        weight = weights[n] if weights else 1.0
         for rank, chunk_id in enumerate(ranking):
-            scores[chunk_id] += 1.0 / (k + rank + 1)
+            scores[chunk_id] += weight / (k + rank + 1)
     return sorted(scores, key=lambda c: -scores[c])
 
 
@@ -137,6 +141,9 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
     parser.add_argument("--passage-chars", type=int, default=PASSAGE_CHARS)
     parser.add_argument("--rrf-k", type=int, default=RRF_K)
+    parser.add_argument("--center", action="store_true", help="remove the vectors' mean")
+    parser.add_argument("--grid", action="store_true", help="fusion over k and leg weights")
+    parser.add_argument("--no-context", action="store_true", help="embed chunk text alone")
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--misses", action="store_true", help="print the questions fusion misses")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "retrieval.json")
@@ -160,7 +167,9 @@ def main() -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(CORPUS / name, target)
         started = time.perf_counter()
-        index, vectors, chunks = ingest(folder, args.embedder, args.passage_chars)
+        index, vectors, chunks = ingest(
+            folder, args.embedder, args.passage_chars, args.center, not args.no_context
+        )
         ingest_s = time.perf_counter() - started
 
         if args.dump:
@@ -180,6 +189,22 @@ def main() -> None:
             return rrf([bm25(query), vector(query)], args.rrf_k)
 
         legs = {"bm25": bm25, "vector": vector, "fusion": fusion}
+        if args.grid:
+            memo: dict[str, tuple[list[str], list[str]]] = {}
+
+            def both(query: str) -> tuple[list[str], list[str]]:
+                if query not in memo:
+                    memo[query] = (bm25(query), vector(query))
+                return memo[query]
+
+            for k in (5, 10, 20, 60):
+                for weight in (1.0, 1.5, 2.0):
+                    row = score(
+                        questions,
+                        lambda q, k=k, w=weight: rrf(both(q), k, (1.0, w)),
+                        chunks,
+                    )["all"]
+                    print(f"grid k={k} vector weight={weight}: {row}")
         results = {name: score(questions, leg, chunks) for name, leg in legs.items()}
         report = {
             "embedder": args.embedder,

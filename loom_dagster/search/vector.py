@@ -120,6 +120,7 @@ class VectorIndex:
         hnsw_threshold: int = HNSW_THRESHOLD,
         passage_chars: int = PASSAGE_CHARS,
         center: bool = CENTER,
+        context: bool = True,
     ) -> None:
         self.directory = Path(directory)
         self.embedder = embedder
@@ -128,8 +129,9 @@ class VectorIndex:
         self.hnsw_threshold = hnsw_threshold
         self.passage_chars = passage_chars
         self.center = center
+        self.context = context
         # What the manifest's vectors are: the model, and how chunks were cut into passages.
-        self.layout = f"{embedder.model}/passages-{passage_chars}"
+        self.layout = f"{embedder.model}/passages-{passage_chars}" + ("" if context else "/bare")
         (self.directory / DOCS).mkdir(parents=True, exist_ok=True)
         self._read_lock = threading.Lock()
         self._loaded: dict[str, _Loaded] = {}
@@ -154,7 +156,8 @@ class VectorIndex:
             entries = manifest["documents"] if manifest.get("model") == self.layout else {}
             texts = {
                 doc: [
-                    [_embedded(c, p) for p in passages(c.text, self.passage_chars)] for c in chunks
+                    [_embedded(c, p, self.context) for p in passages(c.text, self.passage_chars)]
+                    for c in chunks
                 ]
                 for doc, chunks in documents.items()
             }
@@ -394,7 +397,9 @@ class VectorIndex:
             )
 
 
-def _embedded(chunk: IndexedChunk, passage: str) -> str:
+def _embedded(chunk: IndexedChunk, passage: str, context: bool) -> str:
+    if not context:
+        return passage
     # The file's name stands for its title until chunks carry the document's own.
     title = Path(chunk.path).stem.replace("_", " ")
     return embedded_text(passage, section_path=chunk.section_path, title=title)
