@@ -149,7 +149,15 @@ def register(
                 )
             moved_from = taken.root
             paths = catalog.live_document_paths(con, chosen)
-            retired = len(pipeline.retire(con, LexicalIndex(settings.search_dir), chosen, paths))
+            retired = len(
+                pipeline.retire(
+                    con,
+                    LexicalIndex(settings.search_dir),
+                    chosen,
+                    paths,
+                    vectors=open_vectors(settings),
+                )
+            )
         kept = here.options if here is not None else ()
         source = Source(chosen, root, tuple(include), kept if given is None else given)
         catalog.upsert_source(con, source)
@@ -582,7 +590,11 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
         # The source row goes last: interrupted anywhere, the command can run again. The
         # connection is held throughout, so no scan sees the source half removed.
         pipeline.retire(
-            con, LexicalIndex(settings.search_dir), name, catalog.source_paths(con, name)
+            con,
+            LexicalIndex(settings.search_dir),
+            name,
+            catalog.source_paths(con, name),
+            vectors=open_vectors(settings),
         )
         states = catalog.revision_states(con)
         own = [s for s in states if s.source == name]

@@ -148,24 +148,31 @@ class WordLlamaEmbedder:
                     ) from error
                 folder = Path(wordllama.__file__).parent
                 try:
-                    self._model = WordLlama.load(
+                    model = WordLlama.load(
                         config="l2_supercat", dim=256, cache_dir=folder, disable_download=True
                     )
                 except (FileNotFoundError, OSError, ValueError) as error:
                     raise EmbedderError(
                         f"wordllama's bundled model cannot be loaded: {error}"
                     ) from error
+                model.tokenizer.no_padding()  # texts are pooled one by one, never padded
+                self._model = model
             return self._model
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._load()
-        # wordllama pads each batch to its longest text; batches of similar length pad less.
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        rows = model.embed([texts[i] for i in order], norm=False, batch_size=64)
-        matrix = np.empty((len(texts), self.dimension), dtype=np.float32)
-        matrix[order] = rows
+        # The model's own embed() pads every batch to its longest text and pools a 3-D array:
+        # 367 chunks/s here. Summing each text's token vectors (its average, once normalised)
+        # gives the same vectors at about three times the speed (bench/search_latency.py).
+        encoded = model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        table = model.embedding
+        matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, encoding in enumerate(encoded):
+            ids = np.asarray(encoding.ids, dtype=np.intp)
+            if len(ids):
+                matrix[row] = table[ids].sum(axis=0)
         return normalized(matrix)
 
 

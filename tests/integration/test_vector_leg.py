@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 from loom_dagster import api, catalog, pipeline
+from loom_dagster.cli import main
 from loom_dagster.extractor.client import ExtractorClient
 from loom_dagster.extractor.local import RunningExtractor
 from loom_dagster.extractor.settings import ExtractorSettings
@@ -113,7 +114,7 @@ def test_vectors_follow_publish_retire_and_are_reused_across_revisions(
     client.close()
 
 
-def test_loom_ingest_leaves_the_vectors_matching_the_catalog(
+def test_loom_ingest_and_sources_remove_leave_the_vectors_matching_the_catalog(
     loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LOOM_EMBEDDER", "ngram")
@@ -129,3 +130,7 @@ def test_loom_ingest_leaves_the_vectors_matching_the_catalog(
     with duckdb.connect(str(settings.catalog_path), read_only=True) as con:
         [(_, _, _, live)] = catalog.live_documents(con)
     assert hit.chunk_id.startswith(live)
+
+    assert main(["sources", "remove", "docs", "--yes"]) == 0
+    assert open_vectors(settings).rank("restart replicator", SearchFilter(), 5) == []
+    assert open_vectors(settings).live_revisions() == {}

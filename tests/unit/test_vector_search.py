@@ -255,3 +255,15 @@ def test_the_default_embedder_loads_offline_from_its_wheel(monkeypatch: pytest.M
     rows = embedder.embed(["the disk is full", "storage capacity exhausted", "chocolate cake"])
     assert rows.shape == (3, 256)
     assert float(rows[0] @ rows[1]) > float(rows[0] @ rows[2])
+
+
+def test_loom_settings_read_the_embedder_once_and_refuse_a_bad_one(tmp_path: Path) -> None:
+    from loom_dagster.settings import LoomSettings
+
+    home = {"LOOM_HOME": str(tmp_path / "home")}
+    assert LoomSettings.from_env(home).embedder == EmbedderSpec("wordllama")
+    assert LoomSettings.from_env({**home, "LOOM_EMBEDDER": "ngram"}).embedder.kind == "ngram"
+    assert LoomSettings.from_env(home).vectors_dir == (tmp_path / "home" / "vectors").resolve()
+    with pytest.raises(SettingsError) as refused:
+        LoomSettings.from_env({**home, "LOOM_EMBEDDER": "hub:all-MiniLM"})
+    assert refused.value.code == "invalid_setting"
