@@ -69,7 +69,9 @@ class BagOfWordsEmbedder:
         self.dimension = model.dimension
         self.words = sorted(set(words))
         self.position = {w: i for i, w in enumerate(self.words)}
-        self.table = np.asarray(model._load().embed(self.words, norm=False), dtype=np.float32)
+        loaded = model._load()
+        encoded = loaded.tokenizer.encode_batch(self.words, add_special_tokens=False)
+        self.table = np.stack([loaded.embedding[e.ids].sum(axis=0) for e in encoded])
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if len(texts) == 1:
