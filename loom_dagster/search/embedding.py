@@ -185,7 +185,7 @@ class LocalModelEmbedder:
     def __init__(self, kind: str, path: Path) -> None:
         self.kind = kind
         self.path = path
-        self.model = f"{kind}:{path.name}"
+        self.model = f"{kind}:{path}"  # the folder names the model: two are never confused
         self._encode: Callable[[list[str]], Any] | None = None
         self._lock = threading.Lock()
         self.dimension = 0  # known once the model is loaded
