@@ -67,9 +67,14 @@ def ingest(
     api.prepare_environment(settings)
     source = api.register_source(settings, folder, name="corpus")
     store, index = ObjectStore(settings.object_store_url), LexicalIndex(settings.search_dir)
+    chosen = shared_embedder(settings.embedder)
+    if os.environ.get("BENCH_DIMENSION"):
+        from loom_dagster.search.embedding import WordLlamaEmbedder
+
+        chosen = WordLlamaEmbedder(int(os.environ["BENCH_DIMENSION"]))
     vectors = VectorIndex(
         settings.vectors_dir,
-        shared_embedder(settings.embedder),
+        chosen,
         passage_chars=passage_chars,
         center=center,
         context=context,
