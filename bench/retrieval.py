@@ -10,6 +10,10 @@ found-first (the first hit answers), hit@5 and MRR (over the first 10).
     .venv/bin/python bench/retrieval.py                       # the default embedder
     .venv/bin/python bench/retrieval.py --embedder ngram      # the seed's n-gram embedder
     .venv/bin/python bench/retrieval.py --dump chunks.txt     # the chunks, to write questions from
+
+The remedies measured (README "Speed"): --passage-chars N, --center, --no-context, --dimension N
+and --grid (RRF k and leg weights). The fusion here is a local RRF over BM25 and the vector leg,
+marked to be replaced by loom_dagster/search/fusion.py (with the exact-key leg) once merged.
 """
 
 from __future__ import annotations
@@ -49,7 +53,12 @@ def answers(passage: str, sentence: str) -> bool:
 
 
 def ingest(
-    folder: Path, embedder: str, passage_chars: int, center: bool, context: bool
+    folder: Path,
+    embedder: str,
+    passage_chars: int,
+    center: bool,
+    context: bool,
+    dimension: int,
 ) -> tuple[object, object, dict[str, object]]:
     """Ingest the folder through the pipeline's own steps (as bench/ingest_throughput.py's
     plain loop); returns the lexical index, the vector index and the chunks by id."""
@@ -68,10 +77,10 @@ def ingest(
     source = api.register_source(settings, folder, name="corpus")
     store, index = ObjectStore(settings.object_store_url), LexicalIndex(settings.search_dir)
     chosen = shared_embedder(settings.embedder)
-    if os.environ.get("BENCH_DIMENSION"):
+    if dimension:
         from loom_dagster.search.embedding import WordLlamaEmbedder
 
-        chosen = WordLlamaEmbedder(int(os.environ["BENCH_DIMENSION"]))
+        chosen = WordLlamaEmbedder(dimension)
     vectors = VectorIndex(
         settings.vectors_dir,
         chosen,
@@ -148,6 +157,7 @@ def main() -> None:
     parser.add_argument("--rrf-k", type=int, default=RRF_K)
     parser.add_argument("--center", action="store_true", help="remove the vectors' mean")
     parser.add_argument("--grid", action="store_true", help="fusion over k and leg weights")
+    parser.add_argument("--dimension", type=int, default=0, help="wordllama's first N dimensions")
     parser.add_argument("--no-context", action="store_true", help="embed chunk text alone")
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--misses", action="store_true", help="print the questions fusion misses")
