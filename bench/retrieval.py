@@ -183,7 +183,12 @@ def main() -> None:
             shutil.copyfile(CORPUS / name, target)
         started = time.perf_counter()
         index, vectors, chunks = ingest(
-            folder, args.embedder, args.passage_chars, args.center, not args.no_context
+            folder,
+            args.embedder,
+            args.passage_chars,
+            args.center,
+            not args.no_context,
+            args.dimension,
         )
         ingest_s = time.perf_counter() - started
 
