@@ -61,10 +61,11 @@ CACHE = "embeddings.duckdb"
 LOCK = ".writer.lock"
 DEFAULT_LOCK_TIMEOUT = 30.0
 # Live chunks above which the reader searches an HNSW graph instead of every vector.
-# bench/search_latency.py at 100k on two busy cores: exact 6.3 ms p50 / 10.5 ms p95 (linear in
-# the chunks), HNSW 2.1 / 2.6 ms; but the graph is built in memory by each reading process on its
-# first search after a change (112 s at 100k there), so until it is persisted beside the
-# manifest, exact search is kept while it stays within the latency budget.
+# bench/search_latency.py on two busy cores, 128 dimensions: exact 3.4 ms p50 / 4.3 ms p95 at
+# 100k and 47 / 73 ms at 1M (linear in the chunks), HNSW 1.7 / 2.3 ms at 100k; but the graph is
+# built in memory by each reading process on its first search after a change (49 s at 100k
+# there), so until it is persisted beside the manifest, exact search is kept while it stays
+# within the latency budget.
 HNSW_THRESHOLD = 200_000
 # usearch's graph. Its default search width (64) gave recall@10 of 0.62 on the latency bench's
 # first synthetic chunks; 256 gave 0.997 at 2k and 0.73 at 100k (50 hits asked, 10 compared).
