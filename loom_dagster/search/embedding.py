@@ -22,27 +22,19 @@ import re
 import threading
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from loom_dagster.errors import LoomError, SettingsError
+from loom_dagster.errors import LoomError
+from loom_dagster.search.embedder_spec import (
+    SENTENCE_TRANSFORMERS,
+    WORDLLAMA_DIMENSION,
+)
 
 Matrix = npt.NDArray[np.float32]
-
-# LOOM_EMBEDDER's values: a built-in name, or a kind and a local path ("fastembed:/models/bge").
-WORDLLAMA = "wordllama"
-NGRAM = "ngram"
-SENTENCE_TRANSFORMERS = "sentence-transformers"
-FASTEMBED = "fastembed"
-DEFAULT_EMBEDDER = WORDLLAMA
-# The default model's first 128 of its 256 dimensions: on bench/retrieval.py's 54 questions the
-# vector leg found 0.67 first with 128 and 0.69 with 256, fused 0.81 and 0.78 (within the noise
-# of 54 questions), and the exact scan and the memory are halved (bench/search_latency.py).
-WORDLLAMA_DIMENSION = 128
 
 # What of a chunk is embedded: its text with the context a reader of the passage would have.
 # A chunk's text rarely says which document or section it is in, and a question often names them.
@@ -235,42 +227,6 @@ class LocalModelEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return normalized(np.asarray(encode(list(texts))))
-
-
-# -- the setting --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EmbedderSpec:
-    """LOOM_EMBEDDER, parsed: `wordllama` (the default), `ngram`, or
-    `sentence-transformers:/path` / `fastembed:/path` for a model on disk."""
-
-    kind: str = DEFAULT_EMBEDDER
-    path: Path | None = None
-
-    @classmethod
-    def parse(cls, raw: str | None) -> EmbedderSpec:
-        value = (raw or "").strip()
-        if not value or value in (WORDLLAMA, NGRAM):
-            return cls(value or DEFAULT_EMBEDDER)
-        kind, _, where = value.partition(":")
-        if kind not in (SENTENCE_TRANSFORMERS, FASTEMBED) or not where:
-            raise SettingsError(
-                "LOOM_EMBEDDER must be wordllama, ngram, sentence-transformers:<folder> or "
-                f"fastembed:<folder>, not {value!r}"
-            )
-        path = Path(where).expanduser()
-        if not path.is_dir():
-            raise SettingsError(f"LOOM_EMBEDDER names {path}, which is not a folder")
-        return cls(kind, path.resolve())
-
-    def build(self) -> Embedder:
-        if self.kind == NGRAM:
-            return NgramEmbedder()
-        if self.kind == WORDLLAMA:
-            return WordLlamaEmbedder()
-        assert self.path is not None
-        return LocalModelEmbedder(self.kind, self.path)
 
 
 def _version(package: str) -> str:

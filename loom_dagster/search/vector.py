@@ -41,9 +41,9 @@ import numpy as np
 import numpy.typing as npt
 
 from loom_dagster.errors import LoomError
+from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.search.embedding import (
     Embedder,
-    EmbedderSpec,
     Matrix,
     embedded_text,
     normalized,

@@ -13,8 +13,8 @@ import pytest
 
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import SettingsError
+from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.search.embedding import (
-    EmbedderSpec,
     Matrix,
     NgramEmbedder,
     WordLlamaEmbedder,
