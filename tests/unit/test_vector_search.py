@@ -267,3 +267,41 @@ def test_loom_settings_read_the_embedder_once_and_refuse_a_bad_one(tmp_path: Pat
     with pytest.raises(SettingsError) as refused:
         LoomSettings.from_env({**home, "LOOM_EMBEDDER": "hub:all-MiniLM"})
     assert refused.value.code == "invalid_setting"
+
+
+def test_a_local_model_is_loaded_from_its_folder_only_and_a_missing_package_is_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    from loom_dagster.search.embedding import EmbedderError, LocalModelEmbedder
+
+    # No sentence-transformers model can be installed or downloaded here: a stand-in module
+    # records how the model is opened.
+    opened: list[tuple[str, dict[str, object]]] = []
+
+    class SentenceTransformer:
+        def __init__(self, path: str, **options: object) -> None:
+            opened.append((path, options))
+
+        def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+            return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setitem(
+        sys.modules,
+        "sentence_transformers",
+        types.SimpleNamespace(SentenceTransformer=SentenceTransformer),
+    )
+    spec = EmbedderSpec.parse(f"sentence-transformers:{tmp_path}")
+    embedder = spec.build()
+    rows = embedder.embed(["abc", "de"])
+    assert opened == [(str(tmp_path.resolve()), {"device": "cpu", "local_files_only": True})]
+    assert embedder.dimension == 3 and np.allclose(np.linalg.norm(rows, axis=1), 1.0)
+    assert embedder.model == f"sentence-transformers:{tmp_path.resolve()}"
+
+    monkeypatch.setitem(sys.modules, "fastembed", None)  # an import of it fails
+    with pytest.raises(EmbedderError) as missing:
+        LocalModelEmbedder("fastembed", tmp_path).embed(["x"])
+    assert missing.value.code == "embedder_unavailable"
+    assert "fastembed is not installed" in missing.value.message
