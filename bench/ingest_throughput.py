@@ -42,13 +42,14 @@ def fresh_home(base: Path, name: str) -> None:
     os.environ["DAGSTER_HOME"] = str(home / "dagster")
 
 
-def plain_loop(folder: Path) -> float:
+def plain_loop(folder: Path, *, vectors: bool = False) -> float:
     from loom_dagster import api, pipeline
     from loom_dagster.extractor.client import ExtractorClient
     from loom_dagster.extractor.settings import ExtractorSettings
     from loom_dagster.objectstore import ObjectStore
     from loom_dagster.resources.storage import CatalogResource
     from loom_dagster.search.lexical import LexicalIndex
+    from loom_dagster.search.vector import open_vectors
     from loom_dagster.settings import LoomSettings
 
     started = time.perf_counter()
@@ -58,13 +59,14 @@ def plain_loop(folder: Path) -> float:
     store, index = ObjectStore(settings.object_store_url), LexicalIndex(settings.search_dir)
     catalog_db = CatalogResource(database=str(settings.catalog_path))
     client = ExtractorClient(ExtractorSettings.from_env(os.environ))
+    vector_index = open_vectors(settings) if vectors else None
     with catalog_db.connect() as con:
-        scan = pipeline.sync_source(con, index, source)
+        scan = pipeline.sync_source(con, index, source, vectors=vector_index)
         for revision in scan.new:
             pipeline.store_original(store, source.root, revision)
             extraction = pipeline.extract(store, client, revision)
             pipeline.make_chunks(store, extraction, revision)
-        pipeline.publish(con, index, store, list(scan.new))
+        pipeline.publish(con, index, store, list(scan.new), vectors=vector_index)
     client.close()
     return time.perf_counter() - started
 
@@ -85,6 +87,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=Path("bench/results/ingest_throughput.json"))
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="only the plain loop, without and with the vector leg (the default embedder)",
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
@@ -96,6 +103,20 @@ def main() -> None:
         base = Path(scratch)
         os.environ[ENV_URL], os.environ[ENV_TOKEN] = service.url, service.token
         folder = make_folder(base / "folder", args.files)
+        if args.vectors:
+            fresh_home(base, "lexical")
+            without = plain_loop(folder)
+            fresh_home(base, "vectors")
+            with_vectors = plain_loop(folder, vectors=True)
+            result = {
+                "files": args.files,
+                "plain_loop_s": round(without, 1),
+                "plain_loop_with_vectors_s": round(with_vectors, 1),
+                "vector_leg_cost": f"{(with_vectors / without - 1) * 100:+.1f}%",
+                "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+            }
+            print(json.dumps(result, indent=2))
+            return
         fresh_home(base, "plain")
         plain_s = plain_loop(folder)
         fresh_home(base, "dagster")

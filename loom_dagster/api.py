@@ -27,6 +27,7 @@ from loom_dagster.search.legs import Leg
 from loom_dagster.search.lexical import LexicalIndex
 from loom_dagster.search.service import SearchHit, make_filter, open_index
 from loom_dagster.search.service import search as search_chunks
+from loom_dagster.search.vector import open_vectors
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
     OptionRule,
@@ -159,7 +160,15 @@ def register(
                 )
             moved_from = taken.root
             paths = catalog.live_document_paths(con, chosen)
-            retired = len(pipeline.retire(con, LexicalIndex(settings.search_dir), chosen, paths))
+            retired = len(
+                pipeline.retire(
+                    con,
+                    LexicalIndex(settings.search_dir),
+                    chosen,
+                    paths,
+                    vectors=open_vectors(settings),
+                )
+            )
         kept = here.options if here is not None else ()
         kept_tags = taken.tags if taken is not None else ()
         source = Source(
@@ -252,7 +261,9 @@ def _ingest(
     catalog_db = CatalogResource(database=str(settings.catalog_path))
     with catalog_db.connect() as con:
         # What a crash between the catalog's commit and the index's left unsearchable.
-        repaired = pipeline.reconcile(con, index, ObjectStore(settings.object_store_url))
+        repaired = pipeline.reconcile(
+            con, index, ObjectStore(settings.object_store_url), vectors=open_vectors(settings)
+        )
         if repaired:
             progress(f"search index repaired for {len(repaired)} document(s)")
         scan = pipeline.sync_source(con, index, source)
@@ -285,6 +296,8 @@ def _ingest(
     # Dagster's 100,000 per asset however often the files change.
     prune_partitions_now(instance, catalog_db, settings.retention)
     with catalog_db.connect() as con:
+        # The runs publish the lexical index; the vectors follow the catalog here.
+        pipeline.sync_vectors(con, open_vectors(settings), ObjectStore(settings.object_store_url))
         outcomes = catalog.outcomes_for(con, keys)
         searchable = catalog.searchable(con, keys)
     store = ObjectStore(settings.object_store_url)
@@ -608,7 +621,11 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
         # The source row goes last: interrupted anywhere, the command can run again. The
         # connection is held throughout, so no scan sees the source half removed.
         pipeline.retire(
-            con, LexicalIndex(settings.search_dir), name, catalog.source_paths(con, name)
+            con,
+            LexicalIndex(settings.search_dir),
+            name,
+            catalog.source_paths(con, name),
+            vectors=open_vectors(settings),
         )
         # Its datasets stopped serving with its documents: their snapshots go now.
         pipeline.drop_stale_datasets(con, store)

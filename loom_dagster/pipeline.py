@@ -37,6 +37,7 @@ from loom_dagster.errors import ExtractionFailed, LoomError, SourceError
 from loom_dagster.objectstore import ObjectStore, StoreError
 from loom_dagster.retries import RetrySettings
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
+from loom_dagster.search.vector import VectorIndex
 from loom_dagster.sources import Revision, ScanResult, Source, open_checked, read_all, scan
 
 EXTRACTION = "extraction.json"
@@ -280,6 +281,7 @@ def publish(
     revisions: Sequence[Revision],
     *,
     run_id: str | None = None,
+    vectors: VectorIndex | None = None,
 ) -> list[catalog.Outcome]:
     """Make each revision live, or record why it is not; the revision it replaces is retired.
 
@@ -289,8 +291,11 @@ def publish(
     indexed. A crash anywhere between leaves documents whose mark differs from their live
     revision, which `reconcile` (run first here, and by every ingest) repairs from the stored
     chunks; publishing the same revisions again changes nothing in the catalog.
+
+    With `vectors`, the batch's vectors are swapped in after the lexical commit and before the
+    mark, so a crash or an embedder failure between them is repaired by the next reconcile.
     """
-    reconcile(con, index, store)
+    reconcile(con, index, store, vectors=vectors)
     outcomes: list[catalog.Outcome] = []
     live: dict[str, list[IndexedChunk]] = {}
     published: dict[str, str] = {}
@@ -306,13 +311,19 @@ def publish(
     drop_stale_datasets(con, store)
     hold.reached("published")
     index.publish_many(live)
+    if vectors is not None:
+        vectors.publish_many(live)
     hold.reached("index")
     catalog.mark_indexed(con, published)
     return outcomes
 
 
 def reconcile(
-    con: duckdb.DuckDBPyConnection, index: LexicalIndex, store: ObjectStore
+    con: duckdb.DuckDBPyConnection,
+    index: LexicalIndex,
+    store: ObjectStore,
+    *,
+    vectors: VectorIndex | None = None,
 ) -> dict[str, str | None]:
     """Make the index hold each document's live revision (nothing for a retired one), as the
     catalog says, rebuilding from the stored chunk files; returns what it repaired.
@@ -324,6 +335,8 @@ def reconcile(
     """
     if index.count() == 0:
         catalog.unmark_indexed(con)
+    if vectors is not None:
+        sync_vectors(con, vectors, store)
     differing = catalog.unindexed(con)
     if not differing:
         return {}
@@ -423,14 +436,49 @@ def drop_stale_datasets(con: duckdb.DuckDBPyConnection, store: ObjectStore) -> l
 
 
 def retire(
-    con: duckdb.DuckDBPyConnection, index: LexicalIndex, source: str, paths: Sequence[str]
+    con: duckdb.DuckDBPyConnection,
+    index: LexicalIndex,
+    source: str,
+    paths: Sequence[str],
+    *,
+    vectors: VectorIndex | None = None,
 ) -> list[str]:
     """Retire the documents of deleted files from the catalog and from search."""
     documents = catalog.retire_paths(con, source, paths)
     for document in documents:
         index.retire(document)
+    if vectors is not None and documents:
+        vectors.publish_many({}, retire=documents)
     catalog.mark_indexed(con, dict.fromkeys(documents))
     return documents
+
+
+def sync_vectors(
+    con: duckdb.DuckDBPyConnection, vectors: VectorIndex, store: ObjectStore
+) -> dict[str, str | None]:
+    """Make the vector index hold each live document's revision and nothing else, as the
+    catalog says, from the stored chunk files; returns what it changed.
+
+    The vector index keeps its own record of the revision each document was embedded as, so
+    this repairs whatever the index missed: a crash or an embedder failure after the lexical
+    commit, a path that retired documents without it, or a change of embedder (whose index
+    starts empty and is filled here).
+    """
+    have = vectors.live_revisions()
+    live = {doc: (source, path, key) for doc, source, path, key in catalog.live_documents(con)}
+    stale = {doc: entry for doc, entry in live.items() if have.get(doc) != entry[2]}
+    gone = [doc for doc in have if doc not in live]
+    if not stale and not gone:
+        return {}
+    documents = {
+        doc: [
+            IndexedChunk.of(c, document_id=doc, source=source, path=path)
+            for c in read_chunks(store, key)
+        ]
+        for doc, (source, path, key) in stale.items()
+    }
+    vectors.publish_many(documents, retire=gone)
+    return {**{doc: entry[2] for doc, entry in stale.items()}, **dict.fromkeys(gone)}
 
 
 # Chunks as Parquet: a row is Chunk.record() ----------------------------------------------
@@ -470,6 +518,7 @@ def sync_source(
     settle_s: float = 0.0,
     max_hashed: int | None = None,
     resume_after: str | None = None,
+    vectors: VectorIndex | None = None,
 ) -> ScanResult:
     """Register what changed in a folder since the last scan, and retire what was deleted."""
     result = scan(
@@ -482,7 +531,7 @@ def sync_source(
     came_back = catalog.register_revisions(con, result.new)
     # A revision refused because its file was rewritten (same bytes, another inode) runs again.
     again = set(catalog.refresh_identity(con, result.moved))
-    retire(con, index, source.name, result.deleted)
+    retire(con, index, source.name, result.deleted, vectors=vectors)
     catalog.mark_synced(con, source.name)
     return replace(
         result,

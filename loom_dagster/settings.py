@@ -13,6 +13,7 @@ from loom_dagster.errors import SettingsError
 from loom_dagster.extractor.settings import ExtractorSettings, ServiceLimits
 from loom_dagster.lifecycle import Retention
 from loom_dagster.retries import RetrySettings
+from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.variables import positive_int
 
 DEFAULT_HOME = ".loom"
@@ -32,6 +33,7 @@ class LoomSettings:
     retry: RetrySettings = field(default_factory=RetrySettings)
     retention: Retention = field(default_factory=Retention)
     instance_home: Path | None = None  # DAGSTER_HOME when set; else under the home
+    embedder: EmbedderSpec = field(default_factory=EmbedderSpec)  # LOOM_EMBEDDER
 
     @property
     def dagster_home(self) -> Path:
@@ -45,6 +47,11 @@ class LoomSettings:
     @property
     def search_dir(self) -> Path:
         return self.home / "search"
+
+    @property
+    def vectors_dir(self) -> Path:
+        # Beside the lexical index, not in it: that folder is tantivy's.
+        return self.home / "vectors"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LoomSettings:
@@ -74,6 +81,7 @@ class LoomSettings:
             retry=RetrySettings.from_env(env),
             limits=ServiceLimits.from_env(env),
             instance_home=Path(env["DAGSTER_HOME"]) if env.get("DAGSTER_HOME") else None,
+            embedder=EmbedderSpec.parse(env.get("LOOM_EMBEDDER")),
         )
 
     def prepare(self) -> None:

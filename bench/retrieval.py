@@ -1,0 +1,271 @@
+"""Retrieval quality on labelled natural-language questions over documents nobody here wrote.
+
+The documents of ../shared/corpus named in bench/retrieval/questions.json are ingested through
+the real pipeline (the reference extractor service, the object store, the DuckDB catalog, the
+lexical and vector indexes); each question is asked of BM25 alone, the vector leg and their
+fusion. A hit counts when it comes from the question's source and its passage (or the headings
+it sits under) holds the answering sentence. Printed per slice (the source's kind) and overall:
+found-first (the first hit answers), hit@5 and MRR (over the first 10).
+
+    .venv/bin/python bench/retrieval.py                       # the default embedder
+    .venv/bin/python bench/retrieval.py --embedder ngram      # the seed's n-gram embedder
+    .venv/bin/python bench/retrieval.py --dump chunks.txt     # the chunks, to write questions from
+
+The remedies measured (README "Speed"): --passage-chars N, --center, --no-context, --dimension N
+and --grid (RRF k and leg weights). The fusion here is a local RRF over BM25 and the vector leg,
+marked to be replaced by loom_dagster/search/fusion.py (with the exact-key leg) once merged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import tempfile
+import time
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent.parent / "shared" / "corpus" / "inputs"
+QUESTIONS = HERE / "retrieval" / "questions.json"
+DEPTH = 10
+RRF_K = 60
+PASSAGE_CHARS = 0  # loom_dagster.search.vector.PASSAGE_CHARS
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("\u00ad", "")).strip().casefold()
+
+
+def answers(passage: str, sentence: str) -> bool:
+    """The passage holds the sentence, or (cut by a window boundary) a whole half of it."""
+    passage, sentence = normalise(passage), normalise(sentence)
+    if sentence in passage:
+        return True
+    half = len(sentence) // 2
+    return half >= 30 and (sentence[:half] in passage or sentence[half:] in passage)
+
+
+def ingest(
+    folder: Path,
+    embedder: str,
+    passage_chars: int,
+    center: bool,
+    context: bool,
+    dimension: int,
+) -> tuple[object, object, dict[str, object]]:
+    """Ingest the folder through the pipeline's own steps (as bench/ingest_throughput.py's
+    plain loop); returns the lexical index, the vector index and the chunks by id."""
+    from loom_dagster import api, catalog, pipeline
+    from loom_dagster.extractor.client import ExtractorClient
+    from loom_dagster.extractor.settings import ExtractorSettings
+    from loom_dagster.objectstore import ObjectStore
+    from loom_dagster.resources.storage import CatalogResource
+    from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
+    from loom_dagster.search.vector import VectorIndex, shared_embedder
+    from loom_dagster.settings import LoomSettings
+
+    os.environ["LOOM_EMBEDDER"] = embedder
+    settings = LoomSettings.from_env()
+    api.prepare_environment(settings)
+    source = api.register_source(settings, folder, name="corpus")
+    store, index = ObjectStore(settings.object_store_url), LexicalIndex(settings.search_dir)
+    chosen = shared_embedder(settings.embedder)
+    if dimension:
+        from loom_dagster.search.embedding import WordLlamaEmbedder
+
+        chosen = WordLlamaEmbedder(dimension)
+    vectors = VectorIndex(
+        settings.vectors_dir,
+        chosen,
+        passage_chars=passage_chars,
+        center=center,
+        context=context,
+    )
+    client = ExtractorClient(ExtractorSettings.from_env(os.environ))
+    chunks: dict[str, object] = {}
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        scan = pipeline.sync_source(con, index, source, vectors=vectors)
+        for revision in scan.new:
+            pipeline.store_original(store, source.root, revision)
+            extraction = pipeline.extract(store, client, revision)
+            if extraction.refused:
+                print(f"refused: {revision.path}: {extraction.code}: {extraction.message}")
+                continue
+            pipeline.make_chunks(store, extraction, revision)
+        pipeline.publish(con, index, store, list(scan.new), vectors=vectors)
+        for document, source_name, path, key in catalog.live_documents(con):
+            for chunk in pipeline.read_chunks(store, key):
+                indexed = IndexedChunk.of(
+                    chunk, document_id=document, source=source_name, path=path
+                )
+                chunks[indexed.chunk_id] = indexed
+    client.close()
+    return index, vectors, chunks
+
+
+def rrf(
+    rankings: Sequence[Sequence[str]], k: int = RRF_K, weights: Sequence[float] = ()
+) -> list[str]:
+    # TO BE REPLACED by loom_dagster/search/fusion.py (the retrieval helper's RRF) on merge.
+    scores: dict[str, float] = defaultdict(float)
+    for n, ranking in enumerate(rankings):
+        weight = weights[n] if weights else 1.0
+        for rank, chunk_id in enumerate(ranking):
+            scores[chunk_id] += weight / (k + rank + 1)
+    return sorted(scores, key=lambda c: -scores[c])
+
+
+def score(
+    questions: Sequence[dict[str, str]],
+    rank: Callable[[str], list[str]],
+    chunks: dict[str, object],
+) -> dict[str, dict[str, float]]:
+    per_slice: dict[str, list[int | None]] = defaultdict(list)
+    for question in questions:
+        found = None
+        for position, chunk_id in enumerate(rank(question["question"])[:DEPTH]):
+            chunk = chunks[chunk_id]
+            passage = " ".join([*chunk.section_path, chunk.text])  # type: ignore[attr-defined]
+            if chunk.path == question["source"] and answers(passage, question["answer"]):  # type: ignore[attr-defined]
+                found = position
+                break
+        per_slice[question["slice"]].append(found)
+        per_slice["all"].append(found)
+    return {
+        name: {
+            "questions": len(found),
+            "found_first": round(sum(f == 0 for f in found) / len(found), 3),
+            "hit_at_5": round(sum(f is not None and f < 5 for f in found) / len(found), 3),
+            "mrr": round(sum(1 / (f + 1) for f in found if f is not None) / len(found), 3),
+        }
+        for name, found in per_slice.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--embedder", default="wordllama")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--passage-chars", type=int, default=PASSAGE_CHARS)
+    parser.add_argument("--rrf-k", type=int, default=RRF_K)
+    parser.add_argument("--center", action="store_true", help="remove the vectors' mean")
+    parser.add_argument("--grid", action="store_true", help="fusion over k and leg weights")
+    parser.add_argument("--dimension", type=int, default=0, help="wordllama's first N dimensions")
+    parser.add_argument("--no-context", action="store_true", help="embed chunk text alone")
+    parser.add_argument("--dump", type=Path)
+    parser.add_argument("--misses", action="store_true", help="print the questions fusion misses")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "retrieval.json")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    spec = json.loads(args.questions.read_text())
+    questions = spec["questions"]
+
+    from loom_dagster.extractor.local import reference_extractor
+    from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
+    from loom_dagster.search.legs import SearchFilter
+
+    with tempfile.TemporaryDirectory() as scratch, reference_extractor() as service:
+        base = Path(scratch)
+        os.environ[ENV_URL], os.environ[ENV_TOKEN] = service.url, service.token
+        os.environ["LOOM_HOME"] = str(base / "home")
+        os.environ["DAGSTER_HOME"] = str(base / "home" / "dagster")
+        folder = base / "corpus"
+        for name in spec["documents"]:
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(CORPUS / name, target)
+        started = time.perf_counter()
+        index, vectors, chunks = ingest(
+            folder,
+            args.embedder,
+            args.passage_chars,
+            args.center,
+            not args.no_context,
+            args.dimension,
+        )
+        ingest_s = time.perf_counter() - started
+
+        if args.dump:
+            with open(args.dump, "w") as out:
+                for chunk in chunks.values():
+                    out.write(
+                        f"=== {chunk.path} {chunk.chunk_id} {' > '.join(chunk.section_path)}\n{chunk.text}\n"
+                    )  # type: ignore[attr-defined]
+
+        def bm25(query: str) -> list[str]:
+            return [hit.chunk.chunk_id for hit in index.search(query, limit=DEPTH * 5)]  # type: ignore[attr-defined]
+
+        def vector(query: str) -> list[str]:
+            return [hit.chunk_id for hit in vectors.rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[attr-defined]
+
+        def fusion(query: str) -> list[str]:
+            return rrf([bm25(query), vector(query)], args.rrf_k)
+
+        legs = {"bm25": bm25, "vector": vector, "fusion": fusion}
+        if args.grid:
+            memo: dict[str, tuple[list[str], list[str]]] = {}
+
+            def both(query: str) -> tuple[list[str], list[str]]:
+                if query not in memo:
+                    memo[query] = (bm25(query), vector(query))
+                return memo[query]
+
+            for k in (5, 10, 20, 60):
+                for weight in (1.0, 1.5, 2.0):
+                    row = score(
+                        questions,
+                        lambda q, k=k, w=weight: rrf(both(q), k, (1.0, w)),
+                        chunks,
+                    )["all"]
+                    print(f"grid k={k} vector weight={weight}: {row}")
+        results = {name: score(questions, leg, chunks) for name, leg in legs.items()}
+        report = {
+            "embedder": args.embedder,
+            "passage_chars": args.passage_chars,
+            "rrf_k": args.rrf_k,
+            "model": vectors.embedder.model,  # type: ignore[attr-defined]
+            "documents": len(spec["documents"]),
+            "chunks": len(chunks),
+            "questions": len(questions),
+            "ingest_s": round(ingest_s, 1),
+            "legs": results,
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        }
+        print(f"{len(questions)} questions, {len(chunks)} chunks, embedder {report['model']}")
+        print(f"{'leg':8} {'slice':8} {'n':>3} {'found-first':>11} {'hit@5':>6} {'MRR':>6}")
+        for name, slices in results.items():
+            for slice_name, row in sorted(slices.items()):
+                print(
+                    f"{name:8} {slice_name:8} {row['questions']:3d} {row['found_first']:11.2f} "
+                    f"{row['hit_at_5']:6.2f} {row['mrr']:6.2f}"
+                )
+        if args.misses:
+            for question in questions:
+                top = fusion(question["question"])[:1]
+                chunk = chunks[top[0]] if top else None
+                ok = (
+                    chunk is not None
+                    and chunk.path == question["source"]
+                    and answers(  # type: ignore[attr-defined]
+                        " ".join([*chunk.section_path, chunk.text]),
+                        question["answer"],  # type: ignore[attr-defined]
+                    )
+                )
+                if not ok:
+                    print(
+                        f"MISS {question['question']!r} -> {chunk.path if chunk else None}: "  # type: ignore[attr-defined]
+                        f"{(chunk.text[:100] if chunk else '')!r}"
+                    )  # type: ignore[attr-defined]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,321 @@
+"""Hybrid search latency in-process: lexical (tantivy BM25) + vector leg, fused, with filters and
+a citation fetch, at 100,000 chunks (and 1,000,000 with --chunks 1000000), beside bare tantivy
+BM25 on the same index; the vector leg exact (numpy) and HNSW (usearch) at the same size; and
+the default embedder's chunks/s on real document text.
+
+Synthetic chunks (60-90 words drawn from the words of the corpus's documents, 20 chunks a
+document, four formats, four sources) are published through the real indexes (LexicalIndex,
+VectorIndex). Chunk vectors are computed as the default model computes them (the average of its
+token vectors) from precomputed word vectors, so a million chunks fit the time; each query is
+embedded by the real default embedder, as a search does.
+
+    .venv/bin/python bench/search_latency.py --chunks 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import random
+import re
+import statistics
+import tempfile
+import threading
+import time
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from loom_dagster.contract.artifact import Locator
+from loom_dagster.search.embedding import Matrix, WordLlamaEmbedder, normalized
+from loom_dagster.search.legs import SearchFilter
+from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
+from loom_dagster.search.vector import VectorIndex
+
+HERE = Path(__file__).resolve().parent
+CORPUS_TEXT = HERE.parent.parent / "shared" / "corpus" / "gold"
+FORMATS = ("markdown", "pdf", "html", "docx")
+SOURCES = ("wiki", "runbooks", "reports", "slides")
+CHUNKS_PER_DOCUMENT = 20
+PUBLISH_DOCUMENTS = 500
+LIMIT = 10
+DEPTH = 50  # each leg's hits fused
+RRF_K = 60  # TO BE REPLACED by loom_dagster/search/fusion.py on merge
+
+
+def corpus_text() -> str:
+    parts = [p.read_text(errors="ignore") for p in sorted(CORPUS_TEXT.glob("*/*.md"))]
+    return "\n".join(parts)
+
+
+def vocabulary(text: str) -> list[str]:
+    words = re.findall(r"[A-Za-z][A-Za-z'-]{2,}", text)
+    return words or ["disk", "table", "revenue", "duck", "security", "word", "processor"]
+
+
+class BagOfWordsEmbedder:
+    """The default model's vectors for chunks built from a known vocabulary: the average of the
+    words' vectors, computed once per word; a single text (a query) goes through the model."""
+
+    def __init__(self, model: WordLlamaEmbedder, words: Sequence[str]) -> None:
+        self.real = model
+        self.model = model.model + "-bench"
+        self.dimension = model.dimension
+        self.words = sorted(set(words))
+        self.position = {w: i for i, w in enumerate(self.words)}
+        loaded = model._load()
+        encoded = loaded.tokenizer.encode_batch(self.words, add_special_tokens=False)
+        self.table = np.stack([loaded.embedding[e.ids].sum(axis=0) for e in encoded])
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if len(texts) == 1:
+            return self.real.embed(texts)
+        rows = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for n, text in enumerate(texts):
+            ids = [self.position[w] for w in text.split() if w in self.position]
+            if ids:
+                rows[n] = self.table[ids].sum(axis=0)
+        return normalized(rows)
+
+
+def make_chunks(count: int, words: Sequence[str], seed: int = 11) -> dict[str, list[IndexedChunk]]:
+    rng = random.Random(seed)
+    # Zipf-like: a few words common, most rare, as in text.
+    cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(words))))
+    documents: dict[str, list[IndexedChunk]] = {}
+    for start in range(0, count, CHUNKS_PER_DOCUMENT):
+        number = start // CHUNKS_PER_DOCUMENT
+        # A document is about something: most of its words come from a topic of its own, so
+        # vectors spread as real ones do (all-random chunks average to nearly one vector).
+        topic = rng.sample(words, k=min(len(words), 150))
+        doc = f"doc{number:07d}"
+        revision = f"{doc}@r1"
+        chunks = []
+        for ordinal in range(min(CHUNKS_PER_DOCUMENT, count - start)):
+            size = rng.randint(60, 90)
+            drawn = rng.choices(topic, k=size * 2 // 3)
+            drawn += rng.choices(words, cum_weights=cumulative, k=size - len(drawn))
+            text = " ".join(drawn)
+            chunks.append(
+                IndexedChunk(
+                    chunk_id=f"{revision}#{ordinal}",
+                    document_id=doc,
+                    revision=revision,
+                    source=SOURCES[number % len(SOURCES)],
+                    path=f"{SOURCES[number % len(SOURCES)]}/{doc}.md",
+                    format=FORMATS[number % len(FORMATS)],
+                    block_type="paragraph" if ordinal % 3 else "table",
+                    section_path=("Guide", f"Section {ordinal}"),
+                    locator=Locator(line_start=ordinal * 10 + 1, line_end=ordinal * 10 + 9),
+                    keys=(),
+                    text=text,
+                )
+            )
+        documents[doc] = chunks
+    return documents
+
+
+def percentiles(samples: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+
+    def at(share: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000, 2)
+
+    return {"p50_ms": at(0.50), "p95_ms": at(0.95), "p99_ms": at(0.99)}
+
+
+def timed(run: Callable[[str], object], queries: Sequence[str]) -> dict[str, float]:
+    for query in queries[:20]:
+        run(query)  # warm: first reads, caches
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        run(query)
+        samples.append(time.perf_counter() - started)
+    return percentiles(samples)
+
+
+def throughput(
+    run: Callable[[str], object], queries: Sequence[str], clients: int, seconds: float
+) -> float:
+    done = [0] * clients
+    stop = time.perf_counter() + seconds
+
+    def client(n: int) -> None:
+        i = n
+        while time.perf_counter() < stop:
+            run(queries[i % len(queries)])
+            done[n] += 1
+            i += clients
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return round(sum(done) / (time.perf_counter() - started), 1)
+
+
+def rrf(rankings: Sequence[Sequence[str]]) -> list[str]:
+    scores: dict[str, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, chunk_id in enumerate(ranking):
+            scores[chunk_id] += 1.0 / (RRF_K + rank + 1)
+    return sorted(scores, key=lambda c: -scores[c])
+
+
+def embedder_speed(model: WordLlamaEmbedder, text: str, count: int = 5000) -> float:
+    """Chunks/s of the default embedder on real document text cut into ~1,000-character chunks."""
+    pieces = [text[i : i + 1000] for i in range(0, len(text) - 1000, 1000)]
+    chunks = (pieces * (count // max(len(pieces), 1) + 1))[:count]
+    model.embed(chunks[:64])
+    started = time.perf_counter()
+    model.embed(chunks)
+    return round(count / (time.perf_counter() - started))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-hnsw", action="store_true", help="exact vector search only")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    import tantivy
+
+    text = corpus_text()
+    words = vocabulary(text)
+    real = WordLlamaEmbedder()
+    result: dict[str, object] = {
+        "chunks": args.chunks,
+        "embedder_chunks_per_s": embedder_speed(real, text),
+    }
+    embedder = BagOfWordsEmbedder(real, words)
+    rng = random.Random(5)
+    queries = [
+        " ".join(rng.choices(words[:2000], k=rng.randint(2, 6))) for _ in range(args.queries)
+    ]
+    filters = [
+        SearchFilter(),
+        SearchFilter(formats=("pdf",)),
+        SearchFilter(sources=("wiki", "reports")),
+    ]
+
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as scratch:
+        base = Path(scratch)
+        started = time.perf_counter()
+        documents = make_chunks(args.chunks, words)
+        result["generate_s"] = round(time.perf_counter() - started, 1)
+        lexical = LexicalIndex(base / "lexical")
+        vectors = VectorIndex(base / "vectors", embedder, hnsw_threshold=0)
+        exact = VectorIndex(base / "vectors", embedder, hnsw_threshold=args.chunks + 1)
+        if args.no_hnsw:
+            vectors = exact
+        names = list(documents)
+        started = time.perf_counter()
+        for at in range(0, len(names), PUBLISH_DOCUMENTS):
+            lexical.publish_many({d: documents[d] for d in names[at : at + PUBLISH_DOCUMENTS]})
+        result["lexical_publish_s"] = round(time.perf_counter() - started, 1)
+        started = time.perf_counter()
+        for at in range(0, len(names), PUBLISH_DOCUMENTS):
+            vectors.publish_many({d: documents[d] for d in names[at : at + PUBLISH_DOCUMENTS]})
+        result["vector_publish_s"] = round(time.perf_counter() - started, 1)
+        del documents
+        started = time.perf_counter()
+        exact.count()
+        result["vector_open_s"] = round(time.perf_counter() - started, 1)
+        if not args.no_hnsw:
+            started = time.perf_counter()
+            vectors.rank("warm", SearchFilter(), 1)
+            result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+
+        fetcher = tantivy.Index.open(str(base / "lexical"))
+        schema = fetcher.schema
+
+        def fetch(chunk_ids: Sequence[str]) -> list[str]:
+            """The citation: each hit's stored text and locator, by id, through the index."""
+            searcher = fetcher.searcher()
+            query = tantivy.Query.term_set_query(schema, "chunk_id", list(chunk_ids))
+            found = searcher.search(query, len(chunk_ids), count=False)
+            return [searcher.doc(address).get_first("text") for _, address in found.hits]
+
+        def hybrid_with(leg: VectorIndex) -> Callable[[str], object]:
+            counter = [0]
+
+            def run(query: str) -> object:
+                counter[0] += 1
+                chosen = filters[counter[0] % len(filters)]
+                lexical_hits = lexical.search(
+                    query, limit=DEPTH, formats=chosen.formats, sources=chosen.sources
+                )
+                vector_hits = leg.rank(query, chosen, DEPTH)
+                fused = rrf(
+                    [[h.chunk.chunk_id for h in lexical_hits], [h.chunk_id for h in vector_hits]]
+                )[:LIMIT]
+                return fetch(fused)
+
+            return run
+
+        searcher_index = tantivy.Index.open(str(base / "lexical"))
+
+        def bare(query: str) -> object:
+            searcher = searcher_index.searcher()
+            parsed = searcher_index.parse_query(
+                re.sub(r"[^\w\s]", " ", query), ["text", "section_path"]
+            )
+            return searcher.search(parsed, LIMIT, count=False).hits
+
+        fetcher.reload()
+        hnsw = () if args.no_hnsw else ("vector_leg_hnsw", "hybrid_hnsw")
+        for name, run in (
+            ("bare_tantivy_bm25", bare),
+            ("lexical_leg", lambda q: lexical.search(q, limit=DEPTH)),
+            ("vector_leg_exact", lambda q: exact.rank(q, SearchFilter(), DEPTH)),
+            ("vector_leg_hnsw", lambda q: vectors.rank(q, SearchFilter(), DEPTH)),
+            ("query_embedding", lambda q: real.embed([q])),
+            ("hybrid_exact", hybrid_with(exact)),
+            ("hybrid_hnsw", hybrid_with(vectors)),
+        ):
+            if name.endswith("hnsw") and name not in hnsw:
+                continue
+            result[name] = timed(run, queries)
+            print(name, result[name], flush=True)
+        for name, run in (
+            ("hybrid_exact", hybrid_with(exact)),
+            ("hybrid_hnsw", hybrid_with(vectors)),
+            ("bare_tantivy_bm25", bare),
+        ):
+            if name.endswith("hnsw") and name not in hnsw:
+                continue
+            result[f"{name}_qps_4_clients"] = throughput(run, queries, 4, args.seconds)
+            print(name, "q/s with 4 clients", result[f"{name}_qps_4_clients"], flush=True)
+
+        # Recall of the HNSW leg against exact search, over the same queries.
+        overlap = []
+        for query in queries[: 0 if args.no_hnsw else 100]:
+            truth = {h.chunk_id for h in exact.rank(query, SearchFilter(), LIMIT)}
+            got = {h.chunk_id for h in vectors.rank(query, SearchFilter(), LIMIT)}
+            overlap.append(len(truth & got) / max(len(truth), 1))
+        if overlap:
+            result["hnsw_recall_at_10"] = round(statistics.mean(overlap), 3)
+
+    result["machine"] = (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
+    out = args.out or HERE / "results" / f"search_latency_{args.chunks}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""LOOM_EMBEDDER, parsed and checked when the settings load, without importing any model code
+(numpy and the embedders load only when something embeds)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from loom_dagster.errors import SettingsError
+
+if TYPE_CHECKING:
+    from loom_dagster.search.embedding import Embedder
+
+# LOOM_EMBEDDER's values: a built-in name, or a kind and a local path ("fastembed:/models/bge").
+WORDLLAMA = "wordllama"
+NGRAM = "ngram"
+SENTENCE_TRANSFORMERS = "sentence-transformers"
+FASTEMBED = "fastembed"
+DEFAULT_EMBEDDER = WORDLLAMA
+# The default model's first 128 of its 256 dimensions: on bench/retrieval.py's 54 questions the
+# vector leg found 0.67 first with 128 and 0.69 with 256, fused 0.81 and 0.78 (within the noise
+# of 54 questions), and the exact scan and the memory are halved (bench/search_latency.py).
+WORDLLAMA_DIMENSION = 128
+
+
+# -- the setting --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """LOOM_EMBEDDER, parsed: `wordllama` (the default), `ngram`, or
+    `sentence-transformers:/path` / `fastembed:/path` for a model on disk."""
+
+    kind: str = DEFAULT_EMBEDDER
+    path: Path | None = None
+
+    @classmethod
+    def parse(cls, raw: str | None) -> EmbedderSpec:
+        value = (raw or "").strip()
+        if not value or value in (WORDLLAMA, NGRAM):
+            return cls(value or DEFAULT_EMBEDDER)
+        kind, _, where = value.partition(":")
+        if kind not in (SENTENCE_TRANSFORMERS, FASTEMBED) or not where:
+            raise SettingsError(
+                "LOOM_EMBEDDER must be wordllama, ngram, sentence-transformers:<folder> or "
+                f"fastembed:<folder>, not {value!r}"
+            )
+        path = Path(where).expanduser()
+        if not path.is_dir():
+            raise SettingsError(f"LOOM_EMBEDDER names {path}, which is not a folder")
+        return cls(kind, path.resolve())
+
+    def build(self) -> Embedder:
+        from loom_dagster.search.embedding import (
+            LocalModelEmbedder,
+            NgramEmbedder,
+            WordLlamaEmbedder,
+        )
+
+        if self.kind == NGRAM:
+            return NgramEmbedder()
+        if self.kind == WORDLLAMA:
+            return WordLlamaEmbedder()
+        assert self.path is not None
+        return LocalModelEmbedder(self.kind, self.path)

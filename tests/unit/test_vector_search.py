@@ -1,0 +1,307 @@
+"""The vector leg on real files in tmp_path: a paraphrase only it finds, vectors reused instead
+of embedded again, a publish a reader sees whole or not at all, filters inside the search."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from loom_dagster.contract.artifact import Locator
+from loom_dagster.errors import SettingsError
+from loom_dagster.search.embedder_spec import EmbedderSpec
+from loom_dagster.search.embedding import (
+    Matrix,
+    NgramEmbedder,
+    WordLlamaEmbedder,
+    embedded_text,
+)
+from loom_dagster.search.legs import SearchFilter
+from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
+from loom_dagster.search.vector import HNSW_THRESHOLD, VectorIndex
+
+
+def chunk(
+    document_id: str,
+    ordinal: int,
+    text: str,
+    *,
+    revision: str = "r1",
+    source: str = "docs",
+    format: str = "markdown",
+    block_type: str = "paragraph",
+    path: str | None = None,
+    section: tuple[str, ...] = ("Guide",),
+) -> IndexedChunk:
+    return IndexedChunk(
+        chunk_id=f"{document_id}@{revision}#{ordinal}",
+        document_id=document_id,
+        revision=f"{document_id}@{revision}",
+        source=source,
+        path=path or f"{document_id}.md",
+        format=format,
+        block_type=block_type,
+        section_path=section,
+        locator=Locator(line_start=1, line_end=2),
+        keys=(),
+        text=text,
+    )
+
+
+class CountingEmbedder(NgramEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.embedded.extend(texts)
+        return super().embed(texts)
+
+
+def ids(hits: Sequence[object]) -> list[str]:
+    return [hit.chunk_id for hit in hits]  # type: ignore[attr-defined]
+
+
+def test_the_ngram_embedder_is_deterministic_and_normalised() -> None:
+    embedder = NgramEmbedder()
+    first = embedder.embed(["Disk full on the primary", ""])
+    again = NgramEmbedder().embed(["Disk full on the primary", ""])
+    assert first.dtype == np.float32 and first.shape == (2, embedder.dimension)
+    assert np.array_equal(first, again)
+    assert abs(float(np.linalg.norm(first[0])) - 1.0) < 1e-5
+    assert not first[1].any()  # nothing to embed is a zero row, not NaN
+
+
+def test_a_chunk_is_embedded_with_its_title_and_section_breadcrumb() -> None:
+    text = embedded_text("Restart it.", section_path=("Runbook", "Disk full"), title="storage")
+    assert text == "storage\nRunbook > Disk full\nRestart it."
+
+
+def test_a_paraphrase_is_found_by_the_vector_leg_where_bm25_finds_nothing(tmp_path: Path) -> None:
+    chunks = [
+        chunk("a", 0, "Restarting the replication daemon clears stuck transactions."),
+        chunk("b", 0, "Quarterly revenue grew in the northern region."),
+    ]
+    lexical = LexicalIndex(tmp_path / "lexical")
+    lexical.publish_many({"a": chunks[:1], "b": chunks[1:]})
+    vectors = VectorIndex(tmp_path / "vectors", NgramEmbedder())
+    vectors.publish_many({"a": chunks[:1], "b": chunks[1:]})
+
+    query = "restart replicator transaction"  # no word of it is a word of the chunk
+    assert lexical.search(query) == []
+    assert ids(vectors.rank(query, SearchFilter(), 1)) == ["a@r1#0"]
+
+
+def test_an_unchanged_chunk_is_not_embedded_again_in_a_later_revision(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    index = VectorIndex(tmp_path / "vectors", embedder)
+    first = [chunk("a", 0, "unchanged passage"), chunk("a", 1, "old wording")]
+    assert index.publish_many({"a": first}) == 2
+
+    second = [
+        chunk("a", 0, "unchanged passage", revision="r2"),
+        chunk("a", 1, "new wording", revision="r2"),
+    ]
+    embedder.embedded.clear()
+    assert index.publish_many({"a": second}) == 1
+    assert len(embedder.embedded) == 1 and embedder.embedded[0].endswith("new wording")
+
+    # Another index object (a later process) reuses the stored vectors too, even in another document.
+    again = CountingEmbedder()
+    VectorIndex(tmp_path / "vectors", again).publish_many(
+        {"b": [chunk("b", 0, "unchanged passage", path="a.md")]}
+    )
+    assert again.embedded == []
+    assert set(ids(index.rank("new wording", SearchFilter(), 5))) == {"a@r2#0", "a@r2#1", "b@r1#0"}
+
+
+def test_a_reader_sees_a_publish_whole_or_not_at_all(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / "vectors", NgramEmbedder())
+    index.publish_many({"a": [chunk("a", n, f"old wording {n}") for n in range(3)]})
+    reader = VectorIndex(tmp_path / "vectors", NgramEmbedder())
+    assert reader.count() == 3
+
+    # The reader between the document files and the manifest swap: still the old revision whole.
+    real_replace = os.replace
+    seen: list[set[str]] = []
+
+    def replace(source: str | Path, target: str | Path) -> None:
+        if Path(target).name == "manifest.json":
+            seen.append(
+                {h.chunk_id.split("#")[0] for h in reader.rank("wording", SearchFilter(), 10)}
+            )
+        real_replace(source, target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "replace", replace)
+        index.publish_many(
+            {"a": [chunk("a", n, f"new wording {n}", revision="r2") for n in range(2)]}
+        )
+    assert seen == [{"a@r1"}]
+    after = reader.rank("wording", SearchFilter(), 10)
+    assert sorted(ids(after)) == ["a@r2#0", "a@r2#1"]
+    # The old revision's file is gone once no manifest names it.
+    assert len(list((tmp_path / "vectors" / "docs").iterdir())) == 1
+
+
+def _publish_forever(directory: str, rounds: int) -> None:
+    index = VectorIndex(directory, NgramEmbedder())
+    for n in range(rounds):
+        revision = f"r{n + 2}"
+        index.publish_many(
+            {"a": [chunk("a", k, f"wording {n} {k}", revision=revision) for k in range(4)]}
+        )
+
+
+def test_a_reader_in_another_process_never_sees_a_mixed_revision(tmp_path: Path) -> None:
+    directory = tmp_path / "vectors"
+    VectorIndex(directory, NgramEmbedder()).publish_many(
+        {"a": [chunk("a", k, f"wording {k}") for k in range(4)]}
+    )
+    writer = multiprocessing.get_context("spawn").Process(
+        target=_publish_forever, args=(str(directory), 30)
+    )
+    writer.start()
+    reader = VectorIndex(directory, NgramEmbedder())
+    while writer.is_alive():
+        hits = reader.rank("wording", SearchFilter(), 10)
+        revisions = {h.chunk_id.split("#")[0] for h in hits}
+        assert len(hits) == 4 and len(revisions) == 1, hits
+    writer.join()
+    assert writer.exitcode == 0
+    assert {h.chunk_id.split("#")[0] for h in reader.rank("wording", SearchFilter(), 10)} == {
+        "a@r31"
+    }
+
+
+def test_retire_removes_a_document_from_search(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / "vectors", NgramEmbedder())
+    index.publish_many({"a": [chunk("a", 0, "shared words")], "b": [chunk("b", 0, "shared words")]})
+    index.retire("a")
+    assert ids(index.rank("shared words", SearchFilter(), 10)) == ["b@r1#0"]
+    assert index.live_revisions() == {"b": "b@r1"}
+
+
+@pytest.mark.parametrize("hnsw", [False, True])
+def test_a_filter_applies_inside_the_search_and_keeps_its_k_best(
+    tmp_path: Path, hnsw: bool
+) -> None:
+    index = VectorIndex(
+        tmp_path / "vectors",
+        NgramEmbedder(),
+        sources_tagged=lambda tags: ["wiki"] if "public" in tags else [],
+        hnsw_threshold=0 if hnsw else HNSW_THRESHOLD,
+    )
+    # Thirty near-copies of the query in markdown outrank the one pdf chunk and the table.
+    close = {f"m{n}": [chunk(f"m{n}", 0, f"disk full alert on node {n}")] for n in range(30)}
+    index.publish_many(
+        {
+            **close,
+            "p": [
+                chunk(
+                    "p", 0, "storage volume warnings", format="pdf", source="wiki", path="ops/p.pdf"
+                )
+            ],
+            "t": [chunk("t", 0, "disk capacity table", block_type="table", path="ops/t.md")],
+        }
+    )
+    query = "disk full alert"
+    assert "p@r1#0" not in ids(index.rank(query, SearchFilter(), 5))
+    assert ids(index.rank(query, SearchFilter(formats=("pdf",)), 5)) == ["p@r1#0"]
+    assert ids(index.rank(query, SearchFilter(sources=("wiki",)), 5)) == ["p@r1#0"]
+    assert ids(index.rank(query, SearchFilter(tags=("public",)), 5)) == ["p@r1#0"]
+    assert ids(index.rank(query, SearchFilter(block_types=("table",)), 5)) == ["t@r1#0"]
+    assert sorted(ids(index.rank(query, SearchFilter(path_prefix="ops/"), 5))) == [
+        "p@r1#0",
+        "t@r1#0",
+    ]
+    assert index.rank(query, SearchFilter(formats=("docx",)), 5) == []
+    kept = index.rank(query, SearchFilter(formats=("markdown",)), 30)
+    assert len(kept) == 30 and all(h.chunk_id.startswith("m") for h in kept)
+
+
+def test_vectors_of_another_model_are_not_compared_with_a_query(tmp_path: Path) -> None:
+    VectorIndex(tmp_path / "vectors", NgramEmbedder()).publish_many({"a": [chunk("a", 0, "words")]})
+    other = VectorIndex(tmp_path / "vectors", NgramEmbedder(dimension=256))
+    assert other.rank("words", SearchFilter(), 5) == []
+    assert other.live_revisions() == {}  # so a sync embeds every live document again
+
+
+def test_the_embedder_setting_is_checked_at_load(tmp_path: Path) -> None:
+    assert EmbedderSpec.parse(None).kind == "wordllama"
+    assert EmbedderSpec.parse("ngram").build().model.startswith("ngram-")
+    assert EmbedderSpec.parse(f"fastembed:{tmp_path}").path == tmp_path.resolve()
+    with pytest.raises(SettingsError, match="LOOM_EMBEDDER must be wordllama, ngram"):
+        EmbedderSpec.parse("openai")
+    with pytest.raises(SettingsError, match="which is not a folder"):
+        EmbedderSpec.parse(f"sentence-transformers:{tmp_path / 'missing'}")
+
+
+def test_the_default_embedder_loads_offline_from_its_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("wordllama")
+    # Any attempt to reach the network fails the test.
+    import requests
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the default embedder tried to download")
+
+    monkeypatch.setattr(requests, "get", no_network)
+    monkeypatch.setattr(requests.Session, "request", no_network)
+    embedder = WordLlamaEmbedder()
+    rows = embedder.embed(["the disk is full", "storage capacity exhausted", "chocolate cake"])
+    assert rows.shape == (3, embedder.dimension) and embedder.dimension == 128
+    assert float(rows[0] @ rows[1]) > float(rows[0] @ rows[2])
+
+
+def test_loom_settings_read_the_embedder_once_and_refuse_a_bad_one(tmp_path: Path) -> None:
+    from loom_dagster.settings import LoomSettings
+
+    home = {"LOOM_HOME": str(tmp_path / "home")}
+    assert LoomSettings.from_env(home).embedder == EmbedderSpec("wordllama")
+    assert LoomSettings.from_env({**home, "LOOM_EMBEDDER": "ngram"}).embedder.kind == "ngram"
+    assert LoomSettings.from_env(home).vectors_dir == (tmp_path / "home" / "vectors").resolve()
+    with pytest.raises(SettingsError) as refused:
+        LoomSettings.from_env({**home, "LOOM_EMBEDDER": "hub:all-MiniLM"})
+    assert refused.value.code == "invalid_setting"
+
+
+def test_a_local_model_is_loaded_from_its_folder_only_and_a_missing_package_is_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    from loom_dagster.search.embedding import EmbedderError, LocalModelEmbedder
+
+    # No sentence-transformers model can be installed or downloaded here: a stand-in module
+    # records how the model is opened.
+    opened: list[tuple[str, dict[str, object]]] = []
+
+    class SentenceTransformer:
+        def __init__(self, path: str, **options: object) -> None:
+            opened.append((path, options))
+
+        def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+            return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setitem(
+        sys.modules,
+        "sentence_transformers",
+        types.SimpleNamespace(SentenceTransformer=SentenceTransformer),
+    )
+    spec = EmbedderSpec.parse(f"sentence-transformers:{tmp_path}")
+    embedder = spec.build()
+    rows = embedder.embed(["abc", "de"])
+    assert opened == [(str(tmp_path.resolve()), {"device": "cpu", "local_files_only": True})]
+    assert embedder.dimension == 3 and np.allclose(np.linalg.norm(rows, axis=1), 1.0)
+    assert embedder.model == f"sentence-transformers:{tmp_path.resolve()}"
+
+    monkeypatch.setitem(sys.modules, "fastembed", None)  # an import of it fails
+    with pytest.raises(EmbedderError) as missing:
+        LocalModelEmbedder("fastembed", tmp_path).embed(["x"])
+    assert missing.value.code == "embedder_unavailable"
+    assert "fastembed is not installed" in missing.value.message
