@@ -25,7 +25,13 @@ from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.legs import Leg
 from loom_dagster.search.lexical import LexicalIndex
-from loom_dagster.search.service import SearchHit, make_filter, open_index
+from loom_dagster.search.service import (
+    SearchHit,
+    default_legs,
+    make_filter,
+    open_index,
+    open_vector_leg,
+)
 from loom_dagster.search.service import search as search_chunks
 from loom_dagster.search.vector import open_vectors
 from loom_dagster.settings import LoomSettings
@@ -501,7 +507,10 @@ def search(
         tags=tags,
         path_prefix=path_prefix,
     )
-    return search_chunks(open_index(), text, search_filter, limit=limit, legs=legs)
+    index = open_index()
+    if legs is None:
+        legs = default_legs(index, open_vector_leg(index))
+    return search_chunks(index, text, search_filter, limit=limit, legs=legs)
 
 
 @dataclass(frozen=True)

@@ -297,7 +297,14 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     # Only the search modules: no Dagster, DuckDB or pyarrow on this path (README, "Search").
-    from loom_dagster.search.service import BadSearch, make_filter, open_index, search
+    from loom_dagster.search.service import (
+        BadSearch,
+        default_legs,
+        make_filter,
+        open_index,
+        open_vector_leg,
+        search,
+    )
 
     try:
         limit = _limit(args.limit)
@@ -308,7 +315,14 @@ def _search(args: argparse.Namespace) -> int:
             tags=args.tags,
             path_prefix=args.path,
         )
-        hits = search(open_index(), args.text, search_filter, limit=limit)
+        index = open_index()
+        hits = search(
+            index,
+            args.text,
+            search_filter,
+            limit=limit,
+            legs=default_legs(index, open_vector_leg(index)),
+        )
     except BadSearch as error:
         _fail(str(error))
         return EXIT_USAGE

@@ -388,6 +388,31 @@ class LexicalIndex:
         query = tantivy.Query.term_query(self._schema, field, value)
         return self._read(lambda searcher: bool(searcher.search(query, 1, count=False).hits))
 
+    def sources_tagged(self, tags: Sequence[str]) -> list[str]:
+        """The sources whose chunks carry any of `tags` (a tag belongs to a source, and every
+        chunk of it carries it): one single-hit search per source found, each excluding the
+        sources already found, so the cost follows the sources, not the chunks."""
+        if not tags:
+            return []
+        carries = tantivy.Query.term_set_query(self._schema, TAGS_FIELD, list(tags))
+
+        def run(searcher: tantivy.Searcher) -> list[str]:
+            found: list[str] = []
+            while True:
+                clauses = [(tantivy.Occur.Must, carries)]
+                if found:
+                    known = tantivy.Query.term_set_query(self._schema, "source", found)
+                    clauses.append((tantivy.Occur.MustNot, known))
+                hits = searcher.search(tantivy.Query.boolean_query(clauses), 1, count=False).hits
+                if not hits:
+                    return found
+                source = searcher.doc(hits[0][1]).get_first("source")
+                if not isinstance(source, str) or source in found:
+                    return found
+                found.append(source)
+
+        return self._read(run)
+
     def count(self) -> int:
         """How many chunks the latest commit holds."""
         return self._read(lambda searcher: searcher.num_docs)

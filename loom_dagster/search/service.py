@@ -20,6 +20,10 @@ from loom_dagster.search.legs import Leg, SearchFilter
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
 from loom_dagster.sources import validate_tag
 
+# The vector index's manifest (search/vector.py's MANIFEST), named here so that a search can
+# tell whether there are vectors without importing numpy.
+VECTOR_MANIFEST = "manifest.json"
+
 MAX_LIMIT = 1000
 
 
@@ -42,10 +46,24 @@ class SearchHit:
     incomplete: str = ""
 
 
-def default_legs(index: LexicalIndex) -> list[Leg]:
+def default_legs(index: LexicalIndex, vectors: Leg | None = None) -> list[Leg]:
     """The legs every search runs: exact keys first (a tie between two legs' first places goes
-    to the chunk that names the identifier), then BM25."""
-    return [ExactLeg(index), LexicalLeg(index)]
+    to the chunk that names the identifier), then BM25, then the vector leg when there is one."""
+    legs: list[Leg] = [ExactLeg(index), LexicalLeg(index)]
+    return legs if vectors is None else [*legs, vectors]
+
+
+def open_vector_leg(index: LexicalIndex) -> Leg | None:
+    """The home's vector index as a leg, or None while nothing has been embedded. numpy and
+    the embedder load only here, and only when there are vectors to search."""
+    from loom_dagster.settings import LoomSettings
+
+    settings = LoomSettings.from_env()
+    if not (settings.vectors_dir / VECTOR_MANIFEST).is_file():
+        return None
+    from loom_dagster.search.vector import open_vectors
+
+    return open_vectors(settings, sources_tagged=index.sources_tagged)
 
 
 def make_filter(

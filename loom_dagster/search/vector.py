@@ -51,11 +51,11 @@ from loom_dagster.search.embedding import (
 )
 from loom_dagster.search.legs import LegHit, SearchFilter
 from loom_dagster.search.lexical import IndexBusy, IndexedChunk
+from loom_dagster.search.service import VECTOR_MANIFEST as MANIFEST
 
 if TYPE_CHECKING:
     from loom_dagster.settings import LoomSettings
 
-MANIFEST = "manifest.json"
 DOCS = "docs"
 CACHE = "embeddings.duckdb"
 LOCK = ".writer.lock"

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import SettingsError
 from loom_dagster.search.embedder_spec import EmbedderSpec
@@ -37,18 +38,19 @@ def chunk(
     path: str | None = None,
     section: tuple[str, ...] = ("Guide",),
 ) -> IndexedChunk:
-    return IndexedChunk(
-        chunk_id=f"{document_id}@{revision}#{ordinal}",
-        document_id=document_id,
-        revision=f"{document_id}@{revision}",
-        source=source,
-        path=path or f"{document_id}.md",
-        format=format,
+    piece = Chunk(
+        ordinal=ordinal,
+        text=text,
+        block_ids=("b1",),
         block_type=block_type,
         section_path=section,
         locator=Locator(line_start=1, line_end=2),
         keys=(),
-        text=text,
+        revision=f"{document_id}@{revision}",
+        format=format,
+    )
+    return IndexedChunk.of(
+        piece, document_id=document_id, source=source, path=path or f"{document_id}.md"
     )
 
 
