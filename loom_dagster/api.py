@@ -571,9 +571,14 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
     objects = lifecycle.list_store(store) if purge and confirmed else []
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         catalog.source_root(con, name)  # an unknown source is an error, not a silent no-op
-        active = catalog.active_documents(con, name)
+        seen = _seen_by_sensor(con, name)
+        active = catalog.active_documents(con, name) + len(seen)
         if (active or purge) and not confirmed:
             return Removal(name, active, done=False)
+        if seen:  # registered now, so they are retired and their partitions dropped below
+            source = catalog.get_source(con, name)
+            assert source is not None
+            pipeline.sync_source(con, LexicalIndex(settings.search_dir), source)
         # The source row goes last: interrupted anywhere, the command can run again. The
         # connection is held throughout, so no scan sees the source half removed.
         pipeline.retire(
@@ -593,3 +598,15 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
             prune_partitions(dagster_instance(settings), [s.key for s in own if s.status is None])
         catalog.remove_source(con, name)
     return Removal(name, active, done=True, purged=purged)
+
+
+def _seen_by_sensor(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    """Keys of the source's new files that a sensor tick may have given a partition, with no
+    record yet (the run that takes a partition registers its revision)."""
+    source = catalog.get_source(con, name)
+    assert source is not None
+    try:
+        plan = pipeline.plan_source(con, source)
+    except SourceError:  # the folder is gone: nothing in it can be registered any more
+        return []
+    return sorted(set(plan.keys) - catalog.registered_keys(con, plan.keys))

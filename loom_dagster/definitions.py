@@ -10,8 +10,9 @@ from __future__ import annotations
 from dagster import Definitions, in_process_executor
 
 from loom_dagster.assets.revisions import artifact, original, published, strict_from_env
-from loom_dagster.jobs import ingest_job
+from loom_dagster.jobs import ingest_job, sync_job
 from loom_dagster.resources.extractor import ExtractorResource
+from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
 from loom_dagster.sensors import loom_folders, loom_ingest_automation
 from loom_dagster.settings import LoomSettings
@@ -21,13 +22,14 @@ def build_definitions(settings: LoomSettings) -> Definitions:
     strict_from_env()  # LOOM_STRICT: a bad value is an error at load
     return Definitions(
         assets=[original, artifact, published],
-        jobs=[ingest_job],
+        jobs=[ingest_job, sync_job],
         sensors=[loom_folders, loom_ingest_automation],
         executor=in_process_executor,
         resources={
             "catalog_db": CatalogResource(database=str(settings.catalog_path)),
             "store": ObjectStoreResource(url=settings.object_store_url),
             "search_index": SearchIndexResource(directory=str(settings.search_dir)),
+            "loom": SettingsResource.of(settings),
             "extractor": ExtractorResource.of(
                 settings.extractor, settings.limits, concurrency=settings.extract_concurrency
             ),

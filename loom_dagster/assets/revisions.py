@@ -54,6 +54,7 @@ from loom_dagster.errors import LoomError, SettingsError, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import batch_policy, revisions
 from loom_dagster.resources.extractor import ExtractorResource
+from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import (
     CatalogResource,
     ObjectStoreResource,
@@ -98,6 +99,12 @@ except PackageNotFoundError:  # run from a checkout that was never installed
 ARTIFACT_CODE_VERSION = f"contract-v1+loom-{PACKAGE_VERSION}"
 # The longest string from a document, a path or a service put into a run's metadata.
 METADATA_CHARS = 1000
+# A partition whose key no scan could register in its run: the file changed (or went) between
+# the sensor's scan and the run; its new bytes, if any, are another partition.
+UNREGISTERED = {
+    "status": MetadataValue.text("unregistered"),
+    "why": MetadataValue.text("the file changed or was deleted before this run could read it"),
+}
 
 # An unavailable extractor, object store or index fails the step as retryable: the step asks
 # Dagster for a retry (RetryRequested) with a growing, jittered delay until the attempts in
@@ -115,13 +122,12 @@ AUTOMATED: dict[str, Any] = dict(
 
 
 @contextmanager
-def retried_only_when_retryable(retry_number: int = 0) -> Iterator[None]:
+def retried_only_when_retryable(retry: RetrySettings, retry_number: int = 0) -> Iterator[None]:
     """Retry what may pass on a later attempt, and nothing else.
 
     An unavailable service is retried with backoff; a defect fails the step at once, since
     running it again would fail the same way.
     """
-    retry = RetrySettings.from_env(os.environ)
     try:
         yield
     except (LoomError, OSError) as error:
@@ -139,11 +145,16 @@ def retried_only_when_retryable(retry_number: int = 0) -> Iterator[None]:
 def registered(
     context: AssetExecutionContext, catalog_db: CatalogResource
 ) -> list[tuple[Revision, str]]:
-    """The batch's revisions with their source folder, read in one short connection."""
+    """The batch's registered revisions with their source folder, read in one short
+    connection. A key with no record (its file changed again between the sensor's scan and
+    the run: the new bytes are another partition) has nothing to run."""
     roots: dict[str, str] = {}  # a batch holds few sources: look each one up once
     with catalog_db.connect() as con:
         found = []
+        known = catalog.registered_keys(con, context.partition_keys)
         for key in context.partition_keys:
+            if key not in known:
+                continue
             revision = catalog.get_revision(con, key)
             if revision.source not in roots:
                 roots[revision.source] = catalog.source_root(con, revision.source)
@@ -248,11 +259,24 @@ def _targets(
     description="The file's bytes, kept verbatim and content-addressed before anything parses them.",
 )
 def original(
-    context: AssetExecutionContext, catalog_db: CatalogResource, store: ObjectStoreResource
+    context: AssetExecutionContext,
+    catalog_db: CatalogResource,
+    store: ObjectStoreResource,
+    search_index: SearchIndexResource,
+    loom: SettingsResource,
 ) -> MaterializeResult:
     object_store = store.get()
-    with retried_only_when_retryable(context.retry_number):
-        for revision, root in registered(context, catalog_db):
+    with retried_only_when_retryable(loom.retry(), context.retry_number):
+        # The sensor only computed these keys: their revisions are registered here, from the
+        # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
+        with catalog_db.connect() as con:
+            retired = pipeline.register_for_run(con, search_index.get(), context.partition_keys)
+            states = catalog.document_states(con, retired) if retired else []
+        report_retired(context.instance, states)
+        batch = registered(context, catalog_db)
+        for key in sorted(set(context.partition_keys) - {r.key for r, _ in batch}):
+            context.add_asset_metadata(UNREGISTERED, partition_key=key)
+        for revision, root in batch:
             metadata = original_metadata(revision, root, object_store)
             try:
                 pipeline.store_original(object_store, root, revision)
@@ -302,11 +326,12 @@ def artifact(
     catalog_db: CatalogResource,
     store: ObjectStoreResource,
     extractor: ExtractorResource,
+    loom: SettingsResource,
 ) -> Iterator[Any]:
     object_store = store.get()
-    retry = RetrySettings.from_env(os.environ)
+    retry = loom.retry()
     run_id = context.run.run_id
-    with retried_only_when_retryable(context.retry_number):
+    with retried_only_when_retryable(retry, context.retry_number):
         batch = [revision for revision, _ in registered(context, catalog_db)]
         # Done earlier in this run: refused by the original step, or by an earlier attempt.
         done = {
@@ -335,6 +360,8 @@ def artifact(
             f"{len(result.unavailable)} spent their retries"
         )
     hold.reached("artifact")
+    for key in sorted(set(context.partition_keys) - {r.key for r in batch}):
+        context.add_asset_metadata(UNREGISTERED, asset_key=ARTIFACT, partition_key=key)
     for revision in batch:
         context.add_asset_metadata(
             extraction_metadata(done[revision.key]), asset_key=ARTIFACT, partition_key=revision.key
@@ -453,14 +480,17 @@ def published(
     catalog_db: CatalogResource,
     store: ObjectStoreResource,
     search_index: SearchIndexResource,
+    loom: SettingsResource,
 ) -> Iterator[Any]:
     object_store = store.get()
     run_id = context.run.run_id
-    batch = [revision for revision, _ in registered_in_retry(context, catalog_db)]
+    retry = loom.retry()
+    with retried_only_when_retryable(retry, context.retry_number):
+        batch = [revision for revision, _ in registered(context, catalog_db)]
     extractions: dict[str, pipeline.Extraction | None] = {}
     if CHUNKS in context.selected_asset_keys:
         made: list[AssetMaterialization] = []
-        with retried_only_when_retryable(context.retry_number):
+        with retried_only_when_retryable(retry, context.retry_number):
             for revision in batch:
                 extraction = pipeline.read_extraction(object_store, revision.key)
                 extractions[revision.key] = extraction
@@ -478,7 +508,7 @@ def published(
         return
     index = search_index.get()
     hold.reached("slot")  # the pool's slot held, the catalog not yet open
-    with retried_only_when_retryable(context.retry_number):
+    with retried_only_when_retryable(retry, context.retry_number):
         with catalog_db.connect() as con:
             outcomes = pipeline.publish(con, index, object_store, batch, run_id=run_id)
             states = catalog.document_states(con, {r.document_id for r in batch})
@@ -538,10 +568,3 @@ def published_event(
     if outcome.status == catalog.PUBLISHED:
         return AssetMaterialization(PUBLISHED, partition=outcome.revision, metadata=metadata)
     return AssetObservation(PUBLISHED, partition=outcome.revision, metadata=metadata)
-
-
-def registered_in_retry(
-    context: AssetExecutionContext, catalog_db: CatalogResource
-) -> list[tuple[Revision, str]]:
-    with retried_only_when_retryable(context.retry_number):
-        return registered(context, catalog_db)

@@ -259,3 +259,145 @@ def test_a_tick_whose_result_was_lost_strands_no_revision(loom_home: Path, tmp_p
         "note.txt",
         "scan.pdf",
     ]
+
+
+# Issue 13.4: the sensor's evaluation writes nothing --------------------------------------------
+
+
+def catalog_rows() -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the catalog's tables, in a fixed order."""
+    from loom_dagster.resources.storage import CatalogResource
+    from loom_dagster.settings import LoomSettings
+
+    tables = ("sources", "revisions", "documents", "outcomes", "outcome_history")
+    with CatalogResource(database=str(LoomSettings.from_env().catalog_path)).connect() as con:
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+
+
+def settled(folder: Path) -> None:
+    # The sensor leaves a file written in the last seconds for a later tick.
+    for path in folder.iterdir():
+        os.utime(path, (time.time() - 60, time.time() - 60))
+
+
+def test_a_sensor_evaluation_leaves_the_catalog_as_it_was(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    from tests.integration.test_pipeline_end_to_end import tick
+
+    folder = tmp_path / "docs"
+    (folder / "note.txt").write_text("Buy lamp oil, rope and a map.\n")
+    (folder / "new.md").write_text("# New\n\nA file the sensor sees first.\n")
+    (folder / "guide.md").unlink()
+    settled(folder)
+    before = catalog_rows()
+
+    result = tick()  # what `dagster sensor preview` evaluates
+
+    assert catalog_rows() == before
+    [add] = result.dynamic_partitions_requests
+    assert sorted(k.split("~")[0] for k in add.partition_keys) == ["new.md", "note.txt"]
+    assert [r.job_name for r in result.run_requests] == ["sync"]  # the deleted guide.md
+    assert [h.chunk.path for h in api.search("wizard log line")][:1] == ["guide.md"]
+
+
+def test_a_tick_failing_midway_strands_nothing_and_the_next_one_publishes_every_file(
+    loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_dagster import sensors
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.test_pipeline_end_to_end import register, tick
+
+    folder = make_folder(tmp_path / "docs")
+    settled(folder)
+    register(folder)
+    before = catalog_rows()
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the tick dies after scanning the folders")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sensors.lifecycle, "plan_retention", broken)
+        with pytest.raises(RuntimeError):
+            tick()
+    assert catalog_rows() == before  # nothing registered, nothing to strand
+
+    again = tick()
+
+    [add] = again.dynamic_partitions_requests
+    keys = list(add.partition_keys)
+    assert len(keys) == 4
+    instance = DagsterInstance.get()
+    instance.add_dynamic_partitions("revisions", keys)
+    # The runs automation would start: their first step registers each revision.
+    api.materialize_in_batches(instance, keys, LoomSettings.from_env())
+    rows = catalog_rows()
+    assert sorted(r[4] for r in rows["revisions"]) == [  # path
+        "guide.md",
+        "legacy.txt",
+        "note.txt",
+        "scan.pdf",
+    ]
+    statuses = {r[0].split("~")[0]: r[1] for r in rows["outcomes"]}
+    assert statuses == {
+        "guide.md": "published",
+        "legacy.txt": "refused",
+        "note.txt": "published",
+        "scan.pdf": "published",
+    }
+    assert [h.chunk.path for h in api.search("lamp oil rope")] == ["note.txt"]
+    assert tick().dynamic_partitions_requests == []
+
+
+def test_a_deleted_file_is_retired_by_the_sync_run_the_sensor_asks_for(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.test_pipeline_end_to_end import tick
+
+    (tmp_path / "docs" / "guide.md").unlink()
+    [sync] = tick().run_requests
+    assert sync.job_name == "sync"
+    assert [h.chunk.path for h in api.search("wizard log line")][:1] == ["guide.md"]
+
+    job = build_definitions(LoomSettings.from_env()).resolve_job_def(sync.job_name)
+    assert job.execute_in_process(instance=DagsterInstance.get(), tags=sync.tags).success
+
+    assert "guide.md" not in [h.chunk.path for h in api.search("wizard log line")]
+    assert live_checks()[ingested["guide.md"].revision] == (
+        False,
+        "retired: its file was deleted",
+    )
+    assert tick().run_requests == []  # retired once: nothing left to ask for
+
+
+def test_a_file_changed_between_the_tick_and_its_run_leaves_no_stale_partition(
+    loom_home: Path, tmp_path: Path
+) -> None:
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.test_pipeline_end_to_end import register, tick
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.txt").write_text("Buy lamp oil and rope.\n")
+    settled(folder)
+    register(folder)
+    [seen] = tick().dynamic_partitions_requests[0].partition_keys
+    (folder / "note.txt").write_text("Buy lamp oil, rope and a map.\n")
+    settled(folder)
+    instance = DagsterInstance.get()
+    instance.add_dynamic_partitions("revisions", [seen])
+
+    api.materialize_in_batches(instance, [seen], LoomSettings.from_env())
+
+    # The run found other bytes: it registered them (another key), not the ones the tick saw.
+    assert events(ARTIFACT, DagsterEventType.ASSET_MATERIALIZATION)[seen]["status"] == (
+        "unregistered"
+    )
+    [now] = [r[0] for r in catalog_rows()["revisions"]]
+    assert now != seen
+    after = tick()
+    [add, delete] = after.dynamic_partitions_requests
+    assert list(add.partition_keys) == [now]
+    assert list(delete.partition_keys) == [seen]
