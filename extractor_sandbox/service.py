@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl
 
 from extractor_sandbox.contract import CONTRACT_FORMATS, CONTRACT_OPTIONS, CONTRACT_VERSION
 from extractor_sandbox.errors import ExtractError, one_line
+from extractor_sandbox.registry import AVAILABLE
 from extractor_sandbox.runner import CallerGone, Limits, kill_all_children, run_extraction
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.source import DECLARED_FORMATS, codec_name
@@ -113,14 +114,24 @@ class ExtractorServer(ThreadingHTTPServer):
         return f"http://{host}:{self.server_port}"
 
 
+# Read once: the versions come from the installed distributions' metadata.
+DECLARED_PARSERS: Mapping[str, dict[str, str]] = {
+    name: {"parser": spec.parser, "parser_version": spec.parser_version()}
+    for name, spec in AVAILABLE.items()
+}
+
+
 def capabilities(settings: Settings) -> dict[str, Any]:
     """The body of GET /v1/capabilities."""
     return {
         "contract_version": CONTRACT_VERSION,
         "extractor": dict(EXTRACTOR),
         "max_bytes": settings.max_bytes,
+        # `parser` and `parser_version` per format extend contract v1 (a client that does not
+        # know them ignores them): each reader's own, so a server sees which formats' parser
+        # changed, not only that the service did.
         "formats": [
-            {"format": fmt, "options": list(options)}
+            {"format": fmt, "options": list(options), **DECLARED_PARSERS[fmt]}
             for fmt, options in sorted(DECLARED_FORMATS.items())
         ],
     }

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from loom_dagster import catalog, lifecycle, pipeline, runs
+from loom_dagster import catalog, lifecycle, parsers, pipeline, runs
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
@@ -26,6 +26,7 @@ from loom_dagster.search.lexical import Hit, LexicalIndex
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
     OptionRule,
+    Revision,
     Source,
     check_option,
     document_id,
@@ -187,8 +188,12 @@ def ingest_folder(
     replace: bool = False,
     progress: Progress = lambda _: None,
     settings: LoomSettings | None = None,
+    reprocess_stale: bool = False,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
+
+    With `reprocess_stale`, also every live revision whose artifact a parser made that its
+    format's extractor no longer declares (parsers.py): re-extracted and published again.
 
     One ingest of a source runs at a time (a second waits, then finds nothing left to do);
     runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
@@ -199,7 +204,7 @@ def ingest_folder(
     prepare_environment(settings)
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
-        return _ingest(settings, folder, name, include, options, replace, progress)
+        return _ingest(settings, folder, name, include, options, replace, progress, reprocess_stale)
 
 
 def _ingest(
@@ -210,6 +215,7 @@ def _ingest(
     options: Sequence[OptionRule] | None,
     replace: bool,
     progress: Progress,
+    reprocess_stale: bool = False,
 ) -> IngestReport:
     from loom_dagster.assets.revisions import report_retired
 
@@ -238,6 +244,8 @@ def _ingest(
         todo = catalog.pending_revisions(con, source.name)
     report_retired(instance, retired)
     report = IngestReport(source.name, retired=list(scan.deleted))
+    stale = stale_live_revisions(settings, source.name, todo) if reprocess_stale else {}
+    todo += [revision for revision, _ in stale.values()]
     waiting = {revision.path for revision in todo}
     report.outcomes.extend(FileOutcome("unchanged", p) for p in scan.unchanged if p not in waiting)
     # Refused by the scan itself (a name that is not UTF-8, a file swapped while it was read);
@@ -310,12 +318,41 @@ def _ingest(
                     revision.key,
                     f"{outcome.chunk_count} chunks"
                     + (" (superseded)" if outcome.status == catalog.SUPERSEDED else "")
-                    + gaps,
+                    + gaps
+                    + (
+                        f" (reprocessed: {stale[revision.key][1].made_by} -> "
+                        f"{stale[revision.key][1].now})"
+                        if revision.key in stale
+                        else ""
+                    ),
                     incomplete=bool(gaps),
                 )
             )
     report.outcomes.sort(key=lambda o: o.path)
     return report
+
+
+def stale_live_revisions(
+    settings: LoomSettings, source: str, pending: Sequence[Revision]
+) -> dict[str, tuple[Revision, parsers.Staleness]]:
+    """The source's live revisions a parser upgrade left stale, as the extractors declare
+    their parsers now; a file with a newer revision waiting is left to that revision."""
+    with (
+        configured_or_local(settings.extractor) as configured,
+        ExtractorClient(configured) as client,
+    ):
+        declared = client.declared_parsers()
+    busy = {revision.path for revision in pending}
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        live = [
+            catalog.get_revision(con, key)
+            for _, owner, path, key in catalog.live_documents(con)
+            if owner == source and path not in busy
+        ]
+    found = parsers.stale_revisions(
+        ObjectStore(settings.object_store_url), [r.key for r in live], declared
+    )
+    return {r.key: (r, found[r.key]) for r in live if r.key in found}
 
 
 def materialize_in_batches(
@@ -404,6 +441,8 @@ class FileHistory:
     source: str
     path: str
     revisions: list[catalog.RevisionHistory]
+    # Revisions whose parser is not the one the last run saw declared for their format.
+    stale: dict[str, parsers.Staleness] = field(default_factory=dict)
 
 
 def show(target: str) -> FileHistory:
@@ -417,7 +456,12 @@ def show(target: str) -> FileHistory:
         raise SourceError(
             f"{printable(source)}:{printable(path)} has no registered revision", code="unknown_file"
         )
-    return FileHistory(source, path, history)
+    stale = parsers.stale_revisions(
+        ObjectStore(settings.object_store_url),
+        [entry.revision.key for entry in history if entry.status in ("live", catalog.SUPERSEDED)],
+        parsers.read_declared(settings.home),
+    )
+    return FileHistory(source, path, history, stale)
 
 
 def _locate(con: duckdb.DuckDBPyConnection, target: str) -> tuple[str, str]:

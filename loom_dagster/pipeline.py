@@ -56,6 +56,8 @@ class Extractor(Protocol):
         options: Mapping[str, str] | None = None,
     ) -> Artifact: ...
 
+    def declared_parser(self, fmt: str) -> str | None: ...
+
 
 @dataclass(frozen=True)
 class Extraction:
@@ -75,6 +77,9 @@ class Extraction:
     complete: bool = True
     failed_units: tuple[str, ...] = ()
     coverage: str = ""  # "2 of 3 pages"
+    # "parser version" its service declared for the format when it extracted: a revision is
+    # stale once the service declares another (loom_dagster/parsers.py).
+    declared: str | None = None
 
     @property
     def refused(self) -> bool:
@@ -164,6 +169,7 @@ def extract(
             )
             + tuple(bounded(f"lost: {lost}", 200) for lost in coverage.lost[:MAX_FAILED_UNITS]),
             coverage=f"{coverage.extracted} of {coverage.total} {coverage.unit}",
+            declared=client.declared_parser(artifact.format),
         ),
     )
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from dagster import (
@@ -47,7 +48,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 from dagster._core.events import DagsterEventType
 
-from loom_dagster import catalog, hold, pipeline
+from loom_dagster import catalog, hold, parsers, pipeline
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.errors import LoomError, SettingsError, SourceError
@@ -87,6 +88,7 @@ ORIGINAL, ARTIFACT, CHUNKS, PUBLISHED = (
 )
 EXTRACTED_CHECK = "extracted"
 COMPLETE_CHECK = "complete"
+CURRENT_CHECK = "current_parser"
 LIVE_CHECK = "live"
 OWNERS = ["team:loom"]
 PREVIEW_CHARS = 300
@@ -317,6 +319,13 @@ def original(
             description="The artifact covers the whole file (warning: the units it could not "
             "read, e.g. a PDF page that needs OCR; the rest is published).",
         ),
+        AssetCheckSpec(
+            CURRENT_CHECK,
+            asset=ARTIFACT,
+            partitions_def=revisions,
+            description="The artifact was made by the parser its format's extractor declares "
+            "now (warning: stale after a parser upgrade; `loom ingest --reprocess-stale`).",
+        ),
     ],
     can_subset=True,
     **BATCHED,
@@ -344,6 +353,7 @@ def artifact(
             result = pipeline.extract_batch(
                 object_store, client, todo, retry, run_id=run_id, mapper=pool.map
             )
+            declared = {f: p for f, p in client.declared_parsers().items() if p is not None}
         for extraction in result.extracted:
             done[extraction.revision] = extraction
         if result.unavailable and not result.extracted and context.retry_number < retry.retries:
@@ -375,10 +385,62 @@ def artifact(
             yield extracted_evaluation(extraction, target)
         if COMPLETE_CHECK in selected:
             yield complete_evaluation(extraction, target)
+        if CURRENT_CHECK in selected:
+            yield current_evaluation(extraction, declared, target)
+    if declared and loom.home:
+        report_stale_on_change(context.instance, catalog_db, object_store, loom.home, declared)
     # The checks' results are per partition, which no AssetCheckResult of a range can say;
     # these outputs only tell Dagster they were given.
     for name in sorted(selected):
         yield Output(None, output_name=f"{PREFIX}__artifact_{name}")
+
+
+def current_evaluation(
+    extraction: pipeline.Extraction,
+    declared: parsers.Declared,
+    target: AssetCheckEvaluationTargetMaterializationData | None = None,
+) -> AssetCheckEvaluation:
+    """The `current_parser` check of one partition: a warning once its format's extractor
+    declares another parser than the one that made the artifact."""
+    stale = parsers.staleness(extraction, declared)
+    return AssetCheckEvaluation(
+        asset_key=ARTIFACT,
+        check_name=CURRENT_CHECK,
+        passed=stale is None,
+        partition=extraction.revision,
+        target_materialization_data=target,
+        severity=AssetCheckSeverity.WARN,
+        description=None
+        if stale is None
+        else metadata_text(f"stale: made by {stale.made_by}, the extractor now has {stale.now}"),
+        metadata={
+            "made_by": metadata_text("-" if extraction.refused else parsers.made_by(extraction))
+        },
+    )
+
+
+def report_stale_on_change(
+    instance: DagsterInstance,
+    catalog_db: CatalogResource,
+    store: ObjectStore,
+    home: str,
+    declared: dict[str, str],
+) -> int:
+    """When the extractor declares other parsers than the last run saw, warn on the
+    `current_parser` check of every revision they made stale (recorded outside the run, as
+    those partitions are not in it); returns how many. Nothing to do while nothing changed."""
+    folder = Path(home)
+    before = parsers.read_declared(folder)
+    if not parsers.record_declared(folder, before | declared) or not before:
+        return 0
+    with catalog_db.connect() as con:
+        keys = [s.key for s in catalog.revision_states(con) if s.artifact_sha256]
+    stale = parsers.stale_revisions(store, keys, before | declared)
+    for key in stale:
+        extraction = pipeline.read_extraction(store, key)
+        assert extraction is not None
+        instance.report_runless_asset_event(current_evaluation(extraction, declared))
+    return len(stale)
 
 
 def extracted_evaluation(

@@ -11,12 +11,14 @@ from loom_dagster.settings import LoomSettings
 
 
 class SettingsResource(dg.ConfigurableResource):
-    """Retries (LOOM_RETRY_*) and retention (LOOM_KEEP_*), filled from LoomSettings (`of`)."""
+    """Retries (LOOM_RETRY_*), retention (LOOM_KEEP_*) and the home, filled from LoomSettings
+    (`of`)."""
 
     retry_attempts: int = DEFAULT_RETRIES
     retry_delay_s: float = DEFAULT_DELAY_S
     keep_revisions: int = Retention.keep_revisions
     keep_days: int = Retention.keep_days
+    home: str = ""  # LOOM_HOME: where the last declared parsers are kept ("" keeps none)
 
     @classmethod
     def of(cls, settings: LoomSettings) -> SettingsResource:
@@ -25,6 +27,7 @@ class SettingsResource(dg.ConfigurableResource):
             retry_delay_s=settings.retry.delay_s,
             keep_revisions=settings.retention.keep_revisions,
             keep_days=settings.retention.keep_days,
+            home=str(settings.home),
         )
 
     def retry(self) -> RetrySettings:

@@ -401,3 +401,89 @@ def test_a_file_changed_between_the_tick_and_its_run_leaves_no_stale_partition(
     [add, delete] = after.dynamic_partitions_requests
     assert list(add.partition_keys) == [now]
     assert list(delete.partition_keys) == [seen]
+
+
+# Issue 13.3: parser versions and staleness -----------------------------------------------------
+
+
+def test_a_parser_upgrade_makes_exactly_its_formats_revisions_stale_and_reprocess_takes_them(
+    loom_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.extractor.settings import ENV_ROUTES
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.misbehaving_extractor import (
+        CAPABILITIES,
+        EXTRACT,
+        MisbehavingExtractor,
+        artifact,
+        json_reply,
+    )
+
+    def upgrade(service: MisbehavingExtractor, version: str) -> None:
+        """Markdown's parser at `version`, declared and in the artifacts it makes."""
+        service.replies[CAPABILITIES] = json_reply(
+            {
+                "contract_version": 1,
+                "extractor": {"name": "misbehaving", "version": "1"},
+                "max_bytes": 1 << 20,
+                "formats": [
+                    {
+                        "format": "markdown",
+                        "options": ["encoding"],
+                        "parser": "fake-md",
+                        "parser_version": version,
+                    },
+                ],
+            }
+        )
+        service.replies[EXTRACT] = json_reply(
+            artifact("markdown") | {"parser": "fake-md", "parser_version": version}
+        )
+
+    def code_version() -> str | None:
+        defs = build_definitions(LoomSettings.from_env())
+        return defs.get_assets_def(ARTIFACT).code_versions_by_key[ARTIFACT]
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a.md", "b.md"):  # what the fake's artifact reads: one line
+        (folder / name).write_text("# Hi\n")
+    (folder / "c.txt").write_text("Buy lamp oil and rope.\n")
+    with MisbehavingExtractor() as markdown:
+        upgrade(markdown, "1")
+        monkeypatch.setenv(ENV_ROUTES, json.dumps({"markdown": markdown.url}))
+        first = {o.path: o for o in api.ingest_folder(folder).outcomes}
+        assert {o.status for o in first.values()} == {"published"}
+        before = code_version()
+
+        upgrade(markdown, "2")
+        (folder / "d.md").write_text("# Hi\n")  # a run after the upgrade sees it
+        api.ingest_folder(folder)
+
+        current = check_status("current_parser")
+        failed = AssetCheckExecutionRecordStatus.FAILED
+        assert {first[p].revision for p in first if current.get(first[p].revision) == failed} == {
+            first["a.md"].revision,
+            first["b.md"].revision,
+        }
+        assert current[first["c.txt"].revision] == AssetCheckExecutionRecordStatus.SUCCEEDED
+        assert code_version() != before
+        capsys.readouterr()
+        assert main(["show", str(folder / "a.md")]) == 0
+        assert (
+            "stale: made by fake-md 1, the extractor now has fake-md 2" in capsys.readouterr().out
+        )
+        calls = len(markdown.requests_to(EXTRACT))
+
+        assert main(["ingest", str(folder), "--reprocess-stale"]) == 0
+
+        out = capsys.readouterr().out
+        assert len(markdown.requests_to(EXTRACT)) - calls == 2  # a.md and b.md, nothing else
+        assert "(reprocessed: fake-md 1 -> fake-md 2)" in out
+        assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2"
+        assert main(["show", str(folder / "a.md")]) == 0
+        assert "stale" not in capsys.readouterr().out
