@@ -7,7 +7,6 @@ revision to the instance under LOOM_HOME, and materializes them in batched runs 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +18,6 @@ from loom_dagster import catalog, lifecycle, parsers, pipeline, runs
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
-from loom_dagster.extractor.settings import ExtractorSettings
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.lexical import Hit, LexicalIndex
@@ -523,8 +521,10 @@ class FormatsAnswer:
         return any(state != "unknown" for state in self.states.values())
 
 
-def formats() -> FormatsAnswer:
-    configured = ExtractorSettings.from_env(os.environ)
+def formats(loom: LoomSettings | None = None) -> FormatsAnswer:
+    """Each format's availability, with the extractor settings read once (`loom` given by the
+    command, or read here)."""
+    configured = (loom or LoomSettings.from_env()).extractor
     with configured_or_local(configured) as settings, ExtractorClient(settings) as client:
         states = client.available_formats()
         # With no media type given, a format goes to exactly one service (url_for), so an

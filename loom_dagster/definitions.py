@@ -12,10 +12,9 @@ from dagster import Definitions, in_process_executor
 from loom_dagster import parsers
 from loom_dagster.assets.revisions import (
     PACKAGE_VERSION,
-    artifact,
+    artifact_asset,
     original,
     published,
-    strict_from_env,
 )
 from loom_dagster.jobs import ingest_job, sync_job
 from loom_dagster.resources.extractor import ExtractorResource
@@ -26,11 +25,10 @@ from loom_dagster.settings import LoomSettings
 
 
 def build_definitions(settings: LoomSettings) -> Definitions:
-    strict_from_env()  # LOOM_STRICT: a bad value is an error at load
     # The parsers the last run saw declared (read, never written, here): a parser upgrade
     # changes the artifact's code version once a run has seen it.
     version = parsers.code_version(parsers.read_declared(settings.home), PACKAGE_VERSION)
-    extraction = artifact.map_asset_specs(
+    extraction = artifact_asset(settings.strict).map_asset_specs(
         lambda spec: spec.replace_attributes(code_version=version)
     )
     return Definitions(

@@ -16,7 +16,7 @@ one, saying which.
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -32,6 +32,7 @@ from dagster import (
     AssetMaterialization,
     AssetObservation,
     AssetRecordsFilter,
+    AssetsDefinition,
     AssetSpec,
     AutomationCondition,
     DagsterInstance,
@@ -51,7 +52,7 @@ from dagster._core.events import DagsterEventType
 from loom_dagster import catalog, hold, parsers, pipeline
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.metadata import metadata_text
-from loom_dagster.errors import LoomError, SettingsError, SourceError
+from loom_dagster.errors import LoomError, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import batch_policy, revisions
 from loom_dagster.resources.extractor import ExtractorResource
@@ -63,23 +64,6 @@ from loom_dagster.resources.storage import (
 )
 from loom_dagster.retries import RetrySettings
 from loom_dagster.sources import Revision
-
-STRICT_ENV = "LOOM_STRICT"
-
-
-def strict_from_env(env: Mapping[str, str] | None = None) -> bool:
-    """LOOM_STRICT=1: a refused or incomplete revision fails its run (for CI through the
-    Dagster CLI); unset or 0: it is an outcome, shown red or as a warning."""
-    value = (os.environ if env is None else env).get(STRICT_ENV, "").strip()
-    if value not in ("", "0", "1"):
-        raise SettingsError(f"{STRICT_ENV} must be 0 or 1, not {metadata_text(value, 40)!r}")
-    return value == "1"
-
-
-try:
-    STRICT = strict_from_env()
-except SettingsError:  # build_definitions raises it at load, with its message
-    STRICT = False
 
 GROUP = "loom"
 PREFIX = "loom"  # every asset key starts with it, so `chunks` meets no other location's
@@ -292,107 +276,119 @@ def original(
     return MaterializeResult()
 
 
-@multi_asset(
-    specs=[
-        AssetSpec(
-            ARTIFACT,
-            deps=[ORIGINAL],
-            description="The extraction artifact, validated against contract v1.",
-            kinds={"json"},
-            code_version=ARTIFACT_CODE_VERSION,
-            **AUTOMATED,
-        )
-    ],
-    check_specs=[
-        AssetCheckSpec(
-            EXTRACTED_CHECK,
-            asset=ARTIFACT,
-            partitions_def=revisions,
-            blocking=STRICT,
-            description="The extractor read the revision (red: refused, with its code and message).",
-        ),
-        AssetCheckSpec(
-            COMPLETE_CHECK,
-            asset=ARTIFACT,
-            partitions_def=revisions,
-            blocking=STRICT,
-            description="The artifact covers the whole file (warning: the units it could not "
-            "read, e.g. a PDF page that needs OCR; the rest is published).",
-        ),
-        AssetCheckSpec(
-            CURRENT_CHECK,
-            asset=ARTIFACT,
-            partitions_def=revisions,
-            description="The artifact was made by the parser its format's extractor declares "
-            "now (warning: stale after a parser upgrade; `loom ingest --reprocess-stale`).",
-        ),
-    ],
-    can_subset=True,
-    **BATCHED,
-)
-def artifact(
-    context: AssetExecutionContext,
-    catalog_db: CatalogResource,
-    store: ObjectStoreResource,
-    extractor: ExtractorResource,
-    loom: SettingsResource,
-) -> Iterator[Any]:
-    object_store = store.get()
-    retry = loom.retry()
-    run_id = context.run.run_id
-    with retried_only_when_retryable(retry, context.retry_number):
-        batch = [revision for revision, _ in registered(context, catalog_db)]
-        # Done earlier in this run: refused by the original step, or by an earlier attempt.
-        done = {
-            r.key: e
-            for r in batch
-            if (e := pipeline.read_extraction(object_store, r.key)) and e.run_id == run_id
-        }
-        todo = [r for r in batch if r.key not in done]
-        with extractor.client() as client, ThreadPoolExecutor(extractor.concurrency) as pool:
-            result = pipeline.extract_batch(
-                object_store, client, todo, retry, run_id=run_id, mapper=pool.map
+def artifact_asset(strict: bool = False) -> AssetsDefinition:
+    """The `artifact` step; `strict` (LOOM_STRICT, read with the settings when the definitions
+    load) makes `extracted` and `complete` blocking errors, so a refused or incomplete revision
+    fails its run."""
+
+    @multi_asset(
+        specs=[
+            AssetSpec(
+                ARTIFACT,
+                deps=[ORIGINAL],
+                description="The extraction artifact, validated against contract v1.",
+                kinds={"json"},
+                code_version=ARTIFACT_CODE_VERSION,
+                **AUTOMATED,
             )
-            declared = {f: p for f, p in client.declared_parsers().items() if p is not None}
-        for extraction in result.extracted:
-            done[extraction.revision] = extraction
-        if result.unavailable and not result.extracted and context.retry_number < retry.retries:
-            # Not one file got through: the service (or store) is down, which a later attempt
-            # of the whole step may find back.
-            raise next(iter(result.unavailable.values()))
-        for revision in todo:
-            if revision.key in result.unavailable:
-                done[revision.key] = pipeline.exhausted(
-                    object_store, revision, result.unavailable[revision.key], run_id=run_id
+        ],
+        check_specs=[
+            AssetCheckSpec(
+                EXTRACTED_CHECK,
+                asset=ARTIFACT,
+                partitions_def=revisions,
+                blocking=strict,
+                description="The extractor read the revision (red: refused, with its code and message).",
+            ),
+            AssetCheckSpec(
+                COMPLETE_CHECK,
+                asset=ARTIFACT,
+                partitions_def=revisions,
+                blocking=strict,
+                description="The artifact covers the whole file (warning: the units it could not "
+                "read, e.g. a PDF page that needs OCR; the rest is published).",
+            ),
+            AssetCheckSpec(
+                CURRENT_CHECK,
+                asset=ARTIFACT,
+                partitions_def=revisions,
+                description="The artifact was made by the parser its format's extractor declares "
+                "now (warning: stale after a parser upgrade; `loom ingest --reprocess-stale`).",
+            ),
+        ],
+        can_subset=True,
+        **BATCHED,
+    )
+    def artifact(
+        context: AssetExecutionContext,
+        catalog_db: CatalogResource,
+        store: ObjectStoreResource,
+        extractor: ExtractorResource,
+        loom: SettingsResource,
+    ) -> Iterator[Any]:
+        object_store = store.get()
+        retry = loom.retry()
+        run_id = context.run.run_id
+        with retried_only_when_retryable(retry, context.retry_number):
+            batch = [revision for revision, _ in registered(context, catalog_db)]
+            # Done earlier in this run: refused by the original step, or by an earlier attempt.
+            done = {
+                r.key: e
+                for r in batch
+                if (e := pipeline.read_extraction(object_store, r.key)) and e.run_id == run_id
+            }
+            todo = [r for r in batch if r.key not in done]
+            with extractor.client() as client, ThreadPoolExecutor(extractor.concurrency) as pool:
+                result = pipeline.extract_batch(
+                    object_store, client, todo, retry, run_id=run_id, mapper=pool.map
                 )
-        context.log.info(
-            f"extracted {len(result.extracted)} of {len(todo)} revisions; "
-            f"{len(result.unavailable)} spent their retries"
-        )
-    hold.reached("artifact")
-    for key in sorted(set(context.partition_keys) - {r.key for r in batch}):
-        context.add_asset_metadata(UNREGISTERED, asset_key=ARTIFACT, partition_key=key)
-    for revision in batch:
-        context.add_asset_metadata(
-            extraction_metadata(done[revision.key]), asset_key=ARTIFACT, partition_key=revision.key
-        )
-    yield MaterializeResult(asset_key=ARTIFACT)
-    selected = {key.name for key in context.selected_asset_check_keys}
-    targets = _targets(context, ARTIFACT, [r.key for r in batch])
-    for revision in batch:
-        extraction, target = done[revision.key], targets.get(revision.key)
-        if EXTRACTED_CHECK in selected:
-            yield extracted_evaluation(extraction, target)
-        if COMPLETE_CHECK in selected:
-            yield complete_evaluation(extraction, target)
-        if CURRENT_CHECK in selected:
-            yield current_evaluation(extraction, declared, target)
-    if declared and loom.home:
-        report_stale_on_change(context.instance, catalog_db, object_store, loom.home, declared)
-    # The checks' results are per partition, which no AssetCheckResult of a range can say;
-    # these outputs only tell Dagster they were given.
-    for name in sorted(selected):
-        yield Output(None, output_name=f"{PREFIX}__artifact_{name}")
+                declared = {f: p for f, p in client.declared_parsers().items() if p is not None}
+            for extraction in result.extracted:
+                done[extraction.revision] = extraction
+            if result.unavailable and not result.extracted and context.retry_number < retry.retries:
+                # Not one file got through: the service (or store) is down, which a later attempt
+                # of the whole step may find back.
+                raise next(iter(result.unavailable.values()))
+            for revision in todo:
+                if revision.key in result.unavailable:
+                    done[revision.key] = pipeline.exhausted(
+                        object_store, revision, result.unavailable[revision.key], run_id=run_id
+                    )
+            context.log.info(
+                f"extracted {len(result.extracted)} of {len(todo)} revisions; "
+                f"{len(result.unavailable)} spent their retries"
+            )
+        hold.reached("artifact")
+        for key in sorted(set(context.partition_keys) - {r.key for r in batch}):
+            context.add_asset_metadata(UNREGISTERED, asset_key=ARTIFACT, partition_key=key)
+        for revision in batch:
+            context.add_asset_metadata(
+                extraction_metadata(done[revision.key]),
+                asset_key=ARTIFACT,
+                partition_key=revision.key,
+            )
+        yield MaterializeResult(asset_key=ARTIFACT)
+        selected = {key.name for key in context.selected_asset_check_keys}
+        targets = _targets(context, ARTIFACT, [r.key for r in batch])
+        for revision in batch:
+            extraction, target = done[revision.key], targets.get(revision.key)
+            if EXTRACTED_CHECK in selected:
+                yield extracted_evaluation(extraction, target, strict=strict)
+            if COMPLETE_CHECK in selected:
+                yield complete_evaluation(extraction, target, strict=strict)
+            if CURRENT_CHECK in selected:
+                yield current_evaluation(extraction, declared, target)
+        if declared and loom.home:
+            report_stale_on_change(context.instance, catalog_db, object_store, loom.home, declared)
+        # The checks' results are per partition, which no AssetCheckResult of a range can say;
+        # these outputs only tell Dagster they were given.
+        for name in sorted(selected):
+            yield Output(None, output_name=f"{PREFIX}__artifact_{name}")
+
+    return artifact
+
+
+artifact = artifact_asset()
 
 
 def current_evaluation(
@@ -446,6 +442,8 @@ def report_stale_on_change(
 def extracted_evaluation(
     extraction: pipeline.Extraction,
     target: AssetCheckEvaluationTargetMaterializationData | None = None,
+    *,
+    strict: bool = False,
 ) -> AssetCheckEvaluation:
     """The `extracted` check of one partition: red with the refusal's code and message."""
     if extraction.refused:
@@ -456,7 +454,7 @@ def extracted_evaluation(
             partition=extraction.revision,
             target_materialization_data=target,
             severity=AssetCheckSeverity.ERROR,
-            blocking=STRICT,
+            blocking=strict,
             description=metadata_text(f"{extraction.code}: {extraction.message}", METADATA_CHARS),
             metadata={
                 "code": metadata_text(extraction.code),
@@ -479,6 +477,8 @@ def extracted_evaluation(
 def complete_evaluation(
     extraction: pipeline.Extraction,
     target: AssetCheckEvaluationTargetMaterializationData | None = None,
+    *,
+    strict: bool = False,
 ) -> AssetCheckEvaluation:
     """The `complete` check of one partition: a warning naming the units the artifact lacks.
 
@@ -494,8 +494,8 @@ def complete_evaluation(
         partition=extraction.revision,
         target_materialization_data=target,
         # In strict mode an incomplete file is an error, and blocks its batch.
-        severity=AssetCheckSeverity.ERROR if STRICT else AssetCheckSeverity.WARN,
-        blocking=STRICT,
+        severity=AssetCheckSeverity.ERROR if strict else AssetCheckSeverity.WARN,
+        blocking=strict,
         description=None if passed else metadata_text(gaps),
         metadata={"coverage": metadata_text(extraction.coverage or "-")}
         | ({} if passed else {"failed_units": metadata_text(gaps)}),

@@ -487,3 +487,63 @@ def test_a_parser_upgrade_makes_exactly_its_formats_revisions_stale_and_reproces
         assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2"
         assert main(["show", str(folder / "a.md")]) == 0
         assert "stale" not in capsys.readouterr().out
+
+
+# Issue 17.5: settings read once, where the definitions load ------------------------------------
+
+
+def test_runs_and_ticks_use_the_settings_read_when_the_definitions_loaded(
+    loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster import build_sensor_context
+
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.extractor.settings import ENV_ROUTES
+    from loom_dagster.jobs import INGEST_JOB
+    from loom_dagster.resources.storage import CatalogResource
+    from loom_dagster.sensors import loom_folders
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.misbehaving_extractor import EXTRACT, MisbehavingExtractor, Reply
+    from tests.integration.test_pipeline_end_to_end import register
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Hi\n")
+    settled(folder)
+    register(folder)
+    with MisbehavingExtractor() as down:
+        down.replies[EXTRACT] = Reply(status=503)
+        monkeypatch.setenv(ENV_ROUTES, json.dumps({"markdown": down.url}))
+        monkeypatch.setenv("LOOM_RETRY_ATTEMPTS", "0")
+        monkeypatch.setenv("LOOM_RETRY_DELAY_S", "0")
+        monkeypatch.setenv("LOOM_KEEP_REVISIONS", "1")
+        monkeypatch.setenv("LOOM_STRICT", "1")
+        settings = LoomSettings.from_env()
+        defs = build_definitions(settings)  # the code location loads
+        # Changed afterwards: a run or a tick that read the environment would see these.
+        monkeypatch.setenv("LOOM_RETRY_ATTEMPTS", "3")
+        monkeypatch.setenv("LOOM_KEEP_REVISIONS", "oops")
+        monkeypatch.setenv("LOOM_STRICT", "maybe")
+        monkeypatch.setenv(ENV_ROUTES, "not json")
+
+        catalog_db = CatalogResource(database=str(settings.catalog_path))
+        tick = loom_folders(
+            build_sensor_context(
+                instance=DagsterInstance.get(),
+                resources={"catalog_db": catalog_db, "loom": defs.resources["loom"]},
+            )
+        )
+        [key] = tick.dynamic_partitions_requests[0].partition_keys  # type: ignore[union-attr]
+        instance = DagsterInstance.get()
+        instance.add_dynamic_partitions("revisions", [key])
+        result = defs.resolve_job_def(INGEST_JOB).execute_in_process(
+            instance=instance, partition_key=key, raise_on_error=False
+        )
+
+        # One try (LOOM_RETRY_ATTEMPTS=0 at load), sent where the routes said at load.
+        assert len(down.requests_to(EXTRACT)) == 1
+    assert not result.success  # strict at load: the refused revision's check blocks the run
+    extraction = json.loads(
+        (settings.home / "store" / "revisions" / key / "extraction.json").read_text()
+    )
+    assert extraction["code"] == "retries_exhausted"
