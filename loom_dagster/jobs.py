@@ -2,19 +2,37 @@
 sensors) and `sync` (a scan of the folders applied: revisions registered, deleted files
 retired), which the `loom_folders` sensor asks for, since its own evaluation writes nothing."""
 
-from dagster import OpExecutionContext, define_asset_job, in_process_executor, job, op
+from dagster import (
+    AssetSelection,
+    OpExecutionContext,
+    define_asset_job,
+    in_process_executor,
+    job,
+    op,
+)
 
 from loom_dagster import catalog, pipeline
-from loom_dagster.assets.revisions import artifact, original, published, report_retired
+from loom_dagster.assets.revisions import (
+    RUN_CHECKS,
+    artifact,
+    original,
+    published,
+    report_retired,
+)
 from loom_dagster.resources.storage import CatalogResource, SearchIndexResource
 
 INGEST_JOB = "ingest"
 SYNC_JOB = "sync"
 
+# `published` is the step that makes both chunks and published; of the checks, those each
+# partition gets in its run (RUN_CHECKS).
+INGEST_SELECTION = AssetSelection.assets(
+    original, artifact, published
+).without_checks() | AssetSelection.checks(*RUN_CHECKS)
+
 ingest_job = define_asset_job(
     INGEST_JOB,
-    # `published` is the step that makes both chunks and published.
-    selection=[original, artifact, published],
+    selection=INGEST_SELECTION,
     executor_def=in_process_executor,
     # Its partitions (one per source revision) come from the assets it selects.
     description="Every step of a batch of revisions: original, artifact, chunks, published.",

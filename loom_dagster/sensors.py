@@ -31,7 +31,7 @@ from dagster import (
 )
 
 from loom_dagster import catalog, lifecycle, pipeline
-from loom_dagster.assets.revisions import GROUP, ORIGINAL
+from loom_dagster.assets.revisions import GROUP, ORIGINAL, RUN_CHECKS
 from loom_dagster.jobs import INGEST_JOB, SYNC_JOB, ingest_job, sync_job
 from loom_dagster.partitions import PARTITIONS_NAME, revisions
 from loom_dagster.resources.settings import SettingsResource
@@ -165,7 +165,7 @@ def run_requests(
 
 loom_ingest_automation = AutomationConditionSensorDefinition(
     "loom_ingest_automation",
-    target=AssetSelection.groups(GROUP),
+    target=AssetSelection.groups(GROUP).without_checks() | AssetSelection.checks(*RUN_CHECKS),
     default_status=DefaultSensorStatus.RUNNING,
     description="Materializes new revision partitions in batches (declarative automation).",
 )

@@ -25,6 +25,7 @@ from typing import Any
 
 from dagster import (
     AssetCheckEvaluation,
+    AssetCheckKey,
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
@@ -74,6 +75,13 @@ EXTRACTED_CHECK = "extracted"
 COMPLETE_CHECK = "complete"
 CURRENT_CHECK = "current_parser"
 LIVE_CHECK = "live"
+# The checks a run of the ingest job (and automation) evaluates for each partition it takes;
+# `current_parser` is recorded only where it has news (a parser upgrade, a re-extraction).
+RUN_CHECKS = (
+    AssetCheckKey(ARTIFACT, EXTRACTED_CHECK),
+    AssetCheckKey(ARTIFACT, COMPLETE_CHECK),
+    AssetCheckKey(PUBLISHED, LIVE_CHECK),
+)
 OWNERS = ["team:loom"]
 PREVIEW_CHARS = 300
 try:
@@ -331,12 +339,9 @@ def artifact_asset(strict: bool = False) -> AssetsDefinition:
         run_id = context.run.run_id
         with retried_only_when_retryable(retry, context.retry_number):
             batch = [revision for revision, _ in registered(context, catalog_db)]
+            earlier = {r.key: pipeline.read_extraction(object_store, r.key) for r in batch}
             # Done earlier in this run: refused by the original step, or by an earlier attempt.
-            done = {
-                r.key: e
-                for r in batch
-                if (e := pipeline.read_extraction(object_store, r.key)) and e.run_id == run_id
-            }
+            done = {k: e for k, e in earlier.items() if e is not None and e.run_id == run_id}
             todo = [r for r in batch if r.key not in done]
             with extractor.client() as client, ThreadPoolExecutor(extractor.concurrency) as pool:
                 result = pipeline.extract_batch(
@@ -376,10 +381,15 @@ def artifact_asset(strict: bool = False) -> AssetsDefinition:
                 yield extracted_evaluation(extraction, target, strict=strict)
             if COMPLETE_CHECK in selected:
                 yield complete_evaluation(extraction, target, strict=strict)
-            if CURRENT_CHECK in selected:
+            if CURRENT_CHECK in selected:  # asked for by name (the UI): every partition
+                yield current_evaluation(extraction, declared, target)
+            elif was_stale(earlier[revision.key], extraction):
+                # The runs of the ingest job leave the check out (a pass for every fresh
+                # extraction says nothing and costs an event per file): it is recorded where
+                # it has news, here for a revision an earlier parser made, now current.
                 yield current_evaluation(extraction, declared, target)
         if declared and loom.home:
-            report_stale_on_change(context.instance, catalog_db, object_store, loom.home, declared)
+            yield from stale_on_change(catalog_db, object_store, loom.home, declared)
         # The checks' results are per partition, which no AssetCheckResult of a range can say;
         # these outputs only tell Dagster they were given.
         for name in sorted(selected):
@@ -389,6 +399,16 @@ def artifact_asset(strict: bool = False) -> AssetsDefinition:
 
 
 artifact = artifact_asset()
+
+
+def was_stale(before: pipeline.Extraction | None, now: pipeline.Extraction) -> bool:
+    """Whether this run re-extracted a revision another parser had made."""
+    return (
+        before is not None
+        and before is not now
+        and not before.refused
+        and parsers.made_by(before) != parsers.made_by(now)
+    )
 
 
 def current_evaluation(
@@ -415,28 +435,23 @@ def current_evaluation(
     )
 
 
-def report_stale_on_change(
-    instance: DagsterInstance,
-    catalog_db: CatalogResource,
-    store: ObjectStore,
-    home: str,
-    declared: dict[str, str],
-) -> int:
-    """When the extractor declares other parsers than the last run saw, warn on the
-    `current_parser` check of every revision they made stale (recorded outside the run, as
-    those partitions are not in it); returns how many. Nothing to do while nothing changed."""
+def stale_on_change(
+    catalog_db: CatalogResource, store: ObjectStore, home: str, declared: dict[str, str]
+) -> Iterator[AssetCheckEvaluation]:
+    """When the extractor declares other parsers than the last run saw, a warning on the
+    `current_parser` check of every revision they made stale, logged by this run though those
+    partitions are not in it (Dagster keeps one runless evaluation per check and partition, so
+    a second upgrade could not be recorded outside a run). Nothing while nothing changed."""
     folder = Path(home)
     before = parsers.read_declared(folder)
     if not parsers.record_declared(folder, before | declared) or not before:
-        return 0
+        return
     with catalog_db.connect() as con:
         keys = [s.key for s in catalog.revision_states(con) if s.artifact_sha256]
-    stale = parsers.stale_revisions(store, keys, before | declared)
-    for key in stale:
+    for key in parsers.stale_revisions(store, keys, before | declared):
         extraction = pipeline.read_extraction(store, key)
         assert extraction is not None
-        instance.report_runless_asset_event(current_evaluation(extraction, declared))
-    return len(stale)
+        yield current_evaluation(extraction, declared)
 
 
 def extracted_evaluation(

@@ -470,7 +470,7 @@ def test_a_parser_upgrade_makes_exactly_its_formats_revisions_stale_and_reproces
             first["a.md"].revision,
             first["b.md"].revision,
         }
-        assert current[first["c.txt"].revision] == AssetCheckExecutionRecordStatus.SUCCEEDED
+        assert first["c.txt"].revision not in current  # never stale: nothing to say
         assert code_version() != before
         capsys.readouterr()
         assert main(["show", str(folder / "a.md")]) == 0
@@ -487,6 +487,8 @@ def test_a_parser_upgrade_makes_exactly_its_formats_revisions_stale_and_reproces
         assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2"
         assert main(["show", str(folder / "a.md")]) == 0
         assert "stale" not in capsys.readouterr().out
+        current = check_status("current_parser")
+        assert current[first["a.md"].revision] == AssetCheckExecutionRecordStatus.SUCCEEDED
 
 
 # Issue 17.5: settings read once, where the definitions load ------------------------------------
