@@ -16,6 +16,7 @@ one of the contract's.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import signal
@@ -114,11 +115,15 @@ class ExtractorServer(ThreadingHTTPServer):
         return f"http://{host}:{self.server_port}"
 
 
-# Read once: the versions come from the installed distributions' metadata.
-DECLARED_PARSERS: Mapping[str, dict[str, str]] = {
-    name: {"parser": spec.parser, "parser_version": spec.parser_version()}
-    for name, spec in AVAILABLE.items()
-}
+@functools.cache
+def declared_parsers() -> Mapping[str, dict[str, str]]:
+    """Each declared format's parser and version, read once from the installed distributions'
+    metadata, at the first capabilities request (not at import: a start that is refused, as
+    from an interpreter the service's user cannot run, must say why before anything else)."""
+    return {
+        name: {"parser": spec.parser, "parser_version": spec.parser_version()}
+        for name, spec in AVAILABLE.items()
+    }
 
 
 def capabilities(settings: Settings) -> dict[str, Any]:
@@ -131,7 +136,7 @@ def capabilities(settings: Settings) -> dict[str, Any]:
         # know them ignores them): each reader's own, so a server sees which formats' parser
         # changed, not only that the service did.
         "formats": [
-            {"format": fmt, "options": list(options), **DECLARED_PARSERS[fmt]}
+            {"format": fmt, "options": list(options), **declared_parsers()[fmt]}
             for fmt, options in sorted(DECLARED_FORMATS.items())
         ],
     }
