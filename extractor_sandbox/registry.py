@@ -12,7 +12,9 @@ runs a reader): a spec names its reader's module, imported on first use.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
+import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -56,6 +58,24 @@ class FormatSpec:
     expected: str = ""
     prepare: Callable[[], None] | None = None
     late_imports: Callable[[ModuleType, Mapping[str, str]], None] | None = None
+    # What its parser_version names besides the reader's own "1": the libraries whose
+    # release changes what it reads, and the Python it runs on (whose codecs and parsers it uses).
+    versioned_by: tuple[str, ...] = ()
+    python_in_version: bool = True
+
+    @property
+    def parser(self) -> str:
+        """The reader's name, as every artifact of this format and /v1/capabilities give it."""
+        return f"loom-{self.name}"
+
+    def parser_version(self) -> str:
+        """`1+<library><version>...+python<version>`: what the reader writes in each artifact
+        and the service declares per format, so a server sees a parser upgrade per format.
+        Read from the installed distributions, without importing the library."""
+        parts = ["1", *(f"{lib}{importlib.metadata.version(lib)}" for lib in self.versioned_by)]
+        if self.python_in_version:
+            parts.append(f"python{platform.python_version()}")
+        return "+".join(parts)
 
     def available(self) -> bool:
         """Whether this build has what the reader needs (it is declared only then)."""
@@ -150,6 +170,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         "extract_sql",
         options=("encoding", "sql_dialect"),
         late_imports=_late_sqlglot,
+        versioned_by=("sqlglot",),
+        python_in_version=False,
     ),
     FormatSpec("toml", f"{_READERS}.toml", "extract_toml", options=_ENCODING),
     FormatSpec(
@@ -162,6 +184,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         expected="no %PDF- header",
         prepare=prepare_pypdf,
         late_imports=_late_pypdf,
+        versioned_by=("pypdf",),
     ),
     FormatSpec(
         "docx",
@@ -198,6 +221,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         trailer=b"PAR1",
         expected="no PAR1 magic at its start and end",
         prepare=prepare_pyarrow,
+        versioned_by=("pyarrow",),
+        python_in_version=False,
     ),
 )
 

@@ -16,6 +16,7 @@ one of the contract's.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import signal
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +36,7 @@ from urllib.parse import parse_qsl
 
 from extractor_sandbox.contract import CONTRACT_FORMATS, CONTRACT_OPTIONS, CONTRACT_VERSION
 from extractor_sandbox.errors import ExtractError, one_line
+from extractor_sandbox.registry import AVAILABLE
 from extractor_sandbox.runner import CallerGone, Limits, kill_all_children, run_extraction
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.source import DECLARED_FORMATS, codec_name
@@ -113,14 +115,28 @@ class ExtractorServer(ThreadingHTTPServer):
         return f"http://{host}:{self.server_port}"
 
 
+@functools.cache
+def declared_parsers() -> Mapping[str, dict[str, str]]:
+    """Each declared format's parser and version, read once from the installed distributions'
+    metadata, at the first capabilities request (not at import: a start that is refused, as
+    from an interpreter the service's user cannot run, must say why before anything else)."""
+    return {
+        name: {"parser": spec.parser, "parser_version": spec.parser_version()}
+        for name, spec in AVAILABLE.items()
+    }
+
+
 def capabilities(settings: Settings) -> dict[str, Any]:
     """The body of GET /v1/capabilities."""
     return {
         "contract_version": CONTRACT_VERSION,
         "extractor": dict(EXTRACTOR),
         "max_bytes": settings.max_bytes,
+        # `parser` and `parser_version` per format extend contract v1 (a client that does not
+        # know them ignores them): each reader's own, so a server sees which formats' parser
+        # changed, not only that the service did.
         "formats": [
-            {"format": fmt, "options": list(options)}
+            {"format": fmt, "options": list(options), **declared_parsers()[fmt]}
             for fmt, options in sorted(DECLARED_FORMATS.items())
         ],
     }

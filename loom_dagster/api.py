@@ -7,7 +7,6 @@ revision to the instance under LOOM_HOME, and materializes them in batched runs 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,12 +14,11 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from loom_dagster import catalog, lifecycle, pipeline, runs
+from loom_dagster import catalog, lifecycle, parsers, pipeline, runs
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
-from loom_dagster.extractor.settings import ExtractorSettings
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.legs import Leg
@@ -37,6 +35,7 @@ from loom_dagster.search.vector import open_vectors
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import (
     OptionRule,
+    Revision,
     Source,
     check_option,
     document_id,
@@ -226,8 +225,12 @@ def ingest_folder(
     progress: Progress = lambda _: None,
     settings: LoomSettings | None = None,
     tags: Sequence[str] | None = None,
+    reprocess_stale: bool = False,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
+
+    With `reprocess_stale`, also every live revision whose artifact a parser made that its
+    format's extractor no longer declares (parsers.py): re-extracted and published again.
 
     One ingest of a source runs at a time (a second waits, then finds nothing left to do);
     runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
@@ -238,7 +241,9 @@ def ingest_folder(
     prepare_environment(settings)
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
-        return _ingest(settings, folder, name, include, options, replace, progress, tags)
+        return _ingest(
+            settings, folder, name, include, options, replace, progress, tags, reprocess_stale
+        )
 
 
 def _ingest(
@@ -250,6 +255,7 @@ def _ingest(
     replace: bool,
     progress: Progress,
     tags: Sequence[str] | None = None,
+    reprocess_stale: bool = False,
 ) -> IngestReport:
     from loom_dagster.assets.revisions import report_retired
 
@@ -282,6 +288,8 @@ def _ingest(
         todo = catalog.pending_revisions(con, source.name)
     report_retired(instance, retired)
     report = IngestReport(source.name, retired=list(scan.deleted))
+    stale = stale_live_revisions(settings, source.name, todo) if reprocess_stale else {}
+    todo += [revision for revision, _ in stale.values()]
     waiting = {revision.path for revision in todo}
     report.outcomes.extend(FileOutcome("unchanged", p) for p in scan.unchanged if p not in waiting)
     # Refused by the scan itself (a name that is not UTF-8, a file swapped while it was read);
@@ -356,12 +364,41 @@ def _ingest(
                     revision.key,
                     f"{outcome.chunk_count} chunks"
                     + (" (superseded)" if outcome.status == catalog.SUPERSEDED else "")
-                    + gaps,
+                    + gaps
+                    + (
+                        f" (reprocessed: {stale[revision.key][1].made_by} -> "
+                        f"{stale[revision.key][1].now})"
+                        if revision.key in stale
+                        else ""
+                    ),
                     incomplete=bool(gaps),
                 )
             )
     report.outcomes.sort(key=lambda o: o.path)
     return report
+
+
+def stale_live_revisions(
+    settings: LoomSettings, source: str, pending: Sequence[Revision]
+) -> dict[str, tuple[Revision, parsers.Staleness]]:
+    """The source's live revisions a parser upgrade left stale, as the extractors declare
+    their parsers now; a file with a newer revision waiting is left to that revision."""
+    with (
+        configured_or_local(settings.extractor) as configured,
+        ExtractorClient(configured) as client,
+    ):
+        declared = client.declared_parsers()
+    busy = {revision.path for revision in pending}
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        live = [
+            catalog.get_revision(con, key)
+            for _, owner, path, key in catalog.live_documents(con)
+            if owner == source and path not in busy
+        ]
+    found = parsers.stale_revisions(
+        ObjectStore(settings.object_store_url), [r.key for r in live], declared
+    )
+    return {r.key: (r, found[r.key]) for r in live if r.key in found}
 
 
 def materialize_in_batches(
@@ -450,6 +487,8 @@ class FileHistory:
     source: str
     path: str
     revisions: list[catalog.RevisionHistory]
+    # Revisions whose parser is not the one the last run saw declared for their format.
+    stale: dict[str, parsers.Staleness] = field(default_factory=dict)
 
 
 def show(target: str) -> FileHistory:
@@ -463,7 +502,12 @@ def show(target: str) -> FileHistory:
         raise SourceError(
             f"{printable(source)}:{printable(path)} has no registered revision", code="unknown_file"
         )
-    return FileHistory(source, path, history)
+    stale = parsers.stale_revisions(
+        ObjectStore(settings.object_store_url),
+        [entry.revision.key for entry in history if entry.status in ("live", catalog.SUPERSEDED)],
+        parsers.read_declared(settings.home),
+    )
+    return FileHistory(source, path, history, stale)
 
 
 def _locate(con: duckdb.DuckDBPyConnection, target: str) -> tuple[str, str]:
@@ -526,8 +570,10 @@ class FormatsAnswer:
         return any(state != "unknown" for state in self.states.values())
 
 
-def formats() -> FormatsAnswer:
-    configured = ExtractorSettings.from_env(os.environ)
+def formats(loom: LoomSettings | None = None) -> FormatsAnswer:
+    """Each format's availability, with the extractor settings read once (`loom` given by the
+    command, or read here)."""
+    configured = (loom or LoomSettings.from_env()).extractor
     with configured_or_local(configured) as settings, ExtractorClient(settings) as client:
         states = client.available_formats()
         # With no media type given, a format goes to exactly one service (url_for), so an
@@ -624,9 +670,14 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
     objects = lifecycle.list_store(store) if purge and confirmed else []
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         catalog.source_root(con, name)  # an unknown source is an error, not a silent no-op
-        active = catalog.active_documents(con, name)
+        seen = _seen_by_sensor(con, name)
+        active = catalog.active_documents(con, name) + len(seen)
         if (active or purge) and not confirmed:
             return Removal(name, active, done=False)
+        if seen:  # registered now, so they are retired and their partitions dropped below
+            source = catalog.get_source(con, name)
+            assert source is not None
+            pipeline.sync_source(con, LexicalIndex(settings.search_dir), source)
         # The source row goes last: interrupted anywhere, the command can run again. The
         # connection is held throughout, so no scan sees the source half removed.
         pipeline.retire(
@@ -721,3 +772,15 @@ def sql(text: str, *, ceilings: Ceilings | None = None) -> Answer:
     settings.prepare()
     files = StoreSnapshots(ObjectStore(settings.object_store_url))
     return run_sql(text, ServedDatasets(settings.catalog_path), files, ceilings)
+
+
+def _seen_by_sensor(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    """Keys of the source's new files that a sensor tick may have given a partition, with no
+    record yet (the run that takes a partition registers its revision)."""
+    source = catalog.get_source(con, name)
+    assert source is not None
+    try:
+        plan = pipeline.plan_source(con, source)
+    except SourceError:  # the folder is gone: nothing in it can be registered any more
+        return []
+    return sorted(set(plan.keys) - catalog.registered_keys(con, plan.keys))

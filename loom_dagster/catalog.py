@@ -300,6 +300,46 @@ def refresh_identity(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revisio
     return again
 
 
+def registered_keys(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
+    """Which of `keys` have a revision record."""
+    keys = list(keys)
+    if not keys:
+        return set()
+    rows = con.execute(
+        "SELECT key FROM revisions WHERE key IN (SELECT unnest(?))", [keys]
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+# A revision refused for one of these reasons runs again once a scan finds its bytes at its
+# path under another identity (the codes refresh_identity clears).
+IDENTITY_REFUSALS = ("source_changed", "source_gone")
+
+
+def needs_registration(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
+    """Which of `keys` a scan must (re-)register before a run can take them: no record yet,
+    or a record register_revisions or refresh_identity would change (not its path's newest,
+    its document retired with nothing live, or refused because its file was replaced). Read
+    only: the sensor decides with it, the run's first step applies it."""
+    keys = list(keys)
+    if not keys:
+        return set()
+    rows = con.execute(
+        """
+        SELECT k.key FROM (SELECT unnest(?) AS key) k
+        LEFT JOIN revisions r ON r.key = k.key
+        LEFT JOIN documents d ON d.document_id = r.document_id
+        LEFT JOIN outcomes o ON o.revision = r.key
+        WHERE r.key IS NULL
+           OR r.seq < (SELECT max(seq) FROM revisions n WHERE n.source = r.source AND n.path = r.path)
+           OR (d.status = 'retired' AND d.live_revision IS NULL)
+           OR (o.status = 'refused' AND o.code IN (SELECT unnest(?)))
+        """,
+        [keys, list(IDENTITY_REFUSALS)],
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
 def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revision]:
     """The newest revision of each path with no outcome yet (its run failed or never ran), or
     whose attempts were spent on an unavailable service (retries_exhausted), which may pass now."""

@@ -105,6 +105,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 1 when any file is refused or published incomplete (for CI)",
     )
+    ingest.add_argument(
+        "--reprocess-stale",
+        action="store_true",
+        help="also re-extract and publish the live revisions a parser upgrade left stale",
+    )
     _registration_arguments(ingest)
     ingest.set_defaults(run=_ingest)
 
@@ -272,6 +277,7 @@ def _ingest(args: argparse.Namespace) -> int:
             options=rules,
             replace=args.replace,
             progress=_progress,
+            reprocess_stale=args.reprocess_stale,
         )
     except Interrupted as stopped:
         print(f"loom: {stopped}", file=sys.stderr)
@@ -474,6 +480,12 @@ def _show(args: argparse.Namespace) -> int:
             f"{entry.status:<10} {revision.key}  registered {entry.registered_at}"
             f"  {revision.size} bytes  sha256 {revision.sha256[:16]}{options}"
         )
+        if revision.key in found.stale:
+            stale = found.stale[revision.key]
+            print(
+                f"  stale: made by {printable(stale.made_by)}, the extractor now has "
+                f"{printable(stale.now)} (loom ingest --reprocess-stale)"
+            )
         for outcome in entry.outcomes:
             chunks = "" if outcome.chunk_count is None else f"  {outcome.chunk_count} chunks"
             code = (

@@ -9,25 +9,42 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
-from loom_dagster.assets.revisions import artifact, original, published, strict_from_env
-from loom_dagster.jobs import ingest_job
+from loom_dagster import parsers
+from loom_dagster.assets.revisions import (
+    PACKAGE_VERSION,
+    artifact_asset,
+    original,
+    published,
+)
+from loom_dagster.jobs import ingest_job, sync_job
 from loom_dagster.resources.extractor import ExtractorResource
+from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
 from loom_dagster.sensors import loom_folders, loom_ingest_automation
 from loom_dagster.settings import LoomSettings
 
 
 def build_definitions(settings: LoomSettings) -> Definitions:
-    strict_from_env()  # LOOM_STRICT: a bad value is an error at load
+    # The parsers the last run saw declared (read, never written, here): a parser upgrade
+    # changes the artifact's code version once a run has seen it.
+    version = parsers.code_version(parsers.read_declared(settings.home), PACKAGE_VERSION)
+    extraction = artifact_asset(settings.strict).map_asset_specs(
+        lambda spec: spec.replace_attributes(code_version=version)
+    )
     return Definitions(
-        assets=[original, artifact, published],
-        jobs=[ingest_job],
+        assets=[original, extraction, published],
+        jobs=[ingest_job, sync_job],
         sensors=[loom_folders, loom_ingest_automation],
         executor=in_process_executor,
         resources={
             "catalog_db": CatalogResource(database=str(settings.catalog_path)),
             "store": ObjectStoreResource(url=settings.object_store_url),
-            "search_index": SearchIndexResource(directory=str(settings.search_dir)),
+            "search_index": SearchIndexResource(
+                directory=str(settings.search_dir),
+                vectors_directory=str(settings.vectors_dir),
+                embedder=settings.embedder.setting,
+            ),
+            "loom": SettingsResource.of(settings),
             "extractor": ExtractorResource.of(
                 settings.extractor, settings.limits, concurrency=settings.extract_concurrency
             ),

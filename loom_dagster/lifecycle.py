@@ -21,7 +21,6 @@ and each object's time is read again just before it is deleted.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,8 +50,8 @@ class Retention:
     keep_days: int = 0  # revisions younger than this are kept too; 0: no age rule
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Retention:
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str]) -> Retention:
+        """From the settings' mapping (LoomSettings.from_env reads the environment once)."""
         return cls(
             keep_revisions=positive_int(env, KEEP_REVISIONS_ENV, DEFAULT_KEEP_REVISIONS),
             keep_days=positive_int(env, KEEP_DAYS_ENV, 0),

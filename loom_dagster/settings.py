@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loom_dagster.display import bounded
 from loom_dagster.errors import SettingsError
 from loom_dagster.extractor.settings import ExtractorSettings, ServiceLimits
 from loom_dagster.lifecycle import Retention
@@ -17,6 +18,7 @@ from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.variables import positive_int
 
 DEFAULT_HOME = ".loom"
+STRICT_ENV = "LOOM_STRICT"
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,9 @@ class LoomSettings:
     retention: Retention = field(default_factory=Retention)
     instance_home: Path | None = None  # DAGSTER_HOME when set; else under the home
     embedder: EmbedderSpec = field(default_factory=EmbedderSpec)  # LOOM_EMBEDDER
+    # LOOM_STRICT=1: a refused or incomplete revision fails its run (CI through the Dagster
+    # CLI); unset or 0: it is an outcome, shown red or as a warning.
+    strict: bool = False
 
     @property
     def dagster_home(self) -> Path:
@@ -82,6 +87,7 @@ class LoomSettings:
             limits=ServiceLimits.from_env(env),
             instance_home=Path(env["DAGSTER_HOME"]) if env.get("DAGSTER_HOME") else None,
             embedder=EmbedderSpec.parse(env.get("LOOM_EMBEDDER")),
+            strict=_strict(env),
         )
 
     def prepare(self) -> None:
@@ -115,6 +121,13 @@ class LoomSettings:
 
     def _unusable(self, problem: str) -> SettingsError:
         return SettingsError(f"LOOM_HOME {self.home}: {problem}", code="unusable_home")
+
+
+def _strict(env: Mapping[str, str]) -> bool:
+    value = env.get(STRICT_ENV, "").strip()
+    if value not in ("", "0", "1"):
+        raise SettingsError(f"{STRICT_ENV} must be 0 or 1, not {bounded(repr(value), 40)}")
+    return value == "1"
 
 
 def _keep_private(home: Path) -> None:

@@ -247,8 +247,11 @@ def layout_rows(
     sheet: str | None = None,
     header_rows: int = 1,
     first_block: int = 0,
+    section_path: Sequence[str] | None = None,
+    parent: str | None = None,
 ) -> TableLayout:
-    """Row blocks for a table's rows, row_numbers[i] being the number of rows[i]."""
+    """Row blocks for a table's rows, row_numbers[i] being the number of rows[i]; each under
+    `section_path` and `parent` when given (a table inside a document's sections)."""
     builder = BlockBuilder(first_block)
     layout = TableLayout(blocks=builder.blocks)
     pending: list[tuple[int, str]] = []
@@ -257,7 +260,14 @@ def layout_rows(
         where: dict[str, Any] = {"row_start": first, "row_end": last}
         if sheet is not None:
             where["sheet"] = sheet
-        builder.place("paragraph", text, where, {"table_id": table_id})
+        builder.place(
+            "paragraph",
+            text,
+            where,
+            {"table_id": table_id},
+            section_path=section_path,
+            parent=parent,
+        )
 
     def flush() -> None:
         if pending:

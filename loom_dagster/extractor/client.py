@@ -187,6 +187,27 @@ class ExtractorClient:
         declarations = self._declarations(urls)
         return {fmt: availability(fmt, candidates[fmt], declarations) for fmt in FORMATS}
 
+    def declared_parsers(self) -> dict[str, str | None]:
+        """Each available format's parser as its service declares it now ("parser version"),
+        None for a format no readable service declares."""
+        urls = {fmt: self.settings.url_for(fmt) for fmt in FORMATS}
+        declarations = self._declarations(sorted({u for u in urls.values() if u is not None}))
+        found: dict[str, str | None] = {}
+        for fmt, url in urls.items():
+            said = declarations.get(url) if url is not None else None
+            found[fmt] = said.parser_of(fmt) if said is not None else None
+        return found
+
+    def declared_parser(self, fmt: str) -> str | None:
+        """What the service `fmt` is routed to declares it extracts it with, from the
+        capabilities read for the extraction (cached)."""
+        url = self.settings.url_for(fmt)
+        if url is None:
+            return None
+        read = self._fresh_read(url, time.monotonic())
+        capabilities = read.capabilities if read is not None else None
+        return capabilities.parser_of(fmt) if capabilities is not None else None
+
     def _urls_a_file_can_go_to(self, fmt: str, media_types: Sequence[str]) -> set[str]:
         urls = {self.settings.url_for(fmt)}
         for media_type in media_types:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from loom_dagster.contract.formats import FORMATS
 
 CONTRACT_VERSION = 1
+# The longest parser name or version read from a capabilities answer (the artifact's bound).
+MAX_PARSER_CHARS = 200
 
 Availability = str  # "available" | "unavailable" | "unknown"
 
@@ -21,9 +23,16 @@ class Capabilities:
     contract_version: int
     max_bytes: int = 0
     formats: Mapping[str, frozenset[str]] = field(default_factory=dict)  # format -> options
+    # format -> "parser version" as the service declares it for that format (an extension of
+    # contract v1's answer); a format it gives none for has the extractor's "name version".
+    parsers: Mapping[str, str] = field(default_factory=dict)
 
     def declares(self, fmt: str) -> bool:
         return self.contract_version == CONTRACT_VERSION and fmt in self.formats
+
+    def parser_of(self, fmt: str) -> str | None:
+        """What the service extracts `fmt` with now, "parser version"; None if not declared."""
+        return self.parsers.get(fmt) if self.declares(fmt) else None
 
 
 class NotCapabilities(ValueError):
@@ -54,6 +63,8 @@ def parse_capabilities(raw: bytes) -> Capabilities:
     if not isinstance(entries, list):
         raise NotCapabilities("formats is not a list")
     formats: dict[str, frozenset[str]] = {}
+    parsers: dict[str, str] = {}
+    extractor = _label(document.get("extractor"), "name", "version", "extractor")
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get("format"), str):
             raise NotCapabilities(f"formats[{index}] has no format name")
@@ -65,7 +76,28 @@ def parse_capabilities(raw: bytes) -> Capabilities:
             raise NotCapabilities(f"formats[{index}]: {name!r} is listed twice")
         if name in FORMATS:
             formats[name] = frozenset(options)
-    return Capabilities(contract_version=version, max_bytes=max_bytes, formats=formats)
+            own = _label(entry, "parser", "parser_version", f"formats[{index}]")
+            if own or extractor:
+                parsers[name] = own or extractor
+    return Capabilities(
+        contract_version=version, max_bytes=max_bytes, formats=formats, parsers=parsers
+    )
+
+
+def _label(holder: object, name: str, version: str, where: str) -> str:
+    """`"<name> <version>"` from an object's two string fields, "" when it has neither (they
+    are optional); one without the other, or a value that is no short string, is refused."""
+    if not isinstance(holder, dict):
+        return ""
+    values = holder.get(name), holder.get(version)
+    if values == (None, None):
+        return ""
+    if not all(isinstance(v, str) and 0 < len(v) <= MAX_PARSER_CHARS for v in values):
+        raise NotCapabilities(
+            f"{where}: {name} and {version} must both be strings of 1 to {MAX_PARSER_CHARS} "
+            "characters"
+        )
+    return f"{values[0]} {values[1]}"
 
 
 @dataclass(frozen=True)

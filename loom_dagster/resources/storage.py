@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import duckdb
 from dagster import ConfigurableResource
@@ -12,6 +13,9 @@ from dagster_duckdb import DuckDBResource
 from loom_dagster.catalog import ensure_schema
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.search.lexical import LexicalIndex
+
+if TYPE_CHECKING:
+    from loom_dagster.search.vector import VectorIndex
 
 
 class ObjectStoreResource(ConfigurableResource):
@@ -39,6 +43,19 @@ class CatalogResource(DuckDBResource):
 
 class SearchIndexResource(ConfigurableResource):
     directory: str
+    # The vector index's folder and LOOM_EMBEDDER as read when the definitions loaded; no
+    # folder: no vector leg (the lexical index alone, as a test may want).
+    vectors_directory: str = ""
+    embedder: str = ""
 
     def get(self) -> LexicalIndex:
         return LexicalIndex(self.directory)
+
+    def vectors(self) -> VectorIndex | None:
+        if not self.vectors_directory:
+            return None
+        from loom_dagster.search.embedder_spec import EmbedderSpec
+        from loom_dagster.search.vector import VectorIndex, shared_embedder
+
+        embedder = shared_embedder(EmbedderSpec.parse(self.embedder))
+        return VectorIndex(self.vectors_directory, embedder)

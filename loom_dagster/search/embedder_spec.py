@@ -51,6 +51,11 @@ class EmbedderSpec:
             raise SettingsError(f"LOOM_EMBEDDER names {path}, which is not a folder")
         return cls(kind, path.resolve())
 
+    @property
+    def setting(self) -> str:
+        """The LOOM_EMBEDDER value that parses back to this spec."""
+        return self.kind if self.path is None else f"{self.kind}:{self.path}"
+
     def build(self) -> Embedder:
         from loom_dagster.search.embedding import (
             LocalModelEmbedder,

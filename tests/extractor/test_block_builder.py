@@ -79,4 +79,12 @@ def test_no_reader_makes_a_block_but_through_the_builder() -> None:
                 and len(node.args) == 5
             ):
                 offenders.append(f"{path.name}:{node.lineno} made-up Line")
+            # A section path or parent set on a block after the builder made it.
+            if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Subscript)
+                and isinstance(target.slice, ast.Constant)
+                and target.slice.value in ("parent", "section_path")
+                for target in node.targets
+            ):
+                offenders.append(f"{path.name}:{node.lineno} block placed by hand")
     assert offenders == []

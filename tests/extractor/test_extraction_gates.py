@@ -76,6 +76,10 @@ def test_the_capabilities_claim_only_formats_and_their_options() -> None:
 
     document = capabilities(load_settings({}))
     assert set(document) == {"contract_version", "extractor", "max_bytes", "formats"}
-    assert all(set(entry) == {"format", "options"} for entry in document["formats"])
+    # Each format's own parser and version: the extension of the answer parsers.py reads.
+    assert all(
+        set(entry) == {"format", "options", "parser", "parser_version"}
+        for entry in document["formats"]
+    )
     tabled = {row.format for row in gates.floors()}
     assert {entry["format"] for entry in document["formats"]} <= tabled

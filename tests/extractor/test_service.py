@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import codecs
+import importlib
 import io
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -24,6 +26,7 @@ import pytest
 
 from extractor_sandbox.child import CHILD_MODULE
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.registry import AVAILABLE, SPECS
 from extractor_sandbox.runner import (
     CallerGone,
     Limits,
@@ -202,10 +205,39 @@ def test_capabilities_declare_what_this_service_extracts(
         "max_bytes": 67108864,
         # What the qualification gate lets this service declare (test_extraction_gates.py).
         "formats": [
-            {"format": fmt, "options": list(options)}
+            {
+                "format": fmt,
+                "options": list(options),
+                "parser": f"loom-{fmt}",
+                # The service's own interpreter (the extractor's venv), not this one.
+                "parser_version": ANY_PARSER_VERSION,
+            }
             for fmt, options in sorted(DECLARED_FORMATS.items())
         ],
     }
+    for entry in response.json()["formats"]:
+        expected = SPECS[entry["format"]].parser_version().split("+python")[0]
+        assert entry["parser_version"].split("+python")[0] == expected
+
+
+class _ParserVersion(str):
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, str) and re.fullmatch(r"1(\+[a-z]+[0-9][0-9.]*)*", other) is not None
+        )
+
+    __hash__ = str.__hash__
+
+
+ANY_PARSER_VERSION = _ParserVersion("1+...")
+
+
+def test_each_format_declares_the_parser_and_version_its_artifacts_carry() -> None:
+    """The capabilities' per-format parser is the reader's own: a difference would mark every
+    revision of the format stale on the server, or hide a real upgrade."""
+    for spec in AVAILABLE.values():
+        reader = importlib.import_module(spec.module)
+        assert (reader.PARSER, reader.PARSER_VERSION) == (spec.parser, spec.parser_version())
 
 
 def test_an_unknown_path_is_404(extractor: Service, http: httpx.Client) -> None:

@@ -19,6 +19,7 @@ from loom_dagster.extractor.settings import ENV_ROUTES
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import PARTITIONS_NAME
 from loom_dagster.resources.extractor import ExtractorResource
+from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import (
     CatalogResource,
     ObjectStoreResource,
@@ -49,6 +50,7 @@ class Loom:
             "store": ObjectStoreResource(url=self.settings.object_store_url),
             "search_index": SearchIndexResource(directory=str(self.settings.search_dir)),
             "extractor": ExtractorResource(url=self.service.url, token=TOKEN, concurrency=1),
+            "loom": SettingsResource(),
         }
 
     def materialize(self, asset: object) -> object:

@@ -239,6 +239,24 @@ def test_superseded_and_retired_revisions_read_apart_from_live_ones(
     assert checks[ingested["legacy.txt"].revision] == (False, "refused: never published")
 
 
+def test_a_revision_retired_a_second_time_does_not_stop_the_ingest(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    """Dagster keeps one evaluation made outside a run per check and partition: the second
+    retirement of the same bytes cannot record another, and the ingest still ends well."""
+    guide = tmp_path / "docs" / "guide.md"
+    data = guide.read_bytes()
+    for _ in range(2):
+        guide.unlink()
+        assert api.ingest_folder(tmp_path / "docs").retired == ["guide.md"]
+        guide.write_bytes(data)
+        again = {o.path: o for o in api.ingest_folder(tmp_path / "docs").outcomes}
+        assert again["guide.md"].status == "published"
+    guide.unlink()
+    report = api.ingest_folder(tmp_path / "docs")
+    assert report.retired == ["guide.md"]
+
+
 def test_a_tick_whose_result_was_lost_strands_no_revision(loom_home: Path, tmp_path: Path) -> None:
     from tests.integration.test_pipeline_end_to_end import register, tick
 
@@ -259,3 +277,293 @@ def test_a_tick_whose_result_was_lost_strands_no_revision(loom_home: Path, tmp_p
         "note.txt",
         "scan.pdf",
     ]
+
+
+# Issue 13.4: the sensor's evaluation writes nothing --------------------------------------------
+
+
+def catalog_rows() -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the catalog's tables, in a fixed order."""
+    from loom_dagster.resources.storage import CatalogResource
+    from loom_dagster.settings import LoomSettings
+
+    tables = ("sources", "revisions", "documents", "outcomes", "outcome_history")
+    with CatalogResource(database=str(LoomSettings.from_env().catalog_path)).connect() as con:
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+
+
+def settled(folder: Path) -> None:
+    # The sensor leaves a file written in the last seconds for a later tick.
+    for path in folder.iterdir():
+        os.utime(path, (time.time() - 60, time.time() - 60))
+
+
+def test_a_sensor_evaluation_leaves_the_catalog_as_it_was(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    from tests.integration.test_pipeline_end_to_end import tick
+
+    folder = tmp_path / "docs"
+    (folder / "note.txt").write_text("Buy lamp oil, rope and a map.\n")
+    (folder / "new.md").write_text("# New\n\nA file the sensor sees first.\n")
+    (folder / "guide.md").unlink()
+    settled(folder)
+    before = catalog_rows()
+
+    result = tick()  # what `dagster sensor preview` evaluates
+
+    assert catalog_rows() == before
+    [add] = result.dynamic_partitions_requests
+    assert sorted(k.split("~")[0] for k in add.partition_keys) == ["new.md", "note.txt"]
+    assert [r.job_name for r in result.run_requests] == ["sync"]  # the deleted guide.md
+    assert [h.chunk.path for h in api.search("wizard log line")][:1] == ["guide.md"]
+
+
+def test_a_tick_failing_midway_strands_nothing_and_the_next_one_publishes_every_file(
+    loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_dagster import sensors
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.test_pipeline_end_to_end import register, tick
+
+    folder = make_folder(tmp_path / "docs")
+    settled(folder)
+    register(folder)
+    before = catalog_rows()
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the tick dies after scanning the folders")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sensors.lifecycle, "plan_retention", broken)
+        with pytest.raises(RuntimeError):
+            tick()
+    assert catalog_rows() == before  # nothing registered, nothing to strand
+
+    again = tick()
+
+    [add] = again.dynamic_partitions_requests
+    keys = list(add.partition_keys)
+    assert len(keys) == 4
+    instance = DagsterInstance.get()
+    instance.add_dynamic_partitions("revisions", keys)
+    # The runs automation would start: their first step registers each revision.
+    api.materialize_in_batches(instance, keys, LoomSettings.from_env())
+    rows = catalog_rows()
+    assert sorted(r[4] for r in rows["revisions"]) == [  # path
+        "guide.md",
+        "legacy.txt",
+        "note.txt",
+        "scan.pdf",
+    ]
+    statuses = {r[0].split("~")[0]: r[1] for r in rows["outcomes"]}
+    assert statuses == {
+        "guide.md": "published",
+        "legacy.txt": "refused",
+        "note.txt": "published",
+        "scan.pdf": "published",
+    }
+    assert [h.chunk.path for h in api.search("lamp oil rope")] == ["note.txt"]
+    assert tick().dynamic_partitions_requests == []
+
+
+def test_a_deleted_file_is_retired_by_the_sync_run_the_sensor_asks_for(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.test_pipeline_end_to_end import tick
+
+    (tmp_path / "docs" / "guide.md").unlink()
+    [sync] = tick().run_requests
+    assert sync.job_name == "sync"
+    assert [h.chunk.path for h in api.search("wizard log line")][:1] == ["guide.md"]
+
+    job = build_definitions(LoomSettings.from_env()).resolve_job_def(sync.job_name)
+    assert job.execute_in_process(instance=DagsterInstance.get(), tags=sync.tags).success
+
+    assert "guide.md" not in [h.chunk.path for h in api.search("wizard log line")]
+    assert live_checks()[ingested["guide.md"].revision] == (
+        False,
+        "retired: its file was deleted",
+    )
+    assert tick().run_requests == []  # retired once: nothing left to ask for
+
+
+def test_a_file_changed_between_the_tick_and_its_run_leaves_no_stale_partition(
+    loom_home: Path, tmp_path: Path
+) -> None:
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.test_pipeline_end_to_end import register, tick
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.txt").write_text("Buy lamp oil and rope.\n")
+    settled(folder)
+    register(folder)
+    [seen] = tick().dynamic_partitions_requests[0].partition_keys
+    (folder / "note.txt").write_text("Buy lamp oil, rope and a map.\n")
+    settled(folder)
+    instance = DagsterInstance.get()
+    instance.add_dynamic_partitions("revisions", [seen])
+
+    api.materialize_in_batches(instance, [seen], LoomSettings.from_env())
+
+    # The run found other bytes: it registered them (another key), not the ones the tick saw.
+    assert events(ARTIFACT, DagsterEventType.ASSET_MATERIALIZATION)[seen]["status"] == (
+        "unregistered"
+    )
+    [now] = [r[0] for r in catalog_rows()["revisions"]]
+    assert now != seen
+    after = tick()
+    [add, delete] = after.dynamic_partitions_requests
+    assert list(add.partition_keys) == [now]
+    assert list(delete.partition_keys) == [seen]
+
+
+# Issue 13.3: parser versions and staleness -----------------------------------------------------
+
+
+def test_a_parser_upgrade_makes_exactly_its_formats_revisions_stale_and_reprocess_takes_them(
+    loom_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.extractor.settings import ENV_ROUTES
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.misbehaving_extractor import (
+        CAPABILITIES,
+        EXTRACT,
+        MisbehavingExtractor,
+        artifact,
+        json_reply,
+    )
+
+    def upgrade(service: MisbehavingExtractor, version: str) -> None:
+        """Markdown's parser at `version`, declared and in the artifacts it makes."""
+        service.replies[CAPABILITIES] = json_reply(
+            {
+                "contract_version": 1,
+                "extractor": {"name": "misbehaving", "version": "1"},
+                "max_bytes": 1 << 20,
+                "formats": [
+                    {
+                        "format": "markdown",
+                        "options": ["encoding"],
+                        "parser": "fake-md",
+                        "parser_version": version,
+                    },
+                ],
+            }
+        )
+        service.replies[EXTRACT] = json_reply(
+            artifact("markdown") | {"parser": "fake-md", "parser_version": version}
+        )
+
+    def code_version() -> str | None:
+        defs = build_definitions(LoomSettings.from_env())
+        return defs.get_assets_def(ARTIFACT).code_versions_by_key[ARTIFACT]
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a.md", "b.md"):  # what the fake's artifact reads: one line
+        (folder / name).write_text("# Hi\n")
+    (folder / "c.txt").write_text("Buy lamp oil and rope.\n")
+    with MisbehavingExtractor() as markdown:
+        upgrade(markdown, "1")
+        monkeypatch.setenv(ENV_ROUTES, json.dumps({"markdown": markdown.url}))
+        first = {o.path: o for o in api.ingest_folder(folder).outcomes}
+        assert {o.status for o in first.values()} == {"published"}
+        before = code_version()
+
+        upgrade(markdown, "2")
+        (folder / "d.md").write_text("# Hi\n")  # a run after the upgrade sees it
+        api.ingest_folder(folder)
+
+        current = check_status("current_parser")
+        failed = AssetCheckExecutionRecordStatus.FAILED
+        assert {first[p].revision for p in first if current.get(first[p].revision) == failed} == {
+            first["a.md"].revision,
+            first["b.md"].revision,
+        }
+        assert first["c.txt"].revision not in current  # never stale: nothing to say
+        assert code_version() != before
+        capsys.readouterr()
+        assert main(["show", str(folder / "a.md")]) == 0
+        assert (
+            "stale: made by fake-md 1, the extractor now has fake-md 2" in capsys.readouterr().out
+        )
+        calls = len(markdown.requests_to(EXTRACT))
+
+        assert main(["ingest", str(folder), "--reprocess-stale"]) == 0
+
+        out = capsys.readouterr().out
+        assert len(markdown.requests_to(EXTRACT)) - calls == 2  # a.md and b.md, nothing else
+        assert "(reprocessed: fake-md 1 -> fake-md 2)" in out
+        assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2"
+        assert main(["show", str(folder / "a.md")]) == 0
+        assert "stale" not in capsys.readouterr().out
+        current = check_status("current_parser")
+        assert current[first["a.md"].revision] == AssetCheckExecutionRecordStatus.SUCCEEDED
+
+
+# Issue 17.5: settings read once, where the definitions load ------------------------------------
+
+
+def test_runs_and_ticks_use_the_settings_read_when_the_definitions_loaded(
+    loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster import build_sensor_context
+
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.extractor.settings import ENV_ROUTES
+    from loom_dagster.jobs import INGEST_JOB
+    from loom_dagster.resources.storage import CatalogResource
+    from loom_dagster.sensors import loom_folders
+    from loom_dagster.settings import LoomSettings
+    from tests.integration.misbehaving_extractor import EXTRACT, MisbehavingExtractor, Reply
+    from tests.integration.test_pipeline_end_to_end import register
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Hi\n")
+    settled(folder)
+    register(folder)
+    with MisbehavingExtractor() as down:
+        down.replies[EXTRACT] = Reply(status=503)
+        monkeypatch.setenv(ENV_ROUTES, json.dumps({"markdown": down.url}))
+        monkeypatch.setenv("LOOM_RETRY_ATTEMPTS", "0")
+        monkeypatch.setenv("LOOM_RETRY_DELAY_S", "0")
+        monkeypatch.setenv("LOOM_KEEP_REVISIONS", "1")
+        monkeypatch.setenv("LOOM_STRICT", "1")
+        settings = LoomSettings.from_env()
+        defs = build_definitions(settings)  # the code location loads
+        # Changed afterwards: a run or a tick that read the environment would see these.
+        monkeypatch.setenv("LOOM_RETRY_ATTEMPTS", "3")
+        monkeypatch.setenv("LOOM_KEEP_REVISIONS", "oops")
+        monkeypatch.setenv("LOOM_STRICT", "maybe")
+        monkeypatch.setenv(ENV_ROUTES, "not json")
+
+        catalog_db = CatalogResource(database=str(settings.catalog_path))
+        tick = loom_folders(
+            build_sensor_context(
+                instance=DagsterInstance.get(),
+                resources={"catalog_db": catalog_db, "loom": defs.resources["loom"]},
+            )
+        )
+        [key] = tick.dynamic_partitions_requests[0].partition_keys  # type: ignore[union-attr]
+        instance = DagsterInstance.get()
+        instance.add_dynamic_partitions("revisions", [key])
+        result = defs.resolve_job_def(INGEST_JOB).execute_in_process(
+            instance=instance, partition_key=key, raise_on_error=False
+        )
+
+        # One try (LOOM_RETRY_ATTEMPTS=0 at load), sent where the routes said at load.
+        assert len(down.requests_to(EXTRACT)) == 1
+    assert not result.success  # strict at load: the refused revision's check blocks the run
+    extraction = json.loads(
+        (settings.home / "store" / "revisions" / key / "extraction.json").read_text()
+    )
+    assert extraction["code"] == "retries_exhausted"

@@ -176,7 +176,7 @@ def test_remove_an_unknown_source_is_one_line(
 def tick() -> SensorResult | SkipReason:
     defs = build_definitions(LoomSettings.from_env())
     assert defs.resources is not None
-    resources = {"catalog_db": catalog_db(), "search_index": defs.resources["search_index"]}
+    resources = {"catalog_db": catalog_db(), "loom": defs.resources["loom"]}
     result = loom_folders(build_sensor_context(instance=DagsterInstance.get(), resources=resources))
     assert isinstance(result, SensorResult | SkipReason)
     return result
@@ -217,13 +217,18 @@ def test_a_key_the_scan_just_saw_is_not_pruned_in_the_same_tick(
     assert list(add.partition_keys) == [keys[1]]
     assert [r.partition_key for r in first.run_requests or []] == [keys[1]]
     DagsterInstance.get().add_dynamic_partitions(PARTITIONS_NAME, [keys[1]])
+    # The run it asked for registers the revision again (the tick wrote nothing).
+    api.materialize_in_batches(DagsterInstance.get(), [keys[1]], LoomSettings.from_env())
 
     second = tick()
 
-    # Registered once: the next tick has nothing to ask for and deletes nothing.
+    # Registered once, by the run: the next tick has nothing to ask for, and deletes only the
+    # revision that run superseded.
     assert isinstance(second, SensorResult)
     assert second.run_requests == []
-    assert second.dynamic_partitions_requests == []
+    [delete] = second.dynamic_partitions_requests or []
+    assert isinstance(delete, DeleteDynamicPartitionsRequest)
+    assert list(delete.partition_keys) == [keys[3]]
 
 
 def test_remove_yes_retires_the_sources_documents_and_its_folder_is_no_longer_scanned(
@@ -258,8 +263,9 @@ def test_remove_yes_retires_the_sources_documents_and_its_folder_is_no_longer_sc
     assert isinstance(result, SensorResult)
     [request] = result.dynamic_partitions_requests or []
     assert [k.split("~")[0] for k in request.partition_keys] == ["new.md"]
+    # The tick wrote nothing: the run that takes the partition registers the revision.
     with catalog_db().connect() as con:
-        assert [s.source for s in catalog.revision_states(con) if s.status is None] == ["other"]
+        assert [s.source for s in catalog.revision_states(con) if s.status is None] == []
 
 
 def test_remove_purge_deletes_the_sources_objects_and_partitions(
@@ -306,7 +312,7 @@ def test_remove_drops_the_partitions_of_revisions_that_never_ran(
     assert isinstance(result, SensorResult)
     [request] = result.dynamic_partitions_requests or []
     DagsterInstance.get().add_dynamic_partitions(PARTITIONS_NAME, list(request.partition_keys))
-    assert len(partitions()) == 2  # registered, not yet materialized
+    assert len(partitions()) == 2  # seen by the sensor, not yet registered by a run
 
     assert main(["sources", "remove", "docs", "--yes"]) == 0
 

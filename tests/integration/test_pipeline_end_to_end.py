@@ -56,7 +56,7 @@ def tick(cursor: str | None = None) -> SensorResult:
     """One evaluation of loom_folders on this test's LOOM_HOME, with the resources the code
     location gives it (building the definitions also checks the settings, as a load does)."""
     defs = build_definitions(LoomSettings.from_env())
-    resources = {"catalog_db": connect(), "search_index": defs.resources["search_index"]}
+    resources = {"catalog_db": connect(), "loom": defs.resources["loom"]}
     result = loom_folders(
         build_sensor_context(instance=DagsterInstance.get(), cursor=cursor, resources=resources)
     )

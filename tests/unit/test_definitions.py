@@ -15,6 +15,7 @@ from loom_dagster.assets.revisions import retried_only_when_retryable
 from loom_dagster.definitions import build_definitions
 from loom_dagster.errors import ExtractionFailed, ExtractorUnavailable, SettingsError
 from loom_dagster.resources.extractor import ExtractorResource
+from loom_dagster.retries import RetrySettings
 from loom_dagster.settings import LoomSettings
 
 
@@ -128,12 +129,9 @@ def test_the_asset_graph_runs_original_artifact_chunks_published(
     assert (settings.dagster_home / "dagster.yaml").read_text().count("default_limit: 1") == 1
 
 
-def test_an_unavailable_extractor_asks_for_a_retry_within_the_set_attempts(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("LOOM_RETRY_ATTEMPTS", "2")
-    monkeypatch.setenv("LOOM_RETRY_DELAY_S", "0.5")
-    with pytest.raises(RetryRequested) as raised, retried_only_when_retryable(retry_number=1):
+def test_an_unavailable_extractor_asks_for_a_retry_within_the_set_attempts() -> None:
+    retry = RetrySettings(retries=2, delay_s=0.5)
+    with pytest.raises(RetryRequested) as raised, retried_only_when_retryable(retry, 1):
         raise ExtractorUnavailable("connection refused")
     assert raised.value.max_retries == 2
     assert raised.value.seconds_to_wait is not None and 0.5 <= raised.value.seconds_to_wait <= 1.5
@@ -141,7 +139,7 @@ def test_an_unavailable_extractor_asks_for_a_retry_within_the_set_attempts(
 
 @pytest.mark.parametrize("error", [ExtractionFailed("invalid_artifact", "bad"), KeyError("bug")])
 def test_a_failure_that_would_repeat_is_not_retried(error: Exception) -> None:
-    with pytest.raises(Failure) as raised, retried_only_when_retryable():
+    with pytest.raises(Failure) as raised, retried_only_when_retryable(RetrySettings()):
         raise error
     assert raised.value.allow_retries is False
 

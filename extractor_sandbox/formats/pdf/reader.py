@@ -373,7 +373,16 @@ class _Document:
                 break
             kept.append(cells[:width])
         numbers = list(range(2, len(kept) + 2))
-        layout = layout_rows(table_id, names, kept, numbers, budget, first_block=len(out))
+        layout = layout_rows(
+            table_id,
+            names,
+            kept,
+            numbers,
+            budget,
+            first_block=len(out),
+            section_path=path,
+            parent=parent,
+        )
         failed += layout.failed
         kept = kept[: layout.rows_laid]
         last = 1 + len(kept)
@@ -382,10 +391,6 @@ class _Document:
             first_page = pages[min(loc["row_start"], len(pages)) - 1]
             last_page = pages[min(loc["row_end"], len(pages)) - 1]
             loc["page_start"], loc["page_end"] = first_page, last_page
-            row_block["section_path"] = path
-            if parent is not None:
-                # After attrs, where the artifact has always had it (its bytes stay the same).
-                row_block["parent"] = parent
             out.append(row_block)
         tables.append(
             table_entry(
