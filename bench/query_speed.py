@@ -39,21 +39,16 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loom_dagster import api, catalog  # noqa: E402
-from loom_dagster.datasets import catalog as datasets  # noqa: E402
+from loom_dagster import api  # noqa: E402
 from loom_dagster.datasets.model import (  # noqa: E402
     ColumnType,
-    Dataset,
     DatasetColumn,
     DatasetSchema,
-    DatasetState,
-    dataset_id,
-    snapshot_key,
 )
 from loom_dagster.objectstore import ObjectStore  # noqa: E402
 from loom_dagster.query.run import Ceilings  # noqa: E402
 from loom_dagster.settings import LoomSettings  # noqa: E402
-from loom_dagster.sources import Revision, Source, document_id, revision_key  # noqa: E402
+from tests.support.query_datasets import serve_in_catalog  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "query_speed.json"
 COLUMNS = [
@@ -109,47 +104,20 @@ def table(rows: int, schema: DatasetSchema) -> pa.Table:
 def serve(settings: LoomSettings, rows: int) -> Path:
     """A served dataset of `rows` rows; the path of its snapshot file."""
     schema = DatasetSchema(tuple(DatasetColumn(n, t) for n, t in COLUMNS))
-    sha = "a" * 64
-    revision = Revision(
-        revision_key("bench", "usage.csv", sha),
-        document_id("bench", "usage.csv"),
-        "bench",
-        "usage.csv",
-        1,
-        1,
-        sha,
-    )
-    identifier = dataset_id("bench", "usage.csv", "t0")
-    key = snapshot_key(identifier, "s1")
-    store = ObjectStore(settings.object_store_url)
     sink = pa.BufferOutputStream()
     pq.write_table(table(rows, schema), sink)
-    store.put(key, sink.getvalue().to_pybytes())
-    dataset = Dataset(
-        dataset_id=identifier,
+    dataset = serve_in_catalog(
+        settings.catalog_path,
+        ObjectStore(settings.object_store_url),
+        sink.getvalue().to_pybytes(),
+        schema,
         source="bench",
         path="usage.csv",
-        revision=revision.key,
-        table_id="t0",
-        name="usage.csv#t0",
-        schema=schema,
-        state=DatasetState.INFERRED,
-        questions=(),
-        rows_stored=rows,
-        rows_rejected=0,
-        rejects=(),
-        complete=True,
-        incomplete_reasons=(),
+        sha="a" * 64,
         snapshot="s1",
-        snapshot_key=key,
+        rows_stored=rows,
     )
-    with duckdb.connect(str(settings.catalog_path)) as con:
-        catalog.ensure_schema(con)
-        catalog.upsert_source(con, Source("bench", str(settings.home)))
-        catalog.register_revisions(con, [revision])
-        datasets.write_dataset(con, dataset)
-        catalog.publish_revision(con, revision, [], artifact_sha256="b" * 64)
-    return Path(settings.object_store_url.removeprefix("file://")) / key
+    return Path(settings.object_store_url.removeprefix("file://")) / dataset.snapshot_key
 
 
 def percentile(values: list[float], share: float) -> float:

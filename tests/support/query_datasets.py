@@ -7,11 +7,15 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from loom_dagster import catalog
+from loom_dagster.datasets.catalog import write_dataset
 from loom_dagster.datasets.model import (
     ROW_ID,
     ColumnType,
@@ -23,6 +27,7 @@ from loom_dagster.datasets.model import (
     snapshot_key,
 )
 from loom_dagster.objectstore import ObjectStore
+from loom_dagster.sources import Revision, Source, document_id, revision_key
 
 
 class MemoryCatalog:
@@ -96,4 +101,52 @@ def publish(
     return dataset
 
 
-__all__ = ["ROW_ID", "MemoryCatalog", "parquet_bytes", "publish"]
+def serve_in_catalog(
+    catalog_path: Path,
+    store: ObjectStore,
+    snapshot_bytes: bytes,
+    schema: DatasetSchema,
+    *,
+    source: str,
+    path: str,
+    sha: str,
+    snapshot: str,
+    rows_stored: int,
+    **fields: Any,
+) -> Dataset:
+    """Serve a dataset for real: its snapshot in the store, its revision registered and
+    published in the catalog file, its `datasets` row written (table `t0`, named `<path>#t0`)."""
+    revision = Revision(
+        revision_key(source, path, sha), document_id(source, path), source, path, 3, 1, sha
+    )
+    identifier = dataset_id(source, path, "t0")
+    dataset = Dataset(
+        dataset_id=identifier,
+        source=source,
+        path=path,
+        revision=revision.key,
+        table_id="t0",
+        name=f"{path}#t0",
+        schema=schema,
+        state=DatasetState.INFERRED,
+        questions=(),
+        rows_stored=rows_stored,
+        rows_rejected=0,
+        rejects=(),
+        complete=True,
+        incomplete_reasons=(),
+        snapshot=snapshot,
+        snapshot_key=snapshot_key(identifier, snapshot),
+    )
+    dataset = replace(dataset, **fields)
+    store.put(dataset.snapshot_key, snapshot_bytes)
+    with duckdb.connect(str(catalog_path)) as con:
+        catalog.ensure_schema(con)
+        catalog.upsert_source(con, Source(source, f"/data/{source}"))
+        catalog.register_revisions(con, [revision])
+        write_dataset(con, dataset)
+        catalog.publish_revision(con, revision, [], artifact_sha256=sha)
+    return dataset
+
+
+__all__ = ["ROW_ID", "MemoryCatalog", "parquet_bytes", "publish", "serve_in_catalog"]

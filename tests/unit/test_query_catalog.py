@@ -11,24 +11,18 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from loom_dagster import catalog
-from loom_dagster.datasets import catalog as datasets
 from loom_dagster.datasets.model import (
     ColumnType,
     Dataset,
     DatasetColumn,
     DatasetSchema,
-    DatasetState,
-    dataset_id,
-    snapshot_key,
 )
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.catalog import ServedDatasets
 from loom_dagster.query.errors import QueryError
 from loom_dagster.query.run import StoreSnapshots
 from loom_dagster.query.service import run_query
-from loom_dagster.sources import Revision, Source, document_id, revision_key
-from tests.support.query_datasets import parquet_bytes
+from tests.support.query_datasets import parquet_bytes, serve_in_catalog
 
 SCHEMA = DatasetSchema((DatasetColumn("n", ColumnType.DECIMAL),))
 PLAN = {
@@ -37,42 +31,19 @@ PLAN = {
 }
 
 
-def revision(sha: str) -> Revision:
-    sha = sha * 64
-    return Revision(
-        revision_key("docs", "a.csv", sha), document_id("docs", "a.csv"), "docs", "a.csv", 3, 1, sha
-    )
-
-
 def publish(path: Path, store: ObjectStore, sha: str, snapshot: str, values: list[int]) -> Dataset:
-    rev = revision(sha)
-    identifier = dataset_id("docs", "a.csv", "t0")
-    dataset = Dataset(
-        dataset_id=identifier,
+    data = parquet_bytes(SCHEMA, [(Decimal(v),) for v in values])
+    return serve_in_catalog(
+        path,
+        store,
+        data,
+        SCHEMA,
         source="docs",
         path="a.csv",
-        revision=rev.key,
-        table_id="t0",
-        name="a.csv#t0",
-        schema=SCHEMA,
-        state=DatasetState.INFERRED,
-        questions=(),
-        rows_stored=len(values),
-        rows_rejected=0,
-        rejects=(),
-        complete=True,
-        incomplete_reasons=(),
+        sha=sha * 64,
         snapshot=snapshot,
-        snapshot_key=snapshot_key(identifier, snapshot),
+        rows_stored=len(values),
     )
-    store.put(dataset.snapshot_key, parquet_bytes(SCHEMA, [(Decimal(v),) for v in values]))
-    with duckdb.connect(str(path)) as con:
-        catalog.ensure_schema(con)
-        catalog.upsert_source(con, Source("docs", "/data/docs"))
-        catalog.register_revisions(con, [rev])
-        datasets.write_dataset(con, dataset)
-        catalog.publish_revision(con, rev, [], artifact_sha256=sha * 64)
-    return dataset
 
 
 @pytest.fixture

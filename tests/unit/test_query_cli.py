@@ -8,24 +8,17 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from loom_dagster import catalog, cli
-from loom_dagster.datasets import catalog as datasets
+from loom_dagster import cli
 from loom_dagster.datasets.model import (
     ColumnType,
-    Dataset,
     DatasetColumn,
     DatasetSchema,
-    DatasetState,
-    dataset_id,
-    snapshot_key,
 )
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.settings import LoomSettings
-from loom_dagster.sources import Revision, Source, document_id, revision_key
-from tests.support.query_datasets import parquet_bytes
+from tests.support.query_datasets import parquet_bytes, serve_in_catalog
 
 SCHEMA = DatasetSchema(
     (DatasetColumn("host", ColumnType.TEXT), DatasetColumn("n", ColumnType.DECIMAL))
@@ -40,36 +33,18 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("LOOM_OBJECT_STORE_URL", raising=False)
     settings = LoomSettings.from_env()
     settings.prepare()
-    sha = "1" * 64
-    rev = Revision(
-        revision_key("docs", "a.csv", sha), document_id("docs", "a.csv"), "docs", "a.csv", 3, 1, sha
-    )
-    identifier = dataset_id("docs", "a.csv", "t0")
-    dataset = Dataset(
-        dataset_id=identifier,
+    serve_in_catalog(
+        settings.catalog_path,
+        ObjectStore(settings.object_store_url),
+        parquet_bytes(SCHEMA, ROWS),
+        SCHEMA,
         source="docs",
         path="a.csv",
-        revision=rev.key,
-        table_id="t0",
-        name="a.csv#t0",
-        schema=SCHEMA,
-        state=DatasetState.INFERRED,
-        questions=(),
+        sha="1" * 64,
+        snapshot="s1",
         rows_stored=3,
         rows_rejected=1,
-        rejects=(),
-        complete=True,
-        incomplete_reasons=(),
-        snapshot="s1",
-        snapshot_key=snapshot_key(identifier, "s1"),
     )
-    ObjectStore(settings.object_store_url).put(dataset.snapshot_key, parquet_bytes(SCHEMA, ROWS))
-    with duckdb.connect(str(settings.catalog_path)) as con:
-        catalog.ensure_schema(con)
-        catalog.upsert_source(con, Source("docs", "/data/docs"))
-        catalog.register_revisions(con, [rev])
-        datasets.write_dataset(con, dataset)
-        catalog.publish_revision(con, rev, [], artifact_sha256=sha)
     return home
 
 
