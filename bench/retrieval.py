@@ -12,8 +12,8 @@ found-first (the first hit answers), hit@5 and MRR (over the first 10).
     .venv/bin/python bench/retrieval.py --dump chunks.txt     # the chunks, to write questions from
 
 The remedies measured (README "Speed"): --passage-chars N, --center, --no-context, --dimension N
-and --grid (RRF k and leg weights). The fusion here is a local RRF over BM25 and the vector leg,
-marked to be replaced by loom_dagster/search/fusion.py (with the exact-key leg) once merged.
+and --grid (RRF k and leg weights over BM25 and the vector leg). The `fusion` row is what
+`loom search` runs: the exact, lexical and vector legs fused by loom_dagster/search/fusion.py.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def ingest(
 def rrf(
     rankings: Sequence[Sequence[str]], k: int = RRF_K, weights: Sequence[float] = ()
 ) -> list[str]:
-    # TO BE REPLACED by loom_dagster/search/fusion.py (the retrieval helper's RRF) on merge.
+    # Only for --grid's leg weights, which search/fusion.py does not take: BM25 and vectors.
     scores: dict[str, float] = defaultdict(float)
     for n, ranking in enumerate(rankings):
         weight = weights[n] if weights else 1.0
@@ -169,7 +169,10 @@ def main() -> None:
 
     from loom_dagster.extractor.local import reference_extractor
     from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
+    from loom_dagster.search.exact import ExactLeg
+    from loom_dagster.search.fusion import rank_all
     from loom_dagster.search.legs import SearchFilter
+    from loom_dagster.search.service import default_legs
 
     with tempfile.TemporaryDirectory() as scratch, reference_extractor() as service:
         base = Path(scratch)
@@ -205,10 +208,18 @@ def main() -> None:
         def vector(query: str) -> list[str]:
             return [hit.chunk_id for hit in vectors.rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[attr-defined]
 
-        def fusion(query: str) -> list[str]:
-            return rrf([bm25(query), vector(query)], args.rrf_k)
+        def exact(query: str) -> list[str]:
+            return [hit.chunk_id for hit in ExactLeg(index).rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[arg-type]
 
-        legs = {"bm25": bm25, "vector": vector, "fusion": fusion}
+        def fusion(query: str) -> list[str]:
+            # What `loom search` runs: the exact, lexical and vector legs fused by search/fusion.py.
+            legs = default_legs(index, vectors)  # type: ignore[arg-type]
+            return [
+                hit.chunk_id
+                for hit in rank_all(legs, query, SearchFilter(), DEPTH * 5, k=args.rrf_k)
+            ]
+
+        legs = {"bm25": bm25, "exact": exact, "vector": vector, "fusion": fusion}
         if args.grid:
             memo: dict[str, tuple[list[str], list[str]]] = {}
 

@@ -666,10 +666,6 @@ def _datasets_approve(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 # Queries ---------------------------------------------------------------------------------------
 
 # A cell of a printed answer: a document's text may be long; --json has every value whole.
@@ -754,3 +750,7 @@ def _cell(value: object) -> str:
     if value is None:
         return "NULL"
     return one_line(str(json_value(value)), _CELL_LIMIT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
