@@ -88,6 +88,7 @@ RUN_CHECKS = (
     AssetCheckKey(ARTIFACT, EXTRACTED_CHECK),
     AssetCheckKey(ARTIFACT, COMPLETE_CHECK),
     AssetCheckKey(PUBLISHED, LIVE_CHECK),
+    AssetCheckKey(DATASETS, TYPED_CHECK),
 )
 OWNERS = ["team:loom"]
 PREVIEW_CHARS = 300

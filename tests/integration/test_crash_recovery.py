@@ -89,7 +89,8 @@ def runs_of(pid: int) -> list[DagsterRun]:
 def assert_every_file_searchable_once(words: dict[str, str] = WORDS) -> None:
     for path, word in words.items():
         hits = api.search(word, limit=10)
-        assert [hit.chunk.path for hit in hits] == [path], word
+        # The vector leg ranks every chunk; those holding the word must be the file's, once.
+        assert [hit.chunk.path for hit in hits if word in hit.chunk.text] == [path], word
     settings = LoomSettings.from_env()
     with CatalogResource(database=str(settings.catalog_path)).connect() as con:
         chunks = catalog.counts(con)["chunks"]

@@ -363,7 +363,7 @@ def test_a_tick_failing_midway_strands_nothing_and_the_next_one_publishes_every_
         "note.txt": "published",
         "scan.pdf": "published",
     }
-    assert [h.chunk.path for h in api.search("lamp oil rope")] == ["note.txt"]
+    assert api.search("lamp oil rope")[0].chunk.path == "note.txt"
     assert tick().dynamic_partitions_requests == []
 
 

@@ -40,7 +40,8 @@ def store_holds(text: str) -> bool:
 
 def assert_never_published(text: str) -> None:
     assert not store_holds(text)
-    assert api.search("SECRET-PASSWORD-HASH") == []
+    # The vector leg ranks whatever is served; no hit may hold the secret.
+    assert not [h for h in api.search("SECRET-PASSWORD-HASH") if "SECRET" in h.chunk.text]
 
 
 # Issue 12.1: the symlink race ---------------------------------------------------------------
@@ -151,8 +152,8 @@ def test_a_second_folder_of_the_same_name_is_a_second_source(
     again = api.ingest_folder(first)  # found by its root, not by its name
     assert (again.source, again.retired) == ("notes", [])
 
-    assert [h.chunk.source for h in api.search("alpha")] == ["notes"]
-    assert [h.chunk.source for h in api.search("bravo")] == ["notes-2"]
+    assert [h.chunk.source for h in api.search("alpha")][:1] == ["notes"]
+    assert [h.chunk.source for h in api.search("bravo")][:1] == ["notes-2"]
 
 
 def test_a_name_another_folder_has_is_refused_in_one_line_and_replace_says_what_it_retires(
@@ -175,7 +176,9 @@ def test_a_name_another_folder_has_is_refused_in_one_line_and_replace_says_what_
         f"source notes moved from {first.resolve()} to {second.resolve()}: "
         "1 documents of the old folder retired\n"
     )
-    assert api.search("alpha") == []
+    assert not [
+        h for h in api.search("alpha") if h.chunk.source == "notes" and "alpha" in h.chunk.text
+    ]
 
 
 def test_a_folder_registered_under_one_name_is_not_taken_by_another(

@@ -61,7 +61,9 @@ def test_json_holds_every_hit_in_full_with_each_legs_rank(published: Path) -> No
     )
     assert hit["locator"]["line_start"] == 5
     assert [leg["leg"] for leg in hit["legs"]] == ["exact", "lexical", "vector"]
-    assert all(leg["rank"] == 1 and leg["score"] > 0 for leg in hit["legs"])
+    # The exact and lexical legs put it first; the vector leg ranks it too (a cosine, any sign).
+    assert [(leg["rank"], leg["score"] > 0) for leg in hit["legs"][:2]] == [(1, True), (1, True)]
+    assert hit["legs"][2]["rank"] >= 1
 
 
 def test_explain_names_each_legs_rank_and_score(published: Path) -> None:
