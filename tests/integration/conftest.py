@@ -28,4 +28,7 @@ def loom_home(
     monkeypatch.delenv("LOOM_OBJECT_STORE_URL", raising=False)
     monkeypatch.setenv(ENV_URL, reference_service.url)
     monkeypatch.setenv(ENV_TOKEN, reference_service.token)
+    # The seed's deterministic embedder, cheap to start: every `loom` process a test runs would
+    # otherwise load the default model. The default's own tests ask for it by name.
+    monkeypatch.setenv("LOOM_EMBEDDER", "ngram")
     return home
