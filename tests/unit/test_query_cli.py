@@ -102,7 +102,7 @@ def test_sql_prints_a_table(home: Path, capsys: pytest.CaptureFixture[str]) -> N
             "loom: invalid_plan: cannot read the plan /nonexistent/plan.json: [Errno 2] No such file or directory: '/nonexistent/plan.json'",
         ),
         (
-            ["sql", "ATTACH '/tmp/x.db' AS x"],
+            ["sql", "ATTACH '/nonexistent/x.db' AS x"],
             "loom: sql_refused: only a SELECT is allowed, not 'ATTACH'",
         ),
         (

@@ -189,7 +189,7 @@ def test_rows_come_with_their_row_ids(catalog: MemoryCatalog, store: ObjectStore
     )
 
 
-HOSTILE = "x'); COPY (SELECT 1) TO '/tmp/pwn' --"
+HOSTILE = "x'); COPY (SELECT 1) TO '/nonexistent/pwn' --"
 
 
 def test_values_aliases_and_names_never_become_sql_text(store: ObjectStore) -> None:

@@ -32,7 +32,7 @@ REFUSED = [
     ("SELECT * FROM parquet_scan('/etc/passwd')", fn("parquet_scan")),
     ("SELECT * FROM read_json_auto('/etc/passwd')", fn("read_json_auto")),
     ("SELECT * FROM glob('/etc/*')", fn("glob")),
-    ("SELECT * FROM sqlite_scan('/tmp/x.db', 't')", fn("sqlite_scan")),
+    ("SELECT * FROM sqlite_scan('/nonexistent/x.db', 't')", fn("sqlite_scan")),
     ("SELECT * FROM query('SELECT 1')", fn("query")),
     ("SELECT * FROM duckdb_settings()", fn("duckdb_settings")),
     ("SELECT getenv('HOME') FROM usage", fn("getenv")),
@@ -53,9 +53,9 @@ REFUSED = [
     ),
     ("SELECT * FROM main.usage", "sql_refused: the table 'main.usage' is not a dataset name"),
     # Statements that are not a SELECT.
-    ("ATTACH '/tmp/x.db' AS x", NOT_SELECT + "'ATTACH'"),
-    ("COPY usage TO '/tmp/out.csv'", NOT_SELECT + "'COPY'"),
-    ("COPY (SELECT * FROM usage) TO '/tmp/out.csv'", NOT_SELECT + "'COPY'"),
+    ("ATTACH '/nonexistent/x.db' AS x", NOT_SELECT + "'ATTACH'"),
+    ("COPY usage TO '/nonexistent/out.csv'", NOT_SELECT + "'COPY'"),
+    ("COPY (SELECT * FROM usage) TO '/nonexistent/out.csv'", NOT_SELECT + "'COPY'"),
     ("INSTALL httpfs", NOT_SELECT + "'INSTALL'"),
     ("LOAD httpfs", NOT_SELECT + "'LOAD'"),
     ("PRAGMA version", NOT_SELECT + "'PRAGMA'"),
@@ -198,7 +198,7 @@ def test_comments_hiding_statements_are_not_run(catalog: MemoryCatalog, store: O
     answer = sql(
         catalog,
         store,
-        "SELECT count(*) FROM usage /* ; ATTACH '/tmp/x.db' */ -- ; COPY usage TO '/tmp/o'",
+        "SELECT count(*) FROM usage /* ; ATTACH '/nonexistent/x.db' */ -- ; COPY usage TO '/nonexistent/o'",
     )
     assert answer.rows == ((3,),)
     assert "ATTACH" not in answer.receipt.statement and "COPY" not in answer.receipt.statement
