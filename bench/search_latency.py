@@ -32,10 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
+from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.search.embedding import Matrix, WordLlamaEmbedder, normalized
 from loom_dagster.search.legs import SearchFilter
-from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
+from loom_dagster.search.lexical import TEXT_ANALYZER, IndexedChunk, LexicalIndex, text_analyzer
 from loom_dagster.search.vector import VectorIndex
 
 HERE = Path(__file__).resolve().parent
@@ -102,19 +103,21 @@ def make_chunks(count: int, words: Sequence[str], seed: int = 11) -> dict[str, l
             drawn = rng.choices(topic, k=size * 2 // 3)
             drawn += rng.choices(words, cum_weights=cumulative, k=size - len(drawn))
             text = " ".join(drawn)
+            source = SOURCES[number % len(SOURCES)]
+            piece = Chunk(
+                ordinal=ordinal,
+                text=text,
+                block_ids=(f"b{ordinal}",),
+                block_type="paragraph" if ordinal % 3 else "table",
+                section_path=("Guide", f"Section {ordinal}"),
+                locator=Locator(line_start=ordinal * 10 + 1, line_end=ordinal * 10 + 9),
+                keys=(),
+                revision=revision,
+                format=FORMATS[number % len(FORMATS)],
+            )
             chunks.append(
-                IndexedChunk(
-                    chunk_id=f"{revision}#{ordinal}",
-                    document_id=doc,
-                    revision=revision,
-                    source=SOURCES[number % len(SOURCES)],
-                    path=f"{SOURCES[number % len(SOURCES)]}/{doc}.md",
-                    format=FORMATS[number % len(FORMATS)],
-                    block_type="paragraph" if ordinal % 3 else "table",
-                    section_path=("Guide", f"Section {ordinal}"),
-                    locator=Locator(line_start=ordinal * 10 + 1, line_end=ordinal * 10 + 9),
-                    keys=(),
-                    text=text,
+                IndexedChunk.of(
+                    piece, document_id=doc, source=source, path=f"{source}/{doc}.md", tags=(source,)
                 )
             )
         documents[doc] = chunks
@@ -266,6 +269,8 @@ def main() -> None:
             return run
 
         searcher_index = tantivy.Index.open(str(base / "lexical"))
+        # The index's own analyzer (case and accent folding), which a bare open does not know.
+        searcher_index.register_tokenizer(TEXT_ANALYZER, text_analyzer())
 
         def bare(query: str) -> object:
             searcher = searcher_index.searcher()

@@ -153,7 +153,7 @@ def _schema() -> tantivy.Schema:
     return builder.build()
 
 
-def _analyzer() -> tantivy.TextAnalyzer:
+def text_analyzer() -> tantivy.TextAnalyzer:
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(_MAX_TOKEN_CHARS))
@@ -206,7 +206,7 @@ class LexicalIndex:
             ) from error
         # Reload only when a search asks: a watcher thread per open index buys nothing here.
         self._index.config_reader(reload_policy="manual")
-        self._analyzer = _analyzer()
+        self._analyzer = text_analyzer()
         self._index.register_tokenizer(TEXT_ANALYZER, self._analyzer)
 
     # -- writing ---------------------------------------------------------------------------
