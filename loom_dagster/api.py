@@ -239,6 +239,8 @@ def ingest_folder(
     if settings is None:  # every setting, so a bad one stops here, before any work
         settings = LoomSettings.from_env()
     prepare_environment(settings)
+    # A missing bucket or refused credentials would fail every file, one retry after another.
+    ObjectStore(settings.object_store_url).check()
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
         return _ingest(
@@ -304,8 +306,9 @@ def _ingest(
         f"{source.name}: {len(todo)} to process, {len(scan.unchanged) - len(waiting & set(scan.unchanged))} "
         f"unchanged, {len(scan.deleted)} deleted"
     )
+    failed_runs: dict[str, str] = {}
     if keys:
-        materialize_in_batches(instance, keys, settings, progress)
+        failed_runs = materialize_in_batches(instance, keys, settings, progress)
     # Superseded and retired revisions leave the partition set, so it stays far below
     # Dagster's 100,000 per asset however often the files change.
     prune_partitions_now(instance, catalog_db, settings.retention)
@@ -323,7 +326,8 @@ def _ingest(
                     "failed",
                     revision.path,
                     revision.key,
-                    "no outcome recorded: the run failed (see the Dagster UI)",
+                    "no outcome recorded: the run failed: "
+                    + failed_runs.get(revision.key, "see the Dagster UI"),
                 )
             )
         elif outcome.code == catalog.RETRIES_EXHAUSTED:
@@ -406,8 +410,9 @@ def materialize_in_batches(
     keys: Sequence[str],
     settings: LoomSettings,
     progress: Progress = lambda _: None,
-) -> None:
-    """Run the ingest job over `keys`, a run per batch of neighbouring partitions.
+) -> dict[str, str]:
+    """Run the ingest job over `keys`, a run per batch of neighbouring partitions; returns why
+    its run failed for each key of a failed run.
 
     Each run is tagged with this process's identity, so a later ingest can tell the run was
     orphaned if this process dies; SIGINT/SIGTERM (runs.Interrupted) cancels the current run.
@@ -430,6 +435,7 @@ def materialize_in_batches(
         instance.get_dynamic_partitions(PARTITIONS_NAME), keys, settings.batch_size
     )
     identity = runs.this_process()
+    failed: dict[str, str] = {}
 
     def run_all() -> None:
         for number, batch in enumerate(batches, start=1):
@@ -448,14 +454,15 @@ def materialize_in_batches(
                 },
             )
             if not result.success:
-                progress(
-                    f"run {number}/{len(batches)} failed: {result.run_id} (see the Dagster UI)"
-                )
+                reason = runs.failure_reason(instance, result.run_id)
+                failed.update(dict.fromkeys(batch, reason))
+                progress(f"run {number}/{len(batches)} failed: {result.run_id}: {reason}")
 
     def on_stop(interrupted: runs.Interrupted) -> None:
         runs.end_own_runs(instance, identity, f"loom ingest was {interrupted.message}")
 
     runs.run_stoppably(run_all, on_stop)
+    return failed
 
 
 def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -> list[list[str]]:

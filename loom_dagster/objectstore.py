@@ -12,6 +12,7 @@ import json
 import os
 import posixpath
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,12 +20,22 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from loom_dagster.display import one_line
 from loom_dagster.errors import LoomError
 
 
 class StoreError(LoomError):
+    """The store could not be reached or answered with an error that may pass (retried)."""
+
     code = "object_store"
     retryable = True
+
+
+class StoreRefused(StoreError):
+    """The store answered, and no retry will change its answer: the bucket does not exist
+    (`store_bucket_missing`) or the credentials were refused (`store_access_denied`)."""
+
+    retryable = False
 
 
 @dataclass(frozen=True)
@@ -39,32 +50,68 @@ class StoredObject:
 class ObjectStore:
     def __init__(self, url: str) -> None:
         self.url = url
-        self._fs, self._root = fsspec.core.url_to_fs(url)
+        self._fs, self._root = _filesystem(url)
+        self._transient: tuple[type[BaseException], ...] = (OSError, *_remote_errors(self._fs))
 
     def _path(self, relative: str) -> str:
         return posixpath.join(self._root, relative)
 
-    def put(self, relative: str, data: bytes) -> None:
-        """Write whole or not at all: a reader never sees half a file."""
-        path = self._path(relative)
+    @contextlib.contextmanager
+    def _calling(self, action: str, relative: str) -> Iterator[None]:
+        """Turn what the filesystem raises into a StoreError with a code.
+
+        S3 (through s3fs and botocore) says "no such bucket" and "access denied" as
+        FileNotFoundError and PermissionError, and a server that is down or slow as botocore's
+        or aiohttp's own exceptions, which are not OSErrors: each gets its code here, so a
+        step retries what may pass and stops at once on what will not.
+        """
         try:
+            yield
+        except StoreError:
+            raise
+        except FileNotFoundError as error:
+            if _bucket_missing(error):
+                raise StoreRefused(
+                    f"the bucket of {self.url} does not exist", code="store_bucket_missing"
+                ) from None
+            raise StoreError(f"{relative} is not in the object store", code="not_found") from None
+        except PermissionError as error:
+            raise StoreRefused(
+                f"{self.url} refused access to {relative}: {one_line(str(error), 200)}",
+                code="store_access_denied",
+            ) from None
+        except self._transient as error:
+            raise StoreError(
+                f"cannot {action} {relative}: {one_line(str(error) or type(error).__name__, 300)}"
+            ) from error
+
+    def check(self) -> None:
+        """Fail at once, with the reason, when the store cannot be written: a missing bucket or
+        refused credentials would otherwise fail every file of a run, one retry after another.
+        A probe object is written and deleted; a local folder needs no probe."""
+        if isinstance(self._fs, LocalFileSystem):
+            return
+        probe = f"probes/{uuid.uuid4().hex}"
+        self.put(probe, b"")
+        self.delete(probe)
+
+    def put(self, relative: str, data: bytes) -> None:
+        """Write whole or not at all: a reader never sees half a file (an S3 object, multipart
+        or not, is visible only once complete)."""
+        path = self._path(relative)
+        with self._calling("write", relative):
             if isinstance(self._fs, LocalFileSystem):
                 _write_private(path, data)
             else:
                 self._fs.pipe_file(path, data)
-        except OSError as error:
-            raise StoreError(f"cannot write {relative}: {error}") from error
 
     def get(self, relative: str) -> bytes:
-        try:
+        with self._calling("read", relative):
             return bytes(self._fs.cat_file(self._path(relative)))
-        except FileNotFoundError:
-            raise StoreError(f"{relative} is not in the object store", code="not_found") from None
-        except OSError as error:
-            raise StoreError(f"cannot read {relative}: {error}") from error
 
     def exists(self, relative: str) -> bool:
-        return bool(self._fs.exists(self._path(relative)))
+        with self._calling("look for", relative):
+            return bool(self._fs.exists(self._path(relative)))
 
     def _put_or_refresh(self, relative: str, data: bytes) -> None:
         """Write a content-addressed object, or mark the stored copy as just used.
@@ -89,11 +136,12 @@ class ObjectStore:
         """Every object under `prefix` (a folder such as "originals"), with size and time."""
         base = self._path(prefix)
         try:
-            found = self._fs.find(base, detail=True)
-        except FileNotFoundError:
-            return []
-        except OSError as error:
-            raise StoreError(f"cannot list {prefix}: {error}") from error
+            with self._calling("list", prefix):
+                found = self._fs.find(base, detail=True)
+        except StoreError as error:
+            if error.code == "not_found":
+                return []
+            raise
         root = self._root.rstrip("/") + "/"
         objects = []
         for path, info in sorted(found.items()):
@@ -107,20 +155,21 @@ class ObjectStore:
     def modified(self, relative: str) -> float | None:
         """The object's modification time, or None when it is gone."""
         try:
-            return _modified(self._fs.info(self._path(relative)))
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            raise StoreError(f"cannot stat {relative}: {error}") from error
+            with self._calling("stat", relative):
+                return _modified(self._fs.info(self._path(relative)))
+        except StoreError as error:
+            if error.code == "not_found":
+                return None
+            raise
 
     def delete(self, relative: str) -> None:
         """Delete one object; one already gone is not an error."""
         try:
-            self._fs.rm_file(self._path(relative))
-        except FileNotFoundError:
-            pass
-        except OSError as error:
-            raise StoreError(f"cannot delete {relative}: {error}") from error
+            with self._calling("delete", relative):
+                self._fs.rm_file(self._path(relative))
+        except StoreError as error:
+            if error.code != "not_found":
+                raise
 
     def put_json(self, relative: str, value: Any) -> None:
         self.put(relative, json.dumps(value, sort_keys=True).encode("utf-8"))
@@ -162,6 +211,59 @@ class ObjectStore:
     @staticmethod
     def revision_key(revision: str, name: str) -> str:
         return f"revisions/{revision}/{name}"
+
+
+# The AWS variables a remote filesystem's client reads when it is made (endpoint, credentials,
+# region): fsspec keeps one instance per URL's options, which would outlive a change to them.
+_AWS_VARIABLES = (
+    "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_REGION",
+)  # fmt: skip
+_filesystems: dict[tuple[str, str], tuple[Any, str]] = {}
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """The filesystem for `url` and its root path, one per URL and AWS settings.
+
+    The settings are keyed by a digest, so no credential is held as a key or shown."""
+    if url.startswith("file:") or "://" not in url:
+        fs, root = fsspec.core.url_to_fs(url)
+        return fs, str(root)
+    settings = hashlib.sha256(
+        "\0".join(os.environ.get(name, "") for name in _AWS_VARIABLES).encode()
+    ).hexdigest()
+    key = (url, settings)
+    if key not in _filesystems:
+        fs, root = fsspec.core.url_to_fs(url, skip_instance_cache=True)
+        _filesystems[key] = (fs, str(root))
+    return _filesystems[key]
+
+
+def _remote_errors(fs: object) -> tuple[type[BaseException], ...]:
+    """The exceptions a remote filesystem's client raises for a server that is down, slow or
+    broken mid-answer, where they are not OSErrors (botocore's, aiohttp's, a timeout)."""
+    if isinstance(fs, LocalFileSystem):
+        return ()
+    found: list[type[BaseException]] = [TimeoutError]
+    with contextlib.suppress(ImportError):
+        from botocore.exceptions import BotoCoreError
+
+        found.append(BotoCoreError)
+    with contextlib.suppress(ImportError):
+        from aiohttp import ClientError
+
+        found.append(ClientError)
+    return tuple(found)
+
+
+def _bucket_missing(error: FileNotFoundError) -> bool:
+    """s3fs raises FileNotFoundError both for a missing key and a missing bucket; botocore's
+    error it was raised from tells them apart."""
+    cause = error.__cause__ or error.__context__
+    response = getattr(cause, "response", None)
+    if isinstance(response, dict):
+        return response.get("Error", {}).get("Code") == "NoSuchBucket"
+    return "bucket does not exist" in str(error)
 
 
 def _modified(info: dict[str, Any]) -> float:

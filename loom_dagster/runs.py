@@ -292,3 +292,23 @@ def _raise_in(thread: threading.Thread, error: type[BaseException]) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread.ident), ctypes.py_object(error)
     )
+
+
+def failure_reason(instance: object, run_id: str) -> str:
+    """Why a run failed, in one line: the first failed step's own message (a Failure's
+    description, else its error's), for a command that must say more than "it failed"."""
+    from dagster import DagsterEventType, DagsterInstance
+
+    assert isinstance(instance, DagsterInstance)
+    for entry in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
+        event = entry.dagster_event
+        if event is None or event.step_failure_data is None:
+            continue
+        data = event.step_failure_data
+        described = data.user_failure_data.description if data.user_failure_data else None
+        error = data.error
+        while error is not None and error.cause is not None and not described:
+            error = error.cause  # the step's own exception, under Dagster's wrapper
+        text = described or (error.message if error is not None else "")
+        return one_line(f"step {event.step_key}: {text}", 500)
+    return "no step failed: the run itself did (see the Dagster UI)"
