@@ -307,8 +307,14 @@ def failure_reason(instance: object, run_id: str) -> str:
         data = event.step_failure_data
         described = data.user_failure_data.description if data.user_failure_data else None
         error = data.error
-        while error is not None and error.cause is not None and not described:
-            error = error.cause  # the step's own exception, under Dagster's wrapper
+        # The step's own exception sits under Dagster's wrappers (and a retry request), and
+        # above whatever it was raised from: the first error that is not Dagster's.
+        while error is not None and error.cause is not None and _dagster_wrapper(error.cls_name):
+            error = error.cause
         text = described or (error.message if error is not None else "")
         return one_line(f"step {event.step_key}: {text}", 500)
     return "no step failed: the run itself did (see the Dagster UI)"
+
+
+def _dagster_wrapper(class_name: str | None) -> bool:
+    return class_name is None or class_name.startswith("Dagster") or class_name == "RetryRequested"

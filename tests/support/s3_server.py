@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 # The test credentials: moto accepts any pair unless it checks them (refusing_credentials).
 ACCESS_KEY = "loom-test-access-key"
@@ -60,33 +61,33 @@ class S3Server:
         raise RuntimeError("moto's server did not answer within 60 s")
 
     def create_bucket(self, name: str) -> None:
+        self._client().create_bucket(Bucket=name)
+
+    def _client(self) -> Any:
         import boto3
 
-        client = boto3.client(
+        return boto3.client(
             "s3",
             endpoint_url=self.url,
             aws_access_key_id=ACCESS_KEY,
             aws_secret_access_key=SECRET_KEY,
             region_name=REGION,
         )
-        client.create_bucket(Bucket=name)
+
+    def keys(self, bucket: str) -> list[str]:
+        """Every key in `bucket`, listed straight from the server (not through loom)."""
+        pages = self._client().get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        return [item["Key"] for page in pages for item in page.get("Contents", [])]
 
     def objects(self, bucket: str) -> dict[str, bytes]:
-        """Every object in `bucket`, read straight from the server (not through loom)."""
-        import boto3
-
-        client = boto3.client(
-            "s3",
-            endpoint_url=self.url,
-            aws_access_key_id=ACCESS_KEY,
-            aws_secret_access_key=SECRET_KEY,
-            region_name=REGION,
-        )
+        """Every object in `bucket` with its bytes; one deleted since the listing is left out."""
+        client = self._client()
         found: dict[str, bytes] = {}
-        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-            for item in page.get("Contents", []):
-                body = client.get_object(Bucket=bucket, Key=item["Key"])["Body"]
-                found[item["Key"]] = body.read()
+        for key in self.keys(bucket):
+            try:
+                found[key] = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+            except client.exceptions.NoSuchKey:
+                continue
         return found
 
     def stop(self) -> None:
