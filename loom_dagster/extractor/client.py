@@ -49,6 +49,7 @@ from loom_dagster.extractor.settings import (
     ENV_URL,
     ExtractorSettings,
     ServiceLimits,
+    replicas,
 )
 
 # Query parameters the client sets itself; a caller's option may not replace them.
@@ -81,6 +82,7 @@ class ExtractorClient:
         self._ttl_s = capabilities_ttl_s
         self._deadline_s = capabilities_deadline_s
         self._reads: dict[str, CapabilitiesRead] = {}
+        self._turns: dict[str, int] = {}  # replicated service -> calls started
         self._lock = threading.Lock()
         self._http = httpx.Client(
             follow_redirects=False,  # a redirect is an answer that is not 200 or 4xx
@@ -112,9 +114,48 @@ class ExtractorClient:
     ) -> Artifact:
         """Extract one original; raises ExtractorUnavailable (retry later) or ExtractionFailed."""
         fmt = format_of(name, declared_format=declared_format, media_type=media_type)
-        url = self.settings.url_for(fmt, media_type)
-        if url is None:
+        service = self.settings.url_for(fmt, media_type)
+        if service is None:
             raise ExtractionFailed("format_unavailable", f"no extractor is configured for {fmt}")
+        last: ExtractorUnavailable | None = None
+        for url in self._replicas_in_turn(service):
+            try:
+                return self._extract_at(url, data, fmt=fmt, name=name, options=options)
+            except ExtractorUnavailable as error:
+                # An extraction changes nothing but its answer, so another replica may take
+                # the file; this one is asked last until its capabilities read again.
+                self._record(url, None)
+                last = error
+        assert last is not None
+        raise last
+
+    def _replicas_in_turn(self, service: str) -> list[str]:
+        """The service's replicas in the order to try them: each call starts at the next one,
+        so calls spread, and one that failed lately comes after those that did not."""
+        urls = replicas(service)
+        if len(urls) == 1:
+            return list(urls)
+        with self._lock:
+            turn = self._turns.get(service, 0)
+            self._turns[service] = turn + 1
+        rotated = [*urls[turn % len(urls) :], *urls[: turn % len(urls)]]
+        now = time.monotonic()
+
+        def failed_lately(url: str) -> bool:
+            read = self._fresh_read(url, now)
+            return read is not None and read.capabilities is None
+
+        return sorted(rotated, key=failed_lately)
+
+    def _extract_at(
+        self,
+        url: str,
+        data: bytes,
+        *,
+        fmt: str,
+        name: str,
+        options: Mapping[str, str] | None,
+    ) -> Artifact:
         capabilities = self._capabilities(url)
         if capabilities.contract_version != CONTRACT_VERSION:
             raise unavailable(
@@ -190,30 +231,32 @@ class ExtractorClient:
     def declared_parsers(self) -> dict[str, str | None]:
         """Each available format's parser as its service declares it now ("parser version"),
         None for a format no readable service declares."""
-        urls = {fmt: self.settings.url_for(fmt) for fmt in FORMATS}
-        declarations = self._declarations(sorted({u for u in urls.values() if u is not None}))
+        services = {fmt: self.settings.url_for(fmt) for fmt in FORMATS}
+        declarations = self._declarations(sorted(self.settings.urls()))
         found: dict[str, str | None] = {}
-        for fmt, url in urls.items():
-            said = declarations.get(url) if url is not None else None
-            found[fmt] = said.parser_of(fmt) if said is not None else None
+        for fmt, service in services.items():
+            said = [declarations.get(url) for url in replicas(service or "")]
+            parsers = [d.parser_of(fmt) for d in said if d is not None and d.parser_of(fmt)]
+            found[fmt] = parsers[0] if parsers else None
         return found
 
     def declared_parser(self, fmt: str) -> str | None:
         """What the service `fmt` is routed to declares it extracts it with, from the
         capabilities read for the extraction (cached)."""
-        url = self.settings.url_for(fmt)
-        if url is None:
-            return None
-        read = self._fresh_read(url, time.monotonic())
-        capabilities = read.capabilities if read is not None else None
-        return capabilities.parser_of(fmt) if capabilities is not None else None
+        service = self.settings.url_for(fmt)
+        now = time.monotonic()
+        for url in replicas(service or ""):
+            read = self._fresh_read(url, now)
+            if read is not None and read.capabilities is not None:
+                return read.capabilities.parser_of(fmt)
+        return None
 
     def _urls_a_file_can_go_to(self, fmt: str, media_types: Sequence[str]) -> set[str]:
-        urls = {self.settings.url_for(fmt)}
+        services = {self.settings.url_for(fmt)}
         for media_type in media_types:
             if format_for_media_type(media_type) == fmt:
-                urls.add(self.settings.url_for(fmt, media_type))
-        return {url for url in urls if url is not None}
+                services.add(self.settings.url_for(fmt, media_type))
+        return {url for service in services for url in replicas(service or "")}
 
     def _declarations(self, urls: Sequence[str]) -> dict[str, Capabilities | None]:
         """What each service declares, None when it cannot be read; together, within the deadline.

@@ -46,10 +46,11 @@ class ExtractorSettings:
     max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES
 
     def __post_init__(self) -> None:
-        default_url = None if self.default_url is None else _base_url(self.default_url, ENV_URL)
+        default_url = None if self.default_url is None else _replicas(self.default_url, ENV_URL)
         routes = _routes(self.routes)
         token = None if self.token is None else _token(self.token, ENV_TOKEN)
-        tokens = _tokens(self.tokens, named={default_url, *routes.values()})
+        named = {url for group in (default_url or "", *routes.values()) for url in group.split()}
+        tokens = _tokens(self.tokens, named=named)
         # Frozen, so normalised values are set the way dataclasses set them.
         object.__setattr__(self, "default_url", default_url)
         object.__setattr__(self, "routes", routes)
@@ -80,7 +81,9 @@ class ExtractorSettings:
         return cls(**values)
 
     def url_for(self, fmt: str, media_type: str | None = None) -> str | None:
-        """The base URL a file of `fmt` goes to, or None when no extractor is configured for it.
+        """The base URL a file of `fmt` goes to, or None when no extractor is configured for it;
+        several replicas of one service are one value, their URLs separated by a space
+        (`replicas` splits it).
 
         A route keyed by the format wins; then one keyed by the file's media type, but only
         when that media type names this very format; then the default URL.
@@ -98,11 +101,14 @@ class ExtractorSettings:
         return self.tokens.get(_normalised_url(url), self.token)
 
     def urls(self) -> frozenset[str]:
-        """Every base URL the settings name."""
-        named = set(self.routes.values())
-        if self.default_url is not None:
-            named.add(self.default_url)
-        return frozenset(named)
+        """Every base URL the settings name, each replica's own."""
+        groups = [*self.routes.values(), *([self.default_url] if self.default_url else [])]
+        return frozenset(url for group in groups for url in replicas(group))
+
+
+def replicas(service: str) -> tuple[str, ...]:
+    """The base URLs of the replicas `url_for` named (one for a service of one)."""
+    return tuple(service.split())
 
 
 def _refuse(variable: str, problem: str) -> NoReturn:
@@ -227,11 +233,32 @@ def _routes(routes: Mapping[str, str]) -> dict[str, str]:
                 f"keys {shown(spelled[name])} and {shown(key)} are two spellings of one {kind}",
             )
         spelled[name] = key
-        normalised[name] = _base_url(url, ENV_ROUTES, key=key)
+        normalised[name] = _replicas(url, ENV_ROUTES, key=key)
     return normalised
 
 
-def _tokens(tokens: Mapping[str, str], *, named: set[str | None]) -> dict[str, str]:
+# Replicas of one extractor, each run on its own host: a file goes to one, and to another when
+# that one is unavailable. More than this many is a mistake, not a deployment.
+MAX_REPLICAS = 32
+
+
+def _replicas(value: object, variable: str, *, key: str | None = None) -> str:
+    """One base URL, or several replicas' separated by spaces or commas: each checked and
+    normalised, joined by one space."""
+    where = "" if key is None else f"key {shown(key)}: "
+    if not isinstance(value, str):
+        _refuse(variable, f"{where}{shown(value)} is not a URL")
+    urls = [_base_url(part, variable, key=key) for part in value.replace(",", " ").split()]
+    if not urls:
+        _refuse(variable, f"{where}names no URL")
+    if len(urls) > MAX_REPLICAS:
+        _refuse(variable, f"{where}names {len(urls)} replicas, over the {MAX_REPLICAS} allowed")
+    if len(set(urls)) != len(urls):
+        _refuse(variable, f"{where}names one replica twice")
+    return " ".join(urls)
+
+
+def _tokens(tokens: Mapping[str, str], *, named: set[str]) -> dict[str, str]:
     normalised: dict[str, str] = {}
     for url, token in tokens.items():
         base = _base_url(url, ENV_TOKENS, key=url)

@@ -581,3 +581,64 @@ def test_a_media_type_route_counts_only_for_the_media_types_given(service):
     assert client.available_formats()["pdf"] == "unavailable"
     assert client.available_formats(["Application/PDF; x=y"])["pdf"] == "available"
     assert client.available_formats(["text/markdown"])["markdown"] == "unavailable"
+
+
+# -- replicas ---------------------------------------------------------------------------------
+
+
+def test_replicas_of_one_service_share_its_calls(service, other):
+    client = client_for(f"{service.url} {other.url}")
+
+    for number in range(6):
+        client.extract(ORIGINAL, name=f"{number}.md")
+
+    assert len(service.requests_to(EXTRACT)) == 3
+    assert len(other.requests_to(EXTRACT)) == 3
+
+
+def test_a_file_goes_to_another_replica_when_one_is_unavailable(service, other):
+    client = client_for(f"{service.url} {other.url}")
+    service.replies[EXTRACT] = Reply(503)
+
+    results = [client.extract(ORIGINAL, name=f"{number}.md") for number in range(4)]
+
+    assert [r.blocks[0].text for r in results] == ["# Hi"] * 4
+    assert len(other.requests_to(EXTRACT)) == 4
+    # Asked once, then last: the replica that failed is tried after the others until it
+    # answers its capabilities again.
+    assert len(service.requests_to(EXTRACT)) == 1
+
+
+def test_a_replica_that_cannot_be_reached_is_passed_over(service):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    client = client_for(f"{gone},{service.url}")
+
+    for number in range(3):
+        client.extract(ORIGINAL, name=f"{number}.md")
+
+    assert len(service.requests_to(EXTRACT)) == 3
+
+
+def test_every_replica_unavailable_is_unavailable_naming_the_last(service, other):
+    client = client_for(f"{service.url} {other.url}")
+    service.replies[EXTRACT] = Reply(503)
+    other.replies[EXTRACT] = Reply(502)
+
+    message = unavailable(client)
+
+    assert len(service.requests_to(EXTRACT)) == len(other.requests_to(EXTRACT)) == 1
+    assert other.url in message or service.url in message
+
+
+def test_a_refusal_is_not_sent_to_another_replica(service, other):
+    client = client_for(f"{service.url} {other.url}")
+    service.replies[EXTRACT] = error_reply(422, "corrupt", "bad bytes")
+    other.replies[EXTRACT] = error_reply(422, "corrupt", "bad bytes")
+
+    with pytest.raises(ExtractionFailed) as raised:
+        client.extract(ORIGINAL, name="a.md")
+
+    assert raised.value.code == "corrupt"
+    assert len(service.requests_to(EXTRACT)) + len(other.requests_to(EXTRACT)) == 1

@@ -19,6 +19,7 @@ from loom_dagster.extractor.settings import (
     MAX_JSON_SETTING_DEPTH,
     ExtractorSettings,
     ServiceLimits,
+    replicas,
 )
 from loom_dagster.resources.extractor import ExtractorResource
 
@@ -329,3 +330,39 @@ def test_a_json_setting_over_the_size_bound_is_refused_before_decoding(variable)
 @pytest.mark.parametrize("variable", [ENV_ROUTES, ENV_TOKENS])
 def test_brackets_inside_strings_do_not_count_as_nesting(variable):
     assert "is not a string" in refused({variable: '{"[[[[[[\\"{{{{{{": ["a"]}'})
+
+
+# -- replicas ----------------------------------------------------------------------------------
+
+
+def test_replicas_of_a_service_are_one_value_normalised_and_split():
+    settings = load(
+        **{ENV_URL: f" {A}/, HTTP://Extractor-2:8790 ", ENV_ROUTES: json.dumps({"pdf": f"{B} {C}"})}
+    )
+
+    assert settings.default_url == f"{A} http://extractor-2:8790"
+    assert settings.url_for("pdf") == f"{B} {C}"
+    assert replicas(settings.url_for("markdown") or "") == (A, "http://extractor-2:8790")
+    assert settings.urls() == {A, "http://extractor-2:8790", B, C}
+
+
+def test_each_replica_may_have_its_own_token():
+    settings = load(**{ENV_URL: f"{A} {B}", ENV_TOKENS: json.dumps({B: "token-of-b-0123"})})
+
+    assert settings.token_for(B) == "token-of-b-0123"
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (f"{A} {A}/", "names one replica twice"),
+        (" , ", "names no URL"),
+        (f"{A} ftp://elsewhere", "'ftp://elsewhere' is not an http(s)://host[:port] URL"),
+        (" ".join(f"http://r{n}:80" for n in range(33)), "names 33 replicas, over the 32 allowed"),
+    ],
+)
+def test_bad_replicas_are_refused_naming_the_variable(value, problem):
+    assert refused({ENV_URL: value}) == f"{ENV_URL}: {problem}"
+    assert refused({ENV_ROUTES: json.dumps({"pdf": value})}) == (
+        f"{ENV_ROUTES}: key 'pdf': {problem}"
+    )
