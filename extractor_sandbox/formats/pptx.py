@@ -6,8 +6,12 @@ parts' names; slide n is page n, and every block carries page_start = page_end =
 
 What a slide becomes:
 
-- Its title (the first title or centred-title placeholder with text) is a heading at depth 1, the
-  first block of the slide, and the slide's other blocks sit under it.
+- Its title (the first title or centred-title placeholder with text) is a heading, the first block
+  of the slide, and the slide's other blocks sit under it. Its level comes from the placeholder and
+  the slide's layout, not from the font: a centred title (a title slide) is depth 1 and what
+  follows sits under it, one level down, until the next centred title; a title on a section header
+  slide (layout type secHead) heads a section, and the titles of the slides after it sit one level
+  under it, until the next section or title slide.
 - Each shape with text is a block in the slide's shape order, a paragraph a line; shapes in a
   group are read in place, and a shape in alternate content through its first choice only.
 - A table (a graphic frame holding one) is one table block, a row a line, its cells joined by
@@ -109,6 +113,7 @@ class _Slide:
     pictures: list[_Picture] = field(default_factory=list)
     unread: UnreadKinds = field(default_factory=UnreadKinds)
     hidden: bool = False
+    title_type: str | None = None
 
 
 class _Deck:
@@ -120,6 +125,9 @@ class _Deck:
         self.slide_size = DEFAULT_SLIDE_SIZE
         self.unread_slides: dict[int, UnreadKinds] = {}
         self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
+        self.layout_types: dict[str, str | None] = {}
+        self.under_title = False  # a title slide came before: its slides sit under it
+        self.in_section = False  # a section header slide came before
 
     def read(self) -> Artifact:
         presentation = self.package.main_part(MAIN_PART)
@@ -177,7 +185,37 @@ class _Deck:
         elif slide.unread:
             self.unread_slides[number] = slide.unread
         notes = self._notes(slide_relationships, unit)
-        self._emit(slide, notes)
+        self._emit(slide, notes, self._title_depth(slide, slide_relationships))
+
+    def _title_depth(self, slide: _Slide, relationships: list[Relationship]) -> int:
+        """The depth of the slide's title (or the one an untitled slide's blocks sit at), from its
+        placeholder and its layout's type."""
+        if slide.title is not None and slide.title_type == "ctrTitle":
+            self.under_title, self.in_section = True, False
+            return 1
+        base = 2 if self.under_title else 1
+        if slide.title is not None and self._layout_type(relationships) == "secHead":
+            self.in_section = True
+            return base
+        return base + 1 if self.in_section else base
+
+    def _layout_type(self, relationships: list[Relationship]) -> str | None:
+        """The type of the slide's layout (title, secHead, obj, ...), read once a layout; None
+        when it names none or cannot be read (the slide is then read as an ordinary one)."""
+        layout = next((r.target for r in relationships if r.type == "slideLayout"), "")
+        if not layout or not self.package.has(layout):
+            return None
+        if layout not in self.layout_types:
+            found = None
+            try:
+                for kind, name, attrs in transitional_events(self.package.events(layout)):
+                    if kind == START:
+                        found = attrs.get("type") if name == P + "sldLayout" else None
+                        break
+            except PartError:
+                found = None
+            self.layout_types[layout] = found
+        return self.layout_types[layout]
 
     def _fail_slide(self, number: int, reason: str) -> None:
         self.failed_slides.add(number)
@@ -262,16 +300,17 @@ class _Deck:
             return ""
         return "\n".join(text for _, text, _ in notes.items if text)
 
-    def _emit(self, slide: _Slide, notes: str) -> None:
+    def _emit(self, slide: _Slide, notes: str, depth: int) -> None:
         page = {"page_start": slide.number, "page_end": slide.number}
         attrs: dict[str, Any] = {}
         if slide.hidden:
             attrs["hidden"] = True
         if slide.number in self.unread_slides:
             attrs["images_unread"] = len(self.unread_slides[slide.number])
-        self.blocks.leave_sections()
         if slide.title:
-            self.blocks.heading(slide.title, 1, page, attrs)
+            self.blocks.heading(slide.title, depth, page, attrs)
+        else:
+            self.blocks.close(depth)
         for block_type, text, extra in slide.items:
             self.blocks.place(block_type, text, page, {**attrs, **extra})
         if notes:
@@ -408,6 +447,7 @@ class _ShapeTree:
             return
         if kind_of in TITLE_TYPES and self.slide.title is None:
             self.slide.title = one_line(text)
+            self.slide.title_type = kind_of
         else:
             self.slide.items.append(("paragraph", text, {}))
 
