@@ -11,7 +11,8 @@ What each part of the body becomes:
   level 9 (body text) is no heading whatever the style. A style id the styles part does not define
   is read as the default paragraph style, as Word does ("Heading7" with no such style is body
   text); only when the document has no styles part, or it cannot be read, is a style known by its
-  id alone ("Heading1" a Heading 1). A Title paragraph is depth 1, and every
+  id alone ("Heading1" a Heading 1). A Title paragraph (its own style Title: a style
+  based on Title, such as a converter's Subtitle, Author or Date, is none) is depth 1, and every
   heading after it one level under its own (Heading 1 at depth 2), so the sections sit under the
   title; a later title is depth 1 again.
 - List: a numbered paragraph (numPr, its own or its style's) or one of a List style ("List
@@ -638,7 +639,9 @@ class _Reader:
     def heading_level(self, paragraph: _Paragraph) -> int | None:
         """TITLE, a level 1-9, or None; the nearest outline level or Heading N name decides."""
         chain = list(self.styles.chain(paragraph.style))
-        is_title = any(style.name.strip().lower() == "title" for style in chain)
+        # Only the paragraph's own style: converters base Subtitle, Author and Date on Title
+        # (pandoc's reference document does), and those are no titles.
+        is_title = bool(chain) and chain[0].name.strip().lower() == "title"
         level = self._nearest_level(paragraph, chain)
         if level == BODY_TEXT_LEVEL + 1:
             return None

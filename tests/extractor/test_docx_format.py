@@ -79,6 +79,28 @@ def test_a_custom_style_based_on_an_undefined_id_ends_its_chain_there() -> None:
     assert blocks(docx(body, styles=styles)) == [("paragraph", "Custom")]
 
 
+def test_styles_based_on_title_are_no_titles() -> None:
+    # pandoc's reference document bases Subtitle, Author and Date on Title.
+    body = (
+        paragraph("The Title", "Title")
+        + paragraph("A subtitle", "Subtitle")
+        + paragraph("A. Author", "Author")
+        + paragraph("Chapter", "Heading1")
+    )
+    styles = (
+        HEADINGS
+        + style("Subtitle", "Subtitle", based_on="Title")
+        + style("Author", "Author", based_on="Title")
+    )
+    assert blocks(docx(body, styles=styles)) == [
+        ("heading", "The Title"),
+        ("paragraph", "A subtitle"),
+        ("paragraph", "A. Author"),
+        ("heading", "Chapter"),
+    ]
+    assert headings(docx(body, styles=styles)) == [("The Title", 1), ("Chapter", 2)]
+
+
 def test_with_no_styles_part_a_style_id_still_names_its_heading() -> None:
     assert headings(docx(paragraph("By id", "Heading3"))) == [("By id", 3)]
 

@@ -3,8 +3,10 @@
     python bench/realworld/office/fetch.py PANDOC_GIT_DIR [--commit SHA]
 
 Pandoc (GPL-2.0-or-later; data only, no code of it is copied) publishes, for its DOCX reader, test
-documents `test/docx/<name>.docx` with the AST it must read from each, `<name>.native`; and for
-its PPTX writer, decks `test/pptx/<case>/output.pptx` written from `<case>/input.native`. Both
+documents `test/docx/<name>.docx` with the AST it must read from each, `<name>.native`; for its
+DOCX writer, documents `test/docx/golden/<name>.docx` written from the natives its tests name
+(copied as `written__<name>.docx`); and for its PPTX writer, decks
+`test/pptx/<case>/output.pptx` written from `<case>/input.native`. Both
 natives are copied as they are (`*.native`) and turned into docparse-gold JSON by
 pandoc_gold.py (`*.gold.json`); MANIFEST.json names each file's source path and commit.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +54,15 @@ def main() -> None:
             if native in paths:
                 case = path[len("test/pptx/") : -len("/output.pptx")].replace("/", "__")
                 pairs.append(("pptx", path, native, f"{case}.pptx"))
+    # The DOCX writer's tests: test/Tests/Writers/Docx.hs pairs each native input with the
+    # document pandoc writes from it (docx/golden/<name>.docx).
+    writer_tests = git(args.repo, "show", f"{commit}:test/Tests/Writers/Docx.hs").decode()
+    for native, golden in re.findall(
+        r'"(docx/[^"]+\.native)"\s*"(docx/golden/[^"]+\.docx)"', writer_tests
+    ):
+        if f"test/{native}" in paths and f"test/{golden}" in paths:
+            local = "written__" + Path(golden).name
+            pairs.append(("docx", f"test/{golden}", f"test/{native}", local))
     manifest = []
     for fmt, document, native, local in pairs:
         data = git(args.repo, "show", f"{commit}:{document}")
