@@ -13,7 +13,10 @@ What a slide becomes:
   slide (layout type secHead) heads a section, and the titles of the slides after it sit one level
   under it, until the next section or title slide.
 - Each shape with text is a block in the slide's shape order, a paragraph a line; shapes in a
-  group are read in place, and a shape in alternate content through its first choice only.
+  group are read in place, and a shape in alternate content through its first choice only. A
+  paragraph a converter set apart as a heading inside the text (bullet off, first outline level,
+  all its text bold, at most 12 words, not ending in a colon or a full stop) is a heading one
+  level under the slide's title, and the shape's other paragraphs blocks around it.
 - A table (a graphic frame holding one) is one table block, a row a line, its cells joined by
   " | ", attrs.table {"rows", "columns"}; a merged cell's other places are empty cells.
 - The speaker notes (the notes slide's body placeholder) are a paragraph block after the slide's
@@ -312,7 +315,10 @@ class _Deck:
         else:
             self.blocks.close(depth)
         for block_type, text, extra in slide.items:
-            self.blocks.place(block_type, text, page, {**attrs, **extra})
+            if block_type == "heading":  # set apart in the slide's text: under its title
+                self.blocks.heading(text, depth + 1, page, {**attrs, **extra})
+            else:
+                self.blocks.place(block_type, text, page, {**attrs, **extra})
         if notes:
             self.blocks.place("paragraph", notes, page, {**attrs, "notes": True})
 
@@ -413,6 +419,8 @@ class _ShapeTree:
     def shape(self, events: Iterator[Event]) -> None:
         placeholder: _Placeholder | None = None
         paragraphs: list[str] = []
+        heads: list[bool] = []  # each paragraph: set apart as a heading (_Marks)
+        marks = _Marks()
         parts: list[str] = []
         picture_fill = False
         depth = 1
@@ -421,14 +429,18 @@ class _ShapeTree:
                 depth -= 1
                 if name == DRAWING + "p":
                     paragraphs.append("".join(parts).strip())
+                    heads.append(marks.heading())
                     parts = []
                 if depth == 0:
                     break
             elif kind == START:
                 if name == DRAWING + "t":
-                    parts.append(text_of(events))
+                    text_run = text_of(events)
+                    parts.append(text_run)
+                    marks.text(text_run)
                     continue
                 depth += 1
+                marks.start(name, attrs)
                 if name == P + "ph":
                     placeholder = _Placeholder(attrs.get("type"), attrs.get("idx"))
                 elif name == DRAWING + "br":
@@ -448,6 +460,8 @@ class _ShapeTree:
         if kind_of in TITLE_TYPES and self.slide.title is None:
             self.slide.title = one_line(text)
             self.slide.title_type = kind_of
+        elif kind_of not in TITLE_TYPES and any(heads):
+            self.slide.items += _with_headings(paragraphs, heads)
         else:
             self.slide.items.append(("paragraph", text, {}))
 
@@ -525,6 +539,71 @@ class _ShapeTree:
         if grid and not self.body_only:
             table = {"table": {"rows": len(grid), "columns": width}}
             self.slide.items.append(("table", table_text(grid), table))
+
+
+class _Marks:
+    """What sets a shape's paragraph apart as a heading inside the slide's text, as converters
+    write one (pandoc a heading under the slide's level): its bullet turned off (a:buNone), at
+    the outline's first level (a:pPr lvl 0), every run of its text bold. Bold alone, or a size,
+    is no heading."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.no_bullet = False
+        self.nested = False
+        self.bold_text = False
+        self.plain_text = False
+        self.run_bold = False
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        if name == DRAWING + "p":
+            self.reset()
+        elif name == DRAWING + "pPr":
+            self.nested = attrs.get("lvl", "0") not in ("0", "")
+        elif name == DRAWING + "buNone":
+            self.no_bullet = True
+        elif name in (DRAWING + "r", DRAWING + "fld"):
+            self.run_bold = False
+        elif name == DRAWING + "rPr":
+            self.run_bold = attrs.get("b") in ("1", "true")
+
+    def text(self, text: str) -> None:
+        if text.strip():
+            if self.run_bold:
+                self.bold_text = True
+            else:
+                self.plain_text = True
+
+    def heading(self) -> bool:
+        return self.no_bullet and not self.nested and self.bold_text and not self.plain_text
+
+
+MAX_HEADING_WORDS = 12
+
+
+def _with_headings(
+    paragraphs: list[str], heads: list[bool]
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """A shape's paragraphs as blocks: each heading alone, the paragraphs between one block."""
+    items: list[tuple[str, str, dict[str, Any]]] = []
+    run: list[str] = []
+    for text, head in zip(paragraphs, heads, strict=True):
+        if not text:
+            continue
+        # A bold line ending in a colon introduces what follows (Key benefits:), and one ending
+        # in a full stop is a sentence: neither is a heading.
+        if head and len(text.split()) <= MAX_HEADING_WORDS and not text.endswith((":", ".")):
+            if run:
+                items.append(("paragraph", "\n".join(run), {}))
+                run = []
+            items.append(("heading", one_line(text), {}))
+        else:
+            run.append(text)
+    if run:
+        items.append(("paragraph", "\n".join(run), {}))
+    return items
 
 
 def _count(events: Iterator[Event], wanted: str) -> int:

@@ -402,3 +402,56 @@ def test_a_layout_that_cannot_be_read_leaves_the_slide_an_ordinary_one() -> None
                 content = b"<not xml"
             target.writestr(item, content)
     assert [(t, d) for t, d, _ in _headings(buffer.getvalue())] == [("Section", 1), ("Slide", 1)]
+
+
+def _body(*paragraphs: tuple[str, str]) -> str:
+    """A body placeholder of paragraphs (kind, text): "head" a bold line with its bullet off at
+    the first level (as pandoc writes a heading under the slide level), "bold" one bold run with
+    its bullet on, "nested" the head's marks at level 1, "mixed" bold and plain runs, "text" a
+    plain paragraph."""
+    xml = []
+    for kind, text in paragraphs:
+        no_bullet = "<a:buNone/>" if kind in ("head", "nested", "mixed") else ""
+        level = "1" if kind == "nested" else "0"
+        bold = ' b="1"' if kind in ("head", "bold", "nested", "mixed") else ""
+        runs = f"<a:r><a:rPr{bold}/><a:t>{text}</a:t></a:r>"
+        if kind == "mixed":
+            runs += "<a:r><a:rPr/><a:t> and plain</a:t></a:r>"
+        xml.append(f'<a:p><a:pPr lvl="{level}">{no_bullet}</a:pPr>{runs}</a:p>')
+    return (
+        '<p:sp><p:nvSpPr><p:cNvPr id="3" name="b"/><p:cNvSpPr/><p:nvPr><p:ph idx="1"/></p:nvPr>'
+        f"</p:nvSpPr><p:spPr/><p:txBody><a:bodyPr/>{''.join(xml)}</p:txBody></p:sp>"
+    )
+
+
+def test_a_bold_unbulleted_line_in_the_body_is_a_heading_under_the_slide_title() -> None:
+    slide = slide_xml(
+        text_shape("Slide", "title")
+        + _body(("text", "intro"), ("head", "A part"), ("text", "its text"), ("text", "more"))
+    )
+    artifact = extract_pptx(pptx([slide]), {}, name="deck.pptx")
+    assert [(b["type"], b["text"], b.get("depth")) for b in artifact["blocks"]] == [
+        ("heading", "Slide", 1),
+        ("paragraph", "intro", None),
+        ("heading", "A part", 2),
+        ("paragraph", "its text\nmore", None),
+    ]
+    assert artifact["blocks"][-1]["section_path"] == ["Slide", "A part"]
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        ("bold", "Bold with its bullet"),
+        ("nested", "At the second level"),
+        ("mixed", "Bold"),
+        ("head", "Key benefits:"),
+        ("head", "A bold sentence."),
+        ("head", "one two three four five six seven eight nine ten eleven twelve thirteen"),
+    ],
+    ids=["bulleted", "nested", "mixed", "colon", "sentence", "long"],
+)
+def test_bold_alone_makes_no_heading(paragraph: tuple[str, str]) -> None:
+    slide = slide_xml(text_shape("Slide", "title") + _body(paragraph, ("text", "after")))
+    artifact = extract_pptx(pptx([slide]), {}, name="deck.pptx")
+    assert [b["type"] for b in artifact["blocks"]] == ["heading", "paragraph"]
