@@ -750,3 +750,21 @@ def test_the_split_tables_pass_the_contract_and_their_datasets_are_keyed_apart()
     raw = json.dumps(read(data)).encode()
     parsed = parse_artifact(raw, expected_format="xlsx", original_size=len(data))
     assert table_keys(parsed) == ["S/t0", "S/t1"]
+
+
+def test_a_merged_note_is_one_value_and_equal_strings_side_by_side_are_two() -> None:
+    # Told apart by the merged ranges, not by the cells being one object: a reader may share
+    # one cell between equal shared strings.
+    body = (
+        row(1, text("A1", "k"), text("B1", "v"))
+        + row(2, text("A2", "a"), num("B2", 1))
+        + row(4, '<c r="A4" t="s"><v>0</v></c>', '<c r="B4" t="s"><v>0</v></c>')
+        + row(5, '<c r="A5" t="s"><v>0</v></c>', '<c r="B5" t="s"><v>0</v></c>')
+        + row(7, text("A7", "a note merged over the table"))
+    )
+    data = workbook(("S", "", {"xml": merged(body, "A7:B7")}), shared=["same"])
+    artifact = read(data)
+    assert [names_of(artifact, i) for i in range(2)] == [["k", "v"], ["same", "same (2)"]]
+    assert _prose(artifact) == [
+        ("a note merged over the table", {"sheet": "S", "row_start": 7, "row_end": 7})
+    ]

@@ -6,8 +6,7 @@ standard library as the parts inflate.
 Modules, one idea each: workbook (the sheets, the date system, the parts), styles and numformats
 (which numbers are dates, times or durations), strings (the shared strings), values (a cell's
 value), sheet (a worksheet's cells, the hot loop), regions (where a sheet splits into tables)
-and table
-(merges, the header, the blocks).
+and table (merges, the header, the blocks).
 
 Coverage is counted in sheets: every sheet the workbook lists, extracted when it was read with no
 failed unit of its own. A chart or dialog sheet holds no cells (no table, and read); a macro sheet

@@ -28,6 +28,7 @@ column, under a row of several values, is a note.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.tables import Cell
@@ -50,7 +51,10 @@ class Region:
     right: int
     prose: bool = False
     joined: bool = False  # a table and the block under it that goes on with it
-    _distinct: dict[int, list[Cell]] = field(default_factory=dict, repr=False, compare=False)
+    spans: Spans | None = field(default=None, repr=False, compare=False)
+    _distinct: dict[int, list[tuple[tuple[int, int], Cell]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def holds(self, merge: tuple[int, int, int, int]) -> bool:
         """Whether a merged range starts in the region."""
@@ -63,59 +67,89 @@ class Region:
         return {r: {c: v for c, v in rows[r].items() if left <= c <= right} for r in self.rows}
 
     def values(self, rows: Rows, r: int) -> list[Cell]:
-        """The distinct values of row r in the region (a merged range's spread cells are one)."""
+        """The values of row r in the region, a merged range's spread cells one value."""
+        return [cell for _, cell in self.placed(rows, r)]
+
+    def placed(self, rows: Rows, r: int) -> list[tuple[tuple[int, int], Cell]]:
+        """Row r's values with the position each was written at (a merge's first cell)."""
         found = self._distinct.get(r)
         if found is None:
             found, seen = [], set()
             row = rows[r]
             for c in sorted(c for c in row if self.left <= c <= self.right):
-                cell = row[c]
-                if id(cell) not in seen:
-                    seen.add(id(cell))
-                    found.append(cell)
+                origin = self.spans.origin(r, c) if self.spans else (r, c)
+                if origin not in seen:
+                    seen.add(origin)
+                    found.append((origin, row[c]))
             self._distinct[r] = found
         return found
+
+    def starts_with_data(self, rows: Rows) -> bool:
+        """Whether its first row holds a number, a date or a bool (a table starts with names)."""
+        left, right = self.left, self.right
+        row = rows[self.rows[0]]
+        return any(cell.kind != "string" for c, cell in row.items() if left <= c <= right)
 
     def width(self, rows: Rows, r: int) -> int:
         """How many of the region's columns row r fills."""
         return sum(1 for c in rows[r] if self.left <= c <= self.right)
 
 
-def regions(rows: Rows) -> list[Region]:
+class Spans:
+    """The merged ranges spread over the sheet, by row: where each spread cell was written."""
+
+    def __init__(self, merges: list[tuple[int, int, int, int]]) -> None:
+        self.by_row: dict[int, list[tuple[int, int, int, int]]] = {}
+        for merge in merges:
+            r1, c1, r2, c2 = merge
+            if r2 > r1 or c2 > c1:
+                for r in range(r1, r2 + 1):
+                    self.by_row.setdefault(r, []).append(merge)
+
+    def origin(self, r: int, c: int) -> tuple[int, int]:
+        for r1, c1, _, c2 in self.by_row.get(r, ()):
+            if c1 <= c <= c2:
+                return r1, c1
+        return r, c
+
+
+def regions(rows: Rows, merges: list[tuple[int, int, int, int]] | None = None) -> list[Region]:
     """The sheet's regions in reading order (top to bottom, then left to right), each marked
-    prose or not; one region, the whole sheet, when it cuts into too many."""
+    prose or not; one region, the whole sheet, when it cuts into too many. `merges` are the
+    ranges spread over the cells: a range is one value where titles and notes are told apart."""
     numbers = sorted(r for r, row in rows.items() if row)
     if not numbers:
         return []
+    used: set[int] = set()
+    for r in numbers:
+        used.update(rows[r])
+    whole = Region(numbers, min(used), max(used))
     found: list[Region] = []
-    whole = _whole(rows, numbers)
-    if not _cut(rows, whole, True, False, 0, found):
+    if numbers[-1] - numbers[0] + 1 == len(numbers) and len(used) == whole.right - whole.left + 1:
+        found = [whole]  # no blank row or column inside: one block, no cut to look for
+    elif not _cut(rows, whole, True, False, 0, found):
         found = [whole]
     # Reading order: by the row a region starts at, then its column (the cuts find side-by-side
     # blocks column by column).
     found.sort(key=lambda region: (region.rows[0], region.left))
+    spans = Spans(merges or [])
     out: list[Region] = []
     for region in found:
+        region.spans = spans
         out += _peel(rows, region, alone=len(found) == 1)
     return out
 
 
 def lines(rows: Rows, region: Region) -> list[str]:
     """A prose region's text: each distinct value once, in row order."""
-    seen: set[int] = set()
+    seen: set[tuple[int, int]] = set()
     out = []
     for r in region.rows:
-        for cell in region.values(rows, r):
-            if id(cell) not in seen:
-                seen.add(id(cell))
+        for origin, cell in region.placed(rows, r):
+            if origin not in seen:
+                seen.add(origin)
                 out.append(cell.text)
     return out
-
-
-def _whole(rows: Rows, numbers: list[int]) -> Region:
-    low = min(min(rows[r]) for r in numbers)
-    high = max(max(rows[r]) for r in numbers)
-    return Region(numbers, low, high)
 
 
 def _cut(
@@ -128,33 +162,36 @@ def _cut(
 ) -> bool:
     """Cut `region` at blank columns (`across`) or at blank rows, and each piece the other way,
     adding the pieces no cut divides to `found`; False when they come to more than MAX_REGIONS.
-    A block cut off under a table that goes on with it is joined back, and cut no further."""
-    pieces = _columns(rows, region) if across else _bands(rows, region)
+    A block cut off under a table that goes on with it is joined back, and cut no further.
+
+    `rows` holds, for the region's rows, only the cells inside the region: a piece cut off
+    across gets its own, so no pass reads a row's cells outside the piece it looks at."""
+    if across:
+        pieces = _columns(rows, region)
+    else:
+        pieces = [(rows, band) for band in _join_continuations(rows, _bands(rows, region))]
     if len(pieces) == 1 and (stalled or depth >= MAX_DEPTH):
-        found.append(pieces[0])
+        found.append(pieces[0][1])
         return len(found) <= MAX_REGIONS
     if len(pieces) == 1:
-        return _cut(rows, pieces[0], not across, True, depth + 1, found)
-    for piece in pieces if across else _join_continuations(rows, pieces):
+        own, piece = pieces[0]
+        return _cut(own, piece, not across, True, depth + 1, found)
+    for own, piece in pieces:
         if piece.joined or depth >= MAX_DEPTH:
             found.append(piece)
             if len(found) > MAX_REGIONS:
                 return False
-        elif not _cut(rows, piece, not across, False, depth + 1, found):
+        elif not _cut(own, piece, not across, False, depth + 1, found):
             return False
     return True
 
 
-def _columns(rows: Rows, region: Region) -> list[Region]:
-    """The region cut where a column is blank in every one of its rows."""
-    left, right = region.left, region.right
+def _columns(rows: Rows, region: Region) -> list[tuple[Rows, Region]]:
+    """The region cut where a column is blank in every one of its rows, each piece with its own
+    cells."""
     used: set[int] = set()
     for r in region.rows:
-        row = rows[r]
-        if left <= min(row) and max(row) <= right:
-            used.update(row)
-        else:
-            used.update(c for c in row if left <= c <= right)
+        used.update(rows[r])
     columns = sorted(used)
     runs: list[tuple[int, int]] = []
     start = previous = columns[0]
@@ -164,19 +201,36 @@ def _columns(rows: Rows, region: Region) -> list[Region]:
             start = c
         previous = c
     runs.append((start, previous))
-    if len(runs) == 1:
-        return [Region(region.rows, start, previous)]
-    pieces: list[Region] = []
-    for low, high in runs:
-        piece = Region(
-            [r for r in region.rows if any(low <= c <= high for c in rows[r])], low, high
-        )
-        left_piece = pieces[-1] if pieces else None
-        if left_piece is not None and _goes_on_across(rows, left_piece, piece):
-            merged = sorted(set(left_piece.rows) | set(piece.rows))
-            pieces[-1] = Region(merged, left_piece.left, high)
-        else:
-            pieces.append(piece)
+    if len(runs) == 1 or len(runs) > MAX_REGIONS:
+        # More runs than regions: a scatter, not tables side by side; not cut across.
+        return [(rows, Region(region.rows, columns[0], previous))]
+    # Each run's cells in one pass over the region's (a run found by bisection).
+    starts = [low for low, _ in runs]
+    own: list[Rows] = [{} for _ in runs]
+    for r in region.rows:
+        for c, cell in rows[r].items():
+            own[bisect_right(starts, c) - 1].setdefault(r, {})[c] = cell
+    groups: list[list[int]] = []  # indexes of runs read as one piece
+    for index, (low, high) in enumerate(runs):
+        piece = Region(list(own[index]), low, high)
+        if groups:
+            group = groups[-1]
+            first_row = min(next(iter(own[i])) for i in group)
+            before = Region([first_row], runs[group[0]][0], runs[group[-1]][1])
+            if _goes_on_across(own[index], before, piece):
+                group.append(index)
+                continue
+        groups.append([index])
+    pieces: list[tuple[Rows, Region]] = []
+    for group in groups:
+        cells = own[group[0]]
+        if len(group) > 1:
+            cells = {}
+            for i in group:
+                for r, row in own[i].items():
+                    cells.setdefault(r, {}).update(row)
+            cells = dict(sorted(cells.items()))
+        pieces.append((cells, Region(list(cells), runs[group[0]][0], runs[group[-1]][1])))
     return pieces
 
 
@@ -184,14 +238,13 @@ def _goes_on_across(rows: Rows, left: Region, right: Region) -> bool:
     """Whether a block right of a blank column is more of the table left of it: it starts with
     data (a table starts with its names), or it is a lone row beside the left one's first row
     (more of its header)."""
-    first = right.rows[0]
-    if any(cell.kind != "string" for cell in right.values(rows, first)):
+    if right.starts_with_data(rows):
         return True
-    return len(right.rows) == 1 and first == left.rows[0]
+    return len(right.rows) == 1 and right.rows[0] == left.rows[0]
 
 
 def _bands(rows: Rows, region: Region) -> list[Region]:
-    """The region cut where a row is blank (its rows are those with a cell in its columns)."""
+    """The region cut where a row is blank, each band over the columns its cells fill."""
     numbers = region.rows
     bands: list[list[int]] = [[numbers[0]]]
     for r in numbers[1:]:
@@ -201,13 +254,10 @@ def _bands(rows: Rows, region: Region) -> list[Region]:
             bands.append([r])
     if len(bands) == 1:
         return [region]
-    return [_tight(rows, band, region.left, region.right) for band in bands]
-
-
-def _tight(rows: Rows, numbers: list[int], left: int, right: int) -> Region:
-    low = min(c for r in numbers for c in rows[r] if left <= c <= right)
-    high = max(c for r in numbers for c in rows[r] if left <= c <= right)
-    return Region(numbers, low, high)
+    return [
+        Region(band, min(min(rows[r]) for r in band), max(max(rows[r]) for r in band))
+        for band in bands
+    ]
 
 
 def _join_continuations(rows: Rows, bands: list[Region]) -> list[Region]:
@@ -219,9 +269,11 @@ def _join_continuations(rows: Rows, bands: list[Region]) -> list[Region]:
             and above.left <= band.left
             and band.right <= above.right
             and band.rows[0] - above.rows[-1] <= MAX_CONTINUATION_GAP
-            and any(cell.kind != "string" for cell in band.values(rows, band.rows[0]))
+            and band.starts_with_data(rows)
         ):
-            joined[-1] = Region(above.rows + band.rows, above.left, above.right, joined=True)
+            if not above.joined:  # its own list from here on, extended in place (no n² copies)
+                above = joined[-1] = Region(list(above.rows), above.left, above.right, joined=True)
+            above.rows.extend(band.rows)
         else:
             joined.append(band)
     return joined
@@ -232,12 +284,19 @@ def _words(cell: Cell) -> int:
 
 
 def _is_prose(rows: Rows, region: Region) -> bool:
-    values = [region.values(rows, r) for r in region.rows]
-    if len({id(cell) for row in values for cell in row}) == 1:
+    cells = []
+    origins = set()
+    for r in region.rows:  # a table's first row of several values ends this at once
+        placed = region.placed(rows, r)
+        if len(placed) != 1:
+            return False
+        origins.add(placed[0][0])
+        cells.append(placed[0][1])
+    if len(origins) == 1:
         return True
-    if any(len(row) != 1 or row[0].kind != "string" for row in values):
+    if any(cell.kind != "string" for cell in cells):
         return False
-    return any(_words(row[0]) >= MIN_PROSE_WORDS for row in values) or all(
+    return any(_words(cell) >= MIN_PROSE_WORDS for cell in cells) or all(
         region.width(rows, r) > 1 for r in region.rows
     )
 
@@ -253,14 +312,14 @@ def _peel(rows: Rows, region: Region, *, alone: bool) -> list[Region]:
     body = list(region.rows)
     if region.right > region.left:
         while len(body) >= 3 and _is_title(rows, region, body[0], body[1]):
-            head.append(Region([body[0]], region.left, region.right, prose=True))
+            head.append(Region([body[0]], region.left, region.right, True, spans=region.spans))
             body = body[1:]
         while len(body) >= 3 and _is_note(rows, region, body[-1], body[-2]):
-            tail.insert(0, Region([body[-1]], region.left, region.right, prose=True))
+            tail.insert(0, Region([body[-1]], region.left, region.right, True, spans=region.spans))
             body = body[:-1]
     if not head and not tail:
         return [region]
-    return [*head, Region(body, region.left, region.right), *tail]
+    return [*head, Region(body, region.left, region.right, spans=region.spans), *tail]
 
 
 def _is_title(rows: Rows, region: Region, r: int, under: int) -> bool:

@@ -196,7 +196,7 @@ def sheet_table(
     rows = cells.rows
     if not rows:
         return result
-    found = regions(rows)
+    found = regions(rows, spread)
     for region in found:
         next_block = first_block + len(result.blocks)
         if region.prose:
