@@ -28,7 +28,7 @@ column, under a row of several values, is a note.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.tables import Cell
@@ -55,16 +55,6 @@ class Region:
     _distinct: dict[int, list[tuple[tuple[int, int], Cell]]] = field(
         default_factory=dict, repr=False, compare=False
     )
-
-    def holds(self, merge: tuple[int, int, int, int]) -> bool:
-        """Whether a merged range starts in the region."""
-        r1, c1, _, _ = merge
-        return self.rows[0] <= r1 <= self.rows[-1] and self.left <= c1 <= self.right
-
-    def cells(self, rows: Rows) -> Rows:
-        """The region's own cells, by row."""
-        left, right = self.left, self.right
-        return {r: {c: v for c, v in rows[r].items() if left <= c <= right} for r in self.rows}
 
     def values(self, rows: Rows, r: int) -> list[Cell]:
         """The values of row r in the region, a merged range's spread cells one value."""
@@ -137,6 +127,46 @@ def regions(rows: Rows, merges: list[tuple[int, int, int, int]] | None = None) -
     for region in found:
         region.spans = spans
         out += _peel(rows, region, alone=len(found) == 1)
+    return out
+
+
+def own_cells(
+    rows: Rows, found: list[Region], merges: list[tuple[int, int, int, int]]
+) -> list[tuple[Rows, list[tuple[int, int, int, int]]]]:
+    """Each region's own cells and the merged ranges that start in it, in one pass over the
+    sheet's (a cell's region found by bisection among those its row holds), so a sheet of many
+    regions side by side is read once."""
+    by_row: dict[int, list[tuple[int, int, int]]] = {}
+    for index, region in enumerate(found):
+        for r in region.rows:
+            by_row.setdefault(r, []).append((region.left, region.right, index))
+    lefts_of: dict[int, list[int]] = {}
+    for r, spans in by_row.items():
+        spans.sort()
+        lefts_of[r] = [left for left, _, _ in spans]
+
+    def where(r: int, c: int) -> int | None:
+        spans = by_row.get(r)
+        if not spans:
+            return None
+        at = bisect_right(lefts_of[r], c) - 1
+        return spans[at][2] if at >= 0 and c <= spans[at][1] else None
+
+    out: list[tuple[Rows, list[tuple[int, int, int, int]]]] = [({}, []) for _ in found]
+    for r, spans in by_row.items():
+        row = rows[r]
+        if len(spans) == 1 and spans[0][0] <= min(row) and max(row) <= spans[0][1]:
+            out[spans[0][2]][0][r] = row  # the row lies in one region: shared, not copied
+            continue
+        columns = sorted(row)
+        for left, right, index in spans:
+            inside = columns[bisect_left(columns, left) : bisect_right(columns, right)]
+            if inside:
+                out[index][0][r] = {c: row[c] for c in inside}
+    for merge in merges:
+        holder = where(merge[0], merge[1])
+        if holder is not None:
+            out[holder][1].append(merge)
     return out
 
 

@@ -31,7 +31,7 @@ from extractor_sandbox.formats.tables import (
     table_entry,
     unique_names,
 )
-from extractor_sandbox.formats.xlsx.regions import Region, lines, regions
+from extractor_sandbox.formats.xlsx.regions import Region, lines, own_cells, regions
 from extractor_sandbox.formats.xlsx.sheet import SheetCells
 
 Merge = tuple[int, int, int, int]
@@ -197,7 +197,9 @@ def sheet_table(
     if not rows:
         return result
     found = regions(rows, spread)
-    for region in found:
+    # A sheet that is one region is read from its own rows: no copy of a million cells.
+    owned = [(rows, spread)] if len(found) == 1 else own_cells(rows, found, spread)
+    for region, (own, merges) in zip(found, owned, strict=True):
         next_block = first_block + len(result.blocks)
         if region.prose:
             block = _prose_block(rows, region, sheet, budget, next_block)
@@ -206,13 +208,11 @@ def sheet_table(
                 break
             result.blocks.append(block)
             continue
-        # A sheet that is one region is read from its own rows: no copy of a million cells.
-        own = rows if len(found) == 1 else region.cells(rows)
         table_id = f"t{first_table + len(result.entries)}"
         stop = _region_table(
             result,
             own,
-            [m for m in spread if region.holds(m)],
+            merges,
             sheet,
             table_id,
             budget,
