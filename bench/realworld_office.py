@@ -1,6 +1,7 @@
 """The DOCX and PPTX readers on documents and gold made by others (bench/realworld/office/).
 
     .venv/bin/python bench/realworld_office.py [--baseline-checkout ../base] [--markdown]
+        [--per-file]
 
 Every document of bench/realworld/office/data (pandoc's DOCX reader tests and PPTX writer tests,
 their gold converted from pandoc's own AST by bench/realworld/office/pandoc_gold.py) is read by
@@ -147,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-checkout", type=Path)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--per-file", action="store_true", help="every file's scores")
     args = parser.parse_args()
     paths = documents()
     sides = {"this": ROOT}
@@ -173,7 +175,7 @@ def main() -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(established(path)), encoding="utf-8")
         scored["python-docx/pptx"] = reference_scores(out)
-    report(scored, args.markdown)
+    report(scored, args.markdown, args.per_file)
     for side, key, metric, mine, theirs in disagreements:
         print(
             f"scorers disagree ({side}) {key} {metric}: project {mine:.3f}, reference {theirs:.3f}"
@@ -183,7 +185,9 @@ def main() -> None:
     print(f"\nwrote {RESULTS.relative_to(ROOT)}")
 
 
-def report(scored: dict[str, dict[str, dict[str, Any]]], markdown: bool) -> None:
+def report(
+    scored: dict[str, dict[str, dict[str, Any]]], markdown: bool, per_file: bool = False
+) -> None:
     sides = list(scored)
     for fmt in ("docx", "pptx"):
         keys = [k for k in scored["this"] if k.startswith(fmt + "/")]
@@ -209,6 +213,17 @@ def report(scored: dict[str, dict[str, dict[str, Any]]], markdown: bool) -> None
             if changed:
                 print(f"\n{fmt}: files whose score changed")
                 print_rows(["document", "metric", "before", "after"], changed, markdown)
+        if per_file:
+            print(f"\n{fmt}: every file, " + " / ".join(METRICS) + " (before -> after)")
+            rows = []
+            for k in keys:
+                cells = []
+                for metric in METRICS:
+                    after = fmt_value(scored["this"][k][metric])
+                    before = fmt_value(scored.get("baseline", scored["this"])[k][metric])
+                    cells.append(after if before == after else f"{before} -> {after}")
+                rows.append([k, *cells])
+            print_rows(["document", *METRICS], rows, markdown)
 
 
 def fmt_value(value: float | None) -> str:
