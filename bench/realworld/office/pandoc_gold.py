@@ -104,6 +104,8 @@ class _Parser:
         if kind == "name":
             if applied:
                 return self.constructor(value)
+            if self.peek() == ("punct", "{"):  # record syntax binds tighter than application
+                return Con(value, [self.record()])
             return {"True": True, "False": False, "Nothing": None}.get(value, Con(value, []))
         raise ValueError(f"unexpected {value!r}")
 
@@ -138,19 +140,22 @@ class _Parser:
             ):
                 return Con(name, args)
             if token == ("punct", "{"):
-                self.take()
-                record: dict[str, Any] = {}
-                while self.peek() != ("punct", "}"):
-                    if self.peek() == ("punct", ","):
-                        self.take()
-                        continue
-                    _, field = self.take()
-                    self.take()  # =
-                    record[field] = self.value()
-                self.take()
-                args.append(record)
+                args.append(self.record())
                 continue
             args.append(self.atom())
+
+    def record(self) -> dict[str, Any]:
+        self.take()  # {
+        record: dict[str, Any] = {}
+        while self.peek() != ("punct", "}"):
+            if self.peek() == ("punct", ","):
+                self.take()
+                continue
+            _, name = self.take()
+            self.take()  # =
+            record[name] = self.value()
+        self.take()
+        return record
 
 
 def parse_native(text: str) -> Any:
