@@ -8,9 +8,9 @@ over the cells already read (merged ranges already spread, so a merge holds its 
 Regions. The sheet is cut where a whole row is blank, then each band where a whole column is
 blank within it, then each piece again, to a depth of MAX_DEPTH (an XY cut): each pass is linear
 in the cells, and a sheet that is one block is one pass. Regions are read by the row they start
-at, then their column. A sheet cut into more than MAX_REGIONS
-pieces is read whole, one table, as before (a scatter of cells is no set of tables, and a
-thousand tables would be a thousand datasets).
+at, then their column. A sheet cut into more than MAX_REGIONS pieces is read whole, one table,
+as before, and a region of more than MAX_REGIONS runs of columns is not cut across: a scatter of
+cells is no set of tables, and a thousand tables would be a thousand datasets.
 
 A cut is undone where what it cut off is more of the table: a block under a table (one blank
 row between, within its columns) or right of it whose first row holds a number, a date or a bool
@@ -86,18 +86,22 @@ class Region:
 
 
 class Spans:
-    """The merged ranges spread over the sheet, by row: where each spread cell was written."""
+    """The merged ranges spread over the sheet, by row: where each spread cell was written.
+    Indexed on first use: a sheet whose titles and notes are never asked about pays nothing."""
 
     def __init__(self, merges: list[tuple[int, int, int, int]]) -> None:
-        self.by_row: dict[int, list[tuple[int, int, int, int]]] = {}
-        for merge in merges:
-            r1, c1, r2, c2 = merge
-            if r2 > r1 or c2 > c1:
-                for r in range(r1, r2 + 1):
-                    self.by_row.setdefault(r, []).append(merge)
+        self.merges = merges
+        self._by_row: dict[int, list[tuple[int, int, int, int]]] | None = None
 
     def origin(self, r: int, c: int) -> tuple[int, int]:
-        for r1, c1, _, c2 in self.by_row.get(r, ()):
+        if self._by_row is None:
+            self._by_row = {}
+            for merge in self.merges:
+                r1, c1, r2, c2 = merge
+                if r2 > r1 or c2 > c1:
+                    for row in range(r1, r2 + 1):
+                        self._by_row.setdefault(row, []).append(merge)
+        for r1, c1, _, c2 in self._by_row.get(r, ()):
             if c1 <= c <= c2:
                 return r1, c1
         return r, c
