@@ -320,6 +320,7 @@ class _Deck:
             else:
                 self.blocks.place(block_type, text, page, {**attrs, **extra})
         if notes:
+            self.blocks.close(depth + 1)  # the notes are the slide's, not its last heading's
             self.blocks.place("paragraph", notes, page, {**attrs, "notes": True})
 
     def _artifact(self, slides: int) -> Artifact:

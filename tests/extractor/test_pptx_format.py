@@ -429,14 +429,16 @@ def test_a_bold_unbulleted_line_in_the_body_is_a_heading_under_the_slide_title()
         text_shape("Slide", "title")
         + _body(("text", "intro"), ("head", "A part"), ("text", "its text"), ("text", "more"))
     )
-    artifact = extract_pptx(pptx([slide]), {}, name="deck.pptx")
+    artifact = extract_pptx(pptx([slide], notes={0: "said aloud"}), {}, name="deck.pptx")
     assert [(b["type"], b["text"], b.get("depth")) for b in artifact["blocks"]] == [
         ("heading", "Slide", 1),
         ("paragraph", "intro", None),
         ("heading", "A part", 2),
         ("paragraph", "its text\nmore", None),
+        ("paragraph", "said aloud", None),
     ]
-    assert artifact["blocks"][-1]["section_path"] == ["Slide", "A part"]
+    assert artifact["blocks"][3]["section_path"] == ["Slide", "A part"]
+    assert artifact["blocks"][4]["section_path"] == ["Slide"]  # the notes are the slide's
 
 
 @pytest.mark.parametrize(
