@@ -7,7 +7,9 @@ Every document of bench/realworld/office/data (pandoc's DOCX reader tests and PP
 their gold converted from pandoc's own AST by bench/realworld/office/pandoc_gold.py) is read by
 this checkout's extractor, by the baseline checkout's (its own .venv, when given), and by an
 established tool in the same run (python-docx / python-pptx, their headings from style names
-and title placeholders, as their users write it). Each artifact is scored by the project's scorer
+and title placeholders, as their users write it; openpyxl, a table a sheet). The shared corpus's
+workbooks are scored too, as the XLSX development slice: no workbook with gold made by others was
+found outside it. Each artifact is scored by the project's scorer
 (tests/support/docparse_score.py) and by the reference scorer (../shared/tools/docparse_score.py),
 which must agree; the table prints each format's mean per reader and every file whose score
 changed, and bench/results/realworld_office.json keeps them all.
@@ -31,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 from tests.support import docparse_score as score  # noqa: E402
 
 DATA = ROOT / "bench" / "realworld" / "office" / "data"
+CORPUS_XLSX = ROOT.parent / "shared" / "corpus" / "inputs" / "xlsx"
+CORPUS_GOLD = ROOT.parent / "shared" / "corpus" / "gold" / "xlsx"
 REFERENCE = ROOT.parent / "shared" / "tools" / "docparse_score.py"
 RESULTS = ROOT / "bench" / "results" / "realworld_office.json"
 METRICS = ("heading_f1", "heading_level", "table_cell_f1", "text_recall")
@@ -43,8 +47,9 @@ from extractor_sandbox.source import extract
 out = Path(sys.argv[2])
 for line in sys.stdin:
     path = Path(line.strip())
+    fmt = {"xlsm": "xlsx"}.get(path.suffix[1:], path.suffix[1:])
     try:
-        artifact = extract(path.read_bytes(), path.suffix[1:], path.name, {})
+        artifact = extract(path.read_bytes(), fmt, path.name, {})
     except ExtractError as error:
         artifact = {"blocks": [], "coverage": {"failed": [{"unit": "file", "reason": str(error)}]}}
     target = out / path.parent.name / (path.name + ".json")
@@ -54,7 +59,18 @@ for line in sys.stdin:
 
 
 def documents() -> list[Path]:
-    return sorted(p for fmt in ("docx", "pptx") for p in (DATA / fmt).glob(f"*.{fmt}"))
+    """The bench's documents, and the shared corpus's workbooks (no XLSX with gold made by others
+    was found outside it: they are the development slice, scored here beside openpyxl)."""
+    found = sorted(p for fmt in ("docx", "pptx") for p in (DATA / fmt).glob(f"*.{fmt}"))
+    if CORPUS_XLSX.is_dir():
+        found += sorted(CORPUS_XLSX.glob("*.xls*"))
+    return found
+
+
+def gold_of(path: Path) -> Path:
+    if path.parent == CORPUS_XLSX:
+        return CORPUS_GOLD / f"{path.name}.json"
+    return path.with_name(path.name + ".gold.json")
 
 
 def run_checkout(checkout: Path, paths: list[Path], out: Path) -> None:
@@ -89,6 +105,19 @@ def established(path: Path) -> dict[str, Any]:
                 blocks.append({"type": "paragraph", "text": paragraph.text})
         for table in document.tables:
             tables.append({"rows": [[cell.text for cell in row.cells] for row in table.rows]})
+    elif path.suffix in (".xlsx", ".xlsm"):
+        import openpyxl
+
+        book = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
+        for sheet in book.worksheets:
+            rows = [
+                ["" if value is None else str(value) for value in row]
+                for row in sheet.iter_rows(values_only=True)
+                if any(value is not None for value in row)
+            ]
+            if rows:
+                tables.append({"rows": rows})
+        book.close()
     else:
         import pptx
 
@@ -126,8 +155,9 @@ def reference_scores(artifacts: Path) -> dict[str, dict[str, Any]]:
     found = {}
     for path in documents():
         artifact = artifacts / path.parent.name / f"{path.name}.json"
-        gold = path.with_name(path.name + ".gold.json")
-        found[f"{path.parent.name}/{path.name}"] = module.score_files(str(artifact), str(gold))
+        found[f"{path.parent.name}/{path.name}"] = module.score_files(
+            str(artifact), str(gold_of(path))
+        )
     return found
 
 
@@ -137,7 +167,7 @@ def project_scores(artifacts: Path) -> dict[str, dict[str, float]]:
         artifact = json.loads(
             (artifacts / path.parent.name / f"{path.name}.json").read_text(encoding="utf-8")
         )
-        gold = score.load_gold(path.with_name(path.name + ".gold.json"))
+        gold = score.load_gold(gold_of(path))
         found[f"{path.parent.name}/{path.name}"] = {
             m: hits / total for m, (hits, total) in score.score_document(gold, artifact).items()
         }
@@ -174,7 +204,7 @@ def main() -> None:
             target = out / path.parent.name / f"{path.name}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(established(path)), encoding="utf-8")
-        scored["python-docx/pptx"] = reference_scores(out)
+        scored["python-docx/pptx, openpyxl"] = reference_scores(out)
     report(scored, args.markdown, args.per_file)
     for side, key, metric, mine, theirs in disagreements:
         print(
@@ -189,8 +219,10 @@ def report(
     scored: dict[str, dict[str, dict[str, Any]]], markdown: bool, per_file: bool = False
 ) -> None:
     sides = list(scored)
-    for fmt in ("docx", "pptx"):
+    for fmt in ("docx", "pptx", "xlsx"):
         keys = [k for k in scored["this"] if k.startswith(fmt + "/")]
+        if not keys:
+            continue
         print(f"\n{fmt}: {len(keys)} documents (mean over the documents a metric is defined for)")
         header = ["reader", *METRICS]
         rows = []
