@@ -38,6 +38,9 @@ PARSER = "loom-xlsx"
 PARSER_VERSION = f"1+python{platform.python_version()}"
 
 MAX_ELEMENTS = 25_000_000  # in all of a workbook's parts: bounds the time it is read for
+# Tables split from sheets, in all of a workbook: past it a sheet is one table, so a workbook
+# makes at most this many and one a sheet more (each table is a dataset).
+MAX_TABLES = 10_000
 NO_CELLS = frozenset({"chartsheet", "dialogsheet"})
 MACRO_SHEETS = frozenset({"xlMacrosheet", "xlIntlMacrosheet"})
 
@@ -171,6 +174,7 @@ def _read_one(
         reading.budget,
         hidden=entry.hidden,
         first_block=len(reading.blocks),
+        tables_left=MAX_TABLES - len(reading.tables),
     )
     failed = _sheet_failures(cells, sheet) + table.failed
     if not table.entries and cells.error:

@@ -107,10 +107,16 @@ class Spans:
         return r, c
 
 
-def regions(rows: Rows, merges: list[tuple[int, int, int, int]] | None = None) -> list[Region]:
+def regions(
+    rows: Rows,
+    merges: list[tuple[int, int, int, int]] | None = None,
+    *,
+    limit: int = MAX_REGIONS,
+) -> list[Region]:
     """The sheet's regions in reading order (top to bottom, then left to right), each marked
-    prose or not; one region, the whole sheet, when it cuts into too many. `merges` are the
-    ranges spread over the cells: a range is one value where titles and notes are told apart."""
+    prose or not; one region, the whole sheet, when it cuts into more than `limit` (at most
+    MAX_REGIONS). `merges` are the ranges spread over the cells: a range is one value where
+    titles and notes are told apart."""
     numbers = sorted(r for r, row in rows.items() if row)
     if not numbers:
         return []
@@ -121,7 +127,7 @@ def regions(rows: Rows, merges: list[tuple[int, int, int, int]] | None = None) -
     found: list[Region] = []
     if numbers[-1] - numbers[0] + 1 == len(numbers) and len(used) == whole.right - whole.left + 1:
         found = [whole]  # no blank row or column inside: one block, no cut to look for
-    elif not _cut(rows, whole, True, False, 0, found):
+    elif not _cut(rows, whole, True, False, 0, found) or len(found) > limit:
         found = [whole]
     # Reading order: by the row a region starts at, then its column (the cuts find side-by-side
     # blocks column by column).

@@ -31,7 +31,13 @@ from extractor_sandbox.formats.tables import (
     table_entry,
     unique_names,
 )
-from extractor_sandbox.formats.xlsx.regions import Region, lines, own_cells, regions
+from extractor_sandbox.formats.xlsx.regions import (
+    MAX_REGIONS,
+    Region,
+    lines,
+    own_cells,
+    regions,
+)
 from extractor_sandbox.formats.xlsx.sheet import SheetCells
 
 Merge = tuple[int, int, int, int]
@@ -188,15 +194,17 @@ def sheet_table(
     *,
     hidden: bool,
     first_block: int,
+    tables_left: int = MAX_REGIONS,
 ) -> SheetTable:
     """The sheet's tables (one per region) and blocks, in the sheet's reading order: a title or
-    a note outside a table is a paragraph block; each table's rows are row blocks."""
+    a note outside a table is a paragraph block; each table's rows are row blocks. A sheet that
+    would split into more tables than `tables_left` is one table."""
     result = SheetTable()
     spread, result.failed = spread_merges(cells, budget, sheet)
     rows = cells.rows
     if not rows:
         return result
-    found = regions(rows, spread)
+    found = regions(rows, spread, limit=max(1, tables_left))
     # A sheet that is one region is read from its own rows: no copy of a million cells.
     owned = [(rows, spread)] if len(found) == 1 else own_cells(rows, found, spread)
     for region, (own, merges) in zip(found, owned, strict=True):
