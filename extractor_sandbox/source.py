@@ -87,7 +87,17 @@ def _ooxml_kinds(data: bytes, asked: str) -> tuple[str, ...]:
         if asked in BINARY_FORMATS:
             raise ExtractError("corrupt", f"the zip container cannot be read: {error}") from None
         return ()  # not a readable zip: the text decoder decides what it is
-    return tuple(kind for kind, part in _ZIP_PARTS if part in names)
+    kinds = tuple(kind for kind, part in _ZIP_PARTS if part in names)
+    if kinds or "_rels/.rels" not in names:
+        return kinds
+    # The main part may sit elsewhere than usual (pandoc's test word/document2.xml): the package's
+    # relationship names it, so a package with XML parts in one kind's folder alone is that kind.
+    folders = tuple(
+        kind
+        for kind, part in _ZIP_PARTS
+        if any(n.startswith(part.split("/")[0] + "/") and n.endswith(".xml") for n in names)
+    )
+    return folders if len(folders) == 1 else ()
 
 
 def codec_name(encoding: str) -> str:

@@ -8,7 +8,11 @@ What each part of the body becomes:
 - Heading: a paragraph of a Heading N or Title style, or one with an outline level of its own or
   along its style's basedOn chain; the nearest of these set decides (the paragraph's own outline
   level first, then each style up the chain, its outline level or its Heading N name), and outline
-  level 9 (body text) is no heading whatever the style. A Title paragraph is depth 1, and every
+  level 9 (body text) is no heading whatever the style. A style id the styles part does not define
+  is read as the default paragraph style, as Word does ("Heading7" with no such style is body
+  text); only when the document has no styles part, or it cannot be read, is a style known by its
+  id alone ("Heading1" a Heading 1). A Title paragraph (its own style Title: a style
+  based on Title, such as a converter's Subtitle, Author or Date, is none) is depth 1, and every
   heading after it one level under its own (Heading 1 at depth 2), so the sections sit under the
   title; a later title is depth 1 again.
 - List: a numbered paragraph (numPr, its own or its style's) or one of a List style ("List
@@ -143,6 +147,7 @@ class _Style:
 class _Styles:
     by_id: dict[str, _Style] = field(default_factory=dict)
     default: str | None = None
+    read: bool = False  # the styles part was read: a style it does not define is no style
 
     def chain(self, style_id: str | None) -> Iterator[_Style]:
         """The paragraph's style and the styles it is based on, nearest first (no cycles)."""
@@ -150,18 +155,24 @@ class _Styles:
         current = style_id or self.default
         while current and current not in seen:
             seen.add(current)
-            style = self.by_id.get(current) or _style_from_id(current)
+            style = self.by_id.get(current)
+            if style is None and self.read:
+                # Word reads a paragraph naming a style the document does not define in its
+                # default style: "Heading7" with no such style is body text, not a heading.
+                current = self.default if current != self.default else None
+                continue
+            style = style or _style_from_id(current)
             yield style
             current = style.based_on
 
 
 def _style_from_id(style_id: str) -> _Style:
-    """A style the styles part does not give (or could not be read), known by its id alone."""
+    """A style known by its id alone, when the document's styles part is missing or unreadable."""
     return _Style(name=re.sub(r"(?<=[a-z])(?=\d)", " ", style_id))
 
 
 def read_styles(events: Iterator[Event]) -> _Styles:
-    styles = _Styles()
+    styles = _Styles(read=True)
     for kind, name, attrs in events:
         if kind == START and name == W + "style" and attrs.get(W + "type") == "paragraph":
             style_id = attrs.get(W + "styleId", "")
@@ -628,7 +639,9 @@ class _Reader:
     def heading_level(self, paragraph: _Paragraph) -> int | None:
         """TITLE, a level 1-9, or None; the nearest outline level or Heading N name decides."""
         chain = list(self.styles.chain(paragraph.style))
-        is_title = any(style.name.strip().lower() == "title" for style in chain)
+        # Only the paragraph's own style: converters base Subtitle, Author and Date on Title
+        # (pandoc's reference document does), and those are no titles.
+        is_title = bool(chain) and chain[0].name.strip().lower() == "title"
         level = self._nearest_level(paragraph, chain)
         if level == BODY_TEXT_LEVEL + 1:
             return None

@@ -6,10 +6,17 @@ parts' names; slide n is page n, and every block carries page_start = page_end =
 
 What a slide becomes:
 
-- Its title (the first title or centred-title placeholder with text) is a heading at depth 1, the
-  first block of the slide, and the slide's other blocks sit under it.
+- Its title (the first title or centred-title placeholder with text) is a heading, the first block
+  of the slide, and the slide's other blocks sit under it. Its level comes from the placeholder and
+  the slide's layout, not from the font: a centred title (a title slide) is depth 1 and what
+  follows sits under it, one level down, until the next centred title; a title on a section header
+  slide (layout type secHead) heads a section, and the titles of the slides after it sit one level
+  under it, until the next section or title slide.
 - Each shape with text is a block in the slide's shape order, a paragraph a line; shapes in a
-  group are read in place, and a shape in alternate content through its first choice only.
+  group are read in place, and a shape in alternate content through its first choice only. A
+  paragraph a converter set apart as a heading inside the text (bullet off, first outline level,
+  all its text bold, at most 12 words, not ending in a colon or a full stop) is a heading one
+  level under the slide's title, and the shape's other paragraphs blocks around it.
 - A table (a graphic frame holding one) is one table block, a row a line, its cells joined by
   " | ", attrs.table {"rows", "columns"}; a merged cell's other places are empty cells.
 - The speaker notes (the notes slide's body placeholder) are a paragraph block after the slide's
@@ -109,6 +116,7 @@ class _Slide:
     pictures: list[_Picture] = field(default_factory=list)
     unread: UnreadKinds = field(default_factory=UnreadKinds)
     hidden: bool = False
+    title_type: str | None = None
 
 
 class _Deck:
@@ -120,6 +128,9 @@ class _Deck:
         self.slide_size = DEFAULT_SLIDE_SIZE
         self.unread_slides: dict[int, UnreadKinds] = {}
         self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
+        self.layout_types: dict[str, str | None] = {}
+        self.under_title = False  # a title slide came before: its slides sit under it
+        self.in_section = False  # a section header slide came before
 
     def read(self) -> Artifact:
         presentation = self.package.main_part(MAIN_PART)
@@ -177,7 +188,37 @@ class _Deck:
         elif slide.unread:
             self.unread_slides[number] = slide.unread
         notes = self._notes(slide_relationships, unit)
-        self._emit(slide, notes)
+        self._emit(slide, notes, self._title_depth(slide, slide_relationships))
+
+    def _title_depth(self, slide: _Slide, relationships: list[Relationship]) -> int:
+        """The depth of the slide's title (or the one an untitled slide's blocks sit at), from its
+        placeholder and its layout's type."""
+        if slide.title is not None and slide.title_type == "ctrTitle":
+            self.under_title, self.in_section = True, False
+            return 1
+        base = 2 if self.under_title else 1
+        if slide.title is not None and self._layout_type(relationships) == "secHead":
+            self.in_section = True
+            return base
+        return base + 1 if self.in_section else base
+
+    def _layout_type(self, relationships: list[Relationship]) -> str | None:
+        """The type of the slide's layout (title, secHead, obj, ...), read once a layout; None
+        when it names none or cannot be read (the slide is then read as an ordinary one)."""
+        layout = next((r.target for r in relationships if r.type == "slideLayout"), "")
+        if not layout or not self.package.has(layout):
+            return None
+        if layout not in self.layout_types:
+            found = None
+            try:
+                for kind, name, attrs in transitional_events(self.package.events(layout)):
+                    if kind == START:
+                        found = attrs.get("type") if name == P + "sldLayout" else None
+                        break
+            except PartError:
+                found = None
+            self.layout_types[layout] = found
+        return self.layout_types[layout]
 
     def _fail_slide(self, number: int, reason: str) -> None:
         self.failed_slides.add(number)
@@ -262,19 +303,24 @@ class _Deck:
             return ""
         return "\n".join(text for _, text, _ in notes.items if text)
 
-    def _emit(self, slide: _Slide, notes: str) -> None:
+    def _emit(self, slide: _Slide, notes: str, depth: int) -> None:
         page = {"page_start": slide.number, "page_end": slide.number}
         attrs: dict[str, Any] = {}
         if slide.hidden:
             attrs["hidden"] = True
         if slide.number in self.unread_slides:
             attrs["images_unread"] = len(self.unread_slides[slide.number])
-        self.blocks.leave_sections()
         if slide.title:
-            self.blocks.heading(slide.title, 1, page, attrs)
+            self.blocks.heading(slide.title, depth, page, attrs)
+        else:
+            self.blocks.close(depth)
         for block_type, text, extra in slide.items:
-            self.blocks.place(block_type, text, page, {**attrs, **extra})
+            if block_type == "heading":  # set apart in the slide's text: under its title
+                self.blocks.heading(text, depth + 1, page, {**attrs, **extra})
+            else:
+                self.blocks.place(block_type, text, page, {**attrs, **extra})
         if notes:
+            self.blocks.close(depth + 1)  # the notes are the slide's, not its last heading's
             self.blocks.place("paragraph", notes, page, {**attrs, "notes": True})
 
     def _artifact(self, slides: int) -> Artifact:
@@ -374,6 +420,8 @@ class _ShapeTree:
     def shape(self, events: Iterator[Event]) -> None:
         placeholder: _Placeholder | None = None
         paragraphs: list[str] = []
+        heads: list[bool] = []  # each paragraph: set apart as a heading (_Marks)
+        marks = _Marks()
         parts: list[str] = []
         picture_fill = False
         depth = 1
@@ -382,14 +430,18 @@ class _ShapeTree:
                 depth -= 1
                 if name == DRAWING + "p":
                     paragraphs.append("".join(parts).strip())
+                    heads.append(marks.heading())
                     parts = []
                 if depth == 0:
                     break
             elif kind == START:
                 if name == DRAWING + "t":
-                    parts.append(text_of(events))
+                    text_run = text_of(events)
+                    parts.append(text_run)
+                    marks.text(text_run)
                     continue
                 depth += 1
+                marks.start(name, attrs)
                 if name == P + "ph":
                     placeholder = _Placeholder(attrs.get("type"), attrs.get("idx"))
                 elif name == DRAWING + "br":
@@ -408,6 +460,9 @@ class _ShapeTree:
             return
         if kind_of in TITLE_TYPES and self.slide.title is None:
             self.slide.title = one_line(text)
+            self.slide.title_type = kind_of
+        elif kind_of not in TITLE_TYPES and any(heads):
+            self.slide.items += _with_headings(paragraphs, heads)
         else:
             self.slide.items.append(("paragraph", text, {}))
 
@@ -485,6 +540,71 @@ class _ShapeTree:
         if grid and not self.body_only:
             table = {"table": {"rows": len(grid), "columns": width}}
             self.slide.items.append(("table", table_text(grid), table))
+
+
+class _Marks:
+    """What sets a shape's paragraph apart as a heading inside the slide's text, as converters
+    write one (pandoc a heading under the slide's level): its bullet turned off (a:buNone), at
+    the outline's first level (a:pPr lvl 0), every run of its text bold. Bold alone, or a size,
+    is no heading."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.no_bullet = False
+        self.nested = False
+        self.bold_text = False
+        self.plain_text = False
+        self.run_bold = False
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        if name == DRAWING + "p":
+            self.reset()
+        elif name == DRAWING + "pPr":
+            self.nested = attrs.get("lvl", "0") not in ("0", "")
+        elif name == DRAWING + "buNone":
+            self.no_bullet = True
+        elif name in (DRAWING + "r", DRAWING + "fld"):
+            self.run_bold = False
+        elif name == DRAWING + "rPr":
+            self.run_bold = attrs.get("b") in ("1", "true")
+
+    def text(self, text: str) -> None:
+        if text.strip():
+            if self.run_bold:
+                self.bold_text = True
+            else:
+                self.plain_text = True
+
+    def heading(self) -> bool:
+        return self.no_bullet and not self.nested and self.bold_text and not self.plain_text
+
+
+MAX_HEADING_WORDS = 12
+
+
+def _with_headings(
+    paragraphs: list[str], heads: list[bool]
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """A shape's paragraphs as blocks: each heading alone, the paragraphs between one block."""
+    items: list[tuple[str, str, dict[str, Any]]] = []
+    run: list[str] = []
+    for text, head in zip(paragraphs, heads, strict=True):
+        if not text:
+            continue
+        # A bold line ending in a colon introduces what follows (Key benefits:), and one ending
+        # in a full stop is a sentence: neither is a heading.
+        if head and len(text.split()) <= MAX_HEADING_WORDS and not text.endswith((":", ".")):
+            if run:
+                items.append(("paragraph", "\n".join(run), {}))
+                run = []
+            items.append(("heading", one_line(text), {}))
+        else:
+            run.append(text)
+    if run:
+        items.append(("paragraph", "\n".join(run), {}))
+    return items
 
 
 def _count(events: Iterator[Event], wanted: str) -> int:

@@ -63,6 +63,48 @@ def test_a_paragraphs_own_outline_level_decides_first() -> None:
     assert headings(docx(own, styles=HEADINGS)) == [("Own level", 3)]
 
 
+def test_a_style_id_the_styles_part_does_not_define_is_body_text() -> None:
+    # pandoc's test/docx/headers.docx: "Heading7" named, no such style; Word reads it as Normal.
+    body = paragraph("Sixth", "Heading6") + paragraph("Seventh level", "Heading7")
+    styles = HEADINGS + style("Heading6", "heading 6")
+    assert blocks(docx(body, styles=styles)) == [
+        ("heading", "Sixth"),
+        ("paragraph", "Seventh level"),
+    ]
+
+
+def test_a_custom_style_based_on_an_undefined_id_ends_its_chain_there() -> None:
+    body = paragraph("Custom", "Custom")
+    styles = HEADINGS + style("Custom", "Custom", based_on="Heading8")
+    assert blocks(docx(body, styles=styles)) == [("paragraph", "Custom")]
+
+
+def test_styles_based_on_title_are_no_titles() -> None:
+    # pandoc's reference document bases Subtitle, Author and Date on Title.
+    body = (
+        paragraph("The Title", "Title")
+        + paragraph("A subtitle", "Subtitle")
+        + paragraph("A. Author", "Author")
+        + paragraph("Chapter", "Heading1")
+    )
+    styles = (
+        HEADINGS
+        + style("Subtitle", "Subtitle", based_on="Title")
+        + style("Author", "Author", based_on="Title")
+    )
+    assert blocks(docx(body, styles=styles)) == [
+        ("heading", "The Title"),
+        ("paragraph", "A subtitle"),
+        ("paragraph", "A. Author"),
+        ("heading", "Chapter"),
+    ]
+    assert headings(docx(body, styles=styles)) == [("The Title", 1), ("Chapter", 2)]
+
+
+def test_with_no_styles_part_a_style_id_still_names_its_heading() -> None:
+    assert headings(docx(paragraph("By id", "Heading3"))) == [("By id", 3)]
+
+
 def test_after_a_title_every_heading_sits_one_level_under_its_own() -> None:
     body = (
         paragraph("Before", "Heading1")

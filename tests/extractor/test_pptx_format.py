@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zipfile
 from typing import Any
 
 import pptx as python_pptx
@@ -310,3 +311,149 @@ def test_shapes_after_a_graphic_frame_are_read() -> None:
     )
     shapes = text_shape("Before") + chart + text_shape("After")
     assert [t for _, t, _ in texts(read(pptx([slide_xml(shapes)])))] == ["Before", "After"]
+
+
+# Heading levels from the placeholder and the layout, not the font (issue 16)
+
+
+def _deck_of(*slides: tuple[int, str, str | None]) -> bytes:
+    """A python-pptx deck: (layout index, title, body text or None) a slide; the default
+    template's layouts 0 (Title Slide: a centred title), 1 (Title and Content), 2 (Section
+    Header)."""
+    deck = python_pptx.Presentation()
+    for layout, title, body in slides:
+        slide = deck.slides.add_slide(deck.slide_layouts[layout])
+        slide.shapes.title.text = title
+        if body is not None:
+            slide.placeholders[1].text = body
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return buffer.getvalue()
+
+
+def _headings(data: bytes) -> list[tuple[str, int, list[str]]]:
+    artifact = extract_pptx(data, {}, name="deck.pptx")
+    return [
+        (b["text"], b["depth"], b["section_path"])
+        for b in artifact["blocks"]
+        if b["type"] == "heading"
+    ]
+
+
+def test_slides_after_a_section_header_sit_one_level_under_it() -> None:
+    data = _deck_of(
+        (2, "Part one", None),
+        (1, "First slide", "a point"),
+        (1, "Second slide", "another"),
+        (2, "Part two", None),
+        (1, "Third slide", "more"),
+    )
+    assert _headings(data) == [
+        ("Part one", 1, []),
+        ("First slide", 2, ["Part one"]),
+        ("Second slide", 2, ["Part one"]),
+        ("Part two", 1, []),
+        ("Third slide", 2, ["Part two"]),
+    ]
+
+
+def test_a_title_slide_heads_the_deck_and_a_later_one_starts_again() -> None:
+    data = _deck_of(
+        (0, "The deck", "by someone"),
+        (2, "A section", None),
+        (1, "A slide", "text"),
+        (0, "Another deck", None),
+        (1, "Its slide", "text"),
+    )
+    assert [(text, depth) for text, depth, _ in _headings(data)] == [
+        ("The deck", 1),
+        ("A section", 2),
+        ("A slide", 3),
+        ("Another deck", 1),
+        ("Its slide", 2),
+    ]
+
+
+def test_a_deck_of_ordinary_slides_keeps_every_title_at_depth_one() -> None:
+    data = _deck_of((1, "One", "a"), (1, "Two", "b"))
+    assert [(text, depth) for text, depth, _ in _headings(data)] == [("One", 1), ("Two", 1)]
+
+
+def test_an_untitled_slide_under_a_section_keeps_the_section() -> None:
+    deck = python_pptx.Presentation()
+    deck.slides.add_slide(deck.slide_layouts[2]).shapes.title.text = "Section"
+    blank = deck.slides.add_slide(deck.slide_layouts[6])
+    box = blank.shapes.add_textbox(Inches(1), Inches(1), Inches(3), Inches(1))
+    box.text_frame.text = "loose text"
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    artifact = extract_pptx(buffer.getvalue(), {}, name="deck.pptx")
+    [loose] = [b for b in artifact["blocks"] if b["text"] == "loose text"]
+    assert loose["section_path"] == ["Section"]
+
+
+def test_a_layout_that_cannot_be_read_leaves_the_slide_an_ordinary_one() -> None:
+    data = _deck_of((2, "Section", None), (1, "Slide", "text"))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(buffer, "w") as target:
+        for item in source.infolist():
+            content = source.read(item)
+            if item.filename == "ppt/slideLayouts/slideLayout3.xml":
+                content = b"<not xml"
+            target.writestr(item, content)
+    assert [(t, d) for t, d, _ in _headings(buffer.getvalue())] == [("Section", 1), ("Slide", 1)]
+
+
+def _body(*paragraphs: tuple[str, str]) -> str:
+    """A body placeholder of paragraphs (kind, text): "head" a bold line with its bullet off at
+    the first level (as pandoc writes a heading under the slide level), "bold" one bold run with
+    its bullet on, "nested" the head's marks at level 1, "mixed" bold and plain runs, "text" a
+    plain paragraph."""
+    xml = []
+    for kind, text in paragraphs:
+        no_bullet = "<a:buNone/>" if kind in ("head", "nested", "mixed") else ""
+        level = "1" if kind == "nested" else "0"
+        bold = ' b="1"' if kind in ("head", "bold", "nested", "mixed") else ""
+        runs = f"<a:r><a:rPr{bold}/><a:t>{text}</a:t></a:r>"
+        if kind == "mixed":
+            runs += "<a:r><a:rPr/><a:t> and plain</a:t></a:r>"
+        xml.append(f'<a:p><a:pPr lvl="{level}">{no_bullet}</a:pPr>{runs}</a:p>')
+    return (
+        '<p:sp><p:nvSpPr><p:cNvPr id="3" name="b"/><p:cNvSpPr/><p:nvPr><p:ph idx="1"/></p:nvPr>'
+        f"</p:nvSpPr><p:spPr/><p:txBody><a:bodyPr/>{''.join(xml)}</p:txBody></p:sp>"
+    )
+
+
+def test_a_bold_unbulleted_line_in_the_body_is_a_heading_under_the_slide_title() -> None:
+    slide = slide_xml(
+        text_shape("Slide", "title")
+        + _body(("text", "intro"), ("head", "A part"), ("text", "its text"), ("text", "more"))
+    )
+    artifact = extract_pptx(pptx([slide], notes={0: "said aloud"}), {}, name="deck.pptx")
+    assert [(b["type"], b["text"], b.get("depth")) for b in artifact["blocks"]] == [
+        ("heading", "Slide", 1),
+        ("paragraph", "intro", None),
+        ("heading", "A part", 2),
+        ("paragraph", "its text\nmore", None),
+        ("paragraph", "said aloud", None),
+    ]
+    assert artifact["blocks"][3]["section_path"] == ["Slide", "A part"]
+    assert artifact["blocks"][4]["section_path"] == ["Slide"]  # the notes are the slide's
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        ("bold", "Bold with its bullet"),
+        ("nested", "At the second level"),
+        ("mixed", "Bold"),
+        ("head", "Key benefits:"),
+        ("head", "A bold sentence."),
+        ("head", "one two three four five six seven eight nine ten eleven twelve thirteen"),
+    ],
+    ids=["bulleted", "nested", "mixed", "colon", "sentence", "long"],
+)
+def test_bold_alone_makes_no_heading(paragraph: tuple[str, str]) -> None:
+    slide = slide_xml(text_shape("Slide", "title") + _body(paragraph, ("text", "after")))
+    artifact = extract_pptx(pptx([slide]), {}, name="deck.pptx")
+    assert [b["type"] for b in artifact["blocks"]] == ["heading", "paragraph"]

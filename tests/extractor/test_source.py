@@ -121,6 +121,30 @@ def test_a_zip_that_is_docx_and_xlsx_both_passes_as_either() -> None:
     )
 
 
+def test_a_package_whose_main_part_sits_elsewhere_is_known_by_its_folder() -> None:
+    # pandoc's test/docx/alternate_document_path.docx: word/document2.xml, named by _rels/.rels.
+    moved = zip_with("_rels/.rels", "word/document2.xml", "word/styles.xml")
+    detect_format(moved, "x", "docx")
+    assert refusal(detect_format, moved, "x", "xlsx") == (
+        "format_mismatch",
+        "the file is docx, not xlsx",
+    )
+
+
+def test_a_zip_of_two_kinds_folders_and_no_main_part_is_neither() -> None:
+    both = zip_with("_rels/.rels", "word/a.xml", "xl/b.xml")
+    assert refusal(detect_format, both, "x", "docx") == (
+        "format_mismatch",
+        "the file is not docx (no zip holding word/document.xml)",
+    )
+
+
+def test_a_zip_with_no_package_relationships_is_no_package() -> None:
+    assert refusal(detect_format, zip_with("word/document2.xml"), "x", "docx")[0] == (
+        "format_mismatch"
+    )
+
+
 # -- decode --------------------------------------------------------------------------------------
 
 

@@ -609,3 +609,162 @@ def test_a_workbook_is_refused_as_corrupt_when_its_zip_is_not_one() -> None:
     with pytest.raises(ExtractError) as raised:
         extract_xlsx(b"PK\x03\x04 not a zip", {}, name="x.xlsx")
     assert raised.value.code == "corrupt"
+
+
+# Regions: a sheet of several tables, titles and notes (issue 16)
+
+
+def _prose(artifact: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (b["text"], b["locator"])
+        for b in artifact["blocks"]
+        if "table_id" not in b.get("attrs", {})
+    ]
+
+
+def test_tables_under_one_another_with_blank_rows_between_are_separate_tables() -> None:
+    body = (
+        row(1, text("A1", "Region"), text("B1", "Sales"))
+        + row(2, text("A2", "North"), num("B2", 10))
+        + row(4, text("A4", "Product"), text("B4", "Units"), text("C4", "Price"))
+        + row(5, text("A5", "Pen"), num("B5", 3), num("C5", 1.5))
+    )
+    artifact = read(workbook(("Book", body)))
+    assert [t["id"] for t in artifact["tables"]] == ["t0", "t1"]
+    assert [t["name"] for t in artifact["tables"]] == ["Book", "Book"]
+    assert names_of(artifact, 0) == ["Region", "Sales"] and rows_of(artifact, 0) == [["North", 10]]
+    assert names_of(artifact, 1) == ["Product", "Units", "Price"]
+    assert rows_of(artifact, 1) == [["Pen", 3, 1.5]]
+    assert artifact["tables"][1]["locator"] == {"sheet": "Book", "row_start": 4, "row_end": 5}
+    assert [b["attrs"]["table_id"] for b in artifact["blocks"]] == ["t0", "t1"]
+
+
+def test_tables_side_by_side_with_a_blank_column_between_are_separate_tables() -> None:
+    body = (
+        row(1, text("A1", "k"), text("B1", "v"), text("D1", "name"), text("E1", "age"))
+        + row(2, text("A2", "x"), num("B2", 1), text("D2", "Ann"), num("E2", 30))
+        + row(3, text("D3", "Bob"), num("E3", 31))
+    )
+    artifact = read(workbook(body))
+    assert [names_of(artifact, i) for i in range(2)] == [["k", "v"], ["name", "age"]]
+    assert rows_of(artifact, 1) == [["Ann", 30], ["Bob", 31]]
+
+
+def test_a_title_and_a_note_outside_the_tables_are_paragraphs() -> None:
+    body = (
+        row(1, text("A1", "Duck observations 2024"))
+        + row(3, text("A3", "Year"), text("B3", "Ducks"))
+        + row(4, num("A4", 2023), num("B4", 160))
+        + row(5, num("A5", 2024), num("B5", 180))
+        + row(7, text("A7", "Source: the pond survey, counted each spring"))
+    )
+    artifact = read(workbook(("Ducks", body)))
+    [entry] = artifact["tables"]
+    assert [c["name"] for c in entry["columns"]] == ["Year", "Ducks"]
+    assert entry["rows"] == [[2023, 160], [2024, 180]]
+    assert _prose(artifact) == [
+        ("Duck observations 2024", {"sheet": "Ducks", "row_start": 1, "row_end": 1}),
+        (
+            "Source: the pond survey, counted each spring",
+            {"sheet": "Ducks", "row_start": 7, "row_end": 7},
+        ),
+    ]
+    assert [b["type"] for b in artifact["blocks"]] == ["paragraph"] * 3
+    assert artifact["blocks"][0]["text"] == "Duck observations 2024"  # reading order
+
+
+def test_a_title_right_above_the_names_and_a_note_right_under_the_rows_are_paragraphs() -> None:
+    body = (
+        row(1, text("A1", "Fleet"))
+        + row(2, text("A2", "Ship"), text("B2", "Crew"))
+        + row(3, text("A3", "Ark"), num("B3", 8))
+        + row(4, text("A4", "figures as of the last census"))
+    )
+    artifact = read(workbook(body))
+    assert names_of(artifact) == ["Ship", "Crew"] and rows_of(artifact) == [["Ark", 8]]
+    assert [text for text, _ in _prose(artifact)] == ["Fleet", "figures as of the last census"]
+
+
+def test_a_title_merged_over_the_whole_first_row_still_heads_the_names() -> None:
+    body = (
+        row(1, text("A1", "Sales 2025"))
+        + row(2, text("A2", "Region"), text("B2", "Total"))
+        + row(3, text("A3", "North"), num("B3", 5))
+        + row(5, text("A5", "Other"), text("B5", "Sum"))
+        + row(6, text("A6", "x"), num("B6", 1))
+    )
+    artifact = read(workbook(("S", "", {"xml": merged(body, "A1:B1")})))
+    assert names_of(artifact, 0) == ["Sales 2025 / Region", "Sales 2025 / Total"]
+    assert names_of(artifact, 1) == ["Other", "Sum"]
+
+
+def test_rows_after_a_blank_row_that_start_with_data_go_on_with_the_table() -> None:
+    body = (
+        row(1, text("A1", "k"), text("B1", "v"))
+        + row(2, text("A2", "a"), num("B2", 1))
+        + row(4, text("A4", "b"), num("B4", 2))
+    )
+    artifact = read(workbook(body))
+    assert len(artifact["tables"]) == 1
+    assert rows_of(artifact) == [["a", 1], ["b", 2]]
+
+
+def test_a_block_right_of_a_blank_column_that_starts_with_data_goes_on_with_the_table() -> None:
+    body = row(1, text("A1", "k"), text("B1", "v")) + row(
+        2, text("A2", "a"), num("B2", 1), num("D2", 2)
+    )
+    artifact = read(workbook(body))
+    assert names_of(artifact) == ["k", "v", "column 3", "column 4"]
+    assert rows_of(artifact) == [["a", 1, None, 2]]
+
+
+def test_a_sheet_of_one_value_is_still_a_table() -> None:
+    artifact = read(workbook(HEAD))
+    assert names_of(artifact) == ["a"] and _prose(artifact) == []
+
+
+def test_a_scatter_of_cells_past_the_regions_bound_is_read_as_one_table() -> None:
+    from extractor_sandbox.formats.xlsx import regions
+
+    cells = [text(f"{'ACEGIKMOQSUWY'[i % 13]}{2 * (i // 13) + 1}", f"v{i}") for i in range(200)]
+    by_row: dict[int, list[str]] = {}
+    for i, cell in enumerate(cells):
+        by_row.setdefault(2 * (i // 13) + 1, []).append(cell)
+    body = "".join(row(r, *cs) for r, cs in sorted(by_row.items()))
+    artifact = read(workbook(body))
+    assert len(artifact["tables"]) == 1
+    assert regions.MAX_REGIONS < 200
+
+
+def test_the_split_tables_pass_the_contract_and_their_datasets_are_keyed_apart() -> None:
+    from loom_dagster.contract.validate import parse_artifact
+    from loom_dagster.datasets.infer import table_keys
+
+    body = (
+        row(1, text("A1", "a"), text("B1", "b"))
+        + row(2, num("A2", 1), num("B2", 2))
+        + row(4, text("A4", "c"))
+        + row(5, num("A5", 3))
+    )
+    data = workbook(("S", body))
+    raw = json.dumps(read(data)).encode()
+    parsed = parse_artifact(raw, expected_format="xlsx", original_size=len(data))
+    assert table_keys(parsed) == ["S/t0", "S/t1"]
+
+
+def test_a_merged_note_is_one_value_and_equal_strings_side_by_side_are_two() -> None:
+    # Told apart by the merged ranges, not by the cells being one object: a reader may share
+    # one cell between equal shared strings.
+    body = (
+        row(1, text("A1", "k"), text("B1", "v"))
+        + row(2, text("A2", "a"), num("B2", 1))
+        + row(4, '<c r="A4" t="s"><v>0</v></c>', '<c r="B4" t="s"><v>0</v></c>')
+        + row(5, '<c r="A5" t="s"><v>0</v></c>', '<c r="B5" t="s"><v>0</v></c>')
+        + row(7, text("A7", "a note merged over the table"))
+    )
+    data = workbook(("S", "", {"xml": merged(body, "A7:B7")}), shared=["same"])
+    artifact = read(data)
+    assert [names_of(artifact, i) for i in range(2)] == [["k", "v"], ["same", "same (2)"]]
+    assert _prose(artifact) == [
+        ("a note merged over the table", {"sheet": "S", "row_start": 7, "row_end": 7})
+    ]

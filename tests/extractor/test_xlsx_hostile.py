@@ -352,3 +352,39 @@ def test_a_header_past_the_laid_out_bytes_fails_its_table(monkeypatch: pytest.Mo
         {"unit": "Wide", "reason": "its header is past the table budget"},
         {"unit": "sheets 2-2", "reason": "past the table budget: never read"},
     ]
+
+
+# Regions (issue 16): a workbook cannot make a table (a dataset) of every cell
+
+
+def _two_tables() -> str:
+    return (
+        row(1, text("A1", "a"), text("B1", "b"))
+        + row(2, num("A2", 1), num("B2", 2))
+        + row(4, text("A4", "c"), text("B4", "d"))
+        + row(5, num("A5", 3), num("B5", 4))
+    )
+
+
+def test_past_the_workbooks_tables_a_sheet_is_one_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    import extractor_sandbox.formats.xlsx as xlsx_reader
+
+    monkeypatch.setattr(xlsx_reader, "MAX_TABLES", 3)
+    artifact = read(workbook(("One", _two_tables()), ("Two", _two_tables())))
+    assert [(t["id"], t["name"]) for t in artifact["tables"]] == [
+        ("t0", "One"),
+        ("t1", "One"),
+        ("t2", "Two"),
+    ]
+    assert artifact["tables"][2]["locator"] == {"sheet": "Two", "row_start": 1, "row_end": 5}
+
+
+def test_a_sheet_of_a_thousand_small_tables_is_one_table() -> None:
+    body = "".join(
+        row(3 * i + 1, text(f"A{3 * i + 1}", "k"), text(f"B{3 * i + 1}", "v"))
+        + row(3 * i + 2, text(f"A{3 * i + 2}", "x"), num(f"B{3 * i + 2}", i))
+        for i in range(1_000)
+    )
+    artifact = read(workbook(body))
+    [entry] = artifact["tables"]
+    assert entry["locator"]["row_end"] == 2_999

@@ -1,9 +1,12 @@
-"""XLSX: each worksheet a typed table (tables[], one per worksheet, named after its sheet) and its
-rows as row blocks cited by sheet and rows, read with the standard library as the parts inflate.
+"""XLSX: each worksheet's regions typed tables (tables[], named after their sheet, ids t0, t1, ...
+across the workbook; a sheet of one region is one table) and their rows as row blocks cited by
+sheet and rows, a title or note outside the tables a paragraph (regions.py), read with the
+standard library as the parts inflate.
 
 Modules, one idea each: workbook (the sheets, the date system, the parts), styles and numformats
 (which numbers are dates, times or durations), strings (the shared strings), values (a cell's
-value), sheet (a worksheet's cells, the hot loop) and table (merges, the header, the blocks).
+value), sheet (a worksheet's cells, the hot loop), regions (where a sheet splits into tables)
+and table (merges, the header, the blocks).
 
 Coverage is counted in sheets: every sheet the workbook lists, extracted when it was read with no
 failed unit of its own. A chart or dialog sheet holds no cells (no table, and read); a macro sheet
@@ -35,6 +38,9 @@ PARSER = "loom-xlsx"
 PARSER_VERSION = f"1+python{platform.python_version()}"
 
 MAX_ELEMENTS = 25_000_000  # in all of a workbook's parts: bounds the time it is read for
+# Tables split from sheets, in all of a workbook: past it a sheet is one table, so a workbook
+# makes at most this many and one a sheet more (each table is a dataset).
+MAX_TABLES = 10_000
 NO_CELLS = frozenset({"chartsheet", "dialogsheet"})
 MACRO_SHEETS = frozenset({"xlMacrosheet", "xlIntlMacrosheet"})
 
@@ -164,16 +170,17 @@ def _read_one(
     table = sheet_table(
         cells,
         sheet,
-        f"t{len(reading.tables)}",
+        len(reading.tables),
         reading.budget,
         hidden=entry.hidden,
         first_block=len(reading.blocks),
+        tables_left=MAX_TABLES - len(reading.tables),
     )
     failed = _sheet_failures(cells, sheet) + table.failed
-    if table.entry is None and cells.error:
+    if not table.entries and cells.error:
         failed = [{"unit": sheet, "reason": cells.error}]
-    if table.entry is not None:
-        reading.tables.append(table.entry)
+    if table.entries:
+        reading.tables += table.entries
         reading.blocks += table.blocks
     reading.failed += failed
     if not failed:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from extractor_sandbox.artifact import BlockBuilder
 from extractor_sandbox.formats import tables
 from extractor_sandbox.formats.tables import (
     MAX_CELL_TEXT_BYTES,
@@ -29,6 +30,13 @@ from extractor_sandbox.formats.tables import (
     layout_rows,
     table_entry,
     unique_names,
+)
+from extractor_sandbox.formats.xlsx.regions import (
+    MAX_REGIONS,
+    Region,
+    lines,
+    own_cells,
+    regions,
 )
 from extractor_sandbox.formats.xlsx.sheet import SheetCells
 
@@ -59,7 +67,7 @@ class PaddedRows(Sequence[list[Cell | None]]):
 
 @dataclass
 class SheetTable:
-    entry: dict[str, Any] | None = None
+    entries: list[dict[str, Any]] = field(default_factory=list)
     blocks: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
 
@@ -181,18 +189,88 @@ def charge_header(names: list[str], budget: Budget) -> bool:
 def sheet_table(
     cells: SheetCells,
     sheet: str,
-    table_id: str,
+    first_table: int,
     budget: Budget,
     *,
     hidden: bool,
     first_block: int,
+    tables_left: int = MAX_REGIONS,
 ) -> SheetTable:
+    """The sheet's tables (one per region) and blocks, in the sheet's reading order: a title or
+    a note outside a table is a paragraph block; each table's rows are row blocks. A sheet that
+    would split into more tables than `tables_left` is one table."""
     result = SheetTable()
     spread, result.failed = spread_merges(cells, budget, sheet)
     rows = cells.rows
     if not rows:
         return result
-    numbers = sorted(rows)
+    found = regions(rows, spread, limit=max(1, tables_left))
+    # A sheet that is one region is read from its own rows: no copy of a million cells.
+    owned = [(rows, spread)] if len(found) == 1 else own_cells(rows, found, spread)
+    for region, (own, merges) in zip(found, owned, strict=True):
+        next_block = first_block + len(result.blocks)
+        if region.prose:
+            block = _prose_block(rows, region, sheet, budget, next_block)
+            if block is None:
+                result.failed.append({"unit": sheet, "reason": "past the table budget"})
+                break
+            result.blocks.append(block)
+            continue
+        table_id = f"t{first_table + len(result.entries)}"
+        stop = _region_table(
+            result,
+            own,
+            merges,
+            sheet,
+            table_id,
+            budget,
+            hidden=hidden,
+            first_block=next_block,
+        )
+        if stop:
+            break
+    return result
+
+
+def _prose_block(
+    rows: dict[int, dict[int, Cell]], region: Region, sheet: str, budget: Budget, block: int
+) -> dict[str, Any] | None:
+    """A title or a note: the region's lines, one per row, as a paragraph block (None when the
+    table budget has no room for it)."""
+    text = "\n".join(lines(rows, region))
+    spend = len(json.dumps(text, ensure_ascii=False)) + len(sheet) + tables.BLOCK_JSON_OVERHEAD
+    text_spend = tables.row_text_spend(text)
+    if (
+        budget.layout_bytes + spend > tables.MAX_LAYOUT_BYTES
+        or budget.block_chars + text_spend > tables.MAX_BLOCK_TEXT_CHARS
+    ):
+        budget.spent = True
+        return None
+    budget.layout_bytes += spend
+    budget.block_chars += text_spend
+    builder = BlockBuilder(block)
+    builder.place(
+        "paragraph",
+        text,
+        {"row_start": region.rows[0], "row_end": region.rows[-1], "sheet": sheet},
+        {},
+    )
+    return builder.blocks[0]
+
+
+def _region_table(
+    result: SheetTable,
+    rows: dict[int, dict[int, Cell]],
+    spread: list[Merge],
+    sheet: str,
+    table_id: str,
+    budget: Budget,
+    *,
+    hidden: bool,
+    first_block: int,
+) -> bool:
+    """One region's table into `result`; True when the budget stops the sheet there."""
+    numbers = sorted(r for r, row in rows.items() if row)
     first = numbers[0]
     low = min(min(row) for row in rows.values() if row)
     high = max(max(row) for row in rows.values() if row)
@@ -204,7 +282,7 @@ def sheet_table(
     if not charge_header(names, budget):
         budget.spent = True
         result.failed.append({"unit": sheet, "reason": "its header is past the table budget"})
-        return result
+        return True
     data_numbers = [n for n in numbers if n >= first + header_rows]
     # Rows are padded to the table's width only as they are laid out: a sheet with one cell in
     # column XFD would otherwise make every row 16,384 wide before the budget could stop it.
@@ -222,7 +300,7 @@ def sheet_table(
         header_rows=header_rows,
         first_block=first_block,
     )
-    result.blocks = layout.blocks
+    result.blocks += layout.blocks
     for block in layout.blocks:
         locator = block["locator"]
         if locator["row_start"] == 1 and not data_numbers:
@@ -233,13 +311,15 @@ def sheet_table(
         data_numbers = data_numbers[: layout.rows_laid]
     data = list(PaddedRows(rows, data_numbers, columns))
     last = data_numbers[-1] if data_numbers else first + header_rows - 1
-    result.entry = table_entry(
-        table_id,
-        sheet,
-        names,
-        data,
-        header_rows=header_rows,
-        locator={"sheet": sheet, "row_start": first, "row_end": last},
-        attrs={"hidden": True} if hidden else None,
+    result.entries.append(
+        table_entry(
+            table_id,
+            sheet,
+            names,
+            data,
+            header_rows=header_rows,
+            locator={"sheet": sheet, "row_start": first, "row_end": last},
+            attrs={"hidden": True} if hidden else None,
+        )
     )
-    return result
+    return bool(layout.failed)
