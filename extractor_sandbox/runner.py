@@ -609,10 +609,14 @@ class Template:
                 if self._control is None:
                     self._start()
                 try:
-                    return self._go()
+                    forked = self._go()
                 except TemplateGone as gone:
                     failure = gone
                     self._discard()
+                    continue
+                if failure is not None:
+                    self._reap_dead()  # the one just found dead, if it is the service's already
+                return forked
             raise SandboxFailure(f"the template process failed: {failure}")
 
     def close(self) -> None:
