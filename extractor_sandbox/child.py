@@ -1,8 +1,11 @@
 """The child's entry point: `python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M`.
 
-Started by the parent's runner (extractor_sandbox.runner), it makes itself non-dumpable first
-thing (the flag does not survive execve), reads the request's JSON line {"format", "name",
-"options"}, loads and warms what the format's reader needs (`warm`: its module, and its
+Started by the parent's runner (extractor_sandbox.runner) with a Unix socket as its stdin, it is
+the template process (extractor_sandbox.template), and each extraction is a fork of it that runs
+`extract_one`; with a pipe (LOOM_EXTRACTOR_WARM=off) it is one extraction itself. Either way it
+makes itself non-dumpable first thing (the flag does not survive execve; a fork inherits it),
+reads the request's JSON line {"format", "name", "options"} a byte at a time (nothing of the
+source after it leaves the pipe yet), loads and warms what the format's reader needs (`warm`: its module, and its
 FormatSpec's prepare step, where libraries that start threads or call programs are set up while
 that is still allowed), then confines itself with `sandbox.confine_child` before it reads the
 source that follows on stdin. It writes the artifact JSON on stdout and exits 0, or writes

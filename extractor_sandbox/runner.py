@@ -1,6 +1,10 @@
 """The parent's side of an extraction: each one in a child process of its own.
 
-`run_extraction` and `run_child` start
+`run_extraction` gets that child from this process's template for the limits (`Template`,
+`shared_template`: `python -P -s -m extractor_sandbox.child ...` started once on a Unix socket,
+warmed, and forked per extraction; see extractor_sandbox/template.py), and supervises it exactly as
+a fresh one. Without `warm` (LOOM_EXTRACTOR_WARM=off), or on a kernel without pidfds, it and
+`run_child` start a fresh interpreter,
 
     python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M
 
@@ -24,6 +28,7 @@ preexec_fn).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import selectors
@@ -121,12 +126,14 @@ def run_extraction(
     limits: Limits,
     *,
     caller: socket.socket | None = None,
-    template: Template | None = None,
+    warm: bool = True,
 ) -> bytes:
-    """The artifact JSON for `data`, made by a child process (a fork of `template` when given, else
-    a fresh interpreter); raises ExtractError, CallerGone or SandboxFailure."""
+    """The artifact JSON for `data`, made by a child process: with `warm` (and a kernel with
+    pidfds) a fork of this process's template for `limits`, else a fresh interpreter. Raises
+    ExtractError, CallerGone or SandboxFailure."""
     header = json.dumps({"format": fmt, "name": name, "options": dict(options)}).encode("utf-8")
     request = header + b"\n" + data
+    template = shared_template(limits) if warm else None
     if template is None:
         return run_child(
             child_command(limits),
@@ -578,6 +585,7 @@ class Template:
         self._strays_until = 0.0
 
     @staticmethod
+    @functools.cache
     def supported() -> bool:
         """Whether this kernel and Python have what the template needs (pidfds, Linux 5.4)."""
         if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
@@ -723,6 +731,33 @@ class Template:
                         os.waitpid(pid, os.WNOHANG)
                     except ChildProcessError:
                         pass
+
+
+_templates: dict[tuple[str, ...], Template] = {}
+_templates_lock = threading.Lock()
+
+
+def shared_template(limits: Limits) -> Template | None:
+    """This process's template for children of `limits` (one per child command line: the limits
+    its forks apply are on it), made on first use and started on the first fork; None where the
+    kernel lacks what a template needs."""
+    if not Template.supported():
+        return None
+    command = tuple(child_command(limits))
+    with _templates_lock:
+        template = _templates.get(command)
+        if template is None:
+            template = _templates[command] = Template(limits)
+    return template
+
+
+def stop_templates() -> None:
+    """Stop every template of this process (the service calls this as it shuts down)."""
+    with _templates_lock:
+        templates = list(_templates.values())
+        _templates.clear()
+    for template in templates:
+        template.close()
 
 
 def _receive(control: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:

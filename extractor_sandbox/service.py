@@ -44,6 +44,8 @@ from extractor_sandbox.runner import (
     Template,
     kill_all_children,
     run_extraction,
+    shared_template,
+    stop_templates,
 )
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.source import DECLARED_FORMATS, codec_name
@@ -109,8 +111,8 @@ class ExtractorServer(ThreadingHTTPServer):
         self.bodies = ByteBudget(2 * settings.concurrency * settings.max_bytes)
         # Each extraction a fork of one warm template (LOOM_EXTRACTOR_WARM, on where the kernel
         # has pidfds), else a fresh interpreter.
-        self.template = (
-            Template(Limits.of(settings)) if settings.warm and Template.supported() else None
+        self.template: Template | None = (
+            shared_template(Limits.of(settings)) if settings.warm else None
         )
         super().__init__(address, ExtractorHandler)
 
@@ -254,7 +256,7 @@ class ExtractorHandler(BaseHTTPRequestHandler):
                     options,
                     limits,
                     caller=self.connection,
-                    template=self.server.template,
+                    warm=self.server.template is not None,
                 )
             del data  # the budget bounds the originals held in memory: this one is let go with it
         self._send(HTTPStatus.OK, artifact)
@@ -470,7 +472,6 @@ def serve(host: str, port: int, token: str, settings: Settings) -> int:
         server.serve_forever()
     finally:
         kill_all_children()
-        if server.template is not None:
-            server.template.close()
+        stop_templates()
         server.server_close()
     return 0
