@@ -774,6 +774,8 @@ def _close_all(fds: Sequence[int]) -> None:
 
 
 def _zombie_children(parent: int) -> list[int]:
+    """The exited, unreaped children of `parent` that lead a session of their own, as every
+    process a template forks does (setsid): not another part of this process's subprocesses."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -783,6 +785,6 @@ def _zombie_children(parent: int) -> list[int]:
                 fields = file.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        if fields[0] == b"Z" and int(fields[1]) == parent:
+        if fields[0] == b"Z" and int(fields[1]) == parent and int(fields[3]) == int(entry):
             found.append(int(entry))
     return found
