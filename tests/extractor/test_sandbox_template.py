@@ -28,10 +28,13 @@ import pytest
 
 from extractor_sandbox.child import CHILD_MODULE, read_header
 from tests.extractor.conftest import (
+    PACKAGE,
     RunningService,
     as_service_user,
     copy_package,
     package_root,
+    serve_command,
+    service_environment,
     service_python,
     world_readable_tree,
 )
@@ -347,3 +350,32 @@ def test_the_service_runs_as_many_extractions_at_once_as_it_declares_slots(
         thread.join()
         assert observed(answers[0]) == 1
     assert most == slots
+
+
+def test_a_service_whose_template_cannot_start_refuses_to_serve() -> None:
+    broken = (
+        (PACKAGE / "template.py")
+        .read_text()
+        .replace(
+            '    """Load what every extraction needs and no request decides: the package\'s readers."""\n',
+            '    """Load what every extraction needs and no request decides: the package\'s readers."""\n'
+            '    raise SandboxError("this copy cannot warm up")\n',
+        )
+    )
+    assert "this copy cannot warm up" in broken
+    root = copy_package(
+        world_readable_tree("loom-template-broken-"), replace={"template.py": broken}
+    )
+    finished = subprocess.run(
+        serve_command(),
+        env=service_environment("x" * 20, {"PYTHONPATH": str(root)}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (finished.returncode, finished.stdout) == (2, "")
+    assert finished.stderr.splitlines() == [
+        "loom-extractor template: this copy cannot warm up",
+        "loom-extractor: the template process did not start (exit status 4);"
+        " LOOM_EXTRACTOR_WARM=off runs without it",
+    ]
