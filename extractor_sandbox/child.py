@@ -61,7 +61,9 @@ _LATE_STANDARD_MODULES = ("heapq", "bisect", "unicodedata", "decimal", "fraction
 
 def warm(fmt: str, options: Mapping[str, str], *, opens_nothing: bool = False) -> None:
     """Import and warm what the format's reader needs, before the child is bound: its module, the
-    codecs it may decode with, and its spec's prepare step. With `opens_nothing` (a kernel without
+    codecs it may decode with, and its spec's prepare step. The one place for a warm-up that
+    must run in each child before its limits (a library that starts threads, or loads what a
+    fork must not inherit half-started): a template's fork runs it too, never the template. With `opens_nothing` (a kernel without
     Landlock, where the confined child can open no file) also what the reader would import late:
     the spec's late_imports."""
     from extractor_sandbox.registry import AVAILABLE

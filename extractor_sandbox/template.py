@@ -42,6 +42,7 @@ import importlib
 import json
 import os
 import resource
+import signal
 import socket
 import stat
 import sys
@@ -142,7 +143,7 @@ def _hand_over(control: socket.socket, fds: list[int]) -> int | None:
     try:
         pidfd = os.pidfd_open(successor)
     except OSError:
-        os.kill(successor, 9)  # one template at a time on the control socket
+        os.kill(successor, signal.SIGKILL)  # one template at a time on the control socket
         os.waitpid(successor, 0)
         raise
     base = int(_cpu_seconds())
