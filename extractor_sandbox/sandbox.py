@@ -23,11 +23,16 @@ a warm template can make it too:
 | makes no system call it must not | a seccomp filter (libseccomp, through ctypes) on every thread
   (TSYNC): `DENIED_SYSCALLS` fail with EPERM, `UNFILTERABLE_SYSCALLS` with ENOSYS (libc falls
   back to a call whose arguments the filter sees), `argument_rules` refuse namespace flags on
-  clone, personality changes, PR_SET_DUMPABLE 1 and an open that could write or create; a call of
+  clone, personality changes, PR_SET_DUMPABLE 1, PR_SET_CHILD_SUBREAPER and an open that could
+  write or create; a call of
   another architecture (i386's `int 0x80`, x32) kills the process. Without Landlock every open
   fails too: the child opens nothing once confined |
 
 After loading the filter the child checks it: a socket() that succeeds stops the child.
+
+A template process (template.py), never confined itself, calls `prepare_for_forks` once: the
+paths and the filter it computes are what each of its forks' `confine_child` would compute, so a
+fork only applies them.
 """
 
 from __future__ import annotations
