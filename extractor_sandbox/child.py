@@ -1,8 +1,11 @@
 """The child's entry point: `python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M`.
 
-Started by the parent's runner (extractor_sandbox.runner), it makes itself non-dumpable first
-thing (the flag does not survive execve), reads the request's JSON line {"format", "name",
-"options"}, loads and warms what the format's reader needs (`warm`: its module, and its
+Started by the parent's runner (extractor_sandbox.runner) with a Unix socket as its stdin, it is
+the template process (extractor_sandbox.template), and each extraction is a fork of it that runs
+`extract_one`; with a pipe (LOOM_EXTRACTOR_WARM=off) it is one extraction itself. Either way it
+makes itself non-dumpable first thing (the flag does not survive execve; a fork inherits it),
+reads the request's JSON line {"format", "name", "options"} a byte at a time (nothing of the
+source after it leaves the pipe yet), loads and warms what the format's reader needs (`warm`: its module, and its
 FormatSpec's prepare step, where libraries that start threads or call programs are set up while
 that is still allowed), then confines itself with `sandbox.confine_child` before it reads the
 source that follows on stdin. It writes the artifact JSON on stdout and exits 0, or writes
@@ -58,7 +61,9 @@ _LATE_STANDARD_MODULES = ("heapq", "bisect", "unicodedata", "decimal", "fraction
 
 def warm(fmt: str, options: Mapping[str, str], *, opens_nothing: bool = False) -> None:
     """Import and warm what the format's reader needs, before the child is bound: its module, the
-    codecs it may decode with, and its spec's prepare step. With `opens_nothing` (a kernel without
+    codecs it may decode with, and its spec's prepare step. The one place for a warm-up that
+    must run in each child before its limits (a library that starts threads, or loads what a
+    fork must not inherit half-started): a template's fork runs it too, never the template. With `opens_nothing` (a kernel without
     Landlock, where the confined child can open no file) also what the reader would import late:
     the spec's late_imports."""
     from extractor_sandbox.registry import AVAILABLE
@@ -99,15 +104,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments.add_argument("--cpu-s", type=int, required=True)
     arguments.add_argument("--memory-mb", type=int, required=True)
     parsed = arguments.parse_args(argv)
+    cpu_base = 0
+    from extractor_sandbox.template import is_template
+
+    if not is_template():
+        return extract_one(cpu_s=parsed.cpu_s, memory_mb=parsed.memory_mb)
+    from extractor_sandbox.template import run
+
+    # Returns only in a fork made for one extraction, before anything of it was read.
+    cpu_base = run(_WARM_CODECS, _LATE_STANDARD_MODULES)
+    status = 1
+    try:
+        status = extract_one(cpu_s=parsed.cpu_s + cpu_base, memory_mb=parsed.memory_mb)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        # A fork leaves without tearing the template's whole heap down (the interpreter's
+        # finalization would touch, and so copy, every page it shares): its answer is flushed.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+
+
+def read_header(fd: int) -> bytes:
+    """The request's line, read a byte at a time: not a byte of the source after it is taken
+    from the pipe (a buffered read would) before the child is confined."""
+    line = bytearray()
+    while len(line) < MAX_HEADER_BYTES:
+        byte = os.read(fd, 1)
+        if not byte or byte == b"\n":
+            break
+        line += byte
+    return bytes(line)
+
+
+def extract_one(*, cpu_s: int, memory_mb: int) -> int:
+    """One extraction, from stdin to stdout: the request's line, the format's warm-up, the whole
+    confinement, and only then the source. A fresh child and a template's fork both run this."""
     stdin = sys.stdin.buffer
     # The request's line is the service's (the file's name in it as JSON); the source follows it.
-    request = json.loads(stdin.readline(MAX_HEADER_BYTES))
+    request = json.loads(read_header(stdin.fileno()))
     fmt, options = request["format"], request["options"]
     try:
         # The wall clock and the output bound are the parent's to enforce, not the child's.
         confine_child(
-            cpu_s=parsed.cpu_s,
-            memory_mb=parsed.memory_mb,
+            cpu_s=cpu_s,
+            memory_mb=memory_mb,
             prepare=lambda: warm(fmt, options, opens_nothing=landlock_abi() == 0),
         )
     except SandboxError as error:

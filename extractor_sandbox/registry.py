@@ -62,6 +62,10 @@ class FormatSpec:
     # release changes what it reads, and the Python it runs on (whose codecs and parsers it uses).
     versioned_by: tuple[str, ...] = ()
     python_in_version: bool = True
+    # Imported once by the template process (template.py), which its forks share; False for a
+    # reader whose import starts a thread (the template forks single-threaded) or maps so much
+    # that every extraction's address-space limit would carry it: its child imports it.
+    template: bool = True
 
     @property
     def parser(self) -> str:
@@ -223,6 +227,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         prepare=prepare_pyarrow,
         versioned_by=("pyarrow",),
         python_in_version=False,
+        template=False,  # pyarrow's import starts a thread and maps ~200 MB
     ),
 )
 

@@ -1,6 +1,10 @@
 """The parent's side of an extraction: each one in a child process of its own.
 
-`run_extraction` and `run_child` start
+`run_extraction` gets that child from this process's template for the limits (`Template`,
+`shared_template`: `python -P -s -m extractor_sandbox.child ...` started once on a Unix socket,
+warmed, and forked per extraction; see extractor_sandbox/template.py), and supervises it exactly as
+a fresh one. Without `warm` (LOOM_EXTRACTOR_WARM=off), or on a kernel without pidfds, it and
+`run_child` start a fresh interpreter,
 
     python -P -s -m extractor_sandbox.child --cpu-s=N --memory-mb=M
 
@@ -24,6 +28,7 @@ preexec_fn).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import selectors
@@ -34,17 +39,21 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple, Protocol
 
+from extractor_sandbox import sandbox
 from extractor_sandbox.child import CHILD_MODULE, EXIT_SANDBOX
 from extractor_sandbox.errors import CONTRACT_CODES, ExtractError
 from extractor_sandbox.settings import Settings
+from extractor_sandbox.template import GO, MAX_MESSAGE_BYTES
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
 _STDERR_TAIL_BYTES = 4 * 1024  # what is kept of a child's stderr, to tell how it died
 _POLL_S = 0.05  # how often a runner without pidfd support looks for the child's exit
 _GROUP_GONE_S = 5.0  # how long the runner waits for a killed process group to be gone
+TEMPLATE_START_S = 60.0  # how long the template may take to warm up and answer
+_STRAYS_S = 10.0  # how long after a template died its unknown forks are looked for
 
 # The directory that holds the extractor_sandbox package: the child's only import root besides the
 # interpreter's own (-P keeps the current and script directories off sys.path, -s the user's site).
@@ -117,16 +126,34 @@ def run_extraction(
     limits: Limits,
     *,
     caller: socket.socket | None = None,
+    warm: bool = True,
 ) -> bytes:
-    """The artifact JSON for `data`, made by a child process; raises ExtractError or CallerGone."""
+    """The artifact JSON for `data`, made by a child process: with `warm` (and a kernel with
+    pidfds) a fork of this process's template for `limits`, else a fresh interpreter. Raises
+    ExtractError, CallerGone or SandboxFailure."""
     header = json.dumps({"format": fmt, "name": name, "options": dict(options)}).encode("utf-8")
-    return run_child(
-        child_command(limits),
-        header + b"\n" + data,
+    request = header + b"\n" + data
+    template = shared_template(limits) if warm else None
+    if template is None:
+        return run_child(
+            child_command(limits),
+            request,
+            timeout_s=limits.timeout_s,
+            max_output_bytes=limits.max_output_bytes,
+            cpu_s=limits.cpu_s,
+            caller=caller,
+        )
+    deadline = time.monotonic() + limits.timeout_s
+    forked = template.fork()
+    return _supervise(
+        forked,
+        request,
+        deadline,
         timeout_s=limits.timeout_s,
         max_output_bytes=limits.max_output_bytes,
         cpu_s=limits.cpu_s,
         caller=caller,
+        cpu_base=forked.cpu_base,
     )
 
 
@@ -160,6 +187,32 @@ def run_child(
         close_fds=True,
     )
     _live_children.add(process.pid)
+    return _supervise(
+        process,
+        request,
+        deadline,
+        timeout_s=timeout_s,
+        max_output_bytes=max_output_bytes,
+        cpu_s=cpu_s,
+        caller=caller,
+    )
+
+
+def _supervise(
+    process: _Process,
+    request: bytes,
+    deadline: float,
+    *,
+    timeout_s: float,
+    max_output_bytes: int,
+    cpu_s: int | None,
+    caller: socket.socket | None,
+    cpu_base: int = 0,
+) -> bytes:
+    """Exchange with a started child (already counted live) until it has ended; its answer.
+
+    `cpu_base`: the CPU seconds the child had used before its extraction began (a template that
+    became the extraction), which its limit and the reading of its CPU time leave out."""
     stderr_tail = bytearray()
     cpu_used = 0.0
     try:
@@ -173,7 +226,8 @@ def run_child(
             f" ({max_output_bytes} bytes)",
         ) from None
     finally:
-        cpu_used = _live_children.end(process)
+        cpu_used = _live_children.end(process) - cpu_base
+    assert process.returncode is not None
     return _interpret(process.returncode, output, bytes(stderr_tail), cpu_used, cpu_s)
 
 
@@ -186,7 +240,7 @@ class _OverOutput(Exception):
 
 
 def _exchange(
-    process: subprocess.Popen[bytes],
+    process: _Process,
     request: bytes,
     deadline: float,
     max_output_bytes: int,
@@ -250,9 +304,7 @@ def _exchange(
     return output
 
 
-def _feed(
-    selector: selectors.BaseSelector, process: subprocess.Popen[bytes], pending: memoryview
-) -> memoryview:
+def _feed(selector: selectors.BaseSelector, process: _Process, pending: memoryview) -> memoryview:
     assert process.stdin is not None
     try:
         written = os.write(process.stdin.fileno(), pending[:_CHUNK])
@@ -417,17 +469,24 @@ def _signal_name(number: int) -> str:
 
 
 class _LiveChildren:
-    """The children running now, so a service that is shutting down can kill every one."""
+    """The children running now, so a service that is shutting down can kill every one, and the
+    ones not reaped yet, which nothing but their own runner may reap."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pids: set[int] = set()
+        self._owned: set[int] = set()
 
     def add(self, pid: int) -> None:
         with self._lock:
             self._pids.add(pid)
+            self._owned.add(pid)
 
-    def end(self, process: subprocess.Popen[bytes]) -> float:
+    def owned(self) -> set[int]:
+        with self._lock:
+            return set(self._owned)
+
+    def end(self, process: _Process) -> float:
         """Kill the child's group, reap the child, wait until its group is gone; its CPU seconds.
 
         The group is killed while the child is still unreaped, so its id cannot have been reused.
@@ -437,15 +496,19 @@ class _LiveChildren:
             _kill_group(process.pid)
         cpu_used = 0.0
         try:
-            _, status, usage = os.wait4(process.pid, 0)
-        except ChildProcessError:
-            process.wait()
-        else:
-            process.returncode = os.waitstatus_to_exitcode(status)
-            cpu_used = usage.ru_utime + usage.ru_stime
-        for pipe in (process.stdin, process.stdout, process.stderr):
-            if pipe is not None and not pipe.closed:
-                pipe.close()
+            try:
+                _, status, usage = os.wait4(process.pid, 0)
+            except ChildProcessError:
+                process.wait()
+            else:
+                process.returncode = os.waitstatus_to_exitcode(status)
+                cpu_used = usage.ru_utime + usage.ru_stime
+        finally:
+            with self._lock:
+                self._owned.discard(process.pid)
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None and not pipe.closed:
+                    pipe.close()
         _wait_until_group_gone(process.pid)
         return cpu_used
 
@@ -461,3 +524,267 @@ _live_children = _LiveChildren()
 def kill_all_children() -> None:
     """Kill every running child's process group (the service calls this as it shuts down)."""
     _live_children.kill_all()
+
+
+# -- the template process -------------------------------------------------------------------------
+
+
+class _Process(Protocol):
+    """What the runner needs of a child: a subprocess.Popen, or a template's fork (_Forked)."""
+
+    pid: int
+    returncode: int | None
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...  # pragma: no cover
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...  # pragma: no cover
+
+    @property
+    def stderr(self) -> IO[bytes] | None: ...  # pragma: no cover
+
+    def wait(self) -> int: ...  # pragma: no cover
+
+
+class _Forked:
+    """An extraction forked from the template: the service's child, with pipes to its stdio."""
+
+    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int, cpu_base: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self.cpu_base = cpu_base
+        self.stdin: IO[bytes] | None = open(stdin, "wb", buffering=0)  # noqa: SIM115
+        self.stdout: IO[bytes] | None = open(stdout, "rb", buffering=0)  # noqa: SIM115
+        self.stderr: IO[bytes] | None = open(stderr, "rb", buffering=0)  # noqa: SIM115
+
+    def wait(self) -> int:
+        # Only a child of the service can be reaped by it; the template hands over no other.
+        raise SandboxFailure(f"the extraction process {self.pid} is not the service's child")
+
+
+class TemplateGone(Exception):
+    """The template process is dead, or does not answer: it is started again."""
+
+
+class Template:
+    """The service's side of its template process (extractor_sandbox.template): started with the
+    command, environment and directory of a fresh child, on a Unix socket instead of a pipe; asked
+    for one fork per extraction, the fork's stdio pipes passed to it (SCM_RIGHTS); started again
+    when it is gone. The forks are the service's children (it is their subreaper), so `run_child`'s
+    supervision, limits and kills apply to them unchanged.
+    """
+
+    def __init__(self, limits: Limits, *, start_timeout_s: float = TEMPLATE_START_S) -> None:
+        self._command = child_command(limits)
+        self._start_timeout_s = start_timeout_s
+        self._lock = threading.Lock()
+        self._control: socket.socket | None = None
+        self._pidfd: int | None = None  # the template's, to kill it whatever its pid became
+        self._dead: list[int] = []  # pidfds of templates killed and not reaped yet
+        self._strays_until = 0.0
+
+    @staticmethod
+    @functools.cache
+    def supported() -> bool:
+        """Whether this kernel and Python have what the template needs (pidfds, Linux 5.4)."""
+        if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
+            return False
+        try:
+            os.close(os.pidfd_open(os.getpid()))
+        except OSError:
+            return False
+        return True
+
+    @property
+    def pid(self) -> int | None:
+        """The template process now (for tests and logs); None when none runs."""
+        with self._lock:
+            return self._pid
+
+    def start(self) -> None:
+        """Start the template now, if none runs; raises SandboxFailure when it cannot start."""
+        with self._lock:
+            if self._control is None:
+                self._start()
+
+    def fork(self) -> _Forked:
+        """A new extraction process, forked from the template (started again if it is gone)."""
+        with self._lock:
+            self._reap_dead()
+            failure: TemplateGone | None = None
+            for _attempt in range(2):
+                if self._control is None:
+                    self._start()
+                try:
+                    forked = self._go()
+                except TemplateGone as gone:
+                    failure = gone
+                    self._discard()
+                    continue
+                if failure is not None:
+                    self._reap_dead()  # the one just found dead, if it is the service's already
+                return forked
+            raise SandboxFailure(f"the template process failed: {failure}")
+
+    def close(self) -> None:
+        """Stop the template (the service is stopping)."""
+        with self._lock:
+            self._discard()
+
+    # -- under the lock ---------------------------------------------------------------------------
+
+    _pid: int | None = None
+
+    def _start(self) -> None:
+        sandbox.become_subreaper()  # before the template forks: its forks must come to the service
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            with theirs:
+                first = subprocess.Popen(
+                    self._command,
+                    stdin=theirs.fileno(),
+                    stdout=subprocess.DEVNULL,
+                    cwd="/",
+                    env=child_environment(),
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            try:
+                ours.settimeout(self._start_timeout_s)
+                reply, fds = _receive(ours)
+                status = first.wait(timeout=self._start_timeout_s)
+            except (OSError, subprocess.TimeoutExpired) as error:
+                first.kill()
+                first.wait()
+                raise SandboxFailure(f"the template process did not start: {error}") from None
+            if not reply or status != 0 or len(fds) != 1:
+                _close_all(fds)
+                raise SandboxFailure(f"the template process did not start (exit status {status})")
+        except BaseException:
+            ours.close()
+            raise
+        ours.settimeout(self._start_timeout_s)  # a fork answers in milliseconds
+        self._control, self._pidfd, self._pid = ours, fds[0], int(reply["template"])
+
+    def _go(self) -> _Forked:
+        assert self._control is not None
+        stdin, stdout, stderr = os.pipe(), os.pipe(), os.pipe()
+        theirs = [stdin[0], stdout[1], stderr[1]]
+        ours = [stdin[1], stdout[0], stderr[0]]
+        try:
+            try:
+                socket.send_fds(self._control, [GO], theirs)
+                reply, fds = _receive(self._control)
+            except OSError as error:
+                raise TemplateGone(str(error) or type(error).__name__) from None
+            finally:
+                _close_all(theirs)
+            if not reply:
+                raise TemplateGone("it closed its socket")
+            if "error" in reply:
+                _close_all(fds)
+                raise SandboxFailure(f"the template process could not fork: {reply['error']}")
+            if "template" in reply:
+                # It became this extraction; its successor serves the next one.
+                if self._pidfd is not None:
+                    os.close(self._pidfd)
+                self._pidfd, self._pid = fds[0], int(reply["template"])
+            child = int(reply["child"])
+            _live_children.add(child)
+            return _Forked(child, ours[0], ours[1], ours[2], cpu_base=int(reply["cpu_base"]))
+        except BaseException:
+            _close_all(ours)
+            raise
+
+    def _discard(self) -> None:
+        """Kill the template (by pidfd: its pid may have been reaped and reused) and forget it."""
+        if self._pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._dead.append(self._pidfd)
+        if self._control is not None:
+            self._control.close()
+        self._control, self._pidfd, self._pid = None, None, None
+        # A template that died while it forked may leave a process nobody knows the pid of.
+        self._strays_until = time.monotonic() + _STRAYS_S
+
+    def _reap_dead(self) -> None:
+        """Reap killed templates once they are the service's children (a template under a
+        running extraction is adopted when that ends), and, for a while after one died, any
+        exited child of the service that no runner owns."""
+        for pidfd in list(self._dead):
+            try:
+                reaped = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG)
+            except ChildProcessError:
+                continue  # not ours yet
+            if reaped is not None:
+                os.close(pidfd)
+                self._dead.remove(pidfd)
+        if time.monotonic() < self._strays_until:
+            owned = _live_children.owned()
+            for pid in _zombie_children(os.getpid()):
+                if pid not in owned:
+                    try:
+                        os.waitpid(pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pass
+
+
+_templates: dict[tuple[str, ...], Template] = {}
+_templates_lock = threading.Lock()
+
+
+def shared_template(limits: Limits) -> Template | None:
+    """This process's template for children of `limits` (one per child command line: the limits
+    its forks apply are on it), made on first use and started on the first fork; None where the
+    kernel lacks what a template needs."""
+    if not Template.supported():
+        return None
+    command = tuple(child_command(limits))
+    with _templates_lock:
+        template = _templates.get(command)
+        if template is None:
+            template = _templates[command] = Template(limits)
+    return template
+
+
+def stop_templates() -> None:
+    """Stop every template of this process (the service calls this as it shuts down)."""
+    with _templates_lock:
+        templates = list(_templates.values())
+        _templates.clear()
+    for template in templates:
+        template.close()
+
+
+def _receive(control: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    message, fds, _flags, _address = socket.recv_fds(control, MAX_MESSAGE_BYTES, 1)
+    return (json.loads(message) if message else None), fds
+
+
+def _close_all(fds: Sequence[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _zombie_children(parent: int) -> list[int]:
+    """The exited, unreaped children of `parent` that lead a session of their own, as every
+    process a template forks does (setsid): not another part of this process's subprocesses."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == b"Z" and int(fields[1]) == parent and int(fields[3]) == int(entry):
+            found.append(int(entry))
+    return found

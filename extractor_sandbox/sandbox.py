@@ -23,11 +23,16 @@ a warm template can make it too:
 | makes no system call it must not | a seccomp filter (libseccomp, through ctypes) on every thread
   (TSYNC): `DENIED_SYSCALLS` fail with EPERM, `UNFILTERABLE_SYSCALLS` with ENOSYS (libc falls
   back to a call whose arguments the filter sees), `argument_rules` refuse namespace flags on
-  clone, personality changes, PR_SET_DUMPABLE 1 and an open that could write or create; a call of
+  clone, personality changes, PR_SET_DUMPABLE 1, PR_SET_CHILD_SUBREAPER and an open that could
+  write or create; a call of
   another architecture (i386's `int 0x80`, x32) kills the process. Without Landlock every open
   fails too: the child opens nothing once confined |
 
 After loading the filter the child checks it: a socket() that succeeds stops the child.
+
+A template process (template.py), never confined itself, calls `prepare_for_forks` once: the
+paths and the filter it computes are what each of its forks' `confine_child` would compute, so a
+fork only applies them.
 """
 
 from __future__ import annotations
@@ -174,6 +179,7 @@ _REFUSED_CAPABILITIES = {CAP_SYS_ADMIN: "CAP_SYS_ADMIN", CAP_SYS_RESOURCE: "CAP_
 _PR_SET_DUMPABLE = 4
 _PR_GET_DUMPABLE = 3
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_NO_NEW_PRIVS = 39
 
 # libseccomp (seccomp.h)
@@ -323,6 +329,12 @@ def confine_service() -> None:
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
 
 
+def become_subreaper() -> None:
+    """PR_SET_CHILD_SUBREAPER: a process orphaned beneath the service (a template's fork, once the
+    process that forked it is gone) becomes the service's child, to wait for and reap."""
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
 # -- the child -----------------------------------------------------------------------------------
 
 
@@ -334,6 +346,32 @@ def set_non_dumpable() -> None:
         raise SandboxError("the process is still dumpable")
 
 
+class _Prepared(NamedTuple):
+    """What `confine_child` would compute the same in any fork of a template: its code's paths
+    and the filter, built (not loaded)."""
+
+    abi: int
+    directories: list[str]
+    files: list[str]
+    seccomp: _Seccomp
+    context: int
+
+
+_prepared: _Prepared | None = None
+
+
+def prepare_for_forks() -> None:
+    """In the template (which is never confined): compute once what each fork's `confine_child`
+    needs and would find the same, its readable paths (but its own /proc/<pid>) and its socket
+    filter, so a fork only applies them. A fork maps the same files at the same places."""
+    global _prepared
+    abi = landlock_abi()
+    seccomp = _Seccomp.load_library()
+    directories, files = _code_paths()
+    context = seccomp.build_filter(*_filter_rules(abi))
+    _prepared = _Prepared(abi, directories, files, seccomp, context)
+
+
 def confine_child(*, cpu_s: int, memory_mb: int, prepare: Callable[[], None] | None = None) -> None:
     """Confine this process (every thread of it) before it reads the source; see the module doc.
 
@@ -342,11 +380,15 @@ def confine_child(*, cpu_s: int, memory_mb: int, prepare: Callable[[], None] | N
     Raises SandboxError when a step fails; the child must then stop without reading the source.
     """
     set_non_dumpable()
-    seccomp = _Seccomp.load_library()  # before the address-space limit, like everything it needs
+    prepared = _prepared
+    abi = landlock_abi()
+    if prepared is not None and prepared.abi != abi:
+        prepared = None
+    # Loaded before the address-space limit, like everything it needs.
+    seccomp = _Seccomp.load_library() if prepared is None else prepared.seccomp
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     if _prctl(_PR_GET_NO_NEW_PRIVS, 0) != 1:
         raise SandboxError("no-new-privileges did not hold")
-    abi = landlock_abi()
     if abi > 0:
         restrict_paths(abi, readable_paths())
     if prepare is not None:
@@ -358,9 +400,17 @@ def confine_child(*, cpu_s: int, memory_mb: int, prepare: Callable[[], None] | N
     memory = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-    denied = DENIED_SYSCALLS if abi > 0 else DENIED_SYSCALLS + OPEN_SYSCALLS
-    seccomp.load_filter(denied, UNFILTERABLE_SYSCALLS, argument_rules(opens=abi > 0))
+    if prepared is None:
+        seccomp.load_filter(*_filter_rules(abi))
+    else:
+        seccomp.load_built(prepared.context)
     _verify_filter()
+
+
+def _filter_rules(abi: int) -> tuple[Sequence[str], Sequence[str], list[ArgumentRule]]:
+    """The filter's (EPERM calls, ENOSYS calls, argument rules) on a kernel of Landlock `abi`."""
+    denied = DENIED_SYSCALLS if abi > 0 else DENIED_SYSCALLS + OPEN_SYSCALLS
+    return denied, UNFILTERABLE_SYSCALLS, argument_rules(opens=abi > 0)
 
 
 class Comparison(NamedTuple):
@@ -390,6 +440,14 @@ def argument_rules(*, opens: bool) -> list[ArgumentRule]:
         ArgumentRule(
             "prctl",
             (Comparison(0, _SCMP_CMP_EQ, _PR_SET_DUMPABLE), Comparison(1, _SCMP_CMP_NE, 0)),
+        )
+    )
+    # A child that became a subreaper would take in the template's next fork while it runs
+    # beneath it (template.py), where the service should adopt it.
+    rules.append(
+        ArgumentRule(
+            "prctl",
+            (Comparison(0, _SCMP_CMP_EQ, _PR_SET_CHILD_SUBREAPER), Comparison(1, _SCMP_CMP_NE, 0)),
         )
     )
     if opens:
@@ -426,6 +484,15 @@ def readable_paths() -> tuple[list[str], list[str]]:
     interpreter, locale data) and the directories of its shared libraries; READABLE_FILES and
     READABLE_DIRECTORIES; and its own /proc/<pid>.
     """
+    directories, files = (
+        _code_paths() if _prepared is None else (_prepared.directories, _prepared.files)
+    )
+    own = f"/proc/{os.getpid()}"
+    return sorted([*directories, own]) if os.path.isdir(own) else list(directories), files
+
+
+def _code_paths() -> tuple[list[str], list[str]]:
+    """readable_paths() but for the process's own /proc/<pid>."""
     directories = set()
     files = {os.path.realpath(path) for path in READABLE_FILES}
     for name in ("stdlib", "platstdlib", "purelib", "platlib"):
@@ -439,7 +506,6 @@ def readable_paths() -> tuple[list[str], list[str]]:
         else:
             files.add(path)
     directories.update(READABLE_DIRECTORIES)
-    directories.add(f"/proc/{os.getpid()}")
     return sorted(path for path in directories if os.path.isdir(path)), sorted(
         path for path in files if os.path.exists(path)
     )
@@ -606,8 +672,26 @@ class _Seccomp:
     ) -> None:
         """Allow everything of the native architecture but `denied` (EPERM), `unimplemented`
         (ENOSYS) and the calls `by_argument` matches (EPERM); kill on any other architecture."""
+        context = self.build_filter(denied, unimplemented, by_argument)
+        try:
+            self.load_built(context)
+        finally:
+            self.library.seccomp_release(context)
+
+    def load_built(self, context: int) -> None:
+        """Load a filter `build_filter` made (in this process, or before the fork that made it)."""
+        self._check(self.library.seccomp_load(context), "loading the filter")
+
+    def build_filter(
+        self,
+        denied: Sequence[str],
+        unimplemented: Sequence[str] = (),
+        by_argument: Sequence[ArgumentRule] = (),
+    ) -> int:
+        """load_filter's filter, built and not loaded: a libseccomp context the caller loads or
+        releases."""
         library = self.library
-        context = library.seccomp_init(_SCMP_ACT_ALLOW)
+        context: int | None = library.seccomp_init(_SCMP_ACT_ALLOW)
         if not context:
             raise SandboxError("seccomp_init failed")
         try:
@@ -641,9 +725,10 @@ class _Seccomp:
                     ),
                     f"denying {rule.syscall} by its arguments",
                 )
-            self._check(library.seccomp_load(context), "loading the filter")
-        finally:
+        except BaseException:
             library.seccomp_release(context)
+            raise
+        return context
 
     def _number(self, name: str) -> int:
         number: int = self.library.seccomp_syscall_resolve_name(name.encode("ascii"))

@@ -37,7 +37,16 @@ from urllib.parse import parse_qsl
 from extractor_sandbox.contract import CONTRACT_FORMATS, CONTRACT_OPTIONS, CONTRACT_VERSION
 from extractor_sandbox.errors import ExtractError, one_line
 from extractor_sandbox.registry import AVAILABLE
-from extractor_sandbox.runner import CallerGone, Limits, kill_all_children, run_extraction
+from extractor_sandbox.runner import (
+    CallerGone,
+    Limits,
+    SandboxFailure,
+    Template,
+    kill_all_children,
+    run_extraction,
+    shared_template,
+    stop_templates,
+)
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.source import DECLARED_FORMATS, codec_name
 
@@ -100,6 +109,11 @@ class ExtractorServer(ThreadingHTTPServer):
         self.settings = settings
         self.slots = threading.BoundedSemaphore(settings.concurrency)
         self.bodies = ByteBudget(2 * settings.concurrency * settings.max_bytes)
+        # Each extraction a fork of one warm template (LOOM_EXTRACTOR_WARM, on where the kernel
+        # has pidfds), else a fresh interpreter.
+        self.template: Template | None = (
+            shared_template(Limits.of(settings)) if settings.warm else None
+        )
         super().__init__(address, ExtractorHandler)
 
     def server_bind(self) -> None:
@@ -132,6 +146,10 @@ def capabilities(settings: Settings) -> dict[str, Any]:
         "contract_version": CONTRACT_VERSION,
         "extractor": dict(EXTRACTOR),
         "max_bytes": settings.max_bytes,
+        # Extractions this service runs at once (LOOM_EXTRACTOR_CONCURRENCY), an extension of
+        # contract v1's answer: a client keeps no more in flight, so none waits here against its
+        # own deadline.
+        "slots": settings.concurrency,
         # `parser` and `parser_version` per format extend contract v1 (a client that does not
         # know them ignores them): each reader's own, so a server sees which formats' parser
         # changed, not only that the service did.
@@ -231,7 +249,15 @@ class ExtractorHandler(BaseHTTPRequestHandler):
             # Read before a slot is taken: a body that trickles holds its own thread, no slot.
             data = self._read_body(length)
             with self.server.slots:
-                artifact = run_extraction(data, fmt, name, options, limits, caller=self.connection)
+                artifact = run_extraction(
+                    data,
+                    fmt,
+                    name,
+                    options,
+                    limits,
+                    caller=self.connection,
+                    warm=self.server.template is not None,
+                )
             del data  # the budget bounds the originals held in memory: this one is let go with it
         self._send(HTTPStatus.OK, artifact)
 
@@ -433,10 +459,19 @@ def serve(host: str, port: int, token: str, settings: Settings) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    try:
+        if server.template is not None:
+            # Warm before listening: the first call finds it ready.
+            server.template.start()
+    except SandboxFailure as error:
+        print(f"loom-extractor: {error}; LOOM_EXTRACTOR_WARM=off runs without it", file=sys.stderr)
+        server.server_close()
+        return 2
     print(f"loom-extractor listening on {server.url}", flush=True)
     try:
         server.serve_forever()
     finally:
         kill_all_children()
+        stop_templates()
         server.server_close()
     return 0

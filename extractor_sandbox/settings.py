@@ -7,8 +7,9 @@ surfacing as a strange failure on the first request. An empty variable counts as
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,15 +23,23 @@ class SettingsError(Exception):
     """A setting is missing or invalid; the message is one line naming it."""
 
 
+def default_slots() -> int:
+    """Extractions at once by default: two, or one on a machine (or CPU set) of one core."""
+    return min(2, len(os.sched_getaffinity(0)))
+
+
 @dataclass(frozen=True)
 class Settings:
     max_bytes: int = 64 * 1024 * 1024  # the largest original taken (advertised in /v1/capabilities)
     timeout_s: float = 120.0  # wall clock for one extraction's child process
     cpu_s: int = 120  # CPU seconds for one child (applied by the sandbox)
     memory_mb: int = 2048  # address space for one child (applied by the sandbox)
-    concurrency: int = 1  # extractions at once; a request's body is read before it waits for a slot
+    # extractions at once (declared as `slots` in /v1/capabilities); a request's body is read
+    # before it waits for a slot
+    concurrency: int = field(default_factory=default_slots)
     max_output_bytes: int = 256 * 1024 * 1024  # the largest artifact a child may write
     body_timeout_s: float = 60.0  # wall clock to receive one request's body, however it trickles
+    warm: bool = True  # each extraction a fork of a warm template process; off: a fresh interpreter
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -50,6 +59,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         body_timeout_s=_read(
             environ, "LOOM_EXTRACTOR_BODY_TIMEOUT_S", _positive_seconds, defaults.body_timeout_s
         ),
+        warm=_read(environ, "LOOM_EXTRACTOR_WARM", _on_or_off, defaults.warm),
     )
 
 
@@ -104,3 +114,9 @@ def _positive_seconds(raw: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError("must be a positive number of seconds")
     return value
+
+
+def _on_or_off(raw: str) -> bool:
+    if raw not in ("on", "off"):
+        raise ValueError("must be on or off")
+    return raw == "on"

@@ -61,11 +61,12 @@ class ExtractorClient:
 
     Safe to share between threads. Capabilities are cached per service for
     `capabilities_ttl_s`; available_formats reads the services together within
-    `capabilities_deadline_s`. Given the services' `limits` (the pipeline always gives them),
-    at most `limits.slots` extractions are in flight per service, an extraction's deadline
+    `capabilities_deadline_s`. No more extractions are in flight per service than the `slots`
+    its capabilities declare, or, for a service that declares none, than `limits.slots` when
+    the services' `limits` are given (the pipeline always gives them). An extraction's deadline
     starts once it has its slot, so a wait in the queue is never counted as the file's own
-    time, and that deadline outlasts the service's own time limit; without them, each call is
-    bounded by the configured timeout alone.
+    time; given `limits`, that deadline outlasts the service's own time limit, and without
+    them each call is bounded by the configured timeout alone.
     """
 
     def __init__(
@@ -78,7 +79,7 @@ class ExtractorClient:
     ) -> None:
         self.settings = settings
         self.limits = limits
-        self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._slots: dict[str, Slots] = {}
         self._ttl_s = capabilities_ttl_s
         self._deadline_s = capabilities_deadline_s
         self._reads: dict[str, CapabilitiesRead] = {}
@@ -179,7 +180,7 @@ class ExtractorClient:
                 )
             params[option] = value
 
-        with self._slot(url):
+        with self._slot(url, capabilities):
             timeout_s = self.settings.timeout_s
             if self.limits is not None:
                 timeout_s = self.limits.extract_deadline_s(timeout_s)
@@ -188,13 +189,20 @@ class ExtractorClient:
             with call as answer:
                 return self._artifact_from(answer, fmt=fmt, original_size=len(data))
 
-    def _slot(self, url: str) -> AbstractContextManager[object]:
-        if self.limits is None:
-            return nullcontext()
+    def _slot(self, url: str, capabilities: Capabilities) -> AbstractContextManager[object]:
+        """One of the service's slots: as many as it declares, else as `limits` say, else any."""
+        count = capabilities.slots
+        if count is None and self.limits is not None:
+            count = self.limits.slots
         with self._lock:
-            if url not in self._slots:
-                self._slots[url] = threading.BoundedSemaphore(self.limits.slots)
-            return self._slots[url]
+            slots = self._slots.get(url)
+            if slots is None:
+                if count is None:
+                    return nullcontext()
+                slots = self._slots[url] = Slots(count)
+        if count is not None:
+            slots.resize(count)  # a service restarted with other slots
+        return slots.held()
 
     def _artifact_from(self, answer: Answer, *, fmt: str, original_size: int) -> Artifact:
         refuse_compressed(answer)
@@ -381,6 +389,33 @@ class ExtractorClient:
             raise unavailable(url, f"broke off the call ({reason})") from exc
         finally:
             watchdog.stop()
+
+
+class Slots:
+    """At most `count` holders at once; the count may change while some hold a slot (the
+    holders past a smaller count finish, and no one new starts until there is room)."""
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._held = 0
+        self._room = threading.Condition()
+
+    def resize(self, count: int) -> None:
+        with self._room:
+            self._count = count
+            self._room.notify_all()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._room:
+            self._room.wait_for(lambda: self._held < self._count)
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._room:
+                self._held -= 1
+                self._room.notify()
 
 
 def _query_safe(name: str) -> str:

@@ -26,6 +26,8 @@ class Capabilities:
     # format -> "parser version" as the service declares it for that format (an extension of
     # contract v1's answer); a format it gives none for has the extractor's "name version".
     parsers: Mapping[str, str] = field(default_factory=dict)
+    # Extractions the service runs at once (an extension too); None when it does not say.
+    slots: int | None = None
 
     def declares(self, fmt: str) -> bool:
         return self.contract_version == CONTRACT_VERSION and fmt in self.formats
@@ -59,6 +61,9 @@ def parse_capabilities(raw: bytes) -> Capabilities:
     max_bytes = document.get("max_bytes")
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
         raise NotCapabilities("max_bytes is not a whole number of bytes")
+    slots = document.get("slots")
+    if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int) or slots < 1):
+        raise NotCapabilities("slots is not a positive whole number")
     entries = document.get("formats")
     if not isinstance(entries, list):
         raise NotCapabilities("formats is not a list")
@@ -80,7 +85,11 @@ def parse_capabilities(raw: bytes) -> Capabilities:
             if own or extractor:
                 parsers[name] = own or extractor
     return Capabilities(
-        contract_version=version, max_bytes=max_bytes, formats=formats, parsers=parsers
+        contract_version=version,
+        max_bytes=max_bytes,
+        formats=formats,
+        parsers=parsers,
+        slots=slots,
     )
 
 

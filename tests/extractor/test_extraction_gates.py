@@ -75,7 +75,8 @@ def test_the_capabilities_claim_only_formats_and_their_options() -> None:
     from extractor_sandbox.settings import load_settings
 
     document = capabilities(load_settings({}))
-    assert set(document) == {"contract_version", "extractor", "max_bytes", "formats"}
+    # `slots` extends the answer too: the extractions it runs at once, which a client respects.
+    assert set(document) == {"contract_version", "extractor", "max_bytes", "slots", "formats"}
     # Each format's own parser and version: the extension of the answer parsers.py reads.
     assert all(
         set(entry) == {"format", "options", "parser", "parser_version"}

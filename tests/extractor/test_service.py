@@ -34,6 +34,7 @@ from extractor_sandbox.runner import (
     child_environment,
     run_child,
 )
+from extractor_sandbox.settings import default_slots
 from extractor_sandbox.source import DECLARED_FORMATS
 from tests.extractor.conftest import (
     RunningService,
@@ -144,6 +145,7 @@ def test_a_token_in_both_the_environment_and_a_file_refuses_to_start(tmp_path: P
         ("LOOM_EXTRACTOR_CONCURRENCY", "0", "must be a positive integer, not '0'"),
         ("LOOM_EXTRACTOR_MAX_OUTPUT_BYTES", "1.5", "must be a positive integer, not '1.5'"),
         ("LOOM_EXTRACTOR_BODY_TIMEOUT_S", "-3", "must be a positive number of seconds, not '-3'"),
+        ("LOOM_EXTRACTOR_WARM", "yes", "must be on or off, not 'yes'"),
     ],
 )
 def test_a_bad_setting_refuses_to_start_naming_it(variable: str, value: str, message: str) -> None:
@@ -203,6 +205,7 @@ def test_capabilities_declare_what_this_service_extracts(
         "contract_version": 1,
         "extractor": {"name": "loom-reference", "version": "1"},
         "max_bytes": 67108864,
+        "slots": default_slots(),
         # What the qualification gate lets this service declare (test_extraction_gates.py).
         "formats": [
             {

@@ -67,18 +67,24 @@ def gzip_reply(document: object, status: int = 200, encoding: str = "gzip") -> R
 
 
 def capabilities_reply(
-    formats: Mapping[str, Sequence[str]], *, max_bytes: int = 1024 * 1024, version: int = 1
+    formats: Mapping[str, Sequence[str]],
+    *,
+    max_bytes: int = 1024 * 1024,
+    version: int = 1,
+    slots: object = None,
 ) -> Reply:
-    return json_reply(
-        {
-            "contract_version": version,
-            "extractor": {"name": "misbehaving", "version": "1"},
-            "max_bytes": max_bytes,
-            "formats": [
-                {"format": name, "options": list(options)} for name, options in formats.items()
-            ],
-        }
-    )
+    """The capabilities answer; `slots` (an extension of v1's) is left out when None."""
+    document: dict[str, object] = {
+        "contract_version": version,
+        "extractor": {"name": "misbehaving", "version": "1"},
+        "max_bytes": max_bytes,
+        "formats": [
+            {"format": name, "options": list(options)} for name, options in formats.items()
+        ],
+    }
+    if slots is not None:
+        document["slots"] = slots
+    return json_reply(document)
 
 
 DEFAULT_FORMATS: Mapping[str, Sequence[str]] = {
@@ -140,6 +146,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         owner = self.server.owner
+        path = urlsplit(self.path).path
+        owner._enter(path)
+        try:
+            self._answer_recorded(owner)
+        finally:
+            owner._leave(path)
+
+    def _answer_recorded(self, owner: MisbehavingExtractor) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path)
@@ -190,6 +204,9 @@ class MisbehavingExtractor:
             EXTRACT: json_reply(artifact("markdown")),
         }
         self.requests: list[Recorded] = []
+        # Per path: requests being answered now, and the most there ever were at once.
+        self.in_flight: dict[str, int] = {}
+        self.most_in_flight: dict[str, int] = {}
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._server = _Server(self)
@@ -214,6 +231,15 @@ class MisbehavingExtractor:
     def _record(self, request: Recorded) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def _enter(self, path: str) -> None:
+        with self._lock:
+            now = self.in_flight[path] = self.in_flight.get(path, 0) + 1
+            self.most_in_flight[path] = max(self.most_in_flight.get(path, 0), now)
+
+    def _leave(self, path: str) -> None:
+        with self._lock:
+            self.in_flight[path] -= 1
 
     def __enter__(self) -> MisbehavingExtractor:
         self._thread.start()

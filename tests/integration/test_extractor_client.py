@@ -8,6 +8,7 @@ import json
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
@@ -15,9 +16,10 @@ import pytest
 from loom_dagster.contract.formats import FORMATS
 from loom_dagster.errors import ExtractionFailed, ExtractorUnavailable
 from loom_dagster.extractor.client import ExtractorClient
-from loom_dagster.extractor.settings import ExtractorSettings
+from loom_dagster.extractor.settings import ExtractorSettings, ServiceLimits
 from tests.integration.misbehaving_extractor import (
     CAPABILITIES,
+    DEFAULT_FORMATS,
     EXTRACT,
     MisbehavingExtractor,
     Reply,
@@ -642,3 +644,44 @@ def test_a_refusal_is_not_sent_to_another_replica(service, other):
 
     assert raised.value.code == "corrupt"
     assert len(service.requests_to(EXTRACT)) + len(other.requests_to(EXTRACT)) == 1
+
+
+# -- the service's slots -------------------------------------------------------------------------
+
+
+def extract_at_once(client: ExtractorClient, count: int) -> None:
+    with ThreadPoolExecutor(count) as pool:
+        list(pool.map(lambda _: client.extract(ORIGINAL, name="a.md"), range(count)))
+
+
+@pytest.mark.parametrize(("declared", "limits"), [(2, None), (1, ServiceLimits(slots=3))])
+def test_no_more_extractions_are_in_flight_than_the_service_declares_slots(
+    service: MisbehavingExtractor, declared: int, limits: ServiceLimits | None
+) -> None:
+    # Each extraction takes a while, so six sent together would all be in flight at once.
+    service.replies[CAPABILITIES] = capabilities_reply(DEFAULT_FORMATS, slots=declared)
+    service.replies[EXTRACT] = replace(json_reply(artifact()), delay_s=0.3)
+    settings = ExtractorSettings(default_url=service.url, token=TOKEN, timeout_s=30.0)
+    with ExtractorClient(settings, limits=limits) as client:
+        extract_at_once(client, 6)
+    assert len(service.requests_to(EXTRACT)) == 6
+    assert service.most_in_flight[EXTRACT] == declared
+
+
+def test_a_service_that_declares_no_slots_gets_as_many_as_the_limits_say(
+    service: MisbehavingExtractor,
+) -> None:
+    service.replies[EXTRACT] = replace(json_reply(artifact()), delay_s=0.3)
+    settings = ExtractorSettings(default_url=service.url, token=TOKEN, timeout_s=30.0)
+    with ExtractorClient(settings, limits=ServiceLimits(slots=2)) as client:
+        extract_at_once(client, 5)
+    assert service.most_in_flight[EXTRACT] == 2
+
+
+@pytest.mark.parametrize("slots", [0, -1, 1.5, True, "2"])
+def test_slots_that_are_not_a_positive_whole_number_are_unavailable(
+    service: MisbehavingExtractor, slots: object
+) -> None:
+    service.replies[CAPABILITIES] = capabilities_reply(DEFAULT_FORMATS, slots=slots)
+    message = unavailable(client_for(service.url))
+    assert message.endswith("slots is not a positive whole number"), message
