@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 from extractor_sandbox.child import CHILD_MODULE, EXIT_SANDBOX
 from extractor_sandbox.errors import CONTRACT_CODES, ExtractError
+from extractor_sandbox.formats.ocr import ocr_environment
 from extractor_sandbox.settings import Settings
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
@@ -101,12 +102,15 @@ def child_environment() -> dict[str, str]:
     mimalloc, reserves about 1.5 GB of address space as it warms, most of the child's limit, and
     the pool is chosen once, when pyarrow loads, so it is set here rather than in its FormatSpec's prepare step.
     """
-    return {
+    environment = {
         "PYTHONPATH": PACKAGE_ROOT,
         "PATH": os.defpath,
         "LC_ALL": "C.UTF-8",
         "ARROW_DEFAULT_MEMORY_POOL": "system",
     }
+    # The OCR settings, checked by the service at start (formats/ocr.py reads them in the child).
+    environment.update(ocr_environment(os.environ))
+    return environment
 
 
 def run_extraction(
