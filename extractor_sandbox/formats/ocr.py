@@ -30,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -349,7 +350,7 @@ class _Libraries:
             function = getattr(lib, name)
             function.restype = restype
             function.argtypes = argtypes
-        lept.setMsgSeverity(5)  # L_SEVERITY_ERROR: a hostile image's warnings stay off stderr
+        lept.setMsgSeverity(6)  # L_SEVERITY_NONE: a hostile image fills no stderr
 
 
 class Engine:
@@ -514,11 +515,12 @@ class Engine:
         tess.TessBaseAPISetSourceResolution(self.api, READ_PPI)
         monitor = tess.TessMonitorCreate()
         try:
-            tess.TessMonitorSetDeadlineMSecs(monitor, int(IMAGE_SECONDS * 1000))
+            tess.TessMonitorSetDeadlineMSecs(monitor, max(int(IMAGE_SECONDS * 1000), 1))
+            started = time.monotonic()
             if tess.TessBaseAPIRecognize(self.api, monitor) != 0:
-                raise ImageUnread(
-                    f"its recognition passed {IMAGE_SECONDS:g} s, or Tesseract cannot read it"
-                )
+                if time.monotonic() - started >= IMAGE_SECONDS:
+                    raise ImageUnread(f"its recognition passed {IMAGE_SECONDS:g} s")
+                raise ImageUnread("Tesseract cannot recognise it")
             return self._words()
         finally:
             tess.TessMonitorDelete(monitor)

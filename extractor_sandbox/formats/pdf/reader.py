@@ -219,12 +219,19 @@ class _Document:
             words, strokes = placed_runs(reading, picture.matrix, len(runs) + 1)
             runs.extend(words)
             rules.extend(strokes)
+        if not runs:
+            # never read as empty: a page that shows only a picture OCR finds no words in
+            self._fail(
+                number,
+                "the page has no text and OCR read no words in its image: its text needs OCR",
+            )
+            return False
         drawing.runs = runs
         drawing.rules = drawing.rules + rules
         self.scanned_pages.add(number)
         if inline:
             self._fail(number, "the page draws an inline image beside the ones OCR read, not read")
-        return bool(runs)
+        return True
 
     def _read_large(self, number: int, large: list[Picture]) -> None:
         """A page of text's large pictures read with OCR: their lines follow the page's text."""
