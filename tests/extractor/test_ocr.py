@@ -10,11 +10,15 @@ the hostile images within the child's limits) run the real service.
 from __future__ import annotations
 
 import io
+import json
 import struct
+import subprocess
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pypdf
 import pytest
 
@@ -473,3 +477,155 @@ def test_ocr_unavailable_is_named_on_the_page(monkeypatch: pytest.MonkeyPatch) -
     assert failed(artifact) == {
         "page 1": "the page has no text and draws an image: its text needs OCR"
     }
+
+
+# -- the confined child and the real service ---------------------------------------------------
+
+OCR_PROBE = r'''
+"""Confine as the child does, with the PDF reader's warm-up (OCR's among it), then read an image
+with OCR and try what the child must not do."""
+import json, os, socket, sys, threading
+
+image = open(sys.argv[1], "rb").read()  # read before confinement, as the child reads its stdin
+from extractor_sandbox.registry import SPECS
+from extractor_sandbox.sandbox import confine_child
+
+confine_child(cpu_s=60, memory_mb=2048, prepare=SPECS["pdf"].prepare)
+tasks = set(os.listdir("/proc/self/task"))
+from extractor_sandbox.formats import ocr
+from extractor_sandbox.formats.ocr import EncodedImage
+
+def attempt(action):
+    try:
+        action()
+    except OSError as error:
+        import errno
+        return errno.errorcode.get(error.errno, str(error.errno))
+    except Exception as error:
+        return type(error).__name__
+    return "ok"
+
+def fork():
+    if os.fork() == 0:
+        os._exit(0)
+    os.wait()
+
+reading = ocr.FileOcr().read("scan", EncodedImage(image, 0, 0), 6.5, 5.0)
+print(json.dumps({
+    "words": [word.text for word in reading.words[:3]],
+    "threads started after confinement": sorted(set(os.listdir("/proc/self/task")) - tasks),
+    "threads": len(os.listdir("/proc/self/task")),
+    "socket": attempt(lambda: socket.socket().close()),
+    "fork": attempt(fork),
+    "thread": attempt(lambda: threading.Thread(target=int).start()),
+    "execve": attempt(lambda: os.execv(sys.executable, [sys.executable, "-c", "0"])),
+    "OMP_THREAD_LIMIT": os.environ.get("OMP_THREAD_LIMIT"),
+}))
+'''
+
+
+def test_the_confined_child_reads_with_ocr_and_still_opens_no_socket_nor_starts_a_process() -> None:
+    from extractor_sandbox.runner import child_environment
+    from tests.extractor.conftest import (
+        as_service_user,
+        copy_package,
+        service_python,
+        world_readable_tree,
+    )
+
+    root = copy_package(world_readable_tree("loom-ocr-probe-"), extra={"probe.py": OCR_PROBE})
+    image = root / "scan.png"
+    image.write_bytes(fixture("scan.png"))
+    image.chmod(0o644)
+    finished = subprocess.run(
+        [service_python(), "-P", "-s", str(root / "probe.py"), str(image)],
+        env={**child_environment(), "PYTHONPATH": str(root)},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **as_service_user(),
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert json.loads(finished.stdout) == {
+        "words": ["Quarterly", "Harvest", "Report"],
+        "threads started after confinement": [],
+        "threads": 1,  # OpenMP held to one thread: Tesseract runs on the child's own
+        "socket": "EPERM",
+        "fork": "EAGAIN",
+        "thread": "RuntimeError",
+        "execve": "EPERM",
+        "OMP_THREAD_LIMIT": "1",
+    }
+
+
+def _post(service: Any, data: bytes, fmt: str = "pdf", name: str = "scan.pdf") -> Any:
+    with httpx.Client(headers={"Authorization": f"Bearer {service.token}"}, timeout=120) as c:
+        return c.post(
+            f"{service.url}/v1/extract", params={"format": fmt, "name": name}, content=data
+        )
+
+
+def test_the_service_reads_a_scanned_page_in_its_confined_child(start_extractor: Any) -> None:
+    service = start_extractor()
+    answer = _post(service, scanned_pdf())
+    assert answer.status_code == 200, answer.text
+    artifact = answer.json()
+    assert texts(artifact)[0] == ("heading", "Quarterly Harvest Report")
+    assert artifact["attrs"]["ocr_pages"] == [1]
+    assert "+tesseract5." in artifact["parser_version"]
+    off = start_extractor({"LOOM_EXTRACTOR_OCR": "off"})
+    artifact = _post(off, scanned_pdf()).json()
+    assert failed(artifact) == {
+        "page 1": "the page has no text and draws an image: its text needs OCR"
+    }
+
+
+def test_the_service_refuses_to_start_when_a_named_model_is_missing(tmp_path: Path) -> None:
+    from tests.extractor.conftest import serve_command, service_environment
+
+    finished = subprocess.run(
+        serve_command(),
+        env=service_environment("t" * 24, {"LOOM_EXTRACTOR_OCR_LANGUAGES": "eng+xyz"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 2 and finished.stdout == ""
+    [line] = finished.stderr.splitlines()
+    assert line.startswith(
+        "loom-extractor: LOOM_EXTRACTOR_OCR_LANGUAGES names xyz, but no such model is installed"
+    )
+
+
+def test_hostile_pdf_images_end_typed_within_the_childs_limits(start_extractor: Any) -> None:
+    whole = fixture("scan.jpg")
+    images = [
+        image_object(_jpeg_claiming(65_000, 65_000), 100, 100, filters=b"/DCTDecode"),
+        image_object(whole[: len(whole) // 3], *SCAN_SIZE, filters=b"/DCTDecode"),
+        image_object(
+            b"\x00\x01\xff" * 20,
+            2000,
+            10000,
+            filters=b"/CCITTFaxDecode",
+            bits=1,
+            extra=b"/DecodeParms << /K -1 /Columns 2000 /Rows 10000 >>",
+        ),
+        # a Flate bomb: 6000 by 6000 declared, a stream inflating past pypdf's 75 MB bound
+        image_object(zlib.compress(bytes(80_000_000)), 6000, 6000, filters=b"/FlateDecode"),
+    ]
+    data = image_pages(images, [[(k, SCAN_PLACE)] for k in range(len(images))])
+    service = start_extractor(
+        {"LOOM_EXTRACTOR_MEMORY_MB": "1024", "LOOM_EXTRACTOR_TIMEOUT_S": "60"}
+    )
+    answer = _post(service, data, name="hostile.pdf")
+    assert answer.status_code == 200, answer.text
+    reasons = failed(answer.json())
+    prefix = "the page has no text and its image is not read with OCR: "
+    # the JPEG's own header is read before it is decoded, whatever its dictionary says
+    assert (
+        reasons["page 1"] == prefix + "it is 65000 by 65000 pixels, over the 40 M pixels OCR reads"
+    )
+    assert reasons["page 2"] == prefix + "the JPEG image cannot be decoded"
+    assert reasons["page 3"] == prefix + "the TIFF image cannot be decoded"
+    assert reasons["page 4"].startswith(prefix + "its stream cannot be decoded")
