@@ -37,6 +37,7 @@ from extractor_sandbox.formats.pdf import blocks as pdf_blocks
 from extractor_sandbox.formats.pdf.content import read_drawing
 from extractor_sandbox.formats.pdf.reader import extract_pdf
 from extractor_sandbox.formats.pdf.scanned import placed_runs, read_picture
+from extractor_sandbox.formats.pptx import extract_pptx
 from tests.extractor.ocr_build import (
     SCAN_PLACE,
     SCAN_SIZE,
@@ -48,6 +49,7 @@ from tests.extractor.ocr_build import (
     jpeg_scan,
     scanned_pdf,
 )
+from tests.extractor.office_packages import picture, pptx, slide_xml, text_shape
 
 pytestmark = pytest.mark.skipif(
     not ocr.libraries_installed() or ocr.tessdata_directory({}) is None,
@@ -629,3 +631,126 @@ def test_hostile_pdf_images_end_typed_within_the_childs_limits(start_extractor: 
     assert reasons["page 2"] == prefix + "the JPEG image cannot be decoded"
     assert reasons["page 3"] == prefix + "the TIFF image cannot be decoded"
     assert reasons["page 4"].startswith(prefix + "its stream cannot be decoded")
+
+
+# -- PPTX: a picture covering a fifth of its slide ---------------------------------------------
+
+SLIDE_W, SLIDE_H = 9_144_000, 6_858_000
+CHART = (
+    '<p:graphicFrame><p:nvGraphicFramePr/><a:graphic><a:graphicData uri="http://schemas.'
+    'openxmlformats.org/drawingml/2006/chart"/></a:graphic></p:graphicFrame>'
+)
+# the slide fixture (8 by 3 inches) shown 8 by 3 inches: a third of a 10 by 7.5 inch slide
+LARGE = picture(8 * 914_400, 3 * 914_400)
+
+
+def deck(slides: list[str], media: bytes | None = None) -> bytes:
+    return pptx(slides, extra={"ppt/media/image1.png": media or fixture("slide.png")})
+
+
+def test_a_large_picture_is_read_into_a_paragraph_after_the_slides_shapes(
+    ocr_on: Engine,
+) -> None:
+    artifact = extract_pptx(deck([slide_xml(text_shape("Caption") + LARGE)]), {}, name="d.pptx")
+    assert texts(artifact) == [
+        ("paragraph", "Caption"),
+        ("paragraph", "Whiteboard notes\nShip the parser on Friday"),
+    ]
+    assert [b.get("attrs", {}).get("ocr") for b in artifact["blocks"]] == [None, True]
+    assert artifact["attrs"]["ocr_slides"] == [1]
+    assert artifact["coverage"]["complete"] is True
+    assert artifact["parser_version"].endswith(f"+tesseract{ocr_on.version}")
+
+
+def test_a_picture_several_slides_show_is_read_once(
+    ocr_on: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    real = Engine.read
+
+    def counted(self: Engine, *args: Any) -> Any:
+        reads.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(Engine, "read", counted)
+    artifact = extract_pptx(deck([slide_xml(LARGE)] * 3), {}, name="d.pptx")
+    assert len(reads) == 1
+    assert artifact["attrs"]["ocr_slides"] == [1, 2, 3]
+    assert artifact["coverage"]["complete"] is True
+
+
+def test_a_picture_under_a_fifth_of_the_slide_is_left_alone(ocr_on: Engine) -> None:
+    small = picture(SLIDE_W // 3, SLIDE_H // 3)  # a ninth
+    artifact = extract_pptx(deck([slide_xml(text_shape("Caption") + small)]), {}, name="d.pptx")
+    assert texts(artifact) == [("paragraph", "Caption")]
+    assert artifact["blocks"][0]["attrs"]["images_unread"] == 1
+    assert "ocr_slides" not in artifact["attrs"]
+
+
+def test_without_ocr_or_for_a_linked_picture_the_slide_is_a_failed_unit(
+    ocr_on: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    linked = picture(8 * 914_400, 3 * 914_400, link=True)
+    artifact = extract_pptx(deck([slide_xml(text_shape("A") + linked)]), {}, name="d.pptx")
+    assert failed(artifact) == {
+        "slide 1": "a picture covering a fifth of the slide or more is linked rather than held"
+        " in the file; it needs OCR"
+    }
+    monkeypatch.setenv("LOOM_EXTRACTOR_OCR", "off")
+    artifact = extract_pptx(deck([slide_xml(text_shape("A") + LARGE)]), {}, name="d.pptx")
+    assert failed(artifact) == {
+        "slide 1": "a picture covers a fifth of the slide or more; it needs OCR (not run)"
+    }
+
+
+def test_a_slide_whose_only_text_ocr_read_and_that_holds_a_chart_is_a_failed_unit(
+    ocr_on: Engine,
+) -> None:
+    artifact = extract_pptx(deck([slide_xml(LARGE + CHART), slide_xml(LARGE)]), {}, name="d.pptx")
+    assert failed(artifact) == {
+        "slide 1": "its only text is what OCR read, and it holds what drawings show (1 chart)"
+    }
+    assert artifact["attrs"]["ocr_slides"] == [1, 2]
+    assert texts(artifact)[-1] == ("paragraph", "Whiteboard notes\nShip the parser on Friday")
+
+
+@pytest.mark.parametrize(
+    ("media", "why"),
+    [
+        (
+            lambda: _png(100_000, 100_000),
+            "it is 100000 by 100000 pixels, over the 40 M pixels OCR reads",
+        ),
+        (
+            lambda: _tiff(100_000, 100_000),
+            "it is 100000 by 100000 pixels, over the 40 M pixels OCR reads",
+        ),
+        (
+            lambda: b"<svg xmlns='http://www.w3.org/2000/svg'/>",
+            "its header cannot be read as an image",
+        ),
+    ],
+    ids=["PNG bomb", "TIFF bomb", "not an image Leptonica reads"],
+)
+def test_a_hostile_slide_picture_fails_its_slide_naming_why(
+    ocr_on: Engine, media: Any, why: str
+) -> None:
+    artifact = extract_pptx(deck([slide_xml(text_shape("A") + LARGE)], media()), {}, name="d.pptx")
+    assert failed(artifact) == {
+        "slide 1": f"a picture covering a fifth of the slide or more is not read with OCR: {why}"
+    }
+    assert texts(artifact) == [("paragraph", "A")]
+
+
+def test_the_service_reads_a_slide_picture_and_ends_picture_bombs_typed(
+    start_extractor: Any,
+) -> None:
+    service = start_extractor({"LOOM_EXTRACTOR_MEMORY_MB": "1024"})
+    answer = _post(service, deck([slide_xml(LARGE)]), fmt="pptx", name="d.pptx")
+    assert answer.status_code == 200, answer.text
+    assert texts(answer.json()) == [("paragraph", "Whiteboard notes\nShip the parser on Friday")]
+    for bomb in (_png(100_000, 100_000), _tiff(100_000, 100_000), _jpeg_claiming(65_000, 65_000)):
+        answer = _post(service, deck([slide_xml(LARGE)], bomb), fmt="pptx", name="d.pptx")
+        assert answer.status_code == 200, answer.text
+        [(unit, reason)] = failed(answer.json()).items()
+        assert reason.endswith("over the 40 M pixels OCR reads"), reason
