@@ -27,13 +27,13 @@ Tesseract reads from its line (at 300 pixels an inch), for the reader to place i
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import struct
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from extractor_sandbox.settings import SettingsError
 
@@ -333,6 +333,8 @@ class _Libraries:
             (tess, "TessBaseAPIRecognize", i, [vp, vp]),
             (tess, "TessBaseAPIGetIterator", vp, [vp]),
             (tess, "TessBaseAPIClear", None, [vp]),
+            (tess, "TessBaseAPIEnd", None, [vp]),
+            (tess, "TessBaseAPIDelete", None, [vp]),
             (tess, "TessResultIteratorDelete", None, [vp]),
             (tess, "TessResultIteratorGetPageIterator", vp, [vp]),
             (tess, "TessResultIteratorGetUTF8Text", ctypes.POINTER(ctypes.c_char), [vp, i]),
@@ -365,9 +367,17 @@ class Engine:
             raise ImageUnread("Tesseract's engine cannot be created")
         if tess.TessBaseAPIInit3(self.api, tessdata.encode(), languages.encode()) != 0:
             raise ImageUnread(f"Tesseract cannot load the models {languages} from {tessdata}")
+        # Ended before the interpreter exits: Tesseract's caches then warn of no leak on stderr.
+        atexit.register(self.close)
         tess.TessBaseAPISetPageSegMode(self.api, _PSM_AUTO)
         # No debug or result file: the engine writes nothing.
         tess.TessBaseAPISetVariable(self.api, b"debug_file", b"/dev/null")
+
+    def close(self) -> None:
+        if self.api:
+            self.libs.tess.TessBaseAPIEnd(self.api)
+            self.libs.tess.TessBaseAPIDelete(self.api)
+            self.api = None
 
     # decoding
 
@@ -606,13 +616,16 @@ def _shown_ppi(width: int, height: int, shown_width_in: float, shown_height_in: 
 
 _engine: Engine | None = None
 _engine_error: str | None = None
+_pending: tuple[str, str] | None = None  # (languages, models) to start on the first picture
 
 
-def warm_ocr(environ: Mapping[str, str] | None = None) -> None:
-    """The child's OCR warm-up, before its limits: OpenMP to one thread, the libraries loaded and
-    the engine initialised with its models (read now, while files may be opened). Nothing when
-    OCR is off; a failure is kept, for the readers to name on the pages that needed OCR."""
-    global _engine, _engine_error
+def warm_ocr(environ: Mapping[str, str] | None = None, *, lazy: bool | None = None) -> None:
+    """The child's OCR warm-up, before its limits: OpenMP held to one thread (libgomp reads it as
+    it loads), and, where the confined child may still read files (Landlock), nothing more: the
+    libraries are loaded and the models read on the first picture, so a file with none pays
+    nothing. Without Landlock the confined child opens no file, so they are loaded now. Nothing
+    when OCR is off; a failure is kept, for the readers to name on the pages that needed OCR."""
+    global _engine, _engine_error, _pending
     environ = os.environ if environ is None else environ
     try:
         settings = load_ocr_settings(environ)
@@ -621,19 +634,31 @@ def warm_ocr(environ: Mapping[str, str] | None = None) -> None:
         return
     if not settings.enabled or _engine is not None:
         return
+    os.environ["OMP_THREAD_LIMIT"] = "1"
     directory = tessdata_directory(environ)
-    try:
-        if directory is None:
-            raise ImageUnread("Tesseract's models are not installed")
-        _engine = Engine(settings.languages, directory)
-    except (ImageUnread, OSError, AttributeError) as error:
-        _engine_error = f"OCR cannot start: {error}"
+    if directory is None:
+        _engine_error = "OCR cannot start: Tesseract's models are not installed"
+        return
+    if lazy is None:
+        from extractor_sandbox.sandbox import landlock_abi
+
+        lazy = landlock_abi() > 0
+    _pending = (settings.languages, directory)
+    if not lazy:
+        _start()
 
 
-def tessdata_paths() -> list[str]:
-    """The directories the confined child reads Tesseract's models from (a Landlock rule)."""
-    directory = tessdata_directory(os.environ)
-    return [str(Path(directory).resolve())] if directory else []
+def _start() -> Engine | None:
+    """The engine, started now if the warm-up left it for the first picture."""
+    global _engine, _engine_error, _pending
+    if _engine is None and _pending is not None:
+        languages, directory = _pending
+        _pending = None
+        try:
+            _engine = Engine(languages, directory)
+        except (ImageUnread, OSError, AttributeError) as error:
+            _engine_error = f"OCR cannot start: {error}"
+    return _engine
 
 
 class FileOcr:
@@ -645,10 +670,12 @@ class FileOcr:
             self.settings = load_ocr_settings(environ)
         except OcrSettingsError:
             self.settings = OcrSettings(enabled=False)
-        self.engine: Engine | None = _engine if self.settings.enabled else None
+        on = self.settings.enabled and (_engine is not None or _pending is not None)
+        self.engine: Engine | None = _engine if on else None
+        self._can_start = on
         self.unavailable = (
             None
-            if self.engine is not None
+            if on
             else (
                 f"{OCR_VARIABLE} is off"
                 if not self.settings.enabled
@@ -660,7 +687,7 @@ class FileOcr:
 
     @property
     def enabled(self) -> bool:
-        return self.engine is not None
+        return self._can_start
 
     def read(
         self, key: object, image: EncodedImage, shown_width_in: float, shown_height_in: float
@@ -671,6 +698,11 @@ class FileOcr:
             return known
         if isinstance(known, ImageUnread):
             raise known
+        if self.engine is None and self._can_start:
+            self.engine = _start()
+            if self.engine is None:
+                self._can_start = False
+                self.unavailable = _engine_error
         if self.engine is None:
             raise ImageUnread(self.unavailable or "OCR is off")
         if len(self.read_images) >= self.settings.max_images:
@@ -691,7 +723,7 @@ class FileOcr:
         """Raise ImageUnread when the file's budget has no room for a new image `key`."""
         if key in self.read_images:
             return
-        if self.engine is not None and len(self.read_images) >= self.settings.max_images:
+        if self._can_start and len(self.read_images) >= self.settings.max_images:
             raise ImageUnread(
                 f"the file's images past {self.settings.max_images} are not read"
                 f" ({MAX_IMAGES_VARIABLE})"
