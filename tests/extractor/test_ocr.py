@@ -140,6 +140,25 @@ def test_a_named_model_that_is_missing_is_refused_and_off_checks_nothing() -> No
     assert check_ocr({"LOOM_EXTRACTOR_OCR": "off", "LOOM_EXTRACTOR_OCR_LANGUAGES": "xyz"}) is None
 
 
+def test_ocr_on_without_tesseracts_libraries_is_said_once_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ocr, "libraries_installed", lambda: False)
+    assert check_ocr({}) == (
+        "OCR is on but Tesseract's libraries are not installed: pictures are not read"
+        " (install tesseract-ocr, or set LOOM_EXTRACTOR_OCR=off)"
+    )
+
+
+def test_a_scanned_page_that_names_a_missing_object_is_a_failed_unit(ocr_on: Engine) -> None:
+    data = image_pages([jpeg_scan()], [[(0, SCAN_PLACE)]], texts=[b"/Missing Do"])
+    artifact = extract_pdf(data, {}, name="scan.pdf")
+    assert failed(artifact) == {
+        "page 1": "the page names an object the file does not hold (/Missing), and has no text"
+        " of its own"
+    }
+
+
 def test_the_child_is_given_the_ocr_settings_and_nothing_else_of_the_service() -> None:
     given = ocr.ocr_environment(
         {"LOOM_EXTRACTOR_OCR": "off", "LOOM_EXTRACTOR_TOKEN": "x" * 20, "HOME": "/root"}

@@ -167,6 +167,10 @@ class _Document:
         pictures = [p for p in drawing.pictures if p.x1 - p.x0 >= 1 and p.y1 - p.y0 >= 1]
         if not has_text:
             drawn = [p for p in pictures if not p.inline]
+            if drawn and self.ocr.enabled and drawing.problems:
+                # what it draws is not all known: a page with no text in that state fails
+                self._fail(number, f"the page {drawing.problems[0]}, and has no text of its own")
+                return False
             if drawn and self.ocr.enabled:
                 return self._read_scanned(number, drawing, drawn, len(drawn) < len(pictures))
             if pictures:
