@@ -28,7 +28,7 @@ import threading
 from collections.abc import Sequence
 
 from extractor_sandbox import sandbox
-from extractor_sandbox.formats.ocr import check_ocr
+from extractor_sandbox.ocr_settings import check_ocr
 from extractor_sandbox.settings import SettingsError, load_settings, load_token
 
 DEFAULT_PORT = 8790

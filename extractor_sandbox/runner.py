@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 from extractor_sandbox.child import CHILD_MODULE, EXIT_SANDBOX
 from extractor_sandbox.errors import CONTRACT_CODES, ExtractError
-from extractor_sandbox.formats.ocr import ocr_environment
+from extractor_sandbox.ocr_settings import ocr_environment
 from extractor_sandbox.settings import Settings
 
 MAX_ERROR_BODY_BYTES = 64 * 1024

@@ -1,17 +1,11 @@
 """OCR: Tesseract 5 and Leptonica through their C APIs (ctypes), inside the confined child.
 
 The seed's "OCR." paragraph. The child may start no program, so Tesseract is a library here, not
-the `tesseract` command: `warm_ocr` (the child's warm-up, before its limits) sets OpenMP to one
-thread, loads libtesseract and liblept, and initialises the engine with its models, which it reads
-then; recognising an image later opens no file and starts no thread.
-
-Settings (read by the service at start, passed to the child in its environment):
-
-| Variable | Default | Meaning |
-|---|---|---|
-| `LOOM_EXTRACTOR_OCR` | `on` | `off`: no image is read; the readers report what then needs OCR |
-| `LOOM_EXTRACTOR_OCR_LANGUAGES` | `eng` | Tesseract's models, joined by `+`; the service refuses to start when one is missing |
-| `LOOM_EXTRACTOR_OCR_MAX_IMAGES` | `30` | images a file reads with OCR (an image shown twice is read once) |
+the `tesseract` command. `warm_ocr` (the child's warm-up, before its limits) holds OpenMP to one
+thread; the libraries are loaded and the models read there, or, where the confined child may still
+read files (Landlock), on the first picture a file shows. Recognising an image opens no file and
+starts no thread. The settings (LOOM_EXTRACTOR_OCR, _LANGUAGES, _MAX_IMAGES) are
+extractor_sandbox/ocr_settings.py's, which the service reads without loading any of this.
 
 Bounds: an image is at most 40 M pixels, decoded or scaled, its size read from its own header (or
 its PDF dictionary) before it is decoded; JBIG2 is not read (only a separate program decodes it);
@@ -35,13 +29,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from extractor_sandbox.settings import SettingsError
-
-OCR_VARIABLE = "LOOM_EXTRACTOR_OCR"
-LANGUAGES_VARIABLE = "LOOM_EXTRACTOR_OCR_LANGUAGES"
-MAX_IMAGES_VARIABLE = "LOOM_EXTRACTOR_OCR_MAX_IMAGES"
-TESSDATA_VARIABLE = "TESSDATA_PREFIX"
-VARIABLES = (OCR_VARIABLE, LANGUAGES_VARIABLE, MAX_IMAGES_VARIABLE, TESSDATA_VARIABLE)
+from extractor_sandbox.ocr_settings import (
+    LIBLEPT,
+    LIBTESSERACT,
+    MAX_IMAGES_VARIABLE,
+    OCR_VARIABLE,
+    OcrSettings,
+    OcrSettingsError,
+    load_ocr_settings,
+    tessdata_directory,
+)
 
 MAX_PIXELS = 40_000_000
 MAX_IMAGES_A_PAGE = 50
@@ -49,13 +46,6 @@ IMAGE_SECONDS = 20.0
 READ_PPI = 300  # the resolution Tesseract is told, and the one a coarse image is scaled to
 LOW_PPI = 200  # an image shown coarser than this is scaled up first
 FINEST_PPI = 600  # the stroke clean-up's sizes are those of 600 pixels an inch at most
-TESSDATA_DIRECTORIES = (
-    "/usr/share/tesseract-ocr/5/tessdata",
-    "/usr/share/tesseract-ocr/4.00/tessdata",
-    "/usr/share/tessdata",
-)
-_LIBTESSERACT = "libtesseract.so.5"
-_LIBLEPT = ("liblept.so.5", "libleptonica.so.6")
 
 # Leptonica's file formats (imageio.h) that have a name in a message
 _FORMAT_NAMES = {
@@ -80,94 +70,8 @@ _RIL_WORD = 3
 _PSM_AUTO = 3
 
 
-class OcrSettingsError(SettingsError):
-    """An OCR setting is invalid, or names a model that is not installed; one line."""
-
-
 class ImageUnread(Exception):
     """An image OCR does not read; the message says why (a reader's failed unit names it)."""
-
-
-@dataclass(frozen=True)
-class OcrSettings:
-    enabled: bool = True
-    languages: str = "eng"
-    max_images: int = 30
-
-
-def load_ocr_settings(environ: Mapping[str, str]) -> OcrSettings:
-    """The OCR settings from `environ`; raises OcrSettingsError naming the variable."""
-    defaults = OcrSettings()
-    raw = environ.get(OCR_VARIABLE, "").strip().lower()
-    if raw in ("", "on", "1", "true", "yes"):
-        enabled = True
-    elif raw in ("off", "0", "false", "no"):
-        enabled = False
-    else:
-        raise OcrSettingsError(f"{OCR_VARIABLE} must be on or off, not {raw!r}")
-    languages = environ.get(LANGUAGES_VARIABLE, "").strip() or defaults.languages
-    names = languages.split("+")
-    if not all(name and all(c.isalnum() or c in "_-" for c in name) for name in names):
-        raise OcrSettingsError(
-            f"{LANGUAGES_VARIABLE} must be model names joined by +, not {languages!r}"
-        )
-    max_raw = environ.get(MAX_IMAGES_VARIABLE, "").strip()
-    max_images = defaults.max_images
-    if max_raw:
-        try:
-            max_images = int(max_raw)
-        except ValueError:
-            max_images = 0
-        if max_images < 1:
-            raise OcrSettingsError(
-                f"{MAX_IMAGES_VARIABLE} must be a positive integer, not {max_raw!r}"
-            )
-    return OcrSettings(enabled, languages, max_images)
-
-
-def tessdata_directory(environ: Mapping[str, str]) -> str | None:
-    """Where Tesseract's models are: TESSDATA_PREFIX, else Debian's places."""
-    given = environ.get(TESSDATA_VARIABLE, "").strip()
-    candidates = [given, os.path.join(given, "tessdata")] if given else []
-    for directory in (*candidates, *TESSDATA_DIRECTORIES):
-        if directory and os.path.isfile(os.path.join(directory, "eng.traineddata")):
-            return directory
-        if directory and given and os.path.isdir(directory):
-            return directory
-    return None
-
-
-def libraries_installed() -> bool:
-    import ctypes.util
-
-    return bool(ctypes.util.find_library("tesseract")) and any(
-        ctypes.util.find_library(name.split(".so")[0][3:]) for name in _LIBLEPT
-    )
-
-
-def check_ocr(environ: Mapping[str, str]) -> str | None:
-    """The service's check at start: raises OcrSettingsError for a bad setting or a model that
-    is missing; returns the one line to say when OCR is on but its libraries are not installed."""
-    settings = load_ocr_settings(environ)
-    if not settings.enabled:
-        return None
-    if not libraries_installed():
-        return (
-            "OCR is on but Tesseract's libraries are not installed: pictures are not read"
-            f" (install tesseract-ocr, or set {OCR_VARIABLE}=off)"
-        )
-    directory = tessdata_directory(environ)
-    missing = [
-        name
-        for name in settings.languages.split("+")
-        if directory is None or not os.path.isfile(os.path.join(directory, f"{name}.traineddata"))
-    ]
-    if missing:
-        raise OcrSettingsError(
-            f"{LANGUAGES_VARIABLE} names {', '.join(missing)}, but no such model is installed"
-            f" in {directory or 'any tessdata directory'}"
-        )
-    return None
 
 
 # -- images ----------------------------------------------------------------------------------
@@ -285,7 +189,7 @@ class _Libraries:
     def __init__(self) -> None:
         os.environ["OMP_THREAD_LIMIT"] = "1"  # read by libgomp as it loads: no thread pool
         lept: ctypes.CDLL | None = None
-        for name in _LIBLEPT:
+        for name in LIBLEPT:
             try:
                 lept = ctypes.CDLL(name)
                 break
@@ -294,7 +198,7 @@ class _Libraries:
         if lept is None:
             raise ImageUnread("Leptonica's library is not installed")
         try:
-            tess = ctypes.CDLL(_LIBTESSERACT)
+            tess = ctypes.CDLL(LIBTESSERACT)
         except OSError:
             raise ImageUnread("Tesseract's library is not installed") from None
         self.lept, self.tess = lept, tess
@@ -735,8 +639,3 @@ def version_suffix(ocr: FileOcr | None) -> str:
     if ocr is None or ocr.version is None:
         return ""
     return "+tesseract" + "".join(c for c in ocr.version if c.isalnum() or c in ".-")
-
-
-def ocr_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The OCR variables a child is given from the service's environment (nothing else passes)."""
-    return {name: environ[name] for name in VARIABLES if environ.get(name, "").strip()}

@@ -24,22 +24,20 @@ from typing import Any
 import pypdf
 import pytest
 
+from extractor_sandbox import ocr_settings
 from extractor_sandbox.formats import ocr
-from extractor_sandbox.formats.ocr import (
-    EncodedImage,
-    Engine,
-    FileOcr,
-    ImageUnread,
-    OcrSettings,
-    OcrSettingsError,
-    check_ocr,
-    load_ocr_settings,
-)
+from extractor_sandbox.formats.ocr import EncodedImage, Engine, FileOcr, ImageUnread
 from extractor_sandbox.formats.pdf import blocks as pdf_blocks
 from extractor_sandbox.formats.pdf.content import read_drawing
 from extractor_sandbox.formats.pdf.reader import extract_pdf
 from extractor_sandbox.formats.pdf.scanned import placed_runs, read_picture
 from extractor_sandbox.formats.pptx import extract_pptx
+from extractor_sandbox.ocr_settings import (
+    OcrSettings,
+    OcrSettingsError,
+    check_ocr,
+    load_ocr_settings,
+)
 from tests.extractor.ocr_build import (
     SCAN_PLACE,
     SCAN_SIZE,
@@ -54,7 +52,7 @@ from tests.extractor.ocr_build import (
 from tests.extractor.office_packages import picture, pptx, slide_xml, text_shape
 
 pytestmark = pytest.mark.skipif(
-    not ocr.libraries_installed() or ocr.tessdata_directory({}) is None,
+    not ocr_settings.libraries_installed() or ocr_settings.tessdata_directory({}) is None,
     reason="Tesseract is not installed (scripts/setup installs tesseract-ocr as root)",
 )
 
@@ -65,7 +63,7 @@ _ENGINE: list[Engine] = []
 def ocr_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
     """The child's warmed engine, for this test only (other tests read with OCR off in-process,
     as the qualification gates do)."""
-    for name in ocr.VARIABLES:
+    for name in ocr_settings.VARIABLES:
         monkeypatch.delenv(name, raising=False)
     if not _ENGINE:
         ocr.warm_ocr({}, lazy=False)
@@ -130,7 +128,7 @@ def test_a_bad_setting_is_refused_naming_it(variable: str, value: str, message: 
 
 
 def test_a_named_model_that_is_missing_is_refused_and_off_checks_nothing() -> None:
-    directory = ocr.tessdata_directory({})
+    directory = ocr_settings.tessdata_directory({})
     with pytest.raises(OcrSettingsError) as caught:
         check_ocr({"LOOM_EXTRACTOR_OCR_LANGUAGES": "eng+xyz"})
     assert str(caught.value) == (
@@ -143,7 +141,7 @@ def test_a_named_model_that_is_missing_is_refused_and_off_checks_nothing() -> No
 def test_ocr_on_without_tesseracts_libraries_is_said_once_at_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(ocr, "libraries_installed", lambda: False)
+    monkeypatch.setattr(ocr_settings, "libraries_installed", lambda: False)
     assert check_ocr({}) == (
         "OCR is on but Tesseract's libraries are not installed: pictures are not read"
         " (install tesseract-ocr, or set LOOM_EXTRACTOR_OCR=off)"
@@ -160,7 +158,7 @@ def test_a_scanned_page_that_names_a_missing_object_is_a_failed_unit(ocr_on: Eng
 
 
 def test_the_child_is_given_the_ocr_settings_and_nothing_else_of_the_service() -> None:
-    given = ocr.ocr_environment(
+    given = ocr_settings.ocr_environment(
         {"LOOM_EXTRACTOR_OCR": "off", "LOOM_EXTRACTOR_TOKEN": "x" * 20, "HOME": "/root"}
     )
     assert given == {"LOOM_EXTRACTOR_OCR": "off"}
