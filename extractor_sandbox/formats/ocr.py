@@ -289,14 +289,23 @@ class Engine:
         """(width, height, format) from the image's own header, nothing decoded."""
         if data[:4] == b"\x97JB2" or data[:8] == b"\x97\x4a\x42\x32\x0d\x0a\x1a\x0a":
             raise ImageUnread("JBIG2 is not read: only a separate program decodes it")
+        # Leptonica "reads the header" of a GIF or a BMP by decoding the whole image: their sizes
+        # are read here first (a GIF's every frame, each decoded at its own size).
+        if data[:6] in (b"GIF87a", b"GIF89a"):
+            width, height = gif_frames_size(data)
+            check_pixels(width, height)
+            return width, height, "GIF"
+        if data[:2] == b"BM":
+            if len(data) < 26:
+                raise ImageUnread("the BMP is truncated")
+            width, height = struct.unpack_from("<ii", data, 18)
+            check_pixels(abs(width), abs(height))
         fmt, w, h, bps, spp, cmap = (ctypes.c_int(0) for _ in range(6))
         refs = [ctypes.byref(v) for v in (fmt, w, h, bps, spp, cmap)]
         if self.libs.lept.pixReadHeaderMem(data, len(data), *refs) != 0:
             raise ImageUnread("its header cannot be read as an image")
         name = _FORMAT_NAMES.get(fmt.value, f"format {fmt.value}")
         width, height = w.value, h.value
-        if name == "GIF":
-            width, height = gif_frames_size(data)
         check_pixels(width, height)
         return width, height, name
 

@@ -481,6 +481,21 @@ def test_a_one_pixel_wide_giant_under_the_bound_is_a_typed_outcome(ocr_on: Engin
     assert str(caught.value) == "Tesseract cannot recognise it"
 
 
+def test_gif_and_bmp_bombs_are_measured_before_leptonica_decodes_them(ocr_on: Engine) -> None:
+    # Leptonica decodes a GIF or a BMP whole to read its size: a frame of 9000 by 9000 behind a
+    # 10 by 10 screen, and a BMP declaring 100000 by 100000, are refused before it runs.
+    screen = b"GIF89a" + struct.pack("<HHBBB", 10, 10, 0, 0, 0)
+    frame = b"\x2c" + struct.pack("<HHHHB", 0, 0, 9000, 9000, 0) + b"\x02\x02\x4c\x01\x00"
+    bmp = b"BM" + bytes(16) + struct.pack("<iiHH", 100_000, 100_000, 1, 24) + bytes(24)
+    for data, message in (
+        (screen + frame + b"\x3b", "a GIF frame is over the 40 M pixels OCR reads"),
+        (bmp, "it is 100000 by 100000 pixels, over the 40 M pixels OCR reads"),
+    ):
+        with pytest.raises(ImageUnread) as caught:
+            ocr_on.read(EncodedImage(data, 0, 0), 6.5, 5.0)
+        assert str(caught.value) == message
+
+
 def test_a_gif_is_measured_by_its_largest_frame() -> None:
     screen = b"GIF89a" + struct.pack("<HHBBB", 10, 10, 0, 0, 0)
     frame = b"\x2c" + struct.pack("<HHHHB", 0, 0, 9000, 9000, 0) + b"\x02\x02\x4c\x01\x00"
