@@ -817,3 +817,44 @@ def test_the_service_reads_a_slide_picture_and_ends_picture_bombs_typed(
         assert answer.status_code == 200, answer.text
         [(unit, reason)] = failed(answer.json()).items()
         assert reason.endswith("over the 40 M pixels OCR reads"), reason
+
+
+def _samples_as(kind: str) -> tuple[bytes, bytes, int]:
+    """The scan's gray samples as another PDF colour space: (samples, /ColorSpace, bits)."""
+    gray = zlib.decompress(fixture("scan.gray.z"))
+    if kind == "rgb":
+        out = bytearray(len(gray) * 3)
+        for channel in range(3):
+            out[channel::3] = gray
+        return bytes(out), b"/DeviceRGB", 8
+    if kind == "cmyk":
+        out = bytearray(len(gray) * 4)
+        out[3::4] = gray.translate(bytes(255 - k for k in range(256)))  # all of it in black
+        return bytes(out), b"/DeviceCMYK", 8
+    if kind == "indexed":
+        palette = bytes(range(256)).hex().encode()
+        return gray, b"[/Indexed /DeviceGray 255 <" + palette + b">]", 8
+    # one bit a sample, 0 black, each row padded to a byte
+    width, height = SCAN_SIZE
+    rows = bytearray()
+    for y in range(height):
+        row = gray[y * width : (y + 1) * width]
+        bits = bytearray((width + 7) // 8)
+        for x, value in enumerate(row):
+            if value >= 128:
+                bits[x >> 3] |= 0x80 >> (x & 7)
+        rows += bits
+    return bytes(rows), b"/DeviceGray", 1
+
+
+@pytest.mark.parametrize("kind", ["rgb", "cmyk", "indexed", "one bit"])
+def test_raw_samples_of_each_colour_space_are_read(ocr_on: Engine, kind: str) -> None:
+    samples, colour, bits = _samples_as(kind)
+    image = image_object(
+        zlib.compress(samples), *SCAN_SIZE, filters=b"/FlateDecode", colour=colour, bits=bits
+    )
+    artifact = extract_pdf(scanned_pdf(image), {}, name="scan.pdf")
+    assert texts(artifact)[:2] == [
+        ("heading", "Quarterly Harvest Report"),
+        ("paragraph", SCAN_PARAGRAPHS[0]),
+    ]
