@@ -69,6 +69,7 @@ def ocr_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
         ocr.warm_ocr({}, lazy=False)
         assert ocr._engine is not None, ocr._engine_error
         _ENGINE.append(ocr._engine)
+        ocr._engine = None  # kept here: the module's engine is this test's alone
     monkeypatch.setattr(ocr, "_engine", _ENGINE[0])
     monkeypatch.setattr(ocr, "_pending", None)
     yield _ENGINE[0]
