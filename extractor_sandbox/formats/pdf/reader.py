@@ -211,6 +211,7 @@ class _Document:
             return False
         runs: list[Any] = []
         rules: list[Any] = []
+        order = 1  # each word's place in the page's text layer, across its images
         for picture in drawn:
             assert picture.matrix is not None
             try:
@@ -220,7 +221,8 @@ class _Document:
                     number, f"the page has no text and its image is not read with OCR: {error}"
                 )
                 return False
-            words, strokes = placed_runs(reading, picture.matrix, len(runs) + 1)
+            words, strokes = placed_runs(reading, picture.matrix, order)
+            order += len(reading.words)
             runs.extend(words)
             rules.extend(strokes)
         if not runs:
