@@ -16,6 +16,7 @@ import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ from extractor_sandbox.ocr_settings import (
     check_ocr,
     load_ocr_settings,
 )
+from tests.extractor import zips
 from tests.extractor.ocr_build import (
     SCAN_PLACE,
     SCAN_SIZE,
@@ -49,7 +51,7 @@ from tests.extractor.ocr_build import (
     jpeg_scan,
     scanned_pdf,
 )
-from tests.extractor.office_packages import picture, pptx, slide_xml, text_shape
+from tests.extractor.office_packages import picture, pptx, rels, slide_xml, text_shape
 
 pytestmark = pytest.mark.skipif(
     not ocr_settings.libraries_installed() or ocr_settings.tessdata_directory({}) is None,
@@ -859,3 +861,27 @@ def test_raw_samples_of_each_colour_space_are_read(ocr_on: Engine, kind: str) ->
         ("heading", "Quarterly Harvest Report"),
         ("paragraph", SCAN_PARAGRAPHS[0]),
     ]
+
+
+def test_a_slide_picture_inflates_within_a_bound_of_its_own(ocr_on: Engine) -> None:
+    slides = [slide_xml(text_shape("A") + LARGE)]
+    over = zips.with_declared_size(deck(slides), "ppt/media/image1.png", 100_000_000)
+    artifact = extract_pptx(over, {}, name="d.pptx")
+    assert failed(artifact) == {
+        "slide 1": "a picture covering a fifth of the slide or more is not read with OCR:"
+        " ppt/media/image1.png: declares 100,000,000 bytes, over 67,108,864"
+    }
+    # a zip bomb: 50 MB of zeros declared as a kilobyte is inflated only as far as it declares
+    parts = {
+        "[Content_Types].xml": "<Types/>",
+        "_rels/.rels": rels(("rId1", "officeDocument", "ppt/presentation.xml")),
+    }
+    with zipfile.ZipFile(io.BytesIO(deck(slides))) as archive:
+        parts.update({name: archive.read(name) for name in archive.namelist()})
+    del parts["ppt/media/image1.png"]
+    bomb = zips.bomb(parts, "ppt/media/image1.png", inflated=50_000_000, declared=1_000)
+    artifact = extract_pptx(bomb, {}, name="d.pptx")
+    assert failed(artifact) == {
+        "slide 1": "a picture covering a fifth of the slide or more is not read with OCR:"
+        " ppt/media/image1.png: cannot be read: Bad CRC-32 for file 'ppt/media/image1.png'"
+    }
