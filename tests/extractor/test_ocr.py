@@ -198,6 +198,22 @@ def test_raw_flate_samples_read_as_the_jpeg_does(ocr_on: Engine) -> None:
     assert texts(flate) == texts(jpeg)
 
 
+def test_a_ccitt_group_4_scan_reads_as_the_jpeg_does(ocr_on: Engine) -> None:
+    fax = image_object(
+        fixture("scan.g4"),
+        *SCAN_SIZE,
+        filters=b"/CCITTFaxDecode",
+        bits=1,
+        extra=b"/DecodeParms << /K -1 /Columns 1950 /Rows 1500 >>",
+    )
+    artifact = extract_pdf(scanned_pdf(fax), {}, name="fax.pdf")
+    assert texts(artifact)[:3] == [
+        ("heading", "Quarterly Harvest Report"),
+        ("paragraph", SCAN_PARAGRAPHS[0]),
+        ("paragraph", SCAN_PARAGRAPHS[1]),
+    ]
+
+
 def test_ocr_off_leaves_the_scanned_page_a_failed_unit(
     ocr_on: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
