@@ -198,6 +198,16 @@ def test_raw_flate_samples_read_as_the_jpeg_does(ocr_on: Engine) -> None:
     assert texts(flate) == texts(jpeg)
 
 
+def test_a_jpeg_2000_scan_reads_as_the_jpeg_does(ocr_on: Engine) -> None:
+    jpx = image_object(fixture("scan.jp2"), *SCAN_SIZE, filters=b"/JPXDecode")
+    artifact = extract_pdf(scanned_pdf(jpx), {}, name="jpx.pdf")
+    assert texts(artifact)[:3] == [
+        ("heading", "Quarterly Harvest Report"),
+        ("paragraph", SCAN_PARAGRAPHS[0]),
+        ("paragraph", SCAN_PARAGRAPHS[1]),
+    ]
+
+
 def test_a_ccitt_group_4_scan_reads_as_the_jpeg_does(ocr_on: Engine) -> None:
     fax = image_object(
         fixture("scan.g4"),
