@@ -28,6 +28,7 @@ import threading
 from collections.abc import Sequence
 
 from extractor_sandbox import sandbox
+from extractor_sandbox.ocr_settings import check_ocr
 from extractor_sandbox.settings import SettingsError, load_settings, load_token
 
 DEFAULT_PORT = 8790
@@ -61,8 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sandbox.check_architecture()
         token = load_token(os.environ, arguments.token_file)
         settings = load_settings(os.environ)
+        ocr_note = check_ocr(os.environ)
     except (SettingsError, sandbox.SandboxError) as error:
         return _refuse(error)
+    if ocr_note:
+        print(f"loom-extractor: {ocr_note}", file=sys.stderr, flush=True)
 
     # Everything the service runs is loaded now, before the drop, so that nothing is imported
     # from a place the user it serves as might not read.

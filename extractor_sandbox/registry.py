@@ -131,6 +131,19 @@ def prepare_pypdf() -> None:
     pypdf.overwrite_configuration(**PYPDF_CONFIGURATION)
 
 
+def prepare_ocr() -> None:
+    """OCR's warm-up (formats/ocr.py): OpenMP held to one thread, Tesseract loaded and its models
+    read, before the limits; nothing when LOOM_EXTRACTOR_OCR is off."""
+    from extractor_sandbox.formats.ocr import warm_ocr
+
+    warm_ocr()
+
+
+def prepare_pdf() -> None:
+    prepare_pypdf()
+    prepare_ocr()
+
+
 def import_all(package: str) -> None:
     """Every module of `package`, but those whose optional library is missing."""
     import pkgutil
@@ -186,7 +199,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         library="pypdf",
         magic=b"%PDF-",
         expected="no %PDF- header",
-        prepare=prepare_pypdf,
+        prepare=prepare_pdf,
         late_imports=_late_pypdf,
         versioned_by=("pypdf",),
     ),
@@ -205,6 +218,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         binary=True,
         zip_part="ppt/presentation.xml",
         expected="no zip holding ppt/presentation.xml",
+        prepare=prepare_ocr,
     ),
     FormatSpec(
         "xlsx",

@@ -44,6 +44,7 @@ from typing import IO, Any, NamedTuple, Protocol
 from extractor_sandbox import sandbox
 from extractor_sandbox.child import CHILD_MODULE, EXIT_SANDBOX
 from extractor_sandbox.errors import CONTRACT_CODES, ExtractError
+from extractor_sandbox.ocr_settings import ocr_environment
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.template import GO, MAX_MESSAGE_BYTES
 
@@ -110,12 +111,15 @@ def child_environment() -> dict[str, str]:
     mimalloc, reserves about 1.5 GB of address space as it warms, most of the child's limit, and
     the pool is chosen once, when pyarrow loads, so it is set here rather than in its FormatSpec's prepare step.
     """
-    return {
+    environment = {
         "PYTHONPATH": PACKAGE_ROOT,
         "PATH": os.defpath,
         "LC_ALL": "C.UTF-8",
         "ARROW_DEFAULT_MEMORY_POOL": "system",
     }
+    # The OCR settings, checked by the service at start (formats/ocr.py reads them in the child).
+    environment.update(ocr_environment(os.environ))
+    return environment
 
 
 def run_extraction(

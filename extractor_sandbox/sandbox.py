@@ -170,6 +170,9 @@ _PERSONALITY_QUERY = 0xFFFFFFFF
 # Files outside the readable directories that the C library or Python may open once confined.
 READABLE_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/dev/null", "/dev/urandom")
 READABLE_DIRECTORIES = ("/usr/share/zoneinfo",)
+# Tesseract's models, read by the OCR warm-up (formats/ocr.py) once the path rules hold; a
+# TESSDATA_PREFIX the service was given is readable too.
+OCR_MODEL_DIRECTORIES = ("/usr/share/tesseract-ocr", "/usr/share/tessdata")
 
 # Capabilities that lift the process limit (RLIMIT_NPROC) or much more.
 CAP_SYS_ADMIN = 21
@@ -506,6 +509,9 @@ def _code_paths() -> tuple[list[str], list[str]]:
         else:
             files.add(path)
     directories.update(READABLE_DIRECTORIES)
+    directories.update(OCR_MODEL_DIRECTORIES)
+    if os.environ.get("TESSDATA_PREFIX", "").strip():
+        directories.add(os.path.realpath(os.environ["TESSDATA_PREFIX"].strip()))
     return sorted(path for path in directories if os.path.isdir(path)), sorted(
         path for path in files if os.path.exists(path)
     )

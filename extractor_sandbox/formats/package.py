@@ -129,6 +129,26 @@ class Package:
             except _DAMAGED as error:
                 raise PartError(part, f"cannot be read: {error}") from None
 
+    def read_picture(self, part: str, limit: int) -> bytes:
+        """A picture part for OCR, inflated within a bound of its own (`limit` bytes, and the
+        size it declares), apart from the package's parts; PartError when it cannot be."""
+        info = self._members.get(part)
+        if info is None:
+            raise PartError(part, "the package has no such part")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise PartError(
+                part, f"compression method {info.compress_type} is neither stored nor deflated"
+            )
+        if info.flag_bits & 0x1:
+            raise PartError(part, "the part is encrypted")
+        if info.file_size > limit:
+            raise PartError(part, f"declares {info.file_size:,} bytes, over {limit:,}")
+        try:
+            with self._zip.open(info) as stream:
+                return stream.read(info.file_size)
+        except _DAMAGED as error:
+            raise PartError(part, f"cannot be read: {error}") from None
+
     def events(self, part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> Iterator[Event]:
         """The part's XML events, parsed as it inflates."""
         stream = self.open(part)

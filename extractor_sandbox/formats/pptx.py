@@ -23,9 +23,15 @@ What a slide becomes:
   shapes, marked attrs.notes.
 - A hidden slide (show="0") is read, and its blocks are marked attrs.hidden.
 
-Pictures and what drawings show. A picture that covers a fifth of its slide or more (held in the file
-or linked) makes the slide a failed unit saying it needs OCR (OCR is not run here); its text is
-still read. A picture's size is its own, scaled by each group it sits in, or
+Pictures and what drawings show. A picture that covers a fifth of its slide or more is read with
+OCR (formats/ocr.py) into a paragraph block marked attrs.ocr after the slide's shapes, its lines
+one a line; a picture several slides show is read once, and a picture part inflates within a
+bound of its own (64 MiB), apart from the package's parts. The slides read with OCR are
+attrs.ocr_slides, and parser_version names Tesseract's version. Without OCR
+(LOOM_EXTRACTOR_OCR=off, or no Tesseract), for a picture linked rather than held in the file, or
+one OCR cannot read (named why), the slide is a failed unit; its text is still read. A slide whose
+only text is what OCR read is a failed unit too when it holds a chart, a diagram or an embedded
+object. A picture's size is its own, scaled by each group it sits in, or
 else its placeholder's in the slide's layout (by index, then by type) and then in its master; one
 stated nowhere is taken as the slide's; a deck that names no slide size is 10 by 7.5 inches. A
 smaller picture, a picture-filled shape or table cell, a picture as the slide's own background,
@@ -49,10 +55,20 @@ from typing import Any
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats.ocr import (
+    MAX_IMAGES_A_PAGE,
+    EncodedImage,
+    FileOcr,
+    ImageUnread,
+    version_suffix,
+)
 from extractor_sandbox.formats.office import (
+    CHART,
+    DIAGRAM,
     DRAWING,
     IMAGE,
     MC,
+    OBJECT,
     PARSER_VERSION,
     P,
     R,
@@ -81,6 +97,8 @@ DEFAULT_SLIDE_SIZE = (9_144_000.0, 6_858_000.0)  # 10 x 7.5 inches, in EMU
 OCR_SHARE = 0.2  # a picture covering this share of its slide or more needs OCR
 TITLE_TYPES = frozenset({"title", "ctrTitle"})
 TABLE_URI_END = "/table"
+MAX_PICTURE_BYTES = 64 * 1024 * 1024  # a picture part read for OCR
+EMU_PER_INCH = 914_400
 
 
 def extract_pptx(data: bytes, options: Mapping[str, str], *, name: str) -> Artifact:
@@ -106,6 +124,7 @@ class _Picture:
     placeholder: _Placeholder | None
     size: tuple[float, float] | None  # its own, scaled by its groups
     linked: bool
+    embed: str | None = None  # the relationship of the picture part it holds
 
 
 @dataclass
@@ -117,6 +136,7 @@ class _Slide:
     unread: UnreadKinds = field(default_factory=UnreadKinds)
     hidden: bool = False
     title_type: str | None = None
+    ocr_texts: list[str] = field(default_factory=list)  # each large picture's lines, read
 
 
 class _Deck:
@@ -131,6 +151,8 @@ class _Deck:
         self.layout_types: dict[str, str | None] = {}
         self.under_title = False  # a title slide came before: its slides sit under it
         self.in_section = False  # a section header slide came before
+        self.ocr = FileOcr()
+        self.ocr_slides: list[int] = []
 
     def read(self) -> Artifact:
         presentation = self.package.main_part(MAIN_PART)
@@ -179,9 +201,16 @@ class _Deck:
         except PartError as error:
             self._fail_slide(number, f"cannot be read: {error}")
             return
+        only_ocr = slide.ocr_texts and not slide.title and not slide.items
         if failure:
             self._fail_slide(number, failure)
-        elif slide.unread and not slide.title and not slide.items:
+        elif only_ocr and any(kind in (CHART, DIAGRAM, OBJECT) for kind in slide.unread.counts):
+            self._fail_slide(
+                number,
+                "its only text is what OCR read, and it holds what drawings show"
+                f" ({slide.unread.describe()})",
+            )
+        elif slide.unread and not slide.title and not slide.items and not slide.ocr_texts:
             self._fail_slide(
                 number, f"holds only what drawings show ({slide.unread.describe()}); it needs OCR"
             )
@@ -238,8 +267,10 @@ class _Deck:
                 _ShapeTree(slide).children(events, scale=(1.0, 1.0))
 
     def _picture_failure(self, slide: _Slide, relationships: list[Relationship]) -> str | None:
-        """Why the slide's pictures make it a failed unit (OCR), if they do."""
+        """Why the slide's pictures make it a failed unit (OCR), if they do; the large pictures
+        read with OCR on the way."""
         slide_area = self.slide_size[0] * self.slide_size[1]
+        read = 0
         for picture in slide.pictures:
             size = picture.size
             if size is None and picture.placeholder is not None:
@@ -257,8 +288,50 @@ class _Deck:
                     "a picture covering a fifth of the slide or more is linked rather than held"
                     " in the file; it needs OCR"
                 )
-            else:
+            elif not self.ocr.enabled:
                 return "a picture covers a fifth of the slide or more; it needs OCR (not run)"
+            else:
+                read += 1
+                if read > MAX_IMAGES_A_PAGE:
+                    return (
+                        f"the slide shows more than {MAX_IMAGES_A_PAGE} pictures to read with OCR"
+                    )
+                why = self._read_picture(slide, picture, (width, height), relationships)
+                if why:
+                    return f"a picture covering a fifth of the slide or more is not read with OCR: {why}"
+        return None
+
+    def _read_picture(
+        self,
+        slide: _Slide,
+        picture: _Picture,
+        size: tuple[float, float],
+        relationships: list[Relationship],
+    ) -> str | None:
+        """Read a large picture with OCR into the slide; why not, when it is not read."""
+        part = next((r.target for r in relationships if r.id == picture.embed), "")
+        if not part:
+            return "the picture names no part the file holds"
+        try:
+            self.ocr.admit(part)
+            if part in self.ocr.read_images:
+                data = b""  # read before, on another slide: the reading is kept
+            else:
+                data = self.package.read_picture(part, MAX_PICTURE_BYTES)
+            reading = self.ocr.read(
+                part, EncodedImage(data, 0, 0), size[0] / EMU_PER_INCH, size[1] / EMU_PER_INCH
+            )
+        except (ImageUnread, PartError) as error:
+            return str(error)
+        lines: dict[int, list[str]] = {}
+        for word in reading.words:
+            if word.text.strip("|").strip():
+                lines.setdefault(word.line, []).append(word.text)
+        text = "\n".join(" ".join(words) for _, words in sorted(lines.items()))
+        if text:
+            slide.ocr_texts.append(text)
+        if not self.ocr_slides or self.ocr_slides[-1] != slide.number:
+            self.ocr_slides.append(slide.number)
         return None
 
     def _placeholder_size(
@@ -319,6 +392,8 @@ class _Deck:
                 self.blocks.heading(text, depth + 1, page, {**attrs, **extra})
             else:
                 self.blocks.place(block_type, text, page, {**attrs, **extra})
+        for text in slide.ocr_texts:
+            self.blocks.place("paragraph", text, page, {**attrs, "ocr": True})
         if notes:
             self.blocks.close(depth + 1)  # the notes are the slide's, not its last heading's
             self.blocks.place("paragraph", notes, page, {**attrs, "notes": True})
@@ -336,13 +411,15 @@ class _Deck:
                 f"what drawings show is not read ({total.describe()}) on {slides_word} {named}"
             )
             attrs["images_unread"] = len(total)
+        if self.ocr_slides:
+            attrs["ocr_slides"] = self.ocr_slides
         artifact_coverage = coverage(
             "slides", slides, slides - len(self.failed_slides), self.failed
         )
         return build_artifact(
             "pptx",
             PARSER,
-            PARSER_VERSION,
+            PARSER_VERSION + version_suffix(self.ocr),
             self.blocks.blocks,
             artifact_coverage,
             attrs=attrs,
@@ -470,6 +547,7 @@ class _ShapeTree:
         placeholder: _Placeholder | None = None
         size: tuple[float, float] | None = None
         linked = False
+        embed: str | None = None
         depth = 1
         for kind, name, attrs in events:
             if kind == END:
@@ -482,11 +560,12 @@ class _ShapeTree:
                     placeholder = _Placeholder(attrs.get("type"), attrs.get("idx"))
                 elif name == DRAWING + "blip":
                     linked = bool(attrs.get(R + "link")) and not attrs.get(R + "embed")
+                    embed = attrs.get(R + "embed") or None
                 elif name == DRAWING + "ext" and size is None:
                     own = _size(attrs, "cx", "cy")
                     size = (own[0] * scale[0], own[1] * scale[1]) if own else None
         if not self.body_only:
-            self.slide.pictures.append(_Picture(placeholder, size, linked))
+            self.slide.pictures.append(_Picture(placeholder, size, linked, embed))
 
     def frame(self, events: Iterator[Event]) -> None:
         """A graphic frame: a table is read; a chart, a diagram or an object is counted."""

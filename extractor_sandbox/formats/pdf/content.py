@@ -98,6 +98,11 @@ class Picture:
     x1: float
     y1: float
     inline: bool
+    # For OCR (scanned.py): the image object, what names it in the file (read once however often
+    # it is drawn), and the matrix that maps its unit square on the page.
+    image: Any = None
+    key: Any = None
+    matrix: Matrix | None = None
 
     @property
     def area(self) -> float:
@@ -431,11 +436,11 @@ class _Walker:
         elif abs(ax - bx) < 1.0 and abs(ay - by) >= 1.0:
             self.d.rules.append(Rule(ax, min(ay, by), ax, max(ay, by)))
 
-    def picture(self, ctm: Matrix, *, inline: bool) -> None:
+    def picture(self, ctm: Matrix, *, inline: bool, image: Any = None, key: Any = None) -> None:
         corners = [apply(ctm, x, y) for x, y in ((0, 0), (1, 0), (0, 1), (1, 1))]
         xs = [p[0] for p in corners]
         ys = [p[1] for p in corners]
-        self.d.pictures.append(Picture(min(xs), min(ys), max(xs), max(ys), inline))
+        self.d.pictures.append(Picture(min(xs), min(ys), max(xs), max(ys), inline, image, key, ctm))
 
     def draw_object(self, name: Any, resources: Any, ctm: Matrix, depth: int, seen: tuple) -> None:
         xobjects = resources.get("/XObject") if resources is not None else None
@@ -449,7 +454,7 @@ class _Walker:
             return
         subtype = obj.get("/Subtype")
         if subtype == "/Image":
-            self.picture(ctm, inline=False)
+            self.picture(ctm, inline=False, image=obj, key=getattr(ref, "idnum", None))
             return
         if subtype != "/Form":
             return

@@ -16,9 +16,18 @@ so the check catches a layout step that drops text, and costs no second parse.
 
 Safety nets: a page whose laid-out reading holds less than 99.8% of those letters and digits,
 more than 5,000 lines, or whose layout cannot be read, is read as its text layer (its runs in
-content order, split at blank lines), with a warning naming it and why. A page pypdf cannot read,
-and a page with no text that draws a picture (its text needs OCR, which this reader does not
-have), is a failed unit, not the file.
+content order, split at blank lines), with a warning naming it and why. A page pypdf cannot read
+is a failed unit, not the file.
+
+OCR (scanned.py, formats/ocr.py). A page with no text that draws an image object is read with
+OCR: its words placed on the page as runs, its painted-out strokes as its rules, then read as any
+page is (headings at a step of 8%), its blocks marked attrs.ocr. A page with text that draws a
+picture covering a fifth of it or more (its own text not filling a tenth of it) has the picture
+read with OCR, each of its lines a paragraph block after the page's text (attrs.ocr). The pages
+read with OCR are attrs.ocr_pages, and parser_version names Tesseract's version. Without OCR
+(LOOM_EXTRACTOR_OCR=off, or no Tesseract), or for an image OCR cannot read (named why: its size,
+JBIG2, the budgets of images a file and a page, its time), such a page is a failed unit, or
+partial when it has text of its own.
 """
 
 from __future__ import annotations
@@ -35,8 +44,9 @@ import pypdf
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats.ocr import MAX_IMAGES_A_PAGE, FileOcr, ImageUnread, version_suffix
 from extractor_sandbox.formats.pdf.blocks import Block, assign_levels, measures, page_blocks
-from extractor_sandbox.formats.pdf.content import Drawing, FontCache, read_drawing
+from extractor_sandbox.formats.pdf.content import Drawing, FontCache, Picture, read_drawing
 from extractor_sandbox.formats.pdf.lines import Line, Segment, TextLayer
 from extractor_sandbox.formats.pdf.page import (
     LayoutUnreadable,
@@ -44,6 +54,7 @@ from extractor_sandbox.formats.pdf.page import (
     read_page,
     with_tables,
 )
+from extractor_sandbox.formats.pdf.scanned import line_texts, placed_runs, read_picture
 from extractor_sandbox.formats.pdf.structure import apply_outline, join_tables
 from extractor_sandbox.formats.tables import (
     Budget,
@@ -110,6 +121,9 @@ class _Document:
         self.unmapped_pages: list[int] = []
         self.furniture: list[dict[str, Any]] = []
         self.fonts = FontCache()
+        self.ocr = FileOcr()
+        self.scanned_pages: set[int] = set()  # pages with no text, read with OCR
+        self.ocr_lines: dict[int, list[str]] = {}  # a large picture's lines on a page of text
 
     # Pages
 
@@ -128,7 +142,8 @@ class _Document:
             try:
                 if drawing.runs_cut:
                     raise LayoutUnreadable("it shows more text runs than the reader collects")
-                reading = read_page(number, drawing, TextLayer(page.extract_text))
+                layer = None if number in self.scanned_pages else TextLayer(page.extract_text)
+                reading = read_page(number, drawing, layer)
                 why = _short_of_layer(reading)
                 if why:
                     raise LayoutUnreadable(why)
@@ -151,6 +166,13 @@ class _Document:
         has_text = any(r.text.strip() for r in drawing.runs)
         pictures = [p for p in drawing.pictures if p.x1 - p.x0 >= 1 and p.y1 - p.y0 >= 1]
         if not has_text:
+            drawn = [p for p in pictures if not p.inline]
+            if drawn and self.ocr.enabled and drawing.problems:
+                # what it draws is not all known: a page with no text in that state fails
+                self._fail(number, f"the page {drawing.problems[0]}, and has no text of its own")
+                return False
+            if drawn and self.ocr.enabled:
+                return self._read_scanned(number, drawing, drawn, len(drawn) < len(pictures))
             if pictures:
                 inline = all(p.inline for p in pictures)
                 self._fail(
@@ -166,13 +188,73 @@ class _Document:
         large = [
             p for p in pictures if p.area >= PICTURE_SHARE * page_area and not _filled(p, drawing)
         ]
-        if large:
+        if large and self.ocr.enabled:
+            self._read_large(number, [p for p in large if not p.inline])
+            if any(p.inline for p in large):
+                self._fail(number, "the page draws an inline image, which is not read")
+        elif large:
             self._fail(number, "a picture covering a fifth of the page or more: its text needs OCR")
         elif pictures:
             self.images_unread.append(number)
         if drawing.problems and number not in self.failed_pages:
             self._fail(number, f"the page {drawing.problems[0]}, and may draw a picture")
         return True
+
+    def _read_scanned(
+        self, number: int, drawing: Drawing, drawn: list[Picture], inline: bool
+    ) -> bool:
+        """A page with no text read with OCR: its words become its runs; False when it fails."""
+        if len(drawn) > MAX_IMAGES_A_PAGE:
+            self._fail(
+                number, f"the page draws more than {MAX_IMAGES_A_PAGE} images to read with OCR"
+            )
+            return False
+        runs: list[Any] = []
+        rules: list[Any] = []
+        order = 1  # each word's place in the page's text layer, across its images
+        for picture in drawn:
+            assert picture.matrix is not None
+            try:
+                reading = read_picture(self.ocr, picture)
+            except ImageUnread as error:
+                self._fail(
+                    number, f"the page has no text and its image is not read with OCR: {error}"
+                )
+                return False
+            words, strokes = placed_runs(reading, picture.matrix, order)
+            order += len(reading.words)
+            runs.extend(words)
+            rules.extend(strokes)
+        if not runs:
+            # never read as empty: a page that shows only a picture OCR finds no words in
+            self._fail(
+                number,
+                "the page has no text and OCR read no words in its image: its text needs OCR",
+            )
+            return False
+        drawing.runs = runs
+        drawing.rules = drawing.rules + rules
+        self.scanned_pages.add(number)
+        if inline:
+            self._fail(number, "the page draws an inline image beside the ones OCR read, not read")
+        return True
+
+    def _read_large(self, number: int, large: list[Picture]) -> None:
+        """A page of text's large pictures read with OCR: their lines follow the page's text."""
+        for picture in large[:MAX_IMAGES_A_PAGE]:
+            try:
+                reading = read_picture(self.ocr, picture)
+            except ImageUnread as error:
+                self._fail(
+                    number,
+                    f"a picture covering a fifth of the page or more is not read with OCR: {error}",
+                )
+                continue
+            self.ocr_lines.setdefault(number, []).extend(line_texts(reading))
+        if len(large) > MAX_IMAGES_A_PAGE:
+            self._fail(
+                number, f"the page draws more than {MAX_IMAGES_A_PAGE} images to read with OCR"
+            )
 
     def _as_layer(self, number: int, drawing: Drawing, why: str, page: Any) -> None:
         self.warnings.append(f"page {number} is read as its text layer: {why}")
@@ -191,13 +273,18 @@ class _Document:
     def artifact(self) -> Artifact:
         self._drop_furniture()
         pages = [self.readings[n].items for n in sorted(self.readings)]
-        m = measures(pages)
+        m = measures(pages, [n in self.scanned_pages for n in sorted(self.readings)])
         blocks: list[Block] = []
         for number in range(1, self.count + 1):
+            scanned = number in self.scanned_pages
             if number in self.readings:
-                blocks.extend(page_blocks(number, self.readings[number].items, m))
+                read = page_blocks(number, self.readings[number].items, m, ocr=scanned)
+                blocks.extend(_marked_ocr(read) if scanned else read)
             elif number in self.layer_pages:
-                blocks.extend(layer_blocks(number, self.layer_pages[number]))
+                read = layer_blocks(number, self.layer_pages[number])
+                blocks.extend(_marked_ocr(read) if scanned else read)
+            for text in self.ocr_lines.get(number, []):
+                blocks.extend(_marked_ocr(layer_blocks(number, text)))
         outline = self._outline()
         # An outline of one entry names the document, not its sections (an excerpt keeps its
         # title's bookmark): the headings then come from the page's styles.
@@ -315,6 +402,9 @@ class _Document:
             else:
                 builder.place(block.kind, block.text, where, block.attrs)
         attrs: dict[str, Any] = {"pages": self.count}
+        ocr_pages = sorted(self.scanned_pages | set(self.ocr_lines))
+        if ocr_pages:
+            attrs["ocr_pages"] = ocr_pages
         if self.furniture:
             attrs["furniture"] = self.furniture
         if self.images_unread:
@@ -337,7 +427,7 @@ class _Document:
         artifact = build_artifact(
             "pdf",
             PARSER,
-            PARSER_VERSION,
+            PARSER_VERSION + version_suffix(self.ocr),
             out,
             coverage("pages", self.count, self.count - len(whole_failures), self.failed, lost),
             attrs=attrs,
@@ -391,6 +481,8 @@ class _Document:
             first_page = pages[min(loc["row_start"], len(pages)) - 1]
             last_page = pages[min(loc["row_end"], len(pages)) - 1]
             loc["page_start"], loc["page_end"] = first_page, last_page
+            if block.attrs.get("ocr"):
+                row_block.setdefault("attrs", {})["ocr"] = True
             out.append(row_block)
         tables.append(
             table_entry(
@@ -408,6 +500,12 @@ class _Document:
             )
         )
         return failed
+
+
+def _marked_ocr(blocks: list[Block]) -> list[Block]:
+    for block in blocks:
+        block.attrs["ocr"] = True
+    return blocks
 
 
 def _zone(line: Line, reading: PageReading) -> str:
