@@ -216,7 +216,10 @@ def main(argv: list[str] | None = None) -> int:
             results.append(row)
     show(results, list(readers), parsed.markdown)
     print()
-    print("seconds per reader over the bench: " + ", ".join(f"{r} {s:.1f}" for r, s in seconds.items()))
+    print(
+        "seconds per reader over the bench: "
+        + ", ".join(f"{r} {s:.1f}" for r, s in seconds.items())
+    )
     parsed.json_out.parent.mkdir(parents=True, exist_ok=True)
     parsed.json_out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     if disagreements:
@@ -287,9 +290,7 @@ def show(results: list[dict[str, Any]], readers: list[str], markdown: bool) -> N
             line(markdown, [name, *cells])
         extra = ["ruled cell F1", "borderless cell F1", "ruled locator", "borderless locator"]
         for metric in metrics + (extra if slice_name == "icdar2013" else []):
-            cells = [
-                fmt(summed([r for r in rows if r["reader"] == rd], metric)) for rd in readers
-            ]
+            cells = [fmt(summed([r for r in rows if r["reader"] == rd], metric)) for rd in readers]
             line(markdown, [f"**{slice_name} {metric}, summed**", " / ".join(cells)])
 
 

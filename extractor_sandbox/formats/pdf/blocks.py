@@ -13,8 +13,12 @@ from extractor_sandbox.formats.pdf.lines import Line
 from extractor_sandbox.formats.pdf.page import Item
 
 LIST_START = re.compile(r"^(?:[^\w\s\"'(\[{]\s+|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)]\s+)")
-NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?\s+\S")
+# a section number: 2, 2.1, 3.2.1, or an appendix's A.1, B.2.3 (a lone letter is too often a word)
+NUMBERED = re.compile(r"^((?:\d{1,3}|[A-Z](?=\.\d))(?:\.\d{1,3})*)\.?\s+\S")
 LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]\s+\S")
+# a line that is a numbered section's title: two levels or more (3.2, A.1), a capital after them,
+# no sentence end and no page number at its end (a contents line)
+SECTION_TITLE = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})+\.?\s+[A-Z][^.!?:;,]*[^\W\d]\.?$")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
@@ -126,6 +130,8 @@ def _continues(block: Block, prev: Item, item: Item, m: Measures) -> bool:
         return line.mono and gap <= 2 * m.gap_limit(line.size)
     if _style(line) != _style(last):
         return False
+    if len(block.lines) == 1 and section_title(last) and last.x1 < line.x1 - 2 * line.size:
+        return False
     if gap > m.gap_limit(line.size):
         return False
     if LIST_START.match(line.text) or line.mono:
@@ -180,16 +186,40 @@ def _finish(block: Block, m: Measures) -> None:
 
 def is_heading(block: Block, m: Measures) -> bool:
     text = block.text
+    if block.attrs.get("orientation"):
+        return False  # text across the page's own direction: a margin stamp, a turned label
     if len(block.lines) > 3 or len(text.split()) > 20 or not any(c.isalpha() for c in text):
         return False
     large = block.size >= HEADING_RATIO * m.body
     bold = block.bold and block.size >= BOLD_RATIO * m.body
     if not (large or bold):
+        # a numbered section's title on a line of its own needs no style to be one ("3.2 Results"
+        # set in the body's face, italic or plain)
+        return (
+            len(block.lines) == 1
+            and block.size >= BOLD_RATIO * m.body
+            and section_title(block.lines[0])
+        )
+    if not large and _run_in(block):
         return False
     numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):
         return False
     return numbered or not SENTENCE_END.search(text)
+
+
+def section_title(line: Line) -> bool:
+    text = line.text
+    return len(text.split()) <= 12 and SECTION_TITLE.match(text) is not None
+
+
+def _run_in(block: Block) -> bool:
+    """A bold title that runs on into regular text on its line opens a paragraph (LaTeX's
+    \\paragraph): its line ends in words not set bold."""
+    last = block.lines[-1]
+    runs = [run for seg in last.segments for run in seg.runs if run.text.strip()]
+    tail = runs[-1] if runs else None
+    return tail is not None and not tail.bold and sum(c.isalpha() for c in tail.text) >= 3
 
 
 def numbering(text: str) -> int:

@@ -31,6 +31,12 @@ MONO_NAMES = ("courier", "mono", "consol", "menlo", "code", "typewriter", "fixed
 BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 # TeX's bold extended faces (cmbx10, SFBX1000, lmroman10-bx): named by their series, not "Bold"
 TEX_BOLD = re.compile(r"(?:^|\+)(?:cm|sf|ec|tc|lm)[a-z]*?bx|-bx\b")
+# Bold faces named by their foundry's own series letters: URW's base fonts, which LaTeX sets Times
+# and Helvetica in (NimbusRomNo9L-Medi), Libertine and Biolinum's T-encoded faces (acmart's
+# LinLibertineTB), CM-Super's and Computer Modern's bold non-extended (SFRB1000, cmb10)
+FACE_BOLD = re.compile(
+    r"-medi(?:ital)?$|lin(?:libertine|biolinum)[a-z]*tbi?$|(?:^|\+)(?:sf|ec|tc)rb\d|(?:^|\+)cmb\d"
+)
 FIXED_PITCH_FLAG = 1
 FORCE_BOLD_FLAG = 1 << 18
 
@@ -167,6 +173,7 @@ class FontCache:
             bool(flags & FORCE_BOLD_FLAG)
             or any(n in lowered for n in BOLD_NAMES)
             or TEX_BOLD.search(lowered) is not None
+            or FACE_BOLD.search(lowered) is not None
         )
         if key[0] == "direct":
             self.held.append(ref)

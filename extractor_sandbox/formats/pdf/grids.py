@@ -16,6 +16,7 @@ from extractor_sandbox.formats.pdf.content import Rule, Run
 from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, right_to_left
 
 SNAP = 2.0  # rules within this many points of each other are one rule
+SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
 
 
@@ -237,6 +238,10 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
 def _borderless(lines: list[list[Segment]]) -> Table | None:
     bands = _bands([segs for segs in lines if len(segs) >= 2])
     if len(bands) < 2:
+        return None
+    if all(SECTION_NUMBER.match(segs[0].text) and segs[0].bold for segs in lines):
+        # bold section numbers set apart from their titles, one heading under another ("2 Related
+        # work" over "2.1 Natural language ..."): headings, not a table's rows
         return None
     # a table in a right-to-left script reads its columns from the right
     rtl = right_to_left(" ".join(seg.text for segs in lines for seg in segs))

@@ -1,0 +1,199 @@
+"""The PDF reader on what real papers and reports do (issue 16, the real-world PDF bench): bold
+faces named by their foundry's series, numbered headings set one under another, a numbered title
+in the body's own face, a bold title run on into its paragraph, a margin stamp across the page."""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import Any
+
+import pytest
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+
+from extractor_sandbox.formats.pdf.blocks import numbering
+from extractor_sandbox.formats.pdf.content import FACE_BOLD
+from extractor_sandbox.formats.pdf.reader import extract_pdf
+from tests.extractor.pdf_build import pdf, stream
+from tests.extractor.server_check import validated
+
+BODY = [
+    "The reader takes each page as it is laid out and keeps the order of its text",
+    "from the top of the page to its foot, column by column, as a person reads it,",
+    "and it cites the page each block comes from so that a search can point to it.",
+]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_pypdf():
+    logging.disable(logging.WARNING)
+    yield
+    logging.disable(logging.NOTSET)
+
+
+def typeset(lines: list[tuple[str, float, float, float, str]], fonts: dict[str, str]) -> bytes:
+    """A one-page PDF showing each (font, size, x, y, text), its fonts named as given (standard
+    14 metrics stand in for the faces, so a font's name is all that tells its weight)."""
+    names = list(fonts)
+    ops = []
+    for font, size, x, y, text in lines:
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        ops.append(
+            b"BT /%s %g Tf 1 0 0 1 %g %g Tm (%s) Tj ET"
+            % (font.encode(), size, x, y, escaped.encode("latin-1"))
+        )
+    font_refs = b" ".join(b"/%s %d 0 R" % (n.encode(), 5 + k) for k, n in enumerate(names))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << " + font_refs + b" >> >> >>",
+        stream(b"\n".join(ops)),
+    ]
+    for name in names:
+        objects.append(
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding /WinAnsiEncoding >>"
+            % fonts[name].encode()
+        )
+    return pdf(objects)
+
+
+def read(data: bytes) -> dict[str, Any]:
+    return validated(extract_pdf(data, {}, name="paper.pdf"), data)
+
+
+def headings(artifact: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
+
+
+def body(
+    top: float, font: str = "R", size: float = 10
+) -> list[tuple[str, float, float, float, str]]:
+    return [(font, size, 72, top - 12 * k, text) for k, text in enumerate(BODY)]
+
+
+URW = {"R": "NimbusRomNo9L-Regu", "B": "NimbusRomNo9L-Medi"}
+
+
+@pytest.mark.parametrize(
+    ("name", "bold"),
+    [
+        ("GCHCOS+NimbusRomNo9L-Medi", True),
+        ("NimbusSanL-MediItal", True),
+        ("JTSAAD+LinLibertineTB", True),
+        ("LinBiolinumTBI", True),
+        ("OSTBNK+SFRB1000", True),
+        ("CMB10", True),
+        ("NimbusRomNo9L-Regu", False),
+        ("LinLibertineT", False),
+        ("LinLibertineTI", False),
+        ("SFRM1000", False),
+        ("CMR10", False),
+        ("Roboto-Medium", False),
+    ],
+)
+def test_bold_faces_named_by_their_foundry_series(name: str, bold: bool) -> None:
+    assert (FACE_BOLD.search(name.lower()) is not None) is bold
+
+
+def test_a_heading_set_in_urw_medium_at_the_body_size_is_a_heading() -> None:
+    lines = [*body(700), ("B", 10, 72, 650, "Related work"), *body(635)]
+    artifact = read(typeset(lines, URW))
+    assert headings(artifact) == [("Related work", 1)]
+
+
+def test_numbered_headings_one_under_another_are_headings_not_a_table() -> None:
+    lines = [
+        ("B", 12, 72, 700, "2"),
+        ("B", 12, 92, 700, "Related work"),
+        ("B", 10, 72, 682, "2.1"),
+        ("B", 10, 100, 682, "Natural language processing for legal documents"),
+        *body(665),
+    ]
+    artifact = read(typeset(lines, URW))
+    assert artifact["tables"] == []
+    assert headings(artifact) == [
+        ("2 Related work", 1),
+        ("2.1 Natural language processing for legal documents", 2),
+    ]
+
+
+def test_a_table_with_a_bold_first_column_is_still_a_table() -> None:
+    lines = []
+    for k, (a, b) in enumerate([("Region", "Tonnes"), ("North", "120"), ("South", "95")]):
+        lines += [("B", 10, 72, 700 - 13 * k, a), ("R", 10, 250, 700 - 13 * k, b)]
+    [table] = read(typeset([*lines, *body(640)], URW))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Region", "Tonnes"]
+
+
+def test_a_numbered_title_in_the_body_face_on_its_own_line_is_a_heading() -> None:
+    lines = [
+        *body(700),
+        ("R", 10, 72, 655, "3.1 Encoding module"),
+        *body(643),
+        ("R", 10, 72, 595, "3.2 Graph information module."),
+        *body(583),
+    ]
+    artifact = read(typeset(lines, URW))
+    assert headings(artifact) == [
+        ("3.1 Encoding module", 1),
+        ("3.2 Graph information module.", 1),
+    ]
+    after = artifact["blocks"][2]
+    assert after["type"] == "paragraph" and after["text"].startswith("The reader takes")
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "3.1 million people were counted in the survey of the year, and the rest",
+        "2.1 Background 12",  # a contents line: its page number at its end
+        "4.2 The total, as it was counted",
+    ],
+)
+def test_a_numbered_line_that_is_no_title_stays_in_its_paragraph(first: str) -> None:
+    lines = [*body(700), ("R", 10, 72, 655, first), *body(643)]
+    assert headings(read(typeset(lines, URW))) == []
+
+
+def test_a_bold_title_run_on_into_its_paragraph_is_no_heading() -> None:
+    # a wide title: its bold letters are most of the line, so the line as a whole reads bold
+    title = "Implementation and computational resources."
+    lines = [
+        *body(700),
+        ("B", 10, 72, 655, title),
+        ("R", 10, 262, 655, "For the summarizers we"),
+        *[("R", 10, 72, 643 - 12 * k, t) for k, t in enumerate(BODY)],
+    ]
+    artifact = read(typeset(lines, URW))
+    assert headings(artifact) == []
+    assert any(b["text"].startswith(title) for b in artifact["blocks"])
+
+
+def test_text_across_the_page_is_never_a_heading() -> None:
+    buffer = io.BytesIO()
+    c = canvas.Canvas(buffer, pagesize=A4, invariant=1)
+    c.setFont("Times-Roman", 10)
+    for k in range(6):
+        c.drawString(72, 700 - 12 * k, BODY[k % 3])
+    c.saveState()
+    c.translate(30, 250)
+    c.rotate(90)
+    c.setFont("Times-Roman", 20)
+    c.drawString(0, 0, "arXiv:2206.10883v3 [cs.CL] 22 Jul 2022")
+    c.restoreState()
+    c.showPage()
+    c.save()
+    artifact = read(buffer.getvalue())
+    stamp = next(b for b in artifact["blocks"] if b["text"].startswith("arXiv"))
+    assert stamp["type"] == "paragraph"
+    assert stamp["attrs"]["orientation"] == 90
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [("A.1 Accessing the data", 2), ("B.2.3 Reviewing", 3), ("2.1 Scope", 2), ("A word", 1)],
+)
+def test_an_appendix_number_gives_its_level_as_a_section_number_does(text: str, level: int) -> None:
+    assert numbering(text) == level
