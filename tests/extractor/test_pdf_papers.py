@@ -4,13 +4,10 @@ in the body's own face, a bold title run on into its paragraph, a margin stamp a
 
 from __future__ import annotations
 
-import io
 import logging
 from typing import Any
 
 import pytest
-from reportlab.lib.pagesizes import A4
-from reportlab.pdfgen import canvas
 
 from extractor_sandbox.formats.pdf.blocks import numbering
 from extractor_sandbox.formats.pdf.content import FACE_BOLD
@@ -32,7 +29,9 @@ def _quiet_pypdf():
     logging.disable(logging.NOTSET)
 
 
-def typeset(lines: list[tuple[str, float, float, float, str]], fonts: dict[str, str]) -> bytes:
+def typeset(
+    lines: list[tuple[str, float, float, float, str]], fonts: dict[str, str], extra: bytes = b""
+) -> bytes:
     """A one-page PDF showing each (font, size, x, y, text), its fonts named as given (standard
     14 metrics stand in for the faces, so a font's name is all that tells its weight)."""
     names = list(fonts)
@@ -49,7 +48,7 @@ def typeset(lines: list[tuple[str, float, float, float, str]], fonts: dict[str, 
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
         b"/Resources << /Font << " + font_refs + b" >> >> >>",
-        stream(b"\n".join(ops)),
+        stream(b"\n".join([*ops, extra])),
     ]
     for name in names:
         objects.append(
@@ -172,20 +171,9 @@ def test_a_bold_title_run_on_into_its_paragraph_is_no_heading() -> None:
 
 
 def test_text_across_the_page_is_never_a_heading() -> None:
-    buffer = io.BytesIO()
-    c = canvas.Canvas(buffer, pagesize=A4, invariant=1)
-    c.setFont("Times-Roman", 10)
-    for k in range(6):
-        c.drawString(72, 700 - 12 * k, BODY[k % 3])
-    c.saveState()
-    c.translate(30, 250)
-    c.rotate(90)
-    c.setFont("Times-Roman", 20)
-    c.drawString(0, 0, "arXiv:2206.10883v3 [cs.CL] 22 Jul 2022")
-    c.restoreState()
-    c.showPage()
-    c.save()
-    artifact = read(buffer.getvalue())
+    lines = [("R", 10, 72, 700 - 12 * k, BODY[k % 3]) for k in range(6)]
+    stamp_ops = b"BT /B 20 Tf 0 1 -1 0 30 250 Tm (arXiv:2206.10883v3 [cs.CL] 22 Jul 2022) Tj ET"
+    artifact = read(typeset(lines, URW, stamp_ops))
     stamp = next(b for b in artifact["blocks"] if b["text"].startswith("arXiv"))
     assert stamp["type"] == "paragraph"
     assert stamp["attrs"]["orientation"] == 90
