@@ -152,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     args.add_argument("--markdown", action="store_true")
     args.add_argument("--only", nargs="*", default=[])
     args.add_argument(
+        "--skip", nargs="*", default=[], help="baselines to leave out (pypdf, pdfplumber)"
+    )
+    args.add_argument(
         "--json-out", type=Path, default=ROOT / "bench" / "results" / "realworld_pdf.json"
     )
     parsed = args.parse_args(argv)
@@ -169,8 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         before = before_artifacts(parsed.baseline_checkout.resolve(), inputs)
         print(f"before: {time.perf_counter() - start:.1f} s", file=sys.stderr)
         readers = {"before": lambda data, name: before[name], **readers}
-    readers["pypdf"] = lambda data, name: pypdf_baseline(data, layout=False)
-    readers["pdfplumber"] = lambda data, name: pdfplumber_artifact(data)
+    if "pypdf" not in parsed.skip:
+        readers["pypdf"] = lambda data, name: pypdf_baseline(data, layout=False)
+    if "pdfplumber" not in parsed.skip:
+        readers["pdfplumber"] = lambda data, name: pdfplumber_artifact(data)
     results: list[dict[str, Any]] = []
     disagreements: list[str] = []
     seconds: dict[str, float] = {}
