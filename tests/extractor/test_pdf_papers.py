@@ -185,3 +185,75 @@ def test_text_across_the_page_is_never_a_heading() -> None:
 )
 def test_an_appendix_number_gives_its_level_as_a_section_number_does(text: str, level: int) -> None:
     assert numbering(text) == level
+
+
+def statistics_table() -> list[tuple[str, float, float, float, str]]:
+    """A report's borderless table: a header over two columns, group labels alone on a line."""
+    rows: list[list[tuple[float, str]]] = [
+        [(72, "Content"), (250, "All items in the two years")],
+        [(72, "domain"), (250, "Number"), (330, "Percent")],
+        [(72, "Total items"), (250, "135"), (330, "100")],
+        [(72, "Purposes of reading")],
+        [(72, "Literary experience"), (250, "72"), (330, "53")],
+        [(72, "Acquire and use information"), (250, "63"), (330, "47")],
+        [(72, "Processes of comprehension")],
+        [(72, "Make straightforward inferences"), (250, "46"), (330, "34")],
+        [(72, "Interpret and integrate ideas"), (250, "38"), (330, "28")],
+    ]
+    return [("R", 10, x, 700 - 13 * k, text) for k, row in enumerate(rows) for x, text in row]
+
+
+def test_a_borderless_table_keeps_its_group_labels_and_its_columns_under_a_spanning_header() -> (
+    None
+):
+    [table] = read(typeset([*statistics_table(), *body(560)], URW))["tables"]
+    cells = [[c["name"] for c in table["columns"]], *table["rows"]]
+    assert cells[1] == ["domain", "Number", "Percent"]
+    assert [row[0] for row in cells[2:]] == [
+        "Total items",
+        "Purposes of reading",
+        "Literary experience",
+        "Acquire and use information",
+        "Processes of comprehension",
+        "Make straightforward inferences",
+        "Interpret and integrate ideas",
+    ]
+    assert all(len(row) == 3 for row in cells)
+    assert cells[5] == ["Acquire and use information", 63, 47]
+
+
+def test_a_label_between_rows_set_in_other_columns_joins_no_tables() -> None:
+    rows: list[list[tuple[float, str]]] = [
+        [(72, "Fleet"), (250, "Ships")],
+        [(72, "North"), (250, "12")],
+        [(72, "Ports")],
+        [(72, "Harbour"), (180, "Berths"), (300, "Cranes")],
+        [(72, "East"), (180, "4"), (300, "9")],
+    ]
+    lines = [("R", 10, x, 700 - 13 * k, text) for k, row in enumerate(rows) for x, text in row]
+    tables = read(typeset([*lines, *body(600)], URW))["tables"]
+    assert [[c["name"] for c in t["columns"]] for t in tables] == [
+        ["Fleet", "Ships"],
+        ["Harbour", "Berths", "Cranes"],
+    ]
+
+
+def test_columns_of_prose_that_break_words_with_hyphens_are_no_table() -> None:
+    left = [
+        "the percentage needing assistance",
+        "for those aged eighty and older, as",
+        "age plays such an impor-",
+        "tant factor in health and disabil-",
+        "ity measurement, comparisons",
+    ]
+    right = [
+        "disability rate was statisti-",
+        "cally unchanged from the rate in",
+        "the year before; however, the aging",
+        "of the population was a contribut-",
+        "ing factor in holding the rate",
+    ]
+    lines = [("R", 10, 72, 700 - 12 * k, t) for k, t in enumerate(left)]
+    lines += [("R", 10, 300, 700 - 12 * k, t) for k, t in enumerate(right)]
+    artifact = read(typeset(lines, URW))
+    assert artifact["tables"] == []

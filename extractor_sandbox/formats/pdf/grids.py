@@ -10,6 +10,7 @@ wrapped cell); a list marker set apart from its item's text is no column.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import Rule, Run
@@ -17,6 +18,7 @@ from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, righ
 
 SNAP = 2.0  # rules within this many points of each other are one rule
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
+HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
 
 
@@ -176,8 +178,10 @@ def _merge_markers(line: Line) -> list[Segment]:
     return out
 
 
-def _bands(lines: list[list[Segment]]) -> list[tuple[float, float]]:
-    spans = sorted((s.x0, s.x1) for segs in lines for s in segs)
+def _bands(
+    lines: list[list[Segment]], spans_too: list[tuple[float, float]] | None = None
+) -> list[tuple[float, float]]:
+    spans = sorted([(s.x0, s.x1) for segs in lines for s in segs] + (spans_too or []))
     bands: list[list[float]] = []
     for x0, x1 in spans:
         if bands and x0 <= bands[-1][1] + 1.0:
@@ -215,13 +219,15 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 j += 1
                 continue
             # a one-segment line inside the table is a wrapped cell when it does not start at
-            # the table's left edge and a multi-segment line follows
-            if (
-                merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
-                and j + 2 < len(lines)
+            # the table's left edge, or a group's label ("Sex", "Women") when it stays within
+            # the first column, and a multi-segment line follows
+            follows = (
+                j + 2 < len(lines)
                 and len(merged[j + 2]) >= 2
                 and lines[j + 1].y - lines[j + 2].y < 2.2 * lines[j + 1].size
-            ):
+            )
+            wrapped = merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
+            if follows and (wrapped or _label(merged[j + 1], merged[j], merged[j + 2])):
                 j += 1
                 continue
             break
@@ -235,8 +241,31 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     return found
 
 
+def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> bool:
+    """A group's label: a line that ends before the second column begins, between rows that set
+    their cells in the same columns (so two tables, or a table and its chart, stay apart)."""
+    if len(above) < 2 or len(above) != len(below) or line[-1].x1 >= min(above[1].x0, below[1].x0):
+        return False
+    return all(a.x0 <= b.x1 and b.x0 <= a.x1 for a, b in zip(above[1:], below[1:], strict=True))
+
+
 def _borderless(lines: list[list[Segment]]) -> Table | None:
-    bands = _bands([segs for segs in lines if len(segs) >= 2])
+    # the columns are where the table's usual rows set their cells: a header cell spanning two
+    # columns, or a row short of cells, does not join them
+    counts = Counter(len(segs) for segs in lines if len(segs) >= 2)
+    usual = max(counts, key=lambda n: (counts[n], n))
+    if counts[usual] < 2:
+        usual = 2  # no count of cells is usual: every row sets the columns
+    core = _bands([segs for segs in lines if len(segs) >= usual])
+    # a cell of another row that meets none of those columns is a column of its own
+    apart = [
+        seg
+        for segs in lines
+        if len(segs) >= 2
+        for seg in segs
+        if not any(a - 1 <= seg.x1 and seg.x0 <= b + 1 for a, b in core)
+    ]
+    bands = _bands([[seg] for seg in apart], core) if apart else core
     if len(bands) < 2:
         return None
     if all(SECTION_NUMBER.match(segs[0].text) and segs[0].bold for segs in lines):
@@ -265,6 +294,10 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     # a table is text set in columns: mostly short cells, not prose that happens to align
     filled = [row[c] for row in rows for c in cols if row[c]]
     if sum(len(cell.split()) > 12 for cell in filled) * 3 > len(filled):
+        return None
+    # nor columns of prose side by side, whose lines break words with a hyphen ("impor-")
+    broken = sum(HYPHENATED.search(cell) is not None for cell in filled)
+    if broken >= 2 and broken * 10 >= len(filled):
         return None
     return Table(
         [[row[c] for c in cols] for row in rows],
