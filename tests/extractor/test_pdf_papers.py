@@ -257,3 +257,16 @@ def test_columns_of_prose_that_break_words_with_hyphens_are_no_table() -> None:
     lines += [("R", 10, 300, 700 - 12 * k, t) for k, t in enumerate(right)]
     artifact = read(typeset(lines, URW))
     assert artifact["tables"] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "heading"),
+    [
+        ("Jishnu Ray Chowdhury, Yong Zhuang, Shuyi Wang", False),
+        ("Yuqi Xi , Jiamin Lu *, Tingting Hang , Zhongyi Wang and", False),
+        ("Methods, Data and Results", True),
+    ],
+)
+def test_a_bold_line_of_authors_names_is_no_heading(line: str, heading: bool) -> None:
+    lines = [*body(700), ("B", 10, 72, 650, line), *body(635)]
+    assert headings(read(typeset(lines, URW))) == ([(line, 1)] if heading else [])

@@ -19,6 +19,7 @@ LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]\s+\S")
 # a line that is a numbered section's title: two levels or more (3.2, A.1), a capital after them,
 # no sentence end and no page number at its end (a contents line)
 SECTION_TITLE = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})+\.?\s+[A-Z][^.!?:;,]*[^\W\d]\.?$")
+NAME = re.compile(r"^(?:[A-Z][\w'.-]*\s?){1,4}\s*[*†‡\d]*$")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
@@ -202,10 +203,21 @@ def is_heading(block: Block, m: Measures) -> bool:
         )
     if not large and _run_in(block):
         return False
+    if _names(text):
+        return False
     numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):
         return False
     return numbered or not SENTENCE_END.search(text)
+
+
+def _names(text: str) -> bool:
+    """An author line: three or more names parted by commas, each one to four capitalised words
+    (a footnote mark or an "and" beside them), which a paper's title page sets bold or large."""
+    names = re.sub(r"\s+and$", "", text.strip())
+    parts = [p.strip() for p in names.replace(" and ", ", ").split(",")]
+    parts = [p for p in parts if p and p != "and"]
+    return text.count(",") >= 2 and len(parts) >= 3 and all(NAME.match(p) for p in parts)
 
 
 def section_title(line: Line) -> bool:
