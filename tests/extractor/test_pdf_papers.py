@@ -270,3 +270,37 @@ def test_columns_of_prose_that_break_words_with_hyphens_are_no_table() -> None:
 def test_a_bold_line_of_authors_names_is_no_heading(line: str, heading: bool) -> None:
     lines = [*body(700), ("B", 10, 72, 650, line), *body(635)]
     assert headings(read(typeset(lines, URW))) == ([(line, 1)] if heading else [])
+
+
+def shaded_cells(rows: int, columns: list[tuple[float, float]], top: float, height: float) -> bytes:
+    ops = []
+    for r in range(rows):
+        y = top - (r + 1) * height
+        for x0, x1 in columns:
+            ops.append(b"0.9 g %g %g %g %g re f" % (x0, y, x1 - x0, height))
+    return b" ".join(ops) + b" 0 g"
+
+
+def test_a_table_whose_cells_are_shaded_boxes_edge_to_edge_is_a_ruled_table() -> None:
+    columns = [(70.0, 200.0), (200.0, 300.0), (300.0, 400.0)]
+    rows = [
+        ("District", "FY 2010", "FY 2011"),
+        ("Charged", "259", "215"),
+        ("Sentenced", "207", "208"),
+    ]
+    lines = [
+        ("R", 10, x0 + 4, 700 - 20 * r - 14, text)
+        for r, row in enumerate(rows)
+        for (x0, _), text in zip(columns, row, strict=True)
+    ]
+    data = typeset([*lines, *body(600)], URW, shaded_cells(3, columns, 700, 20))
+    [table] = read(data)["tables"]
+    assert table["attrs"]["ruled"] is True
+    assert [c["name"] for c in table["columns"]] == ["District", "FY 2010", "FY 2011"]
+    assert table["rows"] == [["Charged", 259, 215], ["Sentenced", 207, 208]]
+
+
+def test_one_shaded_panel_behind_text_is_no_table() -> None:
+    panel = b"0.9 g 60 560 400 160 re f 0 g"
+    lines = [("R", 10, 72, 700 - 12 * k, BODY[k % 3]) for k in range(6)]
+    assert read(typeset(lines, URW, panel))["tables"] == []

@@ -118,6 +118,7 @@ class Drawing:
     height: float
     runs: list[Run] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
+    boxes: list[Rule] = field(default_factory=list)  # filled rectangles, corner to corner
     pictures: list[Picture] = field(default_factory=list)
     unmapped: int = 0  # characters a font maps to no Unicode character
     problems: list[str] = field(default_factory=list)  # what stopped part of the walk
@@ -429,6 +430,8 @@ class _Walker:
             elif w <= RULE_THICKNESS and h > w:
                 mid = (max(xs) + min(xs)) / 2
                 self.rule(mid, min(ys), mid, max(ys))
+            elif len(self.d.boxes) < MAX_RULES:
+                self.d.boxes.append(Rule(min(xs), min(ys), max(xs), max(ys)))
 
     def rule(self, ax: float, ay: float, bx: float, by: float) -> None:
         if len(self.d.rules) >= MAX_RULES:

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from extractor_sandbox.formats.pdf.content import Rule, Run
+from extractor_sandbox.formats.pdf.content import MAX_RULES, Rule, Run
 from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, right_to_left
 
 SNAP = 2.0  # rules within this many points of each other are one rule
@@ -88,6 +88,31 @@ def _components(
     for j, v in enumerate(vertical):
         groups.setdefault(find(len(horizontal) + j), ([], []))[1].append(v)
     return [g for g in groups.values() if len(g[0]) >= 2 and len(g[1]) >= 2]
+
+
+def cell_edges(boxes: list[Rule]) -> list[Rule]:
+    """The edges of filled boxes set edge to edge in a row (a table's shaded cells, its rows
+    told apart by their colour), as rules; a box alone (a panel, a page's background) gives none."""
+    rows: dict[tuple[int, int], list[Rule]] = {}
+    for box in boxes:
+        rows.setdefault((round(box.y0 / SNAP), round(box.y1 / SNAP)), []).append(box)
+    cells: dict[int, Rule] = {}
+    for row in rows.values():
+        row.sort(key=lambda b: b.x0)
+        for a, b in zip(row, row[1:], strict=False):
+            if abs(a.x1 - b.x0) <= SNAP:
+                cells[id(a)], cells[id(b)] = a, b
+    if 4 * len(cells) > MAX_RULES:
+        return []  # past the bound a page's drawn rules are held to
+    edges: list[Rule] = []
+    for a in cells.values():
+        edges += [
+            Rule(a.x0, a.y0, a.x1, a.y0),
+            Rule(a.x0, a.y1, a.x1, a.y1),
+            Rule(a.x0, a.y0, a.x0, a.y1),
+            Rule(a.x1, a.y0, a.x1, a.y1),
+        ]
+    return edges
 
 
 def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[Run]]:
