@@ -1,5 +1,10 @@
 """A page's lines made blocks: paragraphs, list items, code and headings, by the document's own
-measures (the body size, the usual line spacing for each size)."""
+measures (the body size, the usual line spacing for each size).
+
+A heading is a short block set larger than the body, or bold at the body's size, that ends no
+sentence (or is numbered); or a numbered section's title alone on its line in the body's own face
+("3.2 Results"). Not a heading: a bold title that runs on into its paragraph's text, text across
+the page's direction (a margin stamp), a line of authors' names parted by commas."""
 
 from __future__ import annotations
 

@@ -2,9 +2,14 @@
 
 Ruled: horizontal and vertical rules that meet form a grid; each run of text goes to the box its
 middle is in; rows and columns with no text are dropped. One box around text (a single cell) is no
-table. Borderless: a run of lines cut into segments that sit in two or more bands of the page; a
-line with text in the first band opens a row, one without adds to the cells of the row above (a
-wrapped cell); a list marker set apart from its item's text is no column.
+table. Filled boxes set edge to edge in a row (shaded cells) give their edges as rules, for the
+text the drawn rules' tables leave. Borderless: a run of lines cut into segments that sit in two
+or more bands of the page (the bands of the rows that set the usual number of cells, so a header
+cell spanning two columns does not join them); a line with text in the first band opens a row,
+one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
+between rows set in the same columns is a row; a list marker set apart from its item's text is no
+column; bold section numbers apart from their titles (headings one under another) and columns of
+prose (long cells, words broken with hyphens) are no table.
 """
 
 from __future__ import annotations
