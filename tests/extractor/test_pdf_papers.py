@@ -304,3 +304,18 @@ def test_one_shaded_panel_behind_text_is_no_table() -> None:
     panel = b"0.9 g 60 560 400 160 re f 0 g"
     lines = [("R", 10, 72, 700 - 12 * k, BODY[k % 3]) for k in range(6)]
     assert read(typeset(lines, URW, panel))["tables"] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "heading"),
+    [
+        ("Does the dataset identify any subpopulations? If so, describe how", False),
+        ("U.S. Policy Review", True),
+        ("Results vs. Baseline Methods", True),
+    ],
+)
+def test_a_bold_line_that_ends_one_sentence_and_begins_another_is_no_heading(
+    line: str, heading: bool
+) -> None:
+    lines = [*body(700), ("B", 10, 72, 650, line), *body(635)]
+    assert headings(read(typeset(lines, URW))) == ([(line, 1)] if heading else [])

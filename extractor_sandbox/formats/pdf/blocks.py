@@ -4,7 +4,8 @@ measures (the body size, the usual line spacing for each size).
 A heading is a short block set larger than the body, or bold at the body's size, that ends no
 sentence (or is numbered); or a numbered section's title alone on its line in the body's own face
 ("3.2 Results"). Not a heading: a bold title that runs on into its paragraph's text, text across
-the page's direction (a margin stamp), a line of authors' names parted by commas."""
+the page's direction (a margin stamp), a line of authors' names parted by commas, a block that
+ends one sentence and begins another."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]\s+\S")
 # no sentence end and no page number at its end (a contents line)
 SECTION_TITLE = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})+\.?\s+[A-Z][^.!?:;,]*[^\W\d]\.?$")
 NAME = re.compile(r"^(?:[A-Z][\w'.-]*\s?){1,4}\s*[*†‡\d]*$")
+# a sentence ended inside the block, another begun: prose ("...subpopulations? If so, ..."),
+# where a title's abbreviation ("U.S. Policy", "vs. Baseline") ends no word of three letters
+INNER_SENTENCE = re.compile(r"[a-z]{3}[.?!][\"'”’)]?\s+[A-Z]")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
@@ -208,7 +212,7 @@ def is_heading(block: Block, m: Measures) -> bool:
         )
     if not large and _run_in(block):
         return False
-    if _names(text):
+    if _names(text) or INNER_SENTENCE.search(text):
         return False
     numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):
