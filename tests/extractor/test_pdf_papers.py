@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from extractor_sandbox.formats.pdf.blocks import numbering
-from extractor_sandbox.formats.pdf.content import FACE_BOLD
+from extractor_sandbox.formats.pdf.content import FACE_BOLD, MAX_RULES, Rule
+from extractor_sandbox.formats.pdf.grids import cell_edges
 from extractor_sandbox.formats.pdf.reader import extract_pdf
 from tests.extractor.pdf_build import pdf, stream
 from tests.extractor.server_check import validated
@@ -319,3 +320,9 @@ def test_a_bold_line_that_ends_one_sentence_and_begins_another_is_no_heading(
 ) -> None:
     lines = [*body(700), ("B", 10, 72, 650, line), *body(635)]
     assert headings(read(typeset(lines, URW))) == ([(line, 1)] if heading else [])
+
+
+def test_shaded_cells_past_the_rules_bound_give_no_rules() -> None:
+    row = [Rule(10.0 * k, 0.0, 10.0 * (k + 1), 5.0) for k in range(MAX_RULES // 4 + 1)]
+    assert cell_edges(row) == []
+    assert len(cell_edges(row[:3])) == 12
