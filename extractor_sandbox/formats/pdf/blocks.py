@@ -1,5 +1,11 @@
 """A page's lines made blocks: paragraphs, list items, code and headings, by the document's own
-measures (the body size, the usual line spacing for each size)."""
+measures (the body size, the usual line spacing for each size).
+
+A heading is a short block set larger than the body, or bold at the body's size, that ends no
+sentence (or is numbered); or a numbered section's title alone on its line in the body's own face
+("3.2 Results"). Not a heading: a bold title that runs on into its paragraph's text, text across
+the page's direction (a margin stamp), a line of authors' names parted by commas, a block that
+ends one sentence and begins another."""
 
 from __future__ import annotations
 
@@ -13,8 +19,16 @@ from extractor_sandbox.formats.pdf.lines import Line
 from extractor_sandbox.formats.pdf.page import Item
 
 LIST_START = re.compile(r"^(?:[^\w\s\"'(\[{]\s+|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)]\s+)")
-NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?\s+\S")
+# a section number: 2, 2.1, 3.2.1, or an appendix's A.1, B.2.3 (a lone letter is too often a word)
+NUMBERED = re.compile(r"^((?:\d{1,3}|[A-Z](?=\.\d))(?:\.\d{1,3})*)\.?\s+\S")
 LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]\s+\S")
+# a line that is a numbered section's title: two levels or more (3.2, A.1), a capital after them,
+# no sentence end and no page number at its end (a contents line)
+SECTION_TITLE = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})+\.?\s+[A-Z][^.!?:;,]*[^\W\d]\.?$")
+NAME = re.compile(r"^(?:[A-Z][\w'.-]*\s?){1,4}\s*[*†‡\d]*$")
+# a sentence ended inside the block, another begun: prose ("...subpopulations? If so, ..."),
+# where a title's abbreviation ("U.S. Policy", "vs. Baseline") ends no word of three letters
+INNER_SENTENCE = re.compile(r"[a-z]{3}[.?!][\"'”’)]?\s+[A-Z]")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
@@ -139,6 +153,8 @@ def _continues(block: Block, prev: Item, item: Item, m: Measures, ocr: bool = Fa
         return line.mono and gap <= 2 * m.gap_limit(line.size)
     if _style(line, ocr) != _style(last, ocr):
         return False
+    if len(block.lines) == 1 and section_title(last) and last.x1 < line.x1 - 2 * line.size:
+        return False
     if gap > m.gap_limit(line.size):
         return False
     if LIST_START.match(line.text) or line.mono:
@@ -193,16 +209,51 @@ def _finish(block: Block, m: Measures, ocr: bool = False) -> None:
 
 def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
     text = block.text
+    if block.attrs.get("orientation"):
+        return False  # text across the page's own direction: a margin stamp, a turned label
     if len(block.lines) > 3 or len(text.split()) > 20 or not any(c.isalpha() for c in text):
         return False
     large = block.size >= ratio * m.body
     bold = block.bold and block.size >= BOLD_RATIO * m.body
     if not (large or bold):
+        # a numbered section's title on a line of its own needs no style to be one ("3.2 Results"
+        # set in the body's face, italic or plain)
+        return (
+            len(block.lines) == 1
+            and block.size >= BOLD_RATIO * m.body
+            and section_title(block.lines[0])
+        )
+    if not large and _run_in(block):
+        return False
+    if _names(text) or INNER_SENTENCE.search(text):
         return False
     numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):
         return False
     return numbered or not SENTENCE_END.search(text)
+
+
+def _names(text: str) -> bool:
+    """An author line: three or more names parted by commas, each one to four capitalised words
+    (a footnote mark or an "and" beside them), which a paper's title page sets bold or large."""
+    names = re.sub(r"\s+and$", "", text.strip())
+    parts = [p.strip() for p in names.replace(" and ", ", ").split(",")]
+    parts = [p for p in parts if p and p != "and"]
+    return text.count(",") >= 2 and len(parts) >= 3 and all(NAME.match(p) for p in parts)
+
+
+def section_title(line: Line) -> bool:
+    text = line.text
+    return len(text.split()) <= 12 and SECTION_TITLE.match(text) is not None
+
+
+def _run_in(block: Block) -> bool:
+    """A bold title that runs on into regular text on its line opens a paragraph (LaTeX's
+    \\paragraph): its line ends in words not set bold."""
+    last = block.lines[-1]
+    runs = [run for seg in last.segments for run in seg.runs if run.text.strip()]
+    tail = runs[-1] if runs else None
+    return tail is not None and not tail.bold and sum(c.isalpha() for c in tail.text) >= 3
 
 
 def numbering(text: str) -> int:

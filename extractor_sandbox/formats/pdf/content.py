@@ -31,6 +31,12 @@ MONO_NAMES = ("courier", "mono", "consol", "menlo", "code", "typewriter", "fixed
 BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 # TeX's bold extended faces (cmbx10, SFBX1000, lmroman10-bx): named by their series, not "Bold"
 TEX_BOLD = re.compile(r"(?:^|\+)(?:cm|sf|ec|tc|lm)[a-z]*?bx|-bx\b")
+# Bold faces named by their foundry's own series letters: URW's base fonts, which LaTeX sets Times
+# and Helvetica in (NimbusRomNo9L-Medi), Libertine and Biolinum's T-encoded faces (acmart's
+# LinLibertineTB), CM-Super's and Computer Modern's bold non-extended (SFRB1000, cmb10)
+FACE_BOLD = re.compile(
+    r"-medi(?:ital)?$|lin(?:libertine|biolinum)[a-z]*tbi?$|(?:^|\+)(?:sf|ec|tc)rb\d|(?:^|\+)cmb\d"
+)
 FIXED_PITCH_FLAG = 1
 FORCE_BOLD_FLAG = 1 << 18
 
@@ -117,6 +123,7 @@ class Drawing:
     height: float
     runs: list[Run] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
+    boxes: list[Rule] = field(default_factory=list)  # filled rectangles, corner to corner
     pictures: list[Picture] = field(default_factory=list)
     unmapped: int = 0  # characters a font maps to no Unicode character
     problems: list[str] = field(default_factory=list)  # what stopped part of the walk
@@ -172,6 +179,7 @@ class FontCache:
             bool(flags & FORCE_BOLD_FLAG)
             or any(n in lowered for n in BOLD_NAMES)
             or TEX_BOLD.search(lowered) is not None
+            or FACE_BOLD.search(lowered) is not None
         )
         if key[0] == "direct":
             self.held.append(ref)
@@ -427,6 +435,8 @@ class _Walker:
             elif w <= RULE_THICKNESS and h > w:
                 mid = (max(xs) + min(xs)) / 2
                 self.rule(mid, min(ys), mid, max(ys))
+            elif len(self.d.boxes) < MAX_RULES:
+                self.d.boxes.append(Rule(min(xs), min(ys), max(xs), max(ys)))
 
     def rule(self, ax: float, ay: float, bx: float, by: float) -> None:
         if len(self.d.rules) >= MAX_RULES:

@@ -2,20 +2,28 @@
 
 Ruled: horizontal and vertical rules that meet form a grid; each run of text goes to the box its
 middle is in; rows and columns with no text are dropped. One box around text (a single cell) is no
-table. Borderless: a run of lines cut into segments that sit in two or more bands of the page; a
-line with text in the first band opens a row, one without adds to the cells of the row above (a
-wrapped cell); a list marker set apart from its item's text is no column.
+table. Filled boxes set edge to edge in a row (shaded cells) give their edges as rules, for the
+text the drawn rules' tables leave. Borderless: a run of lines cut into segments that sit in two
+or more bands of the page (the bands of the rows that set the usual number of cells, so a header
+cell spanning two columns does not join them); a line with text in the first band opens a row,
+one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
+between rows set in the same columns is a row; a list marker set apart from its item's text is no
+column; bold section numbers apart from their titles (headings one under another) and columns of
+prose (long cells, words broken with hyphens) are no table.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
-from extractor_sandbox.formats.pdf.content import Rule, Run
+from extractor_sandbox.formats.pdf.content import MAX_RULES, Rule, Run
 from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, right_to_left
 
 SNAP = 2.0  # rules within this many points of each other are one rule
+SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
+HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
 
 
@@ -85,6 +93,31 @@ def _components(
     for j, v in enumerate(vertical):
         groups.setdefault(find(len(horizontal) + j), ([], []))[1].append(v)
     return [g for g in groups.values() if len(g[0]) >= 2 and len(g[1]) >= 2]
+
+
+def cell_edges(boxes: list[Rule]) -> list[Rule]:
+    """The edges of filled boxes set edge to edge in a row (a table's shaded cells, its rows
+    told apart by their colour), as rules; a box alone (a panel, a page's background) gives none."""
+    rows: dict[tuple[int, int], list[Rule]] = {}
+    for box in boxes:
+        rows.setdefault((round(box.y0 / SNAP), round(box.y1 / SNAP)), []).append(box)
+    cells: dict[int, Rule] = {}
+    for row in rows.values():
+        row.sort(key=lambda b: b.x0)
+        for a, b in zip(row, row[1:], strict=False):
+            if abs(a.x1 - b.x0) <= SNAP:
+                cells[id(a)], cells[id(b)] = a, b
+    if 4 * len(cells) > MAX_RULES:
+        return []  # past the bound a page's drawn rules are held to
+    edges: list[Rule] = []
+    for a in cells.values():
+        edges += [
+            Rule(a.x0, a.y0, a.x1, a.y0),
+            Rule(a.x0, a.y1, a.x1, a.y1),
+            Rule(a.x0, a.y0, a.x0, a.y1),
+            Rule(a.x1, a.y0, a.x1, a.y1),
+        ]
+    return edges
 
 
 def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[Run]]:
@@ -175,8 +208,10 @@ def _merge_markers(line: Line) -> list[Segment]:
     return out
 
 
-def _bands(lines: list[list[Segment]]) -> list[tuple[float, float]]:
-    spans = sorted((s.x0, s.x1) for segs in lines for s in segs)
+def _bands(
+    lines: list[list[Segment]], spans_too: list[tuple[float, float]] | None = None
+) -> list[tuple[float, float]]:
+    spans = sorted([(s.x0, s.x1) for segs in lines for s in segs] + (spans_too or []))
     bands: list[list[float]] = []
     for x0, x1 in spans:
         if bands and x0 <= bands[-1][1] + 1.0:
@@ -214,13 +249,15 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 j += 1
                 continue
             # a one-segment line inside the table is a wrapped cell when it does not start at
-            # the table's left edge and a multi-segment line follows
-            if (
-                merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
-                and j + 2 < len(lines)
+            # the table's left edge, or a group's label ("Sex", "Women") when it stays within
+            # the first column, and a multi-segment line follows
+            follows = (
+                j + 2 < len(lines)
                 and len(merged[j + 2]) >= 2
                 and lines[j + 1].y - lines[j + 2].y < 2.2 * lines[j + 1].size
-            ):
+            )
+            wrapped = merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
+            if follows and (wrapped or _label(merged[j + 1], merged[j], merged[j + 2])):
                 j += 1
                 continue
             break
@@ -234,9 +271,36 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     return found
 
 
+def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> bool:
+    """A group's label: a line that ends before the second column begins, between rows that set
+    their cells in the same columns (so two tables, or a table and its chart, stay apart)."""
+    if len(above) < 2 or len(above) != len(below) or line[-1].x1 >= min(above[1].x0, below[1].x0):
+        return False
+    return all(a.x0 <= b.x1 and b.x0 <= a.x1 for a, b in zip(above[1:], below[1:], strict=True))
+
+
 def _borderless(lines: list[list[Segment]]) -> Table | None:
-    bands = _bands([segs for segs in lines if len(segs) >= 2])
+    # the columns are where the table's usual rows set their cells: a header cell spanning two
+    # columns, or a row short of cells, does not join them
+    counts = Counter(len(segs) for segs in lines if len(segs) >= 2)
+    usual = max(counts, key=lambda n: (counts[n], n))
+    if counts[usual] < 2:
+        usual = 2  # no count of cells is usual: every row sets the columns
+    core = _bands([segs for segs in lines if len(segs) >= usual])
+    # a cell of another row that meets none of those columns is a column of its own
+    apart = [
+        seg
+        for segs in lines
+        if len(segs) >= 2
+        for seg in segs
+        if not any(a - 1 <= seg.x1 and seg.x0 <= b + 1 for a, b in core)
+    ]
+    bands = _bands([[seg] for seg in apart], core) if apart else core
     if len(bands) < 2:
+        return None
+    if all(SECTION_NUMBER.match(segs[0].text) and segs[0].bold for segs in lines):
+        # bold section numbers set apart from their titles, one heading under another ("2 Related
+        # work" over "2.1 Natural language ..."): headings, not a table's rows
         return None
     # a table in a right-to-left script reads its columns from the right
     rtl = right_to_left(" ".join(seg.text for segs in lines for seg in segs))
@@ -260,6 +324,10 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     # a table is text set in columns: mostly short cells, not prose that happens to align
     filled = [row[c] for row in rows for c in cols if row[c]]
     if sum(len(cell.split()) > 12 for cell in filled) * 3 > len(filled):
+        return None
+    # nor columns of prose side by side, whose lines break words with a hyphen ("impor-")
+    broken = sum(HYPHENATED.search(cell) is not None for cell in filled)
+    if broken >= 2 and broken * 10 >= len(filled):
         return None
     return Table(
         [[row[c] for c in cols] for row in rows],

@@ -14,7 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import Drawing, Rule
-from extractor_sandbox.formats.pdf.grids import Table, borderless_tables, ruled_tables
+from extractor_sandbox.formats.pdf.grids import (
+    Table,
+    borderless_tables,
+    cell_edges,
+    ruled_tables,
+)
 from extractor_sandbox.formats.pdf.lines import (
     Line,
     TextLayer,
@@ -64,6 +69,11 @@ def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> 
     reading.layer_lines = _layer(main)
     rules = _turn_rules(drawing.rules, angle, drawing.width, drawing.height)
     tables, rest = ruled_tables(rules, main)
+    # then the tables shaded cells draw, from the text no ruled table holds
+    edges = cell_edges(_turn_rules(drawing.boxes, angle, drawing.width, drawing.height))
+    if edges:
+        shaded, rest = ruled_tables(rules + edges, rest)
+        tables += shaded
     lines = build_lines(rest, layer)
     if len(lines) > MAX_LINES:
         raise LayoutUnreadable(f"it holds more than {MAX_LINES:,} lines")
