@@ -31,6 +31,7 @@ from extractor_sandbox.formats.tables import (
     Budget,
     Cell,
     fit_names,
+    float_text,
     layout_rows,
     table_entry,
     typed_cell,
@@ -59,13 +60,10 @@ def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: st
     delimiter = "\t" if is_tsv else sniff_delimiter(text)
     records, failure = _read(text, delimiter, quoting=not is_tsv)
 
-    header_index = next(
-        (index for index, (_, fields) in enumerate(records) if any(fields)), len(records)
-    )
-    header = records[header_index][1] if header_index < len(records) else []
-    data = [cells for _, cells in records[header_index + 1 :]]
-    data_rows = [row for row in data if any(cell is not None for cell in row)]
-    width = max([len(header), *(len(row) for row in data_rows)], default=0)
+    # Each record holds a value (its trailing blank fields dropped); the first is the header.
+    header = [csv_cell(value) for value in records[0]] if records else []
+    data_rows = records[1:]
+    width = max([len(header), *map(len, data_rows)], default=0)
     raw_names = [cell.text if cell is not None else "" for cell in header]
     raw_names += [""] * (width - len(raw_names))
     names, failed = fit_names(raw_names, name or "table")
@@ -74,8 +72,10 @@ def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: st
     budget = Budget()
     kept: list[list[Cell | None]] = []
     cut = False
-    for row in data_rows:
-        padded = list(row) + [None] * (width - len(row))
+    for fields in data_rows:
+        # A row is typed only when it is reached: the rows past a cut are never typed.
+        padded = [csv_cell(value) for value in fields]
+        padded += [None] * (width - len(padded))
         reason = budget.admit_row(padded, len(kept))
         if reason is not None:
             failed.append({"unit": f"rows {len(kept) + 2}-", "reason": reason})
@@ -181,10 +181,9 @@ def _lines(text: str, state: dict[str, Any]) -> Iterator[str]:
     state["exhausted"] = True
 
 
-def _read(
-    text: str, delimiter: str, *, quoting: bool
-) -> tuple[list[tuple[int, list[Cell | None]]], str | None]:
-    """The records with a value, as typed cells, and why reading stopped early (or None)."""
+def _read(text: str, delimiter: str, *, quoting: bool) -> tuple[list[list[str]], str | None]:
+    """The records with a value, as their fields up to the last with a value, and why reading
+    stopped early (or None)."""
     state: dict[str, Any] = {"record_chars": 0, "lines": [], "exhausted": False}
     reader = csv.reader(
         _lines(text, state),
@@ -194,7 +193,7 @@ def _read(
         quoting=csv.QUOTE_MINIMAL if quoting else csv.QUOTE_NONE,
         strict=False,
     )
-    records: list[tuple[int, list[Cell | None]]] = []
+    records: list[list[str]] = []
     previous_limit = csv.field_size_limit(MAX_FIELD_CHARS)
     try:
         while True:
@@ -212,9 +211,10 @@ def _read(
                 return records, "quoting the reader cannot close"
             state["record_chars"] = 0
             state["lines"] = []
-            cells = _cells(fields)
-            if cells:
-                records.append((len(records), cells))
+            while fields and not fields[-1].strip():
+                fields.pop()
+            if fields:
+                records.append(fields)
     finally:
         csv.field_size_limit(previous_limit)
 
@@ -228,8 +228,31 @@ def _closes(lines: list[str], delimiter: str) -> bool:
     return True
 
 
-def _cells(fields: list[str]) -> list[Cell | None]:
-    cells = [typed_cell(value) for value in fields]
-    while cells and cells[-1] is None:
-        cells.pop()
-    return cells
+# Typing a field. The rules are tables.typed_cell's; these paths give the same cell sooner for
+# the fields most files hold: text that starts with no digit, sign, point or space (no number,
+# date or date-time does), a plain integer, and a decimal that a double spells back as written.
+
+_new_cell = tuple.__new__
+_NUMBER_START = frozenset("+-.")
+_MAX_FAST_DIGITS = 18  # every integer of 18 digits fits in signed 64 bits
+
+
+def csv_cell(value: str) -> Cell | None:
+    """A field's cell, as typed_cell gives it."""
+    first = value[:1]
+    if not first:
+        return None
+    if not (first.isdecimal() or first in _NUMBER_START or first.isspace()):
+        return _new_cell(Cell, (value, "string", value))
+    if value.isascii():
+        if value.isdigit() and len(value) <= _MAX_FAST_DIGITS:
+            number = int(value)
+            return _new_cell(Cell, (number, "number", str(number)))
+        if _PLAIN_DECIMAL.fullmatch(value):
+            as_float = float(value)
+            if repr(as_float) == value:
+                return _new_cell(Cell, (as_float, "number", float_text(as_float)))
+    return typed_cell(value)
+
+
+_PLAIN_DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")

@@ -56,6 +56,9 @@ INT64_MAX = 2**63 - 1
 KINDS = ("string", "number", "bool", "date", "datetime", "time", "duration")
 
 _JSON = json.JSONEncoder(ensure_ascii=False)  # as the artifact spells its values
+# Rows whose layout spend is counted at once (two JSON encodings of them): a bound on the memory
+# those encodings take, and on the rows charged one by one when a chunk crosses a bound.
+_SPEND_CHUNK = 1_000
 
 
 class Cell(NamedTuple):
@@ -274,49 +277,88 @@ def layout_rows(
             place("\n".join(line for _, line in pending), pending[0][0], pending[-1][0])
             pending.clear()
 
+    prefixes = [f"{name}: " for name in names]
+    per_row = BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK + (len(sheet) if sheet else 0)
     pending_chars = 0
-    for index, row in enumerate(rows):
-        line = row_line(names, row)
-        number = row_numbers[index]
-        spend = (
-            len(_JSON.encode([json_value(cell) for cell in row]))
-            + len(_JSON.encode(line))
-            + BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK
-            + (len(sheet) if sheet else 0)
-        )
-        text_spend = row_text_spend(line)
-        # The rows given were admitted (Budget.admit_row), even when the last admission spent
-        # the cells; only the layout's own bounds cut them here.
-        if (
-            budget.layout_bytes + spend > MAX_LAYOUT_BYTES
-            or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
-        ):
-            budget.spent = True
-            layout.failed.append(
-                {"unit": f"rows {number}-", "reason": "past the table budget (laid-out rows)"}
+    for chunk_start in range(0, len(rows), _SPEND_CHUNK):
+        chunk = rows[chunk_start : chunk_start + _SPEND_CHUNK]
+        lines = [
+            PAIR_SEPARATOR.join(
+                [prefix + cell.text for prefix, cell in zip(prefixes, row, strict=False) if cell]
             )
-            break
-        budget.layout_bytes += spend
-        budget.block_chars += text_spend
-        layout.rows_laid += 1
-        if not line:
-            continue
-        if pending and (
-            len(pending) >= ROWS_PER_BLOCK or pending_chars + 1 + len(line) > MAX_BLOCK_CHARS
+            for row in chunk
+        ]
+        # A chunk's spend at once: the JSON of a list is its items' joined by ", ", so two
+        # encodings give the sum of the rows' own. Only a chunk that would cross a bound is
+        # charged row by row, to find the row it stops at.
+        values = [[None if cell is None else cell.value for cell in row] for row in chunk]
+        separators = 2 + 2 * (len(chunk) - 1)
+        spend = (
+            len(_JSON.encode(values))
+            + len(_JSON.encode(lines))
+            - 2 * separators
+            + per_row * len(chunk)
+        )
+        text_spend = sum(map(len, lines)) + len(lines) * (2 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK)
+        if (
+            budget.layout_bytes + spend <= MAX_LAYOUT_BYTES
+            and budget.block_chars + text_spend <= MAX_BLOCK_TEXT_CHARS
         ):
-            flush()
-            pending_chars = 0
-        pending.append((number, line))
-        pending_chars += len(line) + (1 if len(pending) > 1 else 0)
-        if len(line) > MAX_BLOCK_CHARS:
-            flush()
-            pending_chars = 0
+            budget.layout_bytes += spend
+            budget.block_chars += text_spend
+            laid = len(chunk)
+        else:
+            laid = _charge_rows(budget, values, lines, per_row)
+            if laid < len(chunk):
+                budget.spent = True
+                layout.failed.append(
+                    {
+                        "unit": f"rows {row_numbers[chunk_start + laid]}-",
+                        "reason": "past the table budget (laid-out rows)",
+                    }
+                )
+        layout.rows_laid += laid
+        for offset in range(laid):
+            line = lines[offset]
+            if not line:
+                continue
+            if pending and (
+                len(pending) >= ROWS_PER_BLOCK or pending_chars + 1 + len(line) > MAX_BLOCK_CHARS
+            ):
+                flush()
+                pending_chars = 0
+            pending.append((row_numbers[chunk_start + offset], line))
+            pending_chars += len(line) + (1 if len(pending) > 1 else 0)
+            if len(line) > MAX_BLOCK_CHARS:
+                flush()
+                pending_chars = 0
+        if laid < len(chunk):
+            break
     flush()
     if not layout.blocks and not layout.failed and any(names):
         # A header that is no row of the file (a Parquet schema, header_rows 0) has no rows: 0-0.
         first_header_row = 1 if header_rows > 0 else 0
         place(PAIR_SEPARATOR.join(names), first_header_row, header_rows)
     return layout
+
+
+def _charge_rows(
+    budget: Budget, values: Sequence[list[Any]], lines: Sequence[str], per_row: int
+) -> int:
+    """Charge rows one at a time (each row's values and line as JSON) until one would cross a
+    layout bound; how many were charged. The rows given were admitted (Budget.admit_row), even
+    when the last admission spent the cells; only the layout's own bounds cut them here."""
+    for index, line in enumerate(lines):
+        spend = len(_JSON.encode(values[index])) + len(_JSON.encode(line)) + per_row
+        text_spend = row_text_spend(line)
+        if (
+            budget.layout_bytes + spend > MAX_LAYOUT_BYTES
+            or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
+        ):
+            return index
+        budget.layout_bytes += spend
+        budget.block_chars += text_spend
+    return len(lines)
 
 
 def table_entry(

@@ -1,0 +1,112 @@
+"""Row layout counted a chunk of rows at a time gives the blocks, spend and cut row that charging
+each row alone gives (issue 15: the CSV reader's speed)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from extractor_sandbox.formats.tables import (
+    _JSON,
+    BLOCK_JSON_OVERHEAD,
+    MAX_BLOCK_CHARS,
+    MAX_BLOCK_TEXT_CHARS,
+    MAX_LAYOUT_BYTES,
+    ROWS_PER_BLOCK,
+    Budget,
+    Cell,
+    layout_rows,
+    row_line,
+    row_text_spend,
+    string_cell,
+    typed_cell,
+)
+
+
+def row_by_row(names: list[str], rows: list[list[Cell | None]], budget: Budget, sheet: str | None):
+    """The layout as it was before issue 15: each row charged alone, in order."""
+    lines, failed, laid = [], [], 0
+    for index, row in enumerate(rows):
+        line = row_line(names, row)
+        spend = (
+            len(_JSON.encode([None if cell is None else cell.value for cell in row]))
+            + len(_JSON.encode(line))
+            + BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK
+            + (len(sheet) if sheet else 0)
+        )
+        text_spend = row_text_spend(line)
+        if (
+            budget.layout_bytes + spend > MAX_LAYOUT_BYTES
+            or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
+        ):
+            failed.append(f"rows {index + 2}-")
+            break
+        budget.layout_bytes += spend
+        budget.block_chars += text_spend
+        laid += 1
+        lines.append(line)
+    return laid, failed, budget.layout_bytes, budget.block_chars
+
+
+def random_rows(rng: random.Random, count: int, width: int) -> list[list[Cell | None]]:
+    values = [
+        "",
+        "1",
+        "2.5",
+        "-7",
+        "2024-02-29",
+        'quote " and \\',
+        "tab\there",
+        "é",
+        "\x01",
+        "x" * 900,
+    ]
+    rows = []
+    for _ in range(count):
+        rows.append([typed_cell(rng.choice(values)) for _ in range(width)])
+    return rows
+
+
+@pytest.mark.parametrize("sheet", [None, "Sheet 1"])
+@pytest.mark.parametrize("left", [None, 1, 5_000, 333_333])
+@pytest.mark.parametrize("bound", ["bytes", "chars"])
+def test_chunked_spend_cuts_at_the_row_charging_each_row_cuts_at(
+    sheet: str | None, left: int | None, bound: str
+) -> None:
+    rng = random.Random(f"{sheet}{left}{bound}")
+    names = ["id", 'name "quoted"', "when", "amount"]
+    rows = random_rows(rng, 2_500, len(names))
+    budgets = []
+    for _ in range(2):
+        budget = Budget()
+        if left is not None and bound == "bytes":
+            budget.layout_bytes = MAX_LAYOUT_BYTES - left
+        if left is not None and bound == "chars":
+            budget.block_chars = MAX_BLOCK_TEXT_CHARS - left
+        budgets.append(budget)
+    numbers = list(range(2, len(rows) + 2))
+
+    layout = layout_rows("t0", names, rows, numbers, budgets[0], sheet=sheet)
+    laid, failed, layout_bytes, block_chars = row_by_row(names, rows, budgets[1], sheet)
+
+    assert layout.rows_laid == laid
+    assert [unit["unit"] for unit in layout.failed] == failed
+    assert (budgets[0].layout_bytes, budgets[0].block_chars) == (layout_bytes, block_chars)
+    assert budgets[0].spent == bool(failed)
+    laid_lines = [line for line in (row_line(names, row) for row in rows[:laid]) if line]
+    assert "\n".join(block["text"] for block in layout.blocks) == "\n".join(laid_lines) or (
+        not laid_lines
+    )
+
+
+def test_blocks_hold_twenty_rows_and_a_long_row_alone() -> None:
+    names = ["a"]
+    long_text = "y" * (MAX_BLOCK_CHARS + 1)
+    rows: list[list[Any]] = [[string_cell("x")] for _ in range(25)]
+    rows[3] = [string_cell(long_text)]
+    layout = layout_rows("t0", names, rows, list(range(2, 27)), Budget())
+
+    spans = [(b["locator"]["row_start"], b["locator"]["row_end"]) for b in layout.blocks]
+    assert spans == [(2, 4), (5, 5), (6, 25), (26, 26)]
