@@ -20,9 +20,11 @@ the rows from there on (coverage.failed, unit "rows N-"), counted as one unit; c
 from __future__ import annotations
 
 import csv
+import io
 import platform
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import date
 from typing import Any
 
 from extractor_sandbox.artifact import build_artifact, coverage
@@ -72,16 +74,20 @@ def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: st
     budget = Budget()
     kept: list[list[Cell | None]] = []
     cut = False
-    for fields in data_rows:
-        # A row is typed only when it is reached: the rows past a cut are never typed.
-        padded = [csv_cell(value) for value in fields]
-        padded += [None] * (width - len(padded))
-        reason = budget.admit_row(padded, len(kept))
+    for chunk_start in range(0, len(data_rows), _TYPE_CHUNK):
+        # Rows are typed a thousand at a time as they are reached: the rows past the thousand a
+        # cut falls in are never typed.
+        chunk = []
+        for fields in data_rows[chunk_start : chunk_start + _TYPE_CHUNK]:
+            padded = list(map(csv_cell, fields))
+            padded += [None] * (width - len(padded))
+            chunk.append(padded)
+        admitted, reason = budget.admit_rows(chunk, len(kept))
+        kept += chunk[:admitted]
         if reason is not None:
             failed.append({"unit": f"rows {len(kept) + 2}-", "reason": reason})
             cut = True
             break
-        kept.append(padded)
     numbers = list(range(2, len(kept) + 2))
     layout = layout_rows("t0", names, kept, numbers, budget) if width else None
     blocks = layout.blocks if layout else []
@@ -184,6 +190,8 @@ def _lines(text: str, state: dict[str, Any]) -> Iterator[str]:
 def _read(text: str, delimiter: str, *, quoting: bool) -> tuple[list[list[str]], str | None]:
     """The records with a value, as their fields up to the last with a value, and why reading
     stopped early (or None)."""
+    if len(text) <= MAX_RECORD_CHARS:
+        return _read_whole(text, delimiter, quoting=quoting)
     state: dict[str, Any] = {"record_chars": 0, "lines": [], "exhausted": False}
     reader = csv.reader(
         _lines(text, state),
@@ -219,7 +227,49 @@ def _read(text: str, delimiter: str, *, quoting: bool) -> tuple[list[list[str]],
         csv.field_size_limit(previous_limit)
 
 
-def _closes(lines: list[str], delimiter: str) -> bool:
+def _read_whole(text: str, delimiter: str, *, quoting: bool) -> tuple[list[list[str]], str | None]:
+    """_read for a text no record of which can pass 8 MiB (the text is no longer): the reader
+    takes its lines from io.StringIO, at C speed, instead of a generator that counts them.
+
+    A blank line between records is a record with no field here, which holds no value, as the
+    generator's skipping it does. Only the last record can be cut by the end of the text; it is
+    read again strictly from where it starts, as the generator's check reads its lines.
+    """
+    stream = io.StringIO(text, newline="")
+    reader = csv.reader(
+        stream,
+        delimiter=delimiter,
+        quotechar='"',
+        doublequote=True,
+        quoting=csv.QUOTE_MINIMAL if quoting else csv.QUOTE_NONE,
+        strict=False,
+    )
+    records: list[list[str]] = []
+    start = last_start = 0
+    last_kept = False
+    previous_limit = csv.field_size_limit(MAX_FIELD_CHARS)
+    try:
+        for fields in reader:
+            last_start, start = start, stream.tell()
+            while fields and not fields[-1].strip():
+                fields.pop()
+            last_kept = bool(fields)
+            if fields:
+                records.append(fields)
+    except csv.Error as error:
+        if "field larger" in str(error):
+            return records, "a field over a megabyte"
+        return records, f"unreadable quoting: {error}"
+    finally:
+        csv.field_size_limit(previous_limit)
+    if quoting and start and not _closes(io.StringIO(text[last_start:], newline=""), delimiter):
+        if last_kept:
+            records.pop()
+        return records, "quoting the reader cannot close"
+    return records, None
+
+
+def _closes(lines: Iterable[str], delimiter: str) -> bool:
     """Whether the file's last record closes its quotes (read again, strictly)."""
     try:
         list(csv.reader(lines, delimiter=delimiter, quotechar='"', strict=True))
@@ -234,7 +284,8 @@ def _closes(lines: list[str], delimiter: str) -> bool:
 
 _new_cell = tuple.__new__
 _NUMBER_START = frozenset("+-.")
-_MAX_FAST_DIGITS = 18  # every integer of 18 digits fits in signed 64 bits
+_MAX_FAST_DIGITS = 18
+_TYPE_CHUNK = 1_000  # rows typed, then admitted to the budget, at a time  # every integer of 18 digits fits in signed 64 bits
 
 
 def csv_cell(value: str) -> Cell | None:
@@ -248,6 +299,12 @@ def csv_cell(value: str) -> Cell | None:
         if value.isdigit() and len(value) <= _MAX_FAST_DIGITS:
             number = int(value)
             return _new_cell(Cell, (number, "number", str(number)))
+        if value[4:5] == "-" and len(value) == _DATE_CHARS and _DATE.fullmatch(value):
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                return _new_cell(Cell, (value, "string", value))
+            return _new_cell(Cell, (value, "date", value))
         if _PLAIN_DECIMAL.fullmatch(value):
             as_float = float(value)
             if repr(as_float) == value:
@@ -256,3 +313,5 @@ def csv_cell(value: str) -> Cell | None:
 
 
 _PLAIN_DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATE_CHARS = 10

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from itertools import chain, zip_longest
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from extractor_sandbox.artifact import BlockBuilder
@@ -74,6 +76,8 @@ class Cell(NamedTuple):
 
 
 Row = Sequence["Cell | None"]
+_KIND = itemgetter(1)  # a Cell's kind
+_TEXT = itemgetter(2)  # a Cell's row text
 
 
 def string_cell(text: str) -> Cell:
@@ -151,12 +155,13 @@ def column_type(kinds: Iterable[str]) -> str:
 
 
 def column_types(rows: Sequence[Row], width: int) -> list[str]:
-    kinds: list[set[str]] = [set() for _ in range(width)]
-    for row in rows:
-        for index, cell in enumerate(row):
-            if cell is not None:
-                kinds[index].add(cell.kind)
-    return [column_type(found) for found in kinds]
+    if max(map(len, rows), default=0) > width:
+        raise IndexError("a row is wider than its table")
+    # Column by column, the cells gathered and their kinds read at C speed (a table holds up to
+    # a million cells).
+    columns = list(zip_longest(*rows))[:width] if rows else []
+    columns += [()] * (width - len(columns))
+    return [column_type(set(map(_KIND, filter(None, column)))) for column in columns]
 
 
 def unique_names(names: Sequence[str]) -> list[str]:
@@ -211,6 +216,25 @@ class Budget:
     layout_bytes: int = 0
     block_chars: int = 0
     spent: bool = False
+
+    def admit_rows(self, rows: Sequence[Row], rows_in_table: int) -> tuple[int, str | None]:
+        """Charge rows in order, as admit_row does each: how many fit, and why the next does not
+        (or None). When all of them fit, they are counted at once, at C speed."""
+        if not self.spent and rows_in_table + len(rows) <= MAX_TABLE_ROWS:
+            present = list(filter(None, chain.from_iterable(rows)))
+            text_bytes = 4 * sum(map(len, map(_TEXT, present)))
+            if (
+                self.cells + len(present) <= MAX_CELLS
+                and self.text_bytes + text_bytes <= MAX_CELL_TEXT_BYTES
+            ):
+                self.cells += len(present)
+                self.text_bytes += text_bytes
+                return len(rows), None
+        for index, row in enumerate(rows):
+            reason = self.admit_row(row, rows_in_table + index)
+            if reason is not None:
+                return index, reason
+        return len(rows), None
 
     def admit_row(self, row: Row, rows_in_table: int) -> str | None:
         """Charge a row's cells; the reason it does not fit, or None when it does."""
@@ -379,7 +403,7 @@ def table_entry(
         "columns": [
             {"name": column, "type": kind} for column, kind in zip(names, types, strict=True)
         ],
-        "rows": [[json_value(cell) for cell in row] for row in rows],
+        "rows": [[None if cell is None else cell.value for cell in row] for row in rows],
         "header_rows": header_rows,
         "locator": locator,
     }

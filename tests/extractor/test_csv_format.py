@@ -432,3 +432,43 @@ def test_the_rows_admitted_before_the_cells_ran_out_are_laid_out():
         {"unit": "rows 90911-", "reason": "past 1,000,000 cells"}
     ]
     assert artifact["blocks"][-1]["locator"]["row_end"] == 90_910
+
+
+def test_the_fast_typing_paths_give_the_cells_the_rules_give() -> None:
+    # csv_cell answers the usual fields before typed_cell's regular expressions (issue 15); on any
+    # field it must answer what typed_cell does, to the value's type.
+    import random
+
+    from extractor_sandbox.formats.csvfile import csv_cell
+    from extractor_sandbox.formats.tables import typed_cell
+
+    pieces = ["0", "1", "9", "-", "+", ".", "e", "E", "T", ":", " ", "\t", "Z", "a", "٣", "²", "_"]
+    values = ["", " ", "2024-02-29", "2023-02-29", "2024-13-01", "0.1", "1.50", "-0.0", "1e400"]
+    values += [
+        "9" * 18,
+        "9" * 19,
+        "9" * 4001,
+        "12_000",
+        "٣٣",
+        "2024-02-29T10:00:00+02:00",
+        "0" * 30,
+    ]
+    values += [
+        "1234-56-78",
+        "+1",
+        ".5",
+        "5.",
+        "nan",
+        "inf",
+        "1.7976931348623157e308",
+        "0.30000000000000004",
+    ]
+    rng = random.Random(15)
+    values += [
+        "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(20_000)
+    ]
+    for value in values:
+        got, want = csv_cell(value), typed_cell(value)
+        assert got == want, value
+        if got is not None and want is not None:
+            assert type(got.value) is type(want.value), value
