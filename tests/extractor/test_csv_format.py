@@ -472,3 +472,34 @@ def test_the_fast_typing_paths_give_the_cells_the_rules_give() -> None:
         assert got == want, value
         if got is not None and want is not None:
             assert type(got.value) is type(want.value), value
+
+
+def test_a_column_typed_at_once_gives_the_cells_typing_each_field_gives() -> None:
+    # typed_rows types a column whose values share their first value's kind in one pass; one
+    # value of another kind anywhere in it must send the column back to typing field by field.
+    import random
+
+    from extractor_sandbox.formats.csvfile import csv_cell, typed_rows
+
+    uniform = {
+        "text": ["ab", "Zeta", "x y", "é", "#1"],
+        "integer": ["0", "7", "007", "9" * 18],
+        "decimal": ["0.5", "12.25", "-3.75", "0.1"],
+        "date": ["2024-02-29", "1999-12-31"],
+    }
+    intruders = ["", " ", "2023-02-29", "1.50", "9" * 19, "-0", "2024-02-29T10:00", "٣", "+1", "a"]
+    rng = random.Random(15)
+    for kind, values in uniform.items():
+        for _ in range(200):
+            rows = [[rng.choice(values), rng.choice(values)] for _ in range(rng.randint(1, 30))]
+            if rng.random() < 0.7:
+                rows[rng.randrange(len(rows))][rng.randrange(2)] = rng.choice(intruders)
+            if rng.random() < 0.3:
+                rows[rng.randrange(len(rows))] = rows[0][:1]
+            want = [[csv_cell(value) for value in row] + [None] * (3 - len(row)) for row in rows]
+            got = typed_rows(rows, 3)
+            assert got == want, (kind, rows)
+            for got_row, want_row in zip(got, want, strict=True):
+                assert [type(c.value) if c else None for c in got_row] == [
+                    type(c.value) if c else None for c in want_row
+                ]
