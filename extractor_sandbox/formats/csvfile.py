@@ -33,6 +33,7 @@ from extractor_sandbox.contract import Artifact
 from extractor_sandbox.formats.tables import (
     Budget,
     Cell,
+    cycle_collection_paused,
     fit_names,
     float_text,
     layout_rows,
@@ -59,6 +60,11 @@ class _RecordTooLong(Exception):
 
 
 def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: str = "") -> Artifact:
+    with cycle_collection_paused():
+        return _extract_csv(text, name)
+
+
+def _extract_csv(text: str, name: str) -> Artifact:
     is_tsv = name.lower().endswith(".tsv")
     delimiter = "\t" if is_tsv else sniff_delimiter(text)
     records, failure = _read(text, delimiter, quoting=not is_tsv)
@@ -73,7 +79,7 @@ def extract_csv(text: str, options: Mapping[str, str] | None = None, *, name: st
     names = unique_names(names)
 
     budget = Budget()
-    kept: list[list[Cell | None]] = []
+    kept: list[tuple[Cell | None, ...]] = []
     cut = False
     for chunk_start in range(0, len(data_rows), _TYPE_CHUNK):
         # Rows are typed a thousand at a time as they are reached: the rows past the thousand a
@@ -315,7 +321,7 @@ _SHORT_INTEGER = re.compile(r"[0-9]{1,18}")
 _TEXT_START = re.compile(r"[^\d+\-.\s]")
 
 
-def typed_rows(rows: Sequence[Sequence[str]], width: int) -> list[list[Cell | None]]:
+def typed_rows(rows: Sequence[Sequence[str]], width: int) -> list[tuple[Cell | None, ...]]:
     """The rows' fields as cells, each row padded with None to `width`, as csv_cell types each.
 
     A column is typed at once when its first value's kind holds for all its values (every one
@@ -326,7 +332,7 @@ def typed_rows(rows: Sequence[Sequence[str]], width: int) -> list[list[Cell | No
         return []
     columns = [_typed_column(column) for column in zip_longest(*rows, fillvalue="")]
     columns += [(None,) * len(rows)] * (width - len(columns))
-    return [list(row) for row in zip(*columns, strict=True)]
+    return list(zip(*columns, strict=True))
 
 
 def _typed_column(values: tuple[str, ...]) -> Sequence[Cell | None]:
@@ -349,7 +355,10 @@ def _typed_column(values: tuple[str, ...]) -> Sequence[Cell | None]:
         if all(map(_PLAIN_DECIMAL.fullmatch, values)):
             floats = list(map(float, values))
             if list(map(repr, floats)) == list(values):
-                texts = map(float_text, floats)
+                # float_text's own digits, but for -0.0, which it writes "0".
+                texts = list(map(format, floats, repeat(".15g")))
+                if "-0" in texts:
+                    texts = list(map(float_text, floats))
                 return list(map(_new_cell, repeat(Cell), zip(floats, repeat("number"), texts)))
     return list(map(csv_cell, values))
 

@@ -95,10 +95,36 @@ def test_chunked_spend_cuts_at_the_row_charging_each_row_cuts_at(
     assert [unit["unit"] for unit in layout.failed] == failed
     assert (budgets[0].layout_bytes, budgets[0].block_chars) == (layout_bytes, block_chars)
     assert budgets[0].spent == bool(failed)
-    laid_lines = [line for line in (row_line(names, row) for row in rows[:laid]) if line]
-    assert "\n".join(block["text"] for block in layout.blocks) == "\n".join(laid_lines) or (
-        not laid_lines
-    )
+    assert [
+        (b["locator"]["row_start"], b["locator"]["row_end"], b["text"]) for b in layout.blocks
+    ] == grouped(names, rows[:laid])
+
+
+def grouped(names: list[str], rows: list[list[Cell | None]]) -> list[tuple[int, int, str]]:
+    """Blocks as adding the rows one by one made them before issue 15."""
+    blocks: list[tuple[int, int, str]] = []
+    pending: list[tuple[int, str]] = []
+    chars = 0
+
+    def flush() -> None:
+        if pending:
+            blocks.append((pending[0][0], pending[-1][0], "\n".join(t for _, t in pending)))
+            pending.clear()
+
+    for index, row in enumerate(rows):
+        line = row_line(names, row)
+        if not line:
+            continue
+        if pending and (len(pending) >= ROWS_PER_BLOCK or chars + 1 + len(line) > MAX_BLOCK_CHARS):
+            flush()
+            chars = 0
+        pending.append((index + 2, line))
+        chars += len(line) + (1 if len(pending) > 1 else 0)
+        if len(line) > MAX_BLOCK_CHARS:
+            flush()
+            chars = 0
+    flush()
+    return blocks
 
 
 def test_blocks_hold_twenty_rows_and_a_long_row_alone() -> None:
@@ -110,3 +136,15 @@ def test_blocks_hold_twenty_rows_and_a_long_row_alone() -> None:
 
     spans = [(b["locator"]["row_start"], b["locator"]["row_end"]) for b in layout.blocks]
     assert spans == [(2, 4), (5, 5), (6, 25), (26, 26)]
+
+
+def test_short_rows_and_empty_rows_group_as_one_by_one() -> None:
+    rng = random.Random(20)
+    names = ["a", "b"]
+    values = ["", "1", "x", "2024-02-29", "y" * 40]
+    rows = [[typed_cell(rng.choice(values)) for _ in names] for _ in range(3_000)]
+    layout = layout_rows("t0", names, rows, list(range(2, 3_002)), Budget())
+
+    assert [
+        (b["locator"]["row_start"], b["locator"]["row_end"], b["text"]) for b in layout.blocks
+    ] == grouped(names, rows)
