@@ -285,6 +285,12 @@ def fit_contract_bounds(built: Artifact) -> Artifact:
     lost: list[str] = list(built["coverage"].get("lost", []))
     for block in built["blocks"]:
         keys = block.get("keys", [])
+        if (
+            not keys
+            and not block.get("section_path")
+            and "key_path" not in block.get("locator", ())
+        ):
+            continue  # nothing to fit (most blocks of a plain text or a table)
         fitted_keys = [key for key in keys if len(key) <= MAX_KEY_CHARS][:MAX_KEYS]
         key_path = block.get("locator", {}).get("key_path")
         if fitted_keys != keys or (key_path is not None and len(key_path) > MAX_KEY_CHARS):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import platform
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.contract import Artifact
@@ -33,6 +33,7 @@ _LEADING_BLANKS = re.compile(rf"(?:[ \t]*{_ENDING})*")
 _SEPARATOR = re.compile(rf"{_ENDING}(?:[ \t]*{_ENDING})+")
 _NEWLINE_SEPARATOR = re.compile(r"\n(?:[ \t]*\n)+")
 _BLANK_CHARS = " \t\r\n"
+_TAIL_CHARS = 4096
 
 
 def extract_text(
@@ -42,25 +43,38 @@ def extract_text(
     non_blank = 0
     start = _LEADING_BLANKS.match(text).end()  # type: ignore[union-attr]
     # The end of the last non-blank line's content (trailing spaces kept): what follows is blank.
-    content_end = len(text.rstrip(_BLANK_CHARS))
+    content_end = _content_end(text)
     if content_end > start:
         ends = [
             at for at in (text.find("\r", content_end), text.find("\n", content_end)) if at >= 0
         ]
         content_end = min(ends, default=len(text))
         line = 1 + _endings(text, 0, start)  # the number of the line at `start`
-        separators = _SEPARATOR if "\r" in text else _NEWLINE_SEPARATOR
+        if "\r" in text:
+            separators, endings = _SEPARATOR, _endings
+        else:
+            separators, endings = _NEWLINE_SEPARATOR, _newlines
         for separator in separators.finditer(text, start, content_end):
             end = separator.start()
-            last = _paragraph(builder, text, start, end, line)
+            last = _paragraph(builder, text, start, end, line, endings)
             non_blank += last - line + 1
             start = separator.end()
-            line = last + _endings(text, end, start)
-        last = _paragraph(builder, text, start, content_end, line)
+            line = last + endings(text, end, start)
+        last = _paragraph(builder, text, start, content_end, line, endings)
         non_blank += last - line + 1
     return build_artifact(
         "text", PARSER, PARSER_VERSION, builder.blocks, coverage("lines", non_blank, non_blank)
     )
+
+
+def _content_end(text: str) -> int:
+    """Where the text's trailing spaces, tabs and line endings start (a stripped copy of the
+    whole text is not made: its tail is looked at first)."""
+    tail = text[-_TAIL_CHARS:]
+    kept = len(tail.rstrip(_BLANK_CHARS))
+    if kept or len(tail) == len(text):
+        return len(text) - len(tail) + kept
+    return len(text.rstrip(_BLANK_CHARS))
 
 
 def _endings(text: str, start: int, end: int) -> int:
@@ -71,10 +85,22 @@ def _endings(text: str, start: int, end: int) -> int:
     return text.count("\n", start, end) + carriage_returns - text.count("\r\n", start, end)
 
 
-def _paragraph(builder: BlockBuilder, text: str, start: int, end: int, first_line: int) -> int:
+def _newlines(text: str, start: int, end: int) -> int:
+    """_endings for a text with no "\\r"."""
+    return text.count("\n", start, end)
+
+
+def _paragraph(
+    builder: BlockBuilder,
+    text: str,
+    start: int,
+    end: int,
+    first_line: int,
+    endings: Callable[[str, int, int], int],
+) -> int:
     """A paragraph of the lines in text[start:end] (no line ending at either end); the number of
     its last line."""
-    last_line = first_line + _endings(text, start, end)
+    last_line = first_line + endings(text, start, end)
     builder.place(
         "paragraph",
         text[start:end],
