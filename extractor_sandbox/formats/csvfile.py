@@ -350,8 +350,8 @@ def _typed_column(values: tuple[str, ...]) -> Sequence[Cell | None]:
     elif kind == "number":
         if all(map(_SHORT_INTEGER.fullmatch, values)):
             numbers = list(map(int, values))
-            texts = map(str, numbers)
-            return list(map(_new_cell, repeat(Cell), zip(numbers, repeat("number"), texts)))
+            digits = map(str, numbers)
+            return list(map(_new_cell, repeat(Cell), zip(numbers, repeat("number"), digits)))
         if all(map(_PLAIN_DECIMAL.fullmatch, values)):
             floats = list(map(float, values))
             if list(map(repr, floats)) == list(values):

@@ -30,7 +30,7 @@ import gc
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -78,9 +78,9 @@ class Cell(NamedTuple):
 
 
 Row = Sequence["Cell | None"]
-_VALUE = itemgetter(0)  # a Cell's value
-_KIND = itemgetter(1)  # a Cell's kind
-_TEXT = itemgetter(2)  # a Cell's row text
+_VALUE: Callable[[Any], Any] = itemgetter(0)  # a Cell's value
+_KIND: Callable[[Any], str] = itemgetter(1)  # a Cell's kind
+_TEXT: Callable[[Any], str] = itemgetter(2)  # a Cell's row text
 
 
 @contextmanager
