@@ -28,12 +28,11 @@ from datetime import date
 from itertools import repeat, zip_longest
 from typing import Any
 
-from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.artifact import build_artifact, coverage, cycle_collection_paused
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.formats.tables import (
     Budget,
     Cell,
-    cycle_collection_paused,
     fit_names,
     float_text,
     layout_rows,

@@ -26,12 +26,10 @@ of them are a failed unit, counted and never laid out.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -81,21 +79,6 @@ Row = Sequence["Cell | None"]
 _VALUE: Callable[[Any], Any] = itemgetter(0)  # a Cell's value
 _KIND: Callable[[Any], str] = itemgetter(1)  # a Cell's kind
 _TEXT: Callable[[Any], str] = itemgetter(2)  # a Cell's row text
-
-
-@contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside: a table of a million cells is a million tuples, and
-    the collector would walk every one of them again and again (half a CSV reader's time). The
-    readers that use it make no reference cycles, so memory stays what it was; the collector's
-    state before is restored after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def string_cell(text: str) -> Cell:

@@ -503,3 +503,23 @@ def test_a_column_typed_at_once_gives_the_cells_typing_each_field_gives() -> Non
                 assert [type(c.value) if c else None for c in got_row] == [
                     type(c.value) if c else None for c in want_row
                 ]
+
+
+def test_the_collector_is_paused_only_while_a_reader_runs() -> None:
+    import gc
+
+    from extractor_sandbox.artifact import cycle_collection_paused
+
+    assert gc.isenabled()
+    extract("a,b\n1,2\n")
+    assert gc.isenabled()
+    with pytest.raises(ValueError), cycle_collection_paused():
+        assert not gc.isenabled()
+        raise ValueError("a parse that fails")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        extract("a,b\n1,2\n")
+        assert not gc.isenabled()  # a caller's own pause is left as it was
+    finally:
+        gc.enable()
