@@ -197,9 +197,8 @@ class BlockBuilder:
 def cycle_collection_paused() -> Iterator[None]:
     """No cyclic garbage collection inside: a parse makes many small containers (a table's
     million cells, a document's blocks) and the collector would walk each of them again and
-    again (half the CSV reader's time, a third of the TOML reader's). A cycle a parse makes is
-    collected after it, when the collector runs again; the collector's
-    state before is restored after."""
+    again (half the CSV reader's time). A cycle a parse makes is collected after it, when the
+    collector runs again; the collector's state before is restored after."""
     enabled = gc.isenabled()
     gc.disable()
     try:
