@@ -148,3 +148,17 @@ def test_short_rows_and_empty_rows_group_as_one_by_one() -> None:
     assert [
         (b["locator"]["row_start"], b["locator"]["row_end"], b["text"]) for b in layout.blocks
     ] == grouped(names, rows)
+
+
+def test_rows_with_every_cell_are_laid_out_as_one_by_one() -> None:
+    # A chunk whose rows all have every cell builds its lines column by column.
+    rng = random.Random(21)
+    names = ["a", "b", "c"]
+    values = ["1", "x", "2.5", "2024-02-29", "y" * 300, 'q"uote']
+    rows = [[typed_cell(rng.choice(values)) for _ in names] for _ in range(2_500)]
+    layout = layout_rows("t0", names, rows, list(range(2, 2_502)), Budget(), sheet="S")
+
+    assert [
+        (b["locator"]["row_start"], b["locator"]["row_end"], b["text"]) for b in layout.blocks
+    ] == grouped(names, rows)
+    assert layout.rows_laid == 2_500
