@@ -91,7 +91,7 @@ def _extract_csv(text: str, name: str) -> Artifact:
             cut = True
             break
     numbers = list(range(2, len(kept) + 2))
-    layout = layout_rows("t0", names, kept, numbers, budget) if width else None
+    layout = layout_rows("t0", names, kept, numbers, budget, keep_values=True) if width else None
     blocks = layout.blocks if layout else []
     if layout and layout.failed:
         failed += layout.failed
@@ -114,6 +114,7 @@ def _extract_csv(text: str, name: str) -> Artifact:
                 kept,
                 header_rows=1,
                 locator={"row_start": 1, "row_end": read},
+                values=layout.values if layout is not None else None,
             )
         )
     artifact = build_artifact(

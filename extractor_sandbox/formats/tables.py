@@ -273,6 +273,7 @@ class TableLayout:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     rows_laid: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
+    values: list[list[Any]] = field(default_factory=list)  # the laid rows', when kept
 
 
 def layout_rows(
@@ -287,9 +288,11 @@ def layout_rows(
     first_block: int = 0,
     section_path: Sequence[str] | None = None,
     parent: str | None = None,
+    keep_values: bool = False,
 ) -> TableLayout:
     """Row blocks for a table's rows, row_numbers[i] being the number of rows[i]; each under
-    `section_path` and `parent` when given (a table inside a document's sections)."""
+    `section_path` and `parent` when given (a table inside a document's sections). With
+    `keep_values`, the laid rows' JSON values are kept (layout.values) for table_entry."""
     builder = BlockBuilder(first_block)
     layout = TableLayout(blocks=builder.blocks)
     pending: list[tuple[int, str]] = []
@@ -348,6 +351,8 @@ def layout_rows(
                     }
                 )
         layout.rows_laid += laid
+        if keep_values:
+            layout.values += values[:laid]
         offset = 0
         while offset < laid:
             if not pending:
@@ -438,8 +443,10 @@ def table_entry(
     header_rows: int = 1,
     locator: dict[str, Any],
     attrs: dict[str, Any] | None = None,
+    values: list[list[Any]] | None = None,
 ) -> dict[str, Any]:
-    """The artifact's `tables[]` entry."""
+    """The artifact's `tables[]` entry; `values`, the rows' JSON values when they were made
+    already (layout_rows' keep_values)."""
     types = column_types(rows, len(names))
     entry: dict[str, Any] = {
         "id": table_id,
@@ -447,7 +454,7 @@ def table_entry(
         "columns": [
             {"name": column, "type": kind} for column, kind in zip(names, types, strict=True)
         ],
-        "rows": row_values(rows),
+        "rows": row_values(rows) if values is None else values,
         "header_rows": header_rows,
         "locator": locator,
     }
