@@ -193,8 +193,8 @@ def test_the_same_artifact_as_reading_line_by_line_on_random_texts():
         assert extract_text(text) == line_by_line(text), repr(text)
 
 
-def test_a_long_run_of_spaces_reads_in_linear_time():
-    # The blank-run pattern is tried where a line starts, not at each space of a long line.
+def test_long_runs_of_spaces_and_tabs_around_one_line():
+    # The separator pattern starts at a line ending, so a long line is not tried at each space.
     text = " " * 2_000_000 + "x\n" + "\t" * 2_000_000
     artifact = extract_text(text)
 
