@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import platform
+import random
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,15 +33,18 @@ FOLDER = {
     "pptx": "pptx",
     "xlsx": "xlsx",
     "pdf": "pdf",
+    "text": "",  # no corpus folder: counted on --generated-mb only
 }
-# Run inside the counted process: parse every corpus input of one format, or nothing.
+# Run inside the counted process: parse every corpus input of one format (or the one generated
+# file), or nothing.
 PARSE_ALL = """
 import sys
 from pathlib import Path
 from extractor_sandbox.source import extract
 fmt, folder = sys.argv[1], sys.argv[2]
 if fmt != "none":
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+    found = Path(folder)
+    for path in [found] if found.is_file() else sorted(p for p in found.rglob("*") if p.is_file()):
         try:
             extract(path.read_bytes(), fmt, path.name, {})
         except Exception:  # a refusal is work done too
@@ -47,8 +52,8 @@ if fmt != "none":
 """
 
 
-def instructions(checkout: Path, fmt: str) -> int:
-    folder = CORPUS / FOLDER.get(fmt, "")
+def instructions(checkout: Path, fmt: str, source: Path | None = None) -> int:
+    folder = source or CORPUS / FOLDER.get(fmt, "")
     result = subprocess.run(
         [
             "valgrind",
@@ -78,6 +83,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline-checkout", type=Path, help="another checkout to count beside")
     parser.add_argument("--format", action="append", dest="formats", choices=sorted(FOLDER))
+    parser.add_argument(
+        "--generated-mb",
+        type=float,
+        help="count one file of this size made by bench/extract_speed.py's generator (text, csv,"
+        " html, toml, sql, markdown), the same bytes for both checkouts, instead of the corpus",
+    )
     args = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"the shared corpus is not at {CORPUS}")
@@ -90,9 +101,25 @@ def main() -> None:
     start = {side: instructions(path, "none") for side, path in sides.items()}
     print(f"{'format':8}" + "".join(f"{side:>12}" for side in sides) + "   change")
     print(f"{'(start)':8}" + "".join(f"{start[s] / 1e6:12.1f}" for s in sides) + _change(start))
-    for fmt in args.formats or list(FOLDER):
-        parse = {side: instructions(path, fmt) - start[side] for side, path in sides.items()}
-        print(f"{fmt:8}" + "".join(f"{parse[s] / 1e6:12.1f}" for s in sides) + _change(parse))
+    with tempfile.TemporaryDirectory() as scratch:
+        for fmt in args.formats or [name for name, folder in FOLDER.items() if folder]:
+            source = (
+                _generated(fmt, args.generated_mb, Path(scratch)) if args.generated_mb else None
+            )
+            parse = {
+                side: instructions(path, fmt, source) - start[side] for side, path in sides.items()
+            }
+            print(f"{fmt:8}" + "".join(f"{parse[s] / 1e6:12.1f}" for s in sides) + _change(parse))
+
+
+def _generated(fmt: str, size_mb: float, folder: Path) -> Path:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import extract_speed  # noqa: PLC0415 - a sibling script, found once bench/ is on the path
+
+    suffix, generate = extract_speed.GENERATORS[fmt]
+    path = folder / f"big{suffix}"
+    path.write_bytes(generate(random.Random(7), int(size_mb * 1e6)).encode())
+    return path
 
 
 def _change(counts: dict[str, int]) -> str:

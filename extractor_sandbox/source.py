@@ -48,6 +48,11 @@ _BOMS = (
 # Codecs that read a leading mark as a character (U+FEFF) rather than consuming it; it is dropped.
 _MARK_DROPPED = frozenset({"utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Codecs whose strict decoder refuses an encoded surrogate itself, so their text needs no search
+# for one (a search that costs as much as the plainest reader's whole parse).
+_NO_SURROGATES = frozenset(
+    {"utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"}
+)
 
 
 def detect_format(data: bytes, name: str, asked: str) -> None:
@@ -140,7 +145,7 @@ def decode(data: bytes, encoding: str | None, *, fmt: str = "text") -> str:
         ) from None
     if codec in _MARK_DROPPED and text.startswith("\ufeff"):
         text = text[1:]
-    surrogate = _SURROGATE.search(text)
+    surrogate = None if codec in _NO_SURROGATES else _SURROGATE.search(text)
     if surrogate is not None:
         # Some codecs (unicode_escape) can yield one; the artifact must be valid Unicode.
         raise ExtractError(

@@ -29,10 +29,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from itertools import chain, repeat, zip_longest
+from operator import add, itemgetter
 from typing import Any, NamedTuple
 
 from extractor_sandbox.artifact import BlockBuilder
@@ -56,6 +58,9 @@ INT64_MAX = 2**63 - 1
 KINDS = ("string", "number", "bool", "date", "datetime", "time", "duration")
 
 _JSON = json.JSONEncoder(ensure_ascii=False)  # as the artifact spells its values
+# Rows whose layout spend is counted at once (two JSON encodings of them): a bound on the memory
+# those encodings take, and on the rows charged one by one when a chunk crosses a bound.
+_SPEND_CHUNK = 1_000
 
 
 class Cell(NamedTuple):
@@ -71,6 +76,9 @@ class Cell(NamedTuple):
 
 
 Row = Sequence["Cell | None"]
+_VALUE: Callable[[Any], Any] = itemgetter(0)  # a Cell's value
+_KIND: Callable[[Any], str] = itemgetter(1)  # a Cell's kind
+_TEXT: Callable[[Any], str] = itemgetter(2)  # a Cell's row text
 
 
 def string_cell(text: str) -> Cell:
@@ -148,12 +156,13 @@ def column_type(kinds: Iterable[str]) -> str:
 
 
 def column_types(rows: Sequence[Row], width: int) -> list[str]:
-    kinds: list[set[str]] = [set() for _ in range(width)]
-    for row in rows:
-        for index, cell in enumerate(row):
-            if cell is not None:
-                kinds[index].add(cell.kind)
-    return [column_type(found) for found in kinds]
+    if max(map(len, rows), default=0) > width:
+        raise IndexError("a row is wider than its table")
+    # Column by column, the cells gathered and their kinds read at C speed (a table holds up to
+    # a million cells).
+    columns = list(zip_longest(*rows))[:width] if rows else []
+    columns += [()] * (width - len(columns))
+    return [column_type(set(map(_KIND, filter(None, column)))) for column in columns]
 
 
 def unique_names(names: Sequence[str]) -> list[str]:
@@ -199,6 +208,16 @@ def json_value(cell: Cell | None) -> Any:
     return None if cell is None else cell.value
 
 
+def row_values(rows: Iterable[Row]) -> list[list[Any]]:
+    """Each row's JSON values; a row with no empty cell at C speed."""
+    return [
+        list(map(_VALUE, row))
+        if None not in row
+        else [None if cell is None else cell.value for cell in row]
+        for row in rows
+    ]
+
+
 @dataclass
 class Budget:
     """One budget over all of an artifact's tables."""
@@ -208,6 +227,25 @@ class Budget:
     layout_bytes: int = 0
     block_chars: int = 0
     spent: bool = False
+
+    def admit_rows(self, rows: Sequence[Row], rows_in_table: int) -> tuple[int, str | None]:
+        """Charge rows in order, as admit_row does each: how many fit, and why the next does not
+        (or None). When all of them fit, they are counted at once, at C speed."""
+        if not self.spent and rows_in_table + len(rows) <= MAX_TABLE_ROWS:
+            present = list(filter(None, chain.from_iterable(rows)))
+            text_bytes = 4 * sum(map(len, map(_TEXT, present)))
+            if (
+                self.cells + len(present) <= MAX_CELLS
+                and self.text_bytes + text_bytes <= MAX_CELL_TEXT_BYTES
+            ):
+                self.cells += len(present)
+                self.text_bytes += text_bytes
+                return len(rows), None
+        for index, row in enumerate(rows):
+            reason = self.admit_row(row, rows_in_table + index)
+            if reason is not None:
+                return index, reason
+        return len(rows), None
 
     def admit_row(self, row: Row, rows_in_table: int) -> str | None:
         """Charge a row's cells; the reason it does not fit, or None when it does."""
@@ -235,6 +273,7 @@ class TableLayout:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     rows_laid: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
+    values: list[list[Any]] = field(default_factory=list)  # the laid rows', when kept
 
 
 def layout_rows(
@@ -249,9 +288,11 @@ def layout_rows(
     first_block: int = 0,
     section_path: Sequence[str] | None = None,
     parent: str | None = None,
+    keep_values: bool = False,
 ) -> TableLayout:
     """Row blocks for a table's rows, row_numbers[i] being the number of rows[i]; each under
-    `section_path` and `parent` when given (a table inside a document's sections)."""
+    `section_path` and `parent` when given (a table inside a document's sections). With
+    `keep_values`, the laid rows' JSON values are kept (layout.values) for table_entry."""
     builder = BlockBuilder(first_block)
     layout = TableLayout(blocks=builder.blocks)
     pending: list[tuple[int, str]] = []
@@ -274,49 +315,123 @@ def layout_rows(
             place("\n".join(line for _, line in pending), pending[0][0], pending[-1][0])
             pending.clear()
 
+    prefixes = [f"{name}: " for name in names]
+    per_row = BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK + (len(sheet) if sheet else 0)
     pending_chars = 0
-    for index, row in enumerate(rows):
-        line = row_line(names, row)
-        number = row_numbers[index]
+    for chunk_start in range(0, len(rows), _SPEND_CHUNK):
+        chunk = rows[chunk_start : chunk_start + _SPEND_CHUNK]
+        lines = _row_lines(prefixes, chunk)
+        # A chunk's spend at once: the JSON of a list is its items' joined by ", ", so two
+        # encodings give the sum of the rows' own. Only a chunk that would cross a bound is
+        # charged row by row, to find the row it stops at.
+        values = row_values(chunk)
+        separators = 2 + 2 * (len(chunk) - 1)
         spend = (
-            len(_JSON.encode([json_value(cell) for cell in row]))
-            + len(_JSON.encode(line))
-            + BLOCK_JSON_OVERHEAD // ROWS_PER_BLOCK
-            + (len(sheet) if sheet else 0)
+            len(_JSON.encode(values))
+            + len(_JSON.encode(lines))
+            - 2 * separators
+            + per_row * len(chunk)
         )
-        text_spend = row_text_spend(line)
-        # The rows given were admitted (Budget.admit_row), even when the last admission spent
-        # the cells; only the layout's own bounds cut them here.
+        text_spend = sum(map(len, lines)) + len(lines) * (2 + BLOCK_TEXT_OVERHEAD // ROWS_PER_BLOCK)
         if (
-            budget.layout_bytes + spend > MAX_LAYOUT_BYTES
-            or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
+            budget.layout_bytes + spend <= MAX_LAYOUT_BYTES
+            and budget.block_chars + text_spend <= MAX_BLOCK_TEXT_CHARS
         ):
-            budget.spent = True
-            layout.failed.append(
-                {"unit": f"rows {number}-", "reason": "past the table budget (laid-out rows)"}
-            )
+            budget.layout_bytes += spend
+            budget.block_chars += text_spend
+            laid = len(chunk)
+        else:
+            laid = _charge_rows(budget, values, lines, per_row)
+            if laid < len(chunk):
+                budget.spent = True
+                layout.failed.append(
+                    {
+                        "unit": f"rows {row_numbers[chunk_start + laid]}-",
+                        "reason": "past the table budget (laid-out rows)",
+                    }
+                )
+        layout.rows_laid += laid
+        if keep_values:
+            layout.values += values[:laid]
+        offset = 0
+        while offset < laid:
+            if not pending:
+                # Twenty rows of text that fit in one block are one block, as adding them one
+                # by one below would make it.
+                group = lines[offset : offset + ROWS_PER_BLOCK]
+                if (
+                    len(group) == ROWS_PER_BLOCK
+                    and offset + ROWS_PER_BLOCK <= laid
+                    and all(group)
+                    and sum(map(len, group)) + ROWS_PER_BLOCK - 1 <= MAX_BLOCK_CHARS
+                ):
+                    first = row_numbers[chunk_start + offset]
+                    last = row_numbers[chunk_start + offset + ROWS_PER_BLOCK - 1]
+                    place("\n".join(group), first, last)
+                    offset += ROWS_PER_BLOCK
+                    continue
+            line = lines[offset]
+            offset += 1
+            if not line:
+                continue
+            if pending and (
+                len(pending) >= ROWS_PER_BLOCK or pending_chars + 1 + len(line) > MAX_BLOCK_CHARS
+            ):
+                flush()
+                pending_chars = 0
+            pending.append((row_numbers[chunk_start + offset - 1], line))
+            pending_chars += len(line) + (1 if len(pending) > 1 else 0)
+            if len(line) > MAX_BLOCK_CHARS:
+                flush()
+                pending_chars = 0
+        if laid < len(chunk):
             break
-        budget.layout_bytes += spend
-        budget.block_chars += text_spend
-        layout.rows_laid += 1
-        if not line:
-            continue
-        if pending and (
-            len(pending) >= ROWS_PER_BLOCK or pending_chars + 1 + len(line) > MAX_BLOCK_CHARS
-        ):
-            flush()
-            pending_chars = 0
-        pending.append((number, line))
-        pending_chars += len(line) + (1 if len(pending) > 1 else 0)
-        if len(line) > MAX_BLOCK_CHARS:
-            flush()
-            pending_chars = 0
     flush()
     if not layout.blocks and not layout.failed and any(names):
         # A header that is no row of the file (a Parquet schema, header_rows 0) has no rows: 0-0.
         first_header_row = 1 if header_rows > 0 else 0
         place(PAIR_SEPARATOR.join(names), first_header_row, header_rows)
     return layout
+
+
+def _row_lines(prefixes: Sequence[str], rows: Sequence[Row]) -> list[str]:
+    """row_line of each row (`prefixes` being "<name>: "). When every row has every cell, the
+    lines are built column by column at C speed."""
+    width = len(prefixes)
+    full = width and rows and all(len(row) == width for row in rows)
+    if full and None not in chain.from_iterable(rows):
+        columns = [
+            map(add, repeat(prefix), map(_TEXT, column))
+            for prefix, column in zip(prefixes, zip(*rows, strict=True), strict=True)
+        ]
+        return list(map(PAIR_SEPARATOR.join, zip(*columns, strict=True)))
+    return [
+        PAIR_SEPARATOR.join(map(add, prefixes, map(_TEXT, row)))
+        if None not in row and len(row) <= width
+        else PAIR_SEPARATOR.join(
+            [prefix + cell.text for prefix, cell in zip(prefixes, row, strict=False) if cell]
+        )
+        for row in rows
+    ]
+
+
+def _charge_rows(
+    budget: Budget, values: Sequence[list[Any]], lines: Sequence[str], per_row: int
+) -> int:
+    """Charge rows one at a time (each row's values and line as JSON) until one would cross a
+    layout bound; how many were charged. The rows given were admitted (Budget.admit_row), even
+    when the last admission spent the cells; only the layout's own bounds cut them here."""
+    for index, line in enumerate(lines):
+        spend = len(_JSON.encode(values[index])) + len(_JSON.encode(line)) + per_row
+        text_spend = row_text_spend(line)
+        if (
+            budget.layout_bytes + spend > MAX_LAYOUT_BYTES
+            or budget.block_chars + text_spend > MAX_BLOCK_TEXT_CHARS
+        ):
+            return index
+        budget.layout_bytes += spend
+        budget.block_chars += text_spend
+    return len(lines)
 
 
 def table_entry(
@@ -328,8 +443,10 @@ def table_entry(
     header_rows: int = 1,
     locator: dict[str, Any],
     attrs: dict[str, Any] | None = None,
+    values: list[list[Any]] | None = None,
 ) -> dict[str, Any]:
-    """The artifact's `tables[]` entry."""
+    """The artifact's `tables[]` entry; `values`, the rows' JSON values when they were made
+    already (layout_rows' keep_values)."""
     types = column_types(rows, len(names))
     entry: dict[str, Any] = {
         "id": table_id,
@@ -337,7 +454,7 @@ def table_entry(
         "columns": [
             {"name": column, "type": kind} for column, kind in zip(names, types, strict=True)
         ],
-        "rows": [[json_value(cell) for cell in row] for row in rows],
+        "rows": row_values(rows) if values is None else values,
         "header_rows": header_rows,
         "locator": locator,
     }

@@ -432,3 +432,94 @@ def test_the_rows_admitted_before_the_cells_ran_out_are_laid_out():
         {"unit": "rows 90911-", "reason": "past 1,000,000 cells"}
     ]
     assert artifact["blocks"][-1]["locator"]["row_end"] == 90_910
+
+
+def test_the_fast_typing_paths_give_the_cells_the_rules_give() -> None:
+    # csv_cell answers the usual fields before typed_cell's regular expressions (issue 15); on any
+    # field it must answer what typed_cell does, to the value's type.
+    import random
+
+    from extractor_sandbox.formats.csvfile import csv_cell
+    from extractor_sandbox.formats.tables import typed_cell
+
+    pieces = ["0", "1", "9", "-", "+", ".", "e", "E", "T", ":", " ", "\t", "Z", "a", "٣", "²", "_"]
+    values = ["", " ", "2024-02-29", "2023-02-29", "2024-13-01", "0.1", "1.50", "-0.0", "1e400"]
+    values += [
+        "9" * 18,
+        "9" * 19,
+        "9" * 4001,
+        "12_000",
+        "٣٣",
+        "2024-02-29T10:00:00+02:00",
+        "0" * 30,
+    ]
+    values += [
+        "1234-56-78",
+        "+1",
+        ".5",
+        "5.",
+        "nan",
+        "inf",
+        "1.7976931348623157e308",
+        "0.30000000000000004",
+    ]
+    rng = random.Random(15)
+    values += [
+        "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(20_000)
+    ]
+    for value in values:
+        got, want = csv_cell(value), typed_cell(value)
+        assert got == want, value
+        if got is not None and want is not None:
+            assert type(got.value) is type(want.value), value
+
+
+def test_a_column_typed_at_once_gives_the_cells_typing_each_field_gives() -> None:
+    # typed_rows types a column whose values share their first value's kind in one pass; one
+    # value of another kind anywhere in it must send the column back to typing field by field.
+    import random
+
+    from extractor_sandbox.formats.csvfile import csv_cell, typed_rows
+
+    uniform = {
+        "text": ["ab", "Zeta", "x y", "é", "#1"],
+        "integer": ["0", "7", "007", "9" * 18],
+        "decimal": ["0.5", "12.25", "-3.75", "0.1"],
+        "date": ["2024-02-29", "1999-12-31"],
+    }
+    intruders = ["", " ", "2023-02-29", "1.50", "9" * 19, "-0", "2024-02-29T10:00", "٣", "+1", "a"]
+    rng = random.Random(15)
+    for kind, values in uniform.items():
+        for _ in range(200):
+            rows = [[rng.choice(values), rng.choice(values)] for _ in range(rng.randint(1, 30))]
+            if rng.random() < 0.7:
+                rows[rng.randrange(len(rows))][rng.randrange(2)] = rng.choice(intruders)
+            if rng.random() < 0.3:
+                rows[rng.randrange(len(rows))] = rows[0][:1]
+            want = [[csv_cell(value) for value in row] + [None] * (3 - len(row)) for row in rows]
+            got = [list(row) for row in typed_rows(rows, 3)]
+            assert got == want, (kind, rows)
+            for got_row, want_row in zip(got, want, strict=True):
+                assert [type(c.value) if c else None for c in got_row] == [
+                    type(c.value) if c else None for c in want_row
+                ]
+
+
+def test_the_collector_is_paused_only_while_a_reader_runs() -> None:
+    import gc
+
+    from extractor_sandbox.artifact import cycle_collection_paused
+
+    assert gc.isenabled()
+    extract("a,b\n1,2\n")
+    assert gc.isenabled()
+    with pytest.raises(ValueError), cycle_collection_paused():
+        assert not gc.isenabled()
+        raise ValueError("a parse that fails")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        extract("a,b\n1,2\n")
+        assert not gc.isenabled()  # a caller's own pause is left as it was
+    finally:
+        gc.enable()

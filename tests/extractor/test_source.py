@@ -255,5 +255,26 @@ def test_a_codec_that_yields_a_lone_surrogate_is_an_encoding_failure() -> None:
     assert message == "the text decoded as unicode-escape holds a lone surrogate at character 3"
 
 
+@pytest.mark.parametrize(
+    ("data", "declared", "offset"),
+    [
+        (b"ok \xed\xa0\x80", None, 3),
+        (b"ok \xed\xa0\x80", "utf-8", 3),
+        (b"o\x00\x00\xd8", "utf-16-le", 2),
+        (b"\xff\xfeo\x00\x00\xd8", None, 4),
+        (b"\x00\xd8\x00\x00", "utf-32-le", 0),
+    ],
+)
+def test_an_encoded_surrogate_is_refused_by_the_codecs_not_searched(
+    data: bytes, declared: str | None, offset: int
+) -> None:
+    # decode() searches for a lone surrogate only after codecs outside the UTF family: these
+    # refuse one themselves, as an undecodable byte.
+    code, message = refusal(decode, data, declared)
+    assert code == "encoding"
+    assert message.startswith("cannot decode byte 0x")
+    assert f"at offset {offset} as " in message
+
+
 def test_empty_input_is_empty_text() -> None:
     assert decode(b"", None) == ""

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import platform
+import random
 from typing import Any
 
-from extractor_sandbox.artifact import fit_contract_bounds, line_coverage, split_lines
+from extractor_sandbox.artifact import (
+    BlockBuilder,
+    build_artifact,
+    fit_contract_bounds,
+    line_coverage,
+    split_lines,
+)
 from extractor_sandbox.formats.text import PARSER_VERSION, extract_text
 
 
@@ -158,6 +165,43 @@ def test_lone_carriage_return_ends_a_line():
 
     assert [lines_of(block) for block in blocks] == [(1, 2), (4, 4)]
     assert [block["text"] for block in blocks] == ["one\rtwo", "three"]
+
+
+def line_by_line(text: str) -> dict[str, Any]:
+    """The reader as it was before issue 15: split into lines, a block per run of non-blank
+    lines, coverage from the blocks' spans. The fast reader must give the same artifact."""
+    lines = split_lines(text)
+    builder = BlockBuilder()
+    run: list[Any] = []
+    for line in [*lines, None]:
+        if line is not None and not line.is_blank:
+            run.append(line)
+        elif run:
+            builder.add("paragraph", text[run[0].start : run[-1].end], run[0], run[-1])
+            run = []
+    return build_artifact(
+        "text", "loom-text", PARSER_VERSION, builder.blocks, line_coverage(lines, builder.blocks)
+    )
+
+
+def test_the_same_artifact_as_reading_line_by_line_on_random_texts():
+    rng = random.Random(15)
+    pieces = ["a", "#", " ", "\t", "\r", "\n", "\r\n", "\f", "\v", "\u2028", "\x85", "é"]
+    texts = ["", " ", "\t", "\r\n", "\n\r", " \r\n \r \n", "a\r", "a\r\r\n\nb  "]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    for text in texts:
+        assert extract_text(text) == line_by_line(text), repr(text)
+
+
+def test_long_runs_of_spaces_and_tabs_around_one_line():
+    # The separator pattern starts at a line ending, so a long line is not tried at each space.
+    text = " " * 2_000_000 + "x\n" + "\t" * 2_000_000
+    artifact = extract_text(text)
+
+    assert [(b["locator"]["line_start"], b["locator"]["line_end"]) for b in artifact["blocks"]] == [
+        (1, 1)
+    ]
+    assert artifact["coverage"]["total"] == 1
 
 
 def test_split_lines_numbers_and_offsets():
