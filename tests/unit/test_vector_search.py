@@ -146,8 +146,45 @@ def test_a_reader_sees_a_publish_whole_or_not_at_all(tmp_path: Path) -> None:
     assert seen == [{"a@r1"}]
     after = reader.rank("wording", SearchFilter(), 10)
     assert sorted(ids(after)) == ["a@r2#0", "a@r2#1"]
-    # The old revision's file is gone once no manifest names it.
-    assert len(list((tmp_path / "vectors" / "docs").iterdir())) == 1
+    # The old generation is gone once no manifest names it.
+    assert len(list((tmp_path / "vectors" / "generations").iterdir())) == 1
+
+
+def test_a_crash_before_the_swap_leaves_the_old_generation_serving(tmp_path: Path) -> None:
+    directory = tmp_path / "vectors"
+    index = VectorIndex(directory, NgramEmbedder())
+    index.publish_many({"a": [chunk("a", n, f"old wording {n}") for n in range(3)]})
+    (before,) = (directory / "generations").iterdir()
+
+    real_replace = os.replace
+
+    def crash(source: str | Path, target: str | Path) -> None:
+        if Path(target).name == "manifest.json":
+            raise OSError("power lost")
+        real_replace(source, target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "replace", crash)
+        with pytest.raises(OSError, match="power lost"):
+            index.publish_many(
+                {"a": [chunk("a", n, f"new wording {n}", revision="r2") for n in range(2)]}
+            )
+    # The new generation was written whole, but nothing names it: a reader (another process's
+    # view: a fresh index object) still serves the old revision, whole.
+    assert len(list((directory / "generations").iterdir())) == 2
+    reader = VectorIndex(directory, NgramEmbedder())
+    assert sorted(ids(reader.rank("wording", SearchFilter(), 10))) == [
+        "a@r1#0",
+        "a@r1#1",
+        "a@r1#2",
+    ]
+    assert reader.live_revisions() == {"a": "a@r1"}
+    # The next writer publishes over the old generation and removes the orphan.
+    index.publish_many({"b": [chunk("b", 0, "other wording")]})
+    (after,) = (directory / "generations").iterdir()
+    assert after != before
+    assert reader.live_revisions() == {"a": "a@r1", "b": "b@r1"}
+    assert not list(directory.glob("manifest.*.tmp"))
 
 
 def _publish_forever(directory: str, rounds: int) -> None:
@@ -155,29 +192,40 @@ def _publish_forever(directory: str, rounds: int) -> None:
     for n in range(rounds):
         revision = f"r{n + 2}"
         index.publish_many(
-            {"a": [chunk("a", k, f"wording {n} {k}", revision=revision) for k in range(4)]}
+            {
+                doc: [chunk(doc, k, f"wording {n} {k}", revision=revision) for k in range(4)]
+                for doc in ("a", "b")
+            }
         )
 
 
-def test_a_reader_in_another_process_never_sees_a_mixed_revision(tmp_path: Path) -> None:
+def test_a_reader_in_another_process_never_sees_a_mixed_batch(tmp_path: Path) -> None:
     directory = tmp_path / "vectors"
     VectorIndex(directory, NgramEmbedder()).publish_many(
-        {"a": [chunk("a", k, f"wording {k}") for k in range(4)]}
+        {doc: [chunk(doc, k, f"wording {k}") for k in range(4)] for doc in ("a", "b")}
     )
     writer = multiprocessing.get_context("spawn").Process(
         target=_publish_forever, args=(str(directory), 30)
     )
     writer.start()
-    reader = VectorIndex(directory, NgramEmbedder())
+    seen: set[str] = set()
+    kept = VectorIndex(directory, NgramEmbedder())
     while writer.is_alive():
-        hits = reader.rank("wording", SearchFilter(), 10)
-        revisions = {h.chunk_id.split("#")[0] for h in hits}
-        assert len(hits) == 4 and len(revisions) == 1, hits
+        # A new reader each time, as each `loom search` is, and one kept across swaps.
+        for reader in (VectorIndex(directory, NgramEmbedder()), kept):
+            hits = reader.rank("wording", SearchFilter(), 20)
+            revisions = {h.chunk_id.split("@")[1].split("#")[0] for h in hits}
+            documents = {h.chunk_id.split("@")[0] for h in hits}
+            # Both documents of a batch, at one revision: never one of the batch without the other.
+            assert len(hits) == 8 and len(revisions) == 1 and documents == {"a", "b"}, hits
+            seen |= revisions
     writer.join()
     assert writer.exitcode == 0
-    assert {h.chunk_id.split("#")[0] for h in reader.rank("wording", SearchFilter(), 10)} == {
-        "a@r31"
+    assert {h.chunk_id.split("#")[0] for h in kept.rank("wording", SearchFilter(), 10)} == {
+        "a@r31",
+        "b@r31",
     }
+    assert len(list((directory / "generations").iterdir())) == 1
 
 
 def test_retire_removes_a_document_from_search(tmp_path: Path) -> None:
@@ -307,3 +355,43 @@ def test_a_local_model_is_loaded_from_its_folder_only_and_a_missing_package_is_t
         LocalModelEmbedder("fastembed", tmp_path).embed(["x"])
     assert missing.value.code == "embedder_unavailable"
     assert "fastembed is not installed" in missing.value.message
+
+
+def test_the_writer_keeps_the_hnsw_graph_and_a_reader_maps_it_without_building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import loom_dagster.search.vector as vector
+
+    directory = tmp_path / "vectors"
+    writer = VectorIndex(directory, NgramEmbedder(), hnsw_threshold=0)
+    writer.publish_many(
+        {
+            "a": [chunk("a", 0, "replication daemon restart"), chunk("a", 1, "cake recipe")],
+            "b": [chunk("b", 0, "quarterly revenue report")],
+        }
+    )
+    (generation,) = (directory / "generations").iterdir()
+    assert (generation / "graph.usearch").is_file()
+    built: list[int] = []
+    real_new_graph = vector._new_graph
+
+    def counted(dimension: int) -> object:
+        built.append(dimension)
+        return real_new_graph(dimension)
+
+    monkeypatch.setattr(vector, "_new_graph", counted)
+    reader = VectorIndex(directory, NgramEmbedder(), hnsw_threshold=0)
+    assert ids(reader.rank("replication daemon", SearchFilter(), 1)) == ["a@r1#0"]
+
+    # The writer updates the old graph: the retired document's rows leave it, the new ones join.
+    writer.publish_many({"c": [chunk("c", 0, "replication daemon restart")]}, retire=["a"])
+    assert ids(reader.rank("replication daemon", SearchFilter(), 1)) == ["c@r1#0"]
+    assert "a@r1#0" not in ids(reader.rank("cake recipe", SearchFilter(), 5))
+    writer.publish_many({"a": [chunk("a", 0, "cake recipe", revision="r2")]})
+    assert ids(reader.rank("cake recipe", SearchFilter(), 1)) == ["a@r2#0"]
+    assert built == []  # neither the reader nor the writer built a graph from scratch again
+    (generation,) = (directory / "generations").iterdir()
+    from usearch.index import Index
+
+    graph = Index.restore(str(generation / "graph.usearch"), view=True)
+    assert graph is not None and len(graph) == 3  # b, c and a's new revision
