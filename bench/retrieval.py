@@ -149,6 +149,62 @@ def score(
     }
 
 
+# Queries of words no document of the set holds (checked: BM25 finds nothing for any of them):
+# whatever the vector leg ranks first for them is not an answer.
+OFF_TOPIC = (
+    "zebra xylophone quasar",
+    "banana smoothie blender",
+    "gluon chromodynamics lattice",
+    "volcanic lava eruption magma",
+    "knitting yarn crochet",
+    "saxophone jazz improvisation",
+    "pancake syrup breakfast",
+    "hockey puck goalie",
+    "tarot astrology horoscope",
+    "glacier penguin iceberg",
+    "skateboard ollie kickflip",
+    "origami crane folding",
+)
+
+
+def floor_report(
+    questions: Sequence[dict[str, str]], index: object, vectors: object, chunks: dict[str, object]
+) -> None:
+    """The cosines a floor is chosen between: each question's answering chunk where the vector
+    leg ranks it in its top 10, beside the best cosine of each off-topic query."""
+    from loom_dagster.search.legs import SearchFilter
+
+    answered: list[float] = []
+    alone: list[float] = []  # answers BM25 does not rank in its top 50: only the vector leg's
+    for question in questions:
+        hits = vectors.rank(question["question"], SearchFilter(), DEPTH)  # type: ignore[attr-defined]
+        lexical = {h.chunk.chunk_id for h in index.search(question["question"], limit=50)}  # type: ignore[attr-defined]
+        for hit in hits:
+            chunk = chunks[hit.chunk_id]
+            passage = " ".join([*chunk.section_path, chunk.text])  # type: ignore[attr-defined]
+            if chunk.path == question["source"] and answers(passage, question["answer"]):  # type: ignore[attr-defined]
+                answered.append(hit.score)
+                if hit.chunk_id not in lexical:
+                    alone.append(hit.score)
+                break
+    off: list[float] = []
+    for query in OFF_TOPIC:
+        if index.search(query, limit=1):  # type: ignore[attr-defined]
+            print(f"off-topic query {query!r} has a lexical hit: not counted")
+            continue
+        top = vectors.rank(query, SearchFilter(), 1)  # type: ignore[attr-defined]
+        if top:
+            off.append(top[0].score)
+    answered.sort()
+    alone.sort()
+    off.sort()
+    print(
+        f"answers in the vector top 10: {len(answered)}; lowest cosines {[round(x, 3) for x in answered[:5]]}"
+    )
+    print(f"of them not in BM25's top 50: {len(alone)}; cosines {[round(x, 3) for x in alone]}")
+    print(f"off-topic queries' best cosines: {[round(x, 3) for x in off]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--embedder", default="wordllama")
@@ -161,6 +217,12 @@ def main() -> None:
     parser.add_argument("--no-context", action="store_true", help="embed chunk text alone")
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--misses", action="store_true", help="print the questions fusion misses")
+    parser.add_argument(
+        "--floors",
+        action="store_true",
+        help="the vector leg's cosines of answers and of queries no document's words match",
+    )
+    parser.add_argument("--floor", type=float, help="the vector-only floor (default: the spec's)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "retrieval.json")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
@@ -211,6 +273,9 @@ def main() -> None:
         def exact(query: str) -> list[str]:
             return [hit.chunk_id for hit in ExactLeg(index).rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[arg-type]
 
+        if args.floor is not None:
+            vectors.floor = args.floor  # type: ignore[attr-defined]
+
         def fusion(query: str) -> list[str]:
             # What `loom search` runs: the exact, lexical and vector legs fused by search/fusion.py.
             legs = default_legs(index, vectors)  # type: ignore[arg-type]
@@ -257,6 +322,8 @@ def main() -> None:
                     f"{name:8} {slice_name:8} {row['questions']:3d} {row['found_first']:11.2f} "
                     f"{row['hit_at_5']:6.2f} {row['mrr']:6.2f}"
                 )
+        if args.floors:
+            floor_report(questions, index, vectors, chunks)
         if args.misses:
             for question in questions:
                 top = fusion(question["question"])[:1]

@@ -168,7 +168,7 @@ class VectorIndex:
         passage_chars: int = PASSAGE_CHARS,
         center: bool = CENTER,
         context: bool = True,
-        floor: float | None = None,
+        floor: float = 0.0,
     ) -> None:
         self.directory = Path(directory)
         self.embedder = embedder
@@ -179,7 +179,7 @@ class VectorIndex:
         self.center = center
         self.context = context
         # A hit only this leg finds is an answer only at this cosine or above (fusion.py).
-        self.floor = getattr(embedder, "floor", 0.0) if floor is None else floor
+        self.floor = floor
         # What the manifest's vectors are: the model, and how chunks were cut into passages.
         self.layout = (
             f"{embedder.model}/passages-{passage_chars}"
@@ -832,5 +832,8 @@ def open_vectors(
 ) -> VectorIndex:
     """The vector index of a Loom home, under the embedder LOOM_EMBEDDER names."""
     return VectorIndex(
-        settings.vectors_dir, shared_embedder(settings.embedder), sources_tagged=sources_tagged
+        settings.vectors_dir,
+        shared_embedder(settings.embedder),
+        sources_tagged=sources_tagged,
+        floor=settings.embedder.floor,
     )

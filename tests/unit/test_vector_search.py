@@ -395,3 +395,96 @@ def test_the_writer_keeps_the_hnsw_graph_and_a_reader_maps_it_without_building(
 
     graph = Index.restore(str(generation / "graph.usearch"), view=True)
     assert graph is not None and len(graph) == 3  # b, c and a's new revision
+
+
+def test_the_default_embedder_gives_wordllamas_own_vectors() -> None:
+    pytest.importorskip("wordllama")
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama  # its import calls logging.basicConfig(INFO): undone below
+        from wordllama import WordLlama
+    finally:
+        root.handlers[:], root.level = handlers, level
+    theirs = WordLlama.load(
+        config="l2_supercat",
+        dim=256,
+        trunc_dim=128,
+        cache_dir=Path(wordllama.__file__).parent,
+        disable_download=True,
+    )
+    texts = ["the disk is full", "Ducks swim in ponds.", "x", "Café crème, naïve résumé"]
+    reference = np.stack(
+        [
+            theirs.embedding[theirs.tokenizer.encode(t, add_special_tokens=False).ids].sum(axis=0)
+            for t in texts
+        ]
+    )
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    ours = WordLlamaEmbedder()
+    # Few texts read their token rows from the mapped file; many convert the matrix once.
+    assert np.allclose(ours.embed(texts), reference, atol=1e-6)
+    assert np.allclose(ours.embed(texts * 5)[: len(texts)], reference, atol=1e-6)
+
+
+LOGGING_PROBE = """
+import json, logging, sys
+from loom_dagster.search.embedding import WordLlamaEmbedder
+root = logging.getLogger()
+before = (len(root.handlers), root.level)
+rows = WordLlamaEmbedder().embed(["the disk is full"])
+print(json.dumps([before, [len(root.handlers), root.level], "wordllama" in sys.modules,
+                  rows.shape[1]]))
+"""
+
+
+def test_loading_the_default_embedder_leaves_the_root_logger_alone() -> None:
+    pytest.importorskip("wordllama")
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", LOGGING_PROBE], capture_output=True, text=True, check=True
+    )
+    before, after, imported, dimension = json.loads(done.stdout.splitlines()[-1])
+    # wordllama's own import adds a handler at INFO to the root logger (logging.basicConfig).
+    assert after == before and not imported and dimension == 128, done.stderr
+
+
+def test_a_query_of_words_no_document_holds_returns_no_hits(tmp_path: Path) -> None:
+    from loom_dagster.search.fusion import LegRank, fuse
+    from loom_dagster.search.legs import LegHit
+    from loom_dagster.search.service import default_legs, search
+
+    chunks = {
+        "a": [chunk("a", 0, "Restarting the replication daemon clears stuck transactions.")],
+        "b": [chunk("b", 0, "Quarterly revenue grew in the northern region.")],
+    }
+    lexical = LexicalIndex(tmp_path / "lexical")
+    lexical.publish_many(chunks)
+    floor = EmbedderSpec.parse("ngram").floor
+    assert floor > 0
+    vectors = VectorIndex(tmp_path / "vectors", NgramEmbedder(), floor=floor)
+    vectors.publish_many(chunks)
+    legs = default_legs(lexical, vectors)
+
+    assert search(lexical, "zebra xylophone quasar", legs=legs) == []
+    # Without the floor the vector leg fills the answer with whatever is nearest.
+    unfloored = default_legs(lexical, VectorIndex(tmp_path / "vectors", NgramEmbedder()))
+    assert len(search(lexical, "zebra xylophone quasar", legs=unfloored)) == 2
+    # A paraphrase only the vector leg finds is still an answer: it is above the floor.
+    [hit] = search(lexical, "restart replicator transaction", legs=legs)
+    assert hit.chunk.chunk_id == "a@r1#0" and [leg.leg for leg in hit.legs] == ["vector"]
+
+    # The floor drops only a chunk no other leg found: one BM25 also ranks stays.
+    fused = fuse(
+        [("lexical", [LegHit("x", 3.0)]), ("vector", [LegHit("y", 0.01), LegHit("x", 0.02)])],
+        10,
+        floors={"vector": 0.3},
+    )
+    assert [(f.chunk_id, f.legs) for f in fused] == [
+        ("x", (LegRank("lexical", 1, 3.0), LegRank("vector", 2, 0.02)))
+    ]
