@@ -222,11 +222,13 @@ def _safetensors_matrix(path: Path, name: str) -> Any:
     import json
 
     with open(path, "rb") as file:
-        size = int.from_bytes(file.read(8), "little")
-        if not 0 < size <= 1 << 24:
+        length = file.read(8)
+        size = int.from_bytes(length, "little")
+        raw = file.read(size) if len(length) == 8 and 0 < size <= 1 << 24 else b""
+        if not raw or len(raw) != size:
             raise ValueError(f"{path} has no safetensors header")
-        header = json.loads(file.read(size))
-    entry = header.get(name)
+        header = json.loads(raw)
+    entry = header.get(name) if isinstance(header, dict) else None
     if not isinstance(entry, dict) or entry.get("dtype") not in _SAFETENSORS_DTYPES:
         raise ValueError(f"{path} has no {name} tensor of a float type")
     shape = tuple(int(n) for n in entry["shape"])

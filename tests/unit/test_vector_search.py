@@ -488,3 +488,40 @@ def test_a_query_of_words_no_document_holds_returns_no_hits(tmp_path: Path) -> N
     assert [(f.chunk_id, f.legs) for f in fused] == [
         ("x", (LegRank("lexical", 1, 3.0), LegRank("vector", 2, 0.02)))
     ]
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (None, "No such file or directory"),
+        (b"\x02", "has no safetensors header"),
+        (
+            (28).to_bytes(8, "little") + b'{"other": {"dtype": "F16"}} ',
+            "has no embedding.weight tensor of a float type",
+        ),
+        (
+            (81).to_bytes(8, "little")
+            + b'{"embedding.weight": {"dtype": "F16", "shape": [4, 256], "data_offsets": [0, 8]}}',
+            "byte range does not match its shape",
+        ),
+    ],
+)
+def test_a_damaged_default_model_is_a_typed_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weights: bytes | None, message: str
+) -> None:
+    pytest.importorskip("wordllama")
+    import loom_dagster.search.embedding as embedding
+
+    real = embedding._package_folder("wordllama")
+    (tmp_path / "tokenizers").mkdir()
+    (tmp_path / "weights").mkdir()
+    name = "l2_supercat_tokenizer_config.json"
+    (tmp_path / "tokenizers" / name).write_bytes((real / "tokenizers" / name).read_bytes())
+    if weights is not None:
+        (tmp_path / "weights" / "l2_supercat_256.safetensors").write_bytes(weights)
+    monkeypatch.setattr(embedding, "_package_folder", lambda package: tmp_path)
+    with pytest.raises(embedding.EmbedderError) as refused:
+        WordLlamaEmbedder().embed(["the disk is full"])
+    assert refused.value.code == "embedder_unavailable"
+    assert refused.value.message.startswith("wordllama's bundled model cannot be loaded: ")
+    assert message in refused.value.message
