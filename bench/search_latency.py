@@ -189,6 +189,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--no-hnsw", action="store_true", help="exact vector search only")
+    parser.add_argument(
+        "--publish-documents",
+        type=int,
+        default=PUBLISH_DOCUMENTS,
+        help="documents a publish batch (each batch writes a whole new vector generation)",
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     import tantivy
@@ -223,12 +229,13 @@ def main() -> None:
         )
         names = list(documents)
         started = time.perf_counter()
-        for at in range(0, len(names), PUBLISH_DOCUMENTS):
-            lexical.publish_many({d: documents[d] for d in names[at : at + PUBLISH_DOCUMENTS]})
+        batch = args.publish_documents
+        for at in range(0, len(names), batch):
+            lexical.publish_many({d: documents[d] for d in names[at : at + batch]})
         result["lexical_publish_s"] = round(time.perf_counter() - started, 1)
         started = time.perf_counter()
-        for at in range(0, len(names), PUBLISH_DOCUMENTS):
-            writer.publish_many({d: documents[d] for d in names[at : at + PUBLISH_DOCUMENTS]})
+        for at in range(0, len(names), batch):
+            writer.publish_many({d: documents[d] for d in names[at : at + batch]})
         result["vector_publish_s"] = round(time.perf_counter() - started, 1)
         del documents
         # Readers as a fresh process opens them: the generation mapped, the graph mapped.
