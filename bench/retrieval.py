@@ -246,6 +246,30 @@ def holdout(
         )
     print(f"all questions, k as loom search runs it ({RRF_K}): {reference['found_first']:.2f}")
 
+    # The same, for a section-title boost in the lexical leg (k as `loom search` runs it).
+    from loom_dagster.search import lexical
+
+    kept = lexical.SECTION_BOOST
+    boosts: dict[tuple[float, str], dict[str, float]] = {}
+    try:
+        for boost in (0.5, 1.0, 2.0, 3.0):
+            lexical.SECTION_BOOST = boost
+            for half, asked in halves.items():
+                boosts[boost, half] = score(asked, fused(RRF_K), chunks)["all"]
+                print(f"holdout section boost {boost} {half:4} half: {boosts[boost, half]}")
+    finally:
+        lexical.SECTION_BOOST = kept
+    for choose, judge in (("even", "odd"), ("odd", "even")):
+        best_boost = max(
+            (b for b, half in boosts if half == choose),
+            key=lambda b: (boosts[b, choose]["found_first"], boosts[b, choose]["mrr"], b == kept),
+        )
+        print(
+            f"section boost chosen on the {choose} half: {best_boost}; judged on the {judge} "
+            f"half: {boosts[best_boost, judge]['found_first']:.3f} against "
+            f"{boosts[kept, judge]['found_first']:.3f} at {kept}"
+        )
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
