@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from loom_dagster.display import printable
 from loom_dagster.errors import LoomError
 from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.search.embedding import (
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from loom_dagster.settings import LoomSettings
 
 GENERATIONS = "generations"
+_GENERATION_NAME = re.compile(r"[0-9]{20}-[0-9a-f]{8}")
 LEGACY_DOCS = "docs"  # one file per revision, before generations: removed by the next writer
 GRAPH = "graph.usearch"
 DOCUMENTS = "documents.json"
@@ -125,6 +127,17 @@ class _Generation:
         self.doc_paths: npt.NDArray[np.str_] = _load(folder, "doc_paths")
         self.doc_chunks: npt.NDArray[np.int64] = _load(folder, "doc_chunks")
         self.has_graph = (folder / GRAPH).is_file()
+        rows, chunks = len(self.vectors), len(self.chunk_ids)
+        if (
+            self.vectors.ndim != 2
+            or len(self.keys) != rows
+            or len(self.row_chunk) != rows
+            or len(self.block_types) != chunks
+            or int(np.asarray(self.doc_chunks).sum()) != chunks
+            or not len(self.doc_formats) == len(self.doc_sources) == len(self.doc_paths)
+            or len(self.doc_formats) != len(self.doc_chunks)
+        ):
+            raise ValueError("its files do not agree on the number of rows, chunks or documents")
 
     def documents(self) -> tuple[list[_Entry], int]:
         """Each document in row order, and the next free graph key (the writer's view)."""
@@ -205,7 +218,7 @@ class VectorIndex:
         if not documents and not retire:
             return 0
         with self._writing():
-            old = self._generation(self._read_manifest())
+            old = self._readable_generation()
             texts = {
                 doc: [
                     [_embedded(c, p, self.context) for p in passages(c.text, self.passage_chars)]
@@ -233,7 +246,7 @@ class VectorIndex:
         """The revision each document's vectors were published as (under this embedder)."""
         for attempt in range(_RELOAD_ATTEMPTS):
             try:
-                generation = self._generation(self._read_manifest())
+                generation = self._readable_generation()
                 if generation is None:
                     return {}
                 entries, _ = generation.documents()
@@ -242,13 +255,37 @@ class VectorIndex:
                 time.sleep(0.01 * (attempt + 1))  # a writer swapped it: read the manifest again
         raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
 
+    def _readable_generation(self) -> _Generation | None:
+        """The writer's view: a damaged generation holds nothing, so the next publish starts a
+        new one and `pipeline.sync_vectors` embeds every live document into it again (from the
+        embedding cache: nothing unchanged is embedded twice). A reader reports the damage."""
+        try:
+            return self._generation(self._read_manifest())
+        except LoomError as error:
+            if error.code != "index_unreadable":
+                raise
+            return None
+
     def _generation(self, manifest: Mapping[str, Any]) -> _Generation | None:
         name = manifest.get("generation")
         if manifest.get("model") != self.layout or not isinstance(name, str):
             # Vectors of another model (or layout) cannot be compared with this one's queries;
             # the next sync under this model embeds every live document again.
             return None
-        return _Generation(self.directory / GENERATIONS / name)
+        if not _GENERATION_NAME.fullmatch(name):
+            raise LoomError(
+                f"{self.directory / MANIFEST} names {printable(name)!r}, not a generation",
+                code="index_unreadable",
+            )
+        try:
+            return _Generation(self.directory / GENERATIONS / name)
+        except FileNotFoundError:
+            raise  # replaced by a writer since the manifest was read: read it again
+        except (OSError, ValueError, KeyError) as error:
+            raise LoomError(
+                f"generation {name} in {self.directory} cannot be read: {error}",
+                code="index_unreadable",
+            ) from error
 
     def _write_generation(
         self,

@@ -523,3 +523,44 @@ def test_a_damaged_default_model_is_a_typed_error(
     assert refused.value.code == "embedder_unavailable"
     assert refused.value.message.startswith("wordllama's bundled model cannot be loaded: ")
     assert message in refused.value.message
+
+
+def test_a_damaged_generation_is_reported_and_the_next_publish_starts_a_new_one(
+    tmp_path: Path,
+) -> None:
+    from loom_dagster.errors import LoomError
+
+    directory = tmp_path / "vectors"
+    index = VectorIndex(directory, NgramEmbedder())
+    index.publish_many({"a": [chunk("a", 0, "shared words")], "b": [chunk("b", 0, "more words")]})
+    (generation,) = (directory / "generations").iterdir()
+    vectors = generation / "vectors.npy"
+    vectors.write_bytes(vectors.read_bytes()[:-100])  # cut short
+
+    reader = VectorIndex(directory, NgramEmbedder())
+    with pytest.raises(LoomError) as damaged:
+        reader.rank("words", SearchFilter(), 5)
+    assert damaged.value.code == "index_unreadable"
+    assert f"generation {generation.name} in {directory} cannot be read" in damaged.value.message
+    # The writer's view: nothing is live, so a sync re-publishes every document.
+    assert index.live_revisions() == {}
+    index.publish_many({"a": [chunk("a", 0, "shared words")]})
+    assert ids(reader.rank("words", SearchFilter(), 5)) == ["a@r1#0"]
+    assert [p.name for p in (directory / "generations").iterdir()] != [generation.name]
+
+
+@pytest.mark.parametrize("name", ["../../elsewhere", "00000000000000000001-abcdefgh", ""])
+def test_a_manifest_naming_no_generation_is_refused(tmp_path: Path, name: str) -> None:
+    import json
+
+    from loom_dagster.errors import LoomError
+
+    directory = tmp_path / "vectors"
+    index = VectorIndex(directory, NgramEmbedder())
+    index.publish_many({"a": [chunk("a", 0, "words")]})
+    manifest = json.loads((directory / "manifest.json").read_text())
+    (directory / "manifest.json").write_text(json.dumps({**manifest, "generation": name}))
+    with pytest.raises(LoomError) as refused:
+        VectorIndex(directory, NgramEmbedder()).rank("words", SearchFilter(), 5)
+    assert refused.value.code == "index_unreadable"
+    assert f"names {name!r}, not a generation" in refused.value.message
