@@ -564,3 +564,30 @@ def test_a_manifest_naming_no_generation_is_refused(tmp_path: Path, name: str) -
         VectorIndex(directory, NgramEmbedder()).rank("words", SearchFilter(), 5)
     assert refused.value.code == "index_unreadable"
     assert f"names {name!r}, not a generation" in refused.value.message
+
+
+@pytest.mark.parametrize("hnsw", [False, True])
+def test_rows_copied_into_a_new_generation_keep_their_chunks(tmp_path: Path, hnsw: bool) -> None:
+    # Chunks cut into passages (several rows a chunk): the documents a batch does not touch are
+    # copied into the new generation, and each row must still point at its own chunk.
+    index = VectorIndex(
+        tmp_path / "vectors", NgramEmbedder(), passage_chars=40, hnsw_threshold=0 if hnsw else 10**6
+    )
+    long = "Filler sentence about nothing much. " * 3
+    index.publish_many(
+        {
+            "a": [chunk("a", 0, long + "Replication daemon restarts."), chunk("a", 1, "Cake.")],
+            "b": [chunk("b", 0, long + "Quarterly revenue grew.")],
+            "c": [chunk("c", 0, "Glacier penguins.")],
+        }
+    )
+    index.publish_many({"d": [chunk("d", 0, long + "Hosting costs doubled.")]}, retire=["b"])
+    index.publish_many({"a": [chunk("a", 0, "Cake.", revision="r2")]})
+    reader = VectorIndex(
+        tmp_path / "vectors", NgramEmbedder(), passage_chars=40, hnsw_threshold=0 if hnsw else 10**6
+    )
+    assert ids(reader.rank("hosting costs doubled", SearchFilter(), 1)) == ["d@r1#0"]
+    assert ids(reader.rank("glacier penguins", SearchFilter(), 1)) == ["c@r1#0"]
+    assert ids(reader.rank("cake", SearchFilter(), 1)) == ["a@r2#0"]
+    assert sorted(ids(reader.rank("words", SearchFilter(), 10))) == ["a@r2#0", "c@r1#0", "d@r1#0"]
+    assert reader.live_revisions() == {"a": "a@r2", "c": "c@r1", "d": "d@r1"}
