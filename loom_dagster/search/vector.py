@@ -260,7 +260,14 @@ class VectorIndex:
         new one and `pipeline.sync_vectors` embeds every live document into it again (from the
         embedding cache: nothing unchanged is embedded twice). A reader reports the damage."""
         try:
-            return self._generation(self._read_manifest())
+            generation = self._generation(self._read_manifest())
+            if generation is not None:
+                generation.documents()  # the listing a writer reads: damaged is unreadable too
+            return generation
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
         except LoomError as error:
             if error.code != "index_unreadable":
                 raise

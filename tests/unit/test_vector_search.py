@@ -542,7 +542,10 @@ def test_a_damaged_generation_is_reported_and_the_next_publish_starts_a_new_one(
         reader.rank("words", SearchFilter(), 5)
     assert damaged.value.code == "index_unreadable"
     assert f"generation {generation.name} in {directory} cannot be read" in damaged.value.message
-    # The writer's view: nothing is live, so a sync re-publishes every document.
+    # The writer's view: nothing is live, so a sync re-publishes every document; so too when
+    # the generation's listing of documents is damaged.
+    assert index.live_revisions() == {}
+    (generation / "documents.json").write_text("{")
     assert index.live_revisions() == {}
     index.publish_many({"a": [chunk("a", 0, "shared words")]})
     assert ids(reader.rank("words", SearchFilter(), 5)) == ["a@r1#0"]
