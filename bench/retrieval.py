@@ -31,11 +31,12 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from loom_dagster.search.fusion import RRF_K  # what `loom search` runs
+
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent.parent / "shared" / "corpus" / "inputs"
 QUESTIONS = HERE / "retrieval" / "questions.json"
 DEPTH = 10
-RRF_K = 60
 PASSAGE_CHARS = 0  # loom_dagster.search.vector.PASSAGE_CHARS
 
 
@@ -87,6 +88,7 @@ def ingest(
         passage_chars=passage_chars,
         center=center,
         context=context,
+        floor=settings.embedder.floor,  # as `loom search` opens it
     )
     client = ExtractorClient(ExtractorSettings.from_env(os.environ))
     chunks: dict[str, object] = {}
@@ -149,6 +151,126 @@ def score(
     }
 
 
+# Queries of words no document of the set holds (checked: BM25 finds nothing for any of them):
+# whatever the vector leg ranks first for them is not an answer.
+OFF_TOPIC = (
+    "zebra xylophone quasar",
+    "banana smoothie blender",
+    "gluon chromodynamics lattice",
+    "volcanic lava eruption magma",
+    "knitting yarn crochet",
+    "saxophone jazz improvisation",
+    "pancake syrup breakfast",
+    "hockey puck goalie",
+    "tarot astrology horoscope",
+    "glacier penguin iceberg",
+    "skateboard ollie kickflip",
+    "origami crane folding",
+)
+
+
+def floor_report(
+    questions: Sequence[dict[str, str]], index: object, vectors: object, chunks: dict[str, object]
+) -> None:
+    """The cosines a floor is chosen between: each question's answering chunk where the vector
+    leg ranks it in its top 10, beside the best cosine of each off-topic query."""
+    from loom_dagster.search.legs import SearchFilter
+
+    answered: list[float] = []
+    alone: list[float] = []  # answers BM25 does not rank in its top 50: only the vector leg's
+    for question in questions:
+        hits = vectors.rank(question["question"], SearchFilter(), DEPTH)  # type: ignore[attr-defined]
+        lexical = {h.chunk.chunk_id for h in index.search(question["question"], limit=50)}  # type: ignore[attr-defined]
+        for hit in hits:
+            chunk = chunks[hit.chunk_id]
+            passage = " ".join([*chunk.section_path, chunk.text])  # type: ignore[attr-defined]
+            if chunk.path == question["source"] and answers(passage, question["answer"]):  # type: ignore[attr-defined]
+                answered.append(hit.score)
+                if hit.chunk_id not in lexical:
+                    alone.append(hit.score)
+                break
+    off: list[float] = []
+    for query in OFF_TOPIC:
+        if index.search(query, limit=1):  # type: ignore[attr-defined]
+            print(f"off-topic query {query!r} has a lexical hit: not counted")
+            continue
+        top = vectors.rank(query, SearchFilter(), 1)  # type: ignore[attr-defined]
+        if top:
+            off.append(top[0].score)
+    answered.sort()
+    alone.sort()
+    off.sort()
+    print(
+        f"answers in the vector top 10: {len(answered)}; lowest cosines {[round(x, 3) for x in answered[:5]]}"
+    )
+    print(f"of them not in BM25's top 50: {len(alone)}; cosines {[round(x, 3) for x in alone]}")
+    print(f"off-topic queries' best cosines: {[round(x, 3) for x in off]}")
+
+
+def holdout(
+    questions: Sequence[dict[str, str]],
+    index: object,
+    vectors: object,
+    chunks: dict[str, object],
+    reference: dict[str, float],
+) -> None:
+    """A remedy chosen without looking at the questions it is judged on: fusion's k picked by
+    found-first (then MRR) on one half of the questions, then scored on the other half; both
+    ways round (even-numbered choose, odd-numbered judge, and the reverse)."""
+    from loom_dagster.search.fusion import rank_all
+    from loom_dagster.search.legs import SearchFilter
+    from loom_dagster.search.service import default_legs
+
+    legs = default_legs(index, vectors)  # type: ignore[arg-type]
+
+    def fused(k: int) -> Callable[[str], list[str]]:
+        return lambda q: [h.chunk_id for h in rank_all(legs, q, SearchFilter(), DEPTH * 5, k=k)]
+
+    halves = {"even": list(questions[0::2]), "odd": list(questions[1::2])}
+    table = {
+        (k, half): score(asked, fused(k), chunks)["all"]
+        for k in (2, 5, 10, 20, 40, 60, 100)
+        for half, asked in halves.items()
+    }
+    for (k, half), row in sorted(table.items()):
+        print(f"holdout k={k:3d} {half:4} half: {row}")
+    for choose, judge in (("even", "odd"), ("odd", "even")):
+        best = max(
+            (k for k, half in table if half == choose),
+            key=lambda k: (table[k, choose]["found_first"], table[k, choose]["mrr"]),
+        )
+        print(
+            f"chosen on the {choose} half: k={best}; judged on the {judge} half: found-first "
+            f"{table[best, judge]['found_first']:.3f} (MRR {table[best, judge]['mrr']:.3f}) against "
+            f"{table[60, judge]['found_first']:.3f} ({table[60, judge]['mrr']:.3f}) at k=60"
+        )
+    print(f"all questions, k as loom search runs it ({RRF_K}): {reference['found_first']:.2f}")
+
+    # The same, for a section-title boost in the lexical leg (k as `loom search` runs it).
+    from loom_dagster.search import lexical
+
+    kept = lexical.SECTION_BOOST
+    boosts: dict[tuple[float, str], dict[str, float]] = {}
+    try:
+        for boost in (0.5, 1.0, 2.0, 3.0):
+            lexical.SECTION_BOOST = boost
+            for half, asked in halves.items():
+                boosts[boost, half] = score(asked, fused(RRF_K), chunks)["all"]
+                print(f"holdout section boost {boost} {half:4} half: {boosts[boost, half]}")
+    finally:
+        lexical.SECTION_BOOST = kept
+    for choose, judge in (("even", "odd"), ("odd", "even")):
+        best_boost = max(
+            (b for b, half in boosts if half == choose),
+            key=lambda b: (boosts[b, choose]["found_first"], boosts[b, choose]["mrr"], b == kept),
+        )
+        print(
+            f"section boost chosen on the {choose} half: {best_boost}; judged on the {judge} "
+            f"half: {boosts[best_boost, judge]['found_first']:.3f} against "
+            f"{boosts[kept, judge]['found_first']:.3f} at {kept}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--embedder", default="wordllama")
@@ -161,6 +283,17 @@ def main() -> None:
     parser.add_argument("--no-context", action="store_true", help="embed chunk text alone")
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--misses", action="store_true", help="print the questions fusion misses")
+    parser.add_argument(
+        "--floors",
+        action="store_true",
+        help="the vector leg's cosines of answers and of queries no document's words match",
+    )
+    parser.add_argument("--floor", type=float, help="the vector-only floor (default: the spec's)")
+    parser.add_argument(
+        "--holdout",
+        action="store_true",
+        help="choose fusion's k on the even-numbered questions, report it on the odd ones",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "retrieval.json")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
@@ -211,6 +344,9 @@ def main() -> None:
         def exact(query: str) -> list[str]:
             return [hit.chunk_id for hit in ExactLeg(index).rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[arg-type]
 
+        if args.floor is not None:
+            vectors.floor = args.floor  # type: ignore[attr-defined]
+
         def fusion(query: str) -> list[str]:
             # What `loom search` runs: the exact, lexical and vector legs fused by search/fusion.py.
             legs = default_legs(index, vectors)  # type: ignore[arg-type]
@@ -257,6 +393,10 @@ def main() -> None:
                     f"{name:8} {slice_name:8} {row['questions']:3d} {row['found_first']:11.2f} "
                     f"{row['hit_at_5']:6.2f} {row['mrr']:6.2f}"
                 )
+        if args.floors:
+            floor_report(questions, index, vectors, chunks)
+        if args.holdout:
+            holdout(questions, index, vectors, chunks, results["fusion"]["all"])
         if args.misses:
             for question in questions:
                 top = fusion(question["question"])[:1]

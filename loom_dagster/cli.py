@@ -352,6 +352,7 @@ def _search(args: argparse.Namespace) -> int:
                 f"   {printable(chunk.block_type)}  tags {printable(','.join(chunk.tags) or '-')}"
                 f"  |  {legs}"
             )
+            print(f"   found by: {', '.join(leg.leg for leg in hit.legs)}")
     return 0
 
 
@@ -387,6 +388,7 @@ def _hit_json(hit: SearchHit) -> dict[str, object]:
         "incomplete": hit.incomplete,
         "text": chunk.text,
         "legs": [{"leg": leg.leg, "rank": leg.rank, "score": leg.score} for leg in hit.legs],
+        "found_by": [leg.leg for leg in hit.legs],
     }
 
 

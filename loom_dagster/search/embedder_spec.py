@@ -22,6 +22,13 @@ DEFAULT_EMBEDDER = WORDLLAMA
 # vector leg found 0.67 first with 128 and 0.69 with 256, fused 0.81 and 0.78 (within the noise
 # of 54 questions), and the exact scan and the memory are halved (bench/search_latency.py).
 WORDLLAMA_DIMENSION = 128
+# The cosine below which a chunk only the vector leg finds is not an answer (search/fusion.py):
+# a vector leg ranks whatever is served, so without it a query of words no document holds still
+# fills the limit. Chosen per embedder on `bench/retrieval.py --floors` (54 questions, 11
+# queries of words no document holds): wordllama's best off-topic cosine was 0.34 and its one
+# answer only the vector leg found 0.358; the n-gram embedder's 0.21 and none (its lowest
+# answer, found by BM25 too, 0.196). A local model the user names has none (scale unknown).
+VECTOR_FLOORS = {WORDLLAMA: 0.35, NGRAM: 0.25}
 
 
 # -- the setting --------------------------------------------------------------------------
@@ -50,6 +57,11 @@ class EmbedderSpec:
         if not path.is_dir():
             raise SettingsError(f"LOOM_EMBEDDER names {path}, which is not a folder")
         return cls(kind, path.resolve())
+
+    @property
+    def floor(self) -> float:
+        """The cosine a chunk found by the vector leg alone must reach to be an answer."""
+        return VECTOR_FLOORS.get(self.kind, 0.0)
 
     @property
     def setting(self) -> str:

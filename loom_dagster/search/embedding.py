@@ -119,62 +119,124 @@ class NgramEmbedder:
 
 
 class WordLlamaEmbedder:
-    """wordllama's bundled 256-dimension model, loaded from the installed package only.
+    """wordllama's bundled 256-dimension model, read from the installed package's own files.
 
-    Its loader looks for the bundled tokenizer under a folder name the wheel does not have and
-    would then download it; `cache_dir` = the package's own folder finds both files, and
-    `disable_download` makes a missing file an error instead of a network call.
+    wordllama's loader looks for the bundled tokenizer under a folder name the wheel does not
+    have and would then download it, and importing the package costs more than a second (it
+    brings requests and pydantic) and calls logging.basicConfig(INFO) on the importer's root
+    logger. The model is two files: a tokenizer (read with `tokenizers`) and a safetensors
+    matrix (read here, memory-mapped, without importing wordllama), so a one-shot `loom search`
+    loads it in a fraction of that, nothing is ever downloaded, and the root logger is left
+    as it was. The vectors are the ones wordllama's own loader gives (a test compares them).
     """
+
+    CONFIG = "l2_supercat"
+    FULL_DIMENSION = 256
+    TENSOR = "embedding.weight"
+    # Texts in a call up to which each text's token rows are read from the mapped file; more,
+    # and the whole truncated matrix is converted once and kept (a writer's batches).
+    FEW = 16
 
     def __init__(self, dimension: int = WORDLLAMA_DIMENSION) -> None:
         # The model is trained so that its first 64 or 128 dimensions also work alone.
         self.dimension = dimension
-        self._model: Any = None
+        self._tokenizer: Any = None
+        self._weights: npt.NDArray[np.float16] | None = None
+        self._table: Matrix | None = None
         self._lock = threading.Lock()
         self.model = f"wordllama-l2_supercat-{dimension}-{_version('wordllama')}"
 
-    def _load(self) -> Any:
+    def _load(self) -> tuple[Any, npt.NDArray[np.float16]]:
         with self._lock:
-            if self._model is None:
+            if self._tokenizer is None or self._weights is None:
+                folder = _package_folder("wordllama")
                 try:
-                    import wordllama
-                    from wordllama import WordLlama
+                    from tokenizers import Tokenizer
                 except ImportError as error:
                     raise EmbedderError(
-                        f"the default embedder needs the wordllama package: {error}"
+                        f"the default embedder needs the tokenizers package: {error}"
                     ) from error
-                folder = Path(wordllama.__file__).parent
+                tokenizer_file = folder / "tokenizers" / f"{self.CONFIG}_tokenizer_config.json"
+                weights_file = (
+                    folder / "weights" / f"{self.CONFIG}_{self.FULL_DIMENSION}.safetensors"
+                )
                 try:
-                    model = WordLlama.load(
-                        config="l2_supercat",
-                        dim=256,
-                        trunc_dim=None if self.dimension == 256 else self.dimension,
-                        cache_dir=folder,
-                        disable_download=True,
-                    )
-                except (FileNotFoundError, OSError, ValueError) as error:
+                    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+                    weights = _safetensors_matrix(weights_file, self.TENSOR)
+                except Exception as error:  # the tokenizers library raises its own Exception
                     raise EmbedderError(
                         f"wordllama's bundled model cannot be loaded: {error}"
                     ) from error
-                model.tokenizer.no_padding()  # texts are pooled one by one, never padded
-                self._model = model
-            return self._model
+                if weights.ndim != 2 or weights.shape[1] < self.dimension:
+                    raise EmbedderError(
+                        f"wordllama's bundled matrix has shape {weights.shape}, "
+                        f"not (vocabulary, at least {self.dimension})"
+                    )
+                tokenizer.no_padding()  # texts are pooled one by one, never padded
+                tokenizer.no_truncation()
+                self._tokenizer, self._weights = tokenizer, weights
+            return self._tokenizer, self._weights
+
+    def _rows(self, weights: npt.NDArray[np.float16], many: bool) -> Any:
+        if not many:
+            return weights  # token rows read from the mapped file as they are needed
+        with self._lock:
+            if self._table is None:
+                self._table = np.ascontiguousarray(weights[:, : self.dimension], dtype=np.float32)
+            return self._table
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        model = self._load()
-        # The model's own embed() pads every batch to its longest text and pools a 3-D array:
+        tokenizer, weights = self._load()
+        table = self._rows(weights, len(texts) > self.FEW)
+        # wordllama's own embed() pads every batch to its longest text and pools a 3-D array:
         # 367 chunks/s here. Summing each text's token vectors (its average, once normalised)
         # gives the same vectors at about three times the speed (bench/search_latency.py).
-        encoded = model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        table = model.embedding
+        encoded = tokenizer.encode_batch(list(texts), add_special_tokens=False)
         matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, encoding in enumerate(encoded):
             ids = np.asarray(encoding.ids, dtype=np.intp)
             if len(ids):
-                matrix[row] = table[ids].sum(axis=0)
+                rows = table[ids, : self.dimension]
+                matrix[row] = np.asarray(rows, dtype=np.float32).sum(axis=0)
         return normalized(matrix)
+
+
+def _package_folder(package: str) -> Path:
+    """An installed package's folder, found without importing (running) the package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError(f"the default embedder needs the {package} package, not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+_SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4"}
+
+
+def _safetensors_matrix(path: Path, name: str) -> Any:
+    """One tensor of a safetensors file, memory-mapped: an 8-byte little-endian header length,
+    the JSON header (each tensor's dtype, shape and byte range), then the data."""
+    import json
+
+    with open(path, "rb") as file:
+        length = file.read(8)
+        size = int.from_bytes(length, "little")
+        raw = file.read(size) if len(length) == 8 and 0 < size <= 1 << 24 else b""
+        if not raw or len(raw) != size:
+            raise ValueError(f"{path} has no safetensors header")
+        header = json.loads(raw)
+    entry = header.get(name) if isinstance(header, dict) else None
+    if not isinstance(entry, dict) or entry.get("dtype") not in _SAFETENSORS_DTYPES:
+        raise ValueError(f"{path} has no {name} tensor of a float type")
+    shape = tuple(int(n) for n in entry["shape"])
+    begin, end = (int(n) for n in entry["data_offsets"])
+    dtype = np.dtype(_SAFETENSORS_DTYPES[entry["dtype"]])
+    if end - begin != int(np.prod(shape)) * dtype.itemsize:
+        raise ValueError(f"{path}: {name}'s byte range does not match its shape {shape}")
+    return np.memmap(path, dtype=dtype, mode="r", offset=8 + size + begin, shape=shape)
 
 
 # -- a local model the user names -------------------------------------------------------------
@@ -230,6 +292,16 @@ class LocalModelEmbedder:
 
 
 def _version(package: str) -> str:
+    # The dist-info folder beside the package names its version: importing importlib.metadata
+    # and scanning every path entry cost a one-shot `loom search` about 0.1 s here.
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.submodule_search_locations:
+        folder = Path(next(iter(spec.submodule_search_locations))).parent
+        found = sorted(folder.glob(f"{package}-*.dist-info"))
+        if len(found) == 1:
+            return found[0].name[len(package) + 1 : -len(".dist-info")]
     from importlib.metadata import PackageNotFoundError, version
 
     try:

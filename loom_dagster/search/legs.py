@@ -37,6 +37,8 @@ class LegHit:
 
 class Leg(Protocol):
     name: str  # "lexical", "exact", "vector"
+    # A leg may carry `floor: float`: a chunk only it finds, below that score, is dropped by
+    # fusion (the vector leg's cosine floor, from its embedder's spec).
 
     def rank(self, query: str, search_filter: SearchFilter, limit: int) -> Sequence[LegHit]:
         """The leg's best `limit` chunks for `query` among those the filter keeps, best first."""

@@ -2,44 +2,53 @@
 
 On disk (a folder beside the lexical index):
 
-- `docs/<document>-<revision>.npz`: one file per published revision of a document: its chunks'
-  vectors, ids, block types and text hashes, written whole before anything names it;
-- `manifest.json`: the model, and for each live document its file, revision, source, path and
-  format. A publish or retire writes a new manifest and swaps it in with one `os.replace`, so a
-  reader sees the manifest before a batch or after it: never half a revision, never half a batch.
-  Files no manifest names any more are removed after the swap; a reader that read the old
-  manifest and finds its file gone reads the manifest again.
+- `generations/<name>/`: every live chunk's vectors in one generation, written whole before
+  anything names it and never changed after: `vectors.npy` (one float32 row per passage),
+  `keys.npy` (a row's key in the HNSW graph, increasing), `row_chunk.npy`, `chunk_ids.npy`,
+  `block_types.npy`, the documents' formats, sources, paths and chunk counts (`doc_*.npy`, in
+  row order), `documents.json` (each document's revision, for the writer), and, above
+  `HNSW_THRESHOLD` rows, `graph.usearch`, the HNSW graph over the rows. A reader maps the
+  arrays and the graph (nothing is copied or built), so opening 100,000 chunks costs a few
+  milliseconds instead of one file per revision.
+- `manifest.json`: the model and the generation's name. A publish or retire writes a new
+  generation and swaps the manifest in with one `os.replace`, so a reader sees the generation
+  before a batch or after it: never half a revision, never half a batch. A crash before the swap
+  leaves the old generation serving; a generation no manifest names is removed by the next
+  writer. A reader that read the old manifest and finds its files gone reads the manifest again.
 - `embeddings.duckdb`: vectors by (model, hash of the embedded text), so a chunk whose text and
   context did not change is never embedded again, whichever revision or document it is in.
 
 One writer at a time (a lock file, waited on for a bounded time, then `index_busy`); readers never
-wait. A reader keeps the live vectors in memory and reloads only the documents whose file
-changed. Search is exact cosine (numpy) up to `HNSW_THRESHOLD` live chunks, and an in-memory
-usearch HNSW index beyond it; a filter is applied inside the search (a mask over the rows
-before the top-k, or, on HNSW, an over-fetch that falls back to exact search over the kept
-rows), so every hit is in the filter and a filter never empties a result that has in-filter
-matches.
+wait. The writer copies the rows of the documents a batch does not touch from the old
+generation, and updates the old graph (keys of the dropped rows removed, the new rows added)
+instead of building it again. Search is exact cosine (numpy) up to `HNSW_THRESHOLD` live rows,
+and the generation's HNSW graph beyond it; a filter is applied inside the search (a mask over
+the rows before the top-k, or, on HNSW, an over-fetch that falls back to exact search over the
+kept rows), so every hit is in the filter and a filter never empties a result that has
+in-filter matches.
 """
 
 from __future__ import annotations
 
 import fcntl
 import functools
-import hashlib
 import json
 import os
 import re
+import shutil
 import threading
 import time
+import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from loom_dagster.display import printable
 from loom_dagster.errors import LoomError
 from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.search.embedding import (
@@ -56,16 +65,20 @@ from loom_dagster.search.service import VECTOR_MANIFEST as MANIFEST
 if TYPE_CHECKING:
     from loom_dagster.settings import LoomSettings
 
-DOCS = "docs"
+GENERATIONS = "generations"
+_GENERATION_NAME = re.compile(r"[0-9]{20}-[0-9a-f]{8}")
+LEGACY_DOCS = "docs"  # one file per revision, before generations: removed by the next writer
+GRAPH = "graph.usearch"
+DOCUMENTS = "documents.json"
+# In the manifest's model: vectors of the per-revision layout are not read as a generation.
+LAYOUT_VERSION = "gen2"
 CACHE = "embeddings.duckdb"
 LOCK = ".writer.lock"
 DEFAULT_LOCK_TIMEOUT = 30.0
-# Live chunks above which the reader searches an HNSW graph instead of every vector.
-# bench/search_latency.py on two busy cores, 128 dimensions: exact 3.4 ms p50 / 4.3 ms p95 at
-# 100k and 47 / 73 ms at 1M (linear in the chunks), HNSW 1.7 / 2.3 ms at 100k; but the graph is
-# built in memory by each reading process on its first search after a change (49 s at 100k
-# there), so until it is persisted beside the manifest, exact search is kept while it stays
-# within the latency budget.
+# Live rows above which the writer keeps an HNSW graph in the generation and the reader
+# searches it instead of every vector. bench/search_latency.py on two busy cores, 128
+# dimensions: exact 3.4 ms p50 / 4.3 ms p95 at 100k and 47 / 73 ms at 1M (linear in the
+# chunks), HNSW 1.7 / 2.3 ms at 100k.
 HNSW_THRESHOLD = 200_000
 # usearch's graph. Its default search width (64) gave recall@10 of 0.62 on the latency bench's
 # first synthetic chunks; 256 gave 0.997 at 2k and 0.73 at 100k (50 hits asked, 10 compared).
@@ -90,7 +103,7 @@ SourcesTagged = Callable[[Sequence[str]], Collection[str]]
 
 @dataclass(frozen=True)
 class _Entry:
-    file: str
+    document: str
     revision: str
     source: str
     path: str
@@ -99,13 +112,57 @@ class _Entry:
     rows: int
 
 
-@dataclass
-class _Loaded:
-    entry: _Entry
-    vectors: Matrix
-    row_chunk: npt.NDArray[np.int32]
-    chunk_ids: npt.NDArray[np.str_]
-    block_types: npt.NDArray[np.str_]
+class _Generation:
+    """One generation's files, memory-mapped read-only: opening it reads no vector."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.vectors: Matrix = _load(folder, "vectors")
+        self.keys: npt.NDArray[np.uint64] = _load(folder, "keys")
+        self.row_chunk: npt.NDArray[np.int64] = _load(folder, "row_chunk")
+        self.chunk_ids: npt.NDArray[np.str_] = _load(folder, "chunk_ids")
+        self.block_types: npt.NDArray[np.str_] = _load(folder, "block_types")
+        self.doc_formats: npt.NDArray[np.str_] = _load(folder, "doc_formats")
+        self.doc_sources: npt.NDArray[np.str_] = _load(folder, "doc_sources")
+        self.doc_paths: npt.NDArray[np.str_] = _load(folder, "doc_paths")
+        self.doc_chunks: npt.NDArray[np.int64] = _load(folder, "doc_chunks")
+        self.has_graph = (folder / GRAPH).is_file()
+        rows, chunks = len(self.vectors), len(self.chunk_ids)
+        if (
+            self.vectors.ndim != 2
+            or len(self.keys) != rows
+            or len(self.row_chunk) != rows
+            or len(self.block_types) != chunks
+            or int(np.asarray(self.doc_chunks).sum()) != chunks
+            or not len(self.doc_formats) == len(self.doc_sources) == len(self.doc_paths)
+            or len(self.doc_formats) != len(self.doc_chunks)
+        ):
+            raise ValueError("its files do not agree on the number of rows, chunks or documents")
+
+    def documents(self) -> tuple[list[_Entry], int]:
+        """Each document in row order, and the next free graph key (the writer's view)."""
+        with open(self.folder / DOCUMENTS, encoding="utf-8") as listing:
+            data = json.load(listing)
+        return [_Entry(**entry) for entry in data["documents"]], int(data["next_key"])
+
+
+def _load(folder: Path, name: str) -> Any:
+    return np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+
+
+def _save(folder: Path, name: str, array: npt.ArrayLike) -> None:
+    with open(folder / f"{name}.npy", "wb") as out:
+        np.save(out, np.asarray(array), allow_pickle=False)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _fsync_directory(path: Path) -> None:
+    directory = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 class VectorIndex:
@@ -124,6 +181,7 @@ class VectorIndex:
         passage_chars: int = PASSAGE_CHARS,
         center: bool = CENTER,
         context: bool = True,
+        floor: float = 0.0,
     ) -> None:
         self.directory = Path(directory)
         self.embedder = embedder
@@ -133,11 +191,16 @@ class VectorIndex:
         self.passage_chars = passage_chars
         self.center = center
         self.context = context
+        # A hit only this leg finds is an answer only at this cosine or above (fusion.py).
+        self.floor = floor
         # What the manifest's vectors are: the model, and how chunks were cut into passages.
-        self.layout = f"{embedder.model}/passages-{passage_chars}" + ("" if context else "/bare")
-        (self.directory / DOCS).mkdir(parents=True, exist_ok=True)
+        self.layout = (
+            f"{embedder.model}/passages-{passage_chars}"
+            + ("" if context else "/bare")
+            + f"/{LAYOUT_VERSION}"
+        )
+        self.directory.mkdir(parents=True, exist_ok=True)
         self._read_lock = threading.Lock()
-        self._loaded: dict[str, _Loaded] = {}
         self._seen: tuple[int, int, int] | None = None  # the manifest's (inode, size, mtime)
         self._table: _Table | None = None
 
@@ -155,8 +218,7 @@ class VectorIndex:
         if not documents and not retire:
             return 0
         with self._writing():
-            manifest = self._read_manifest()
-            entries = manifest["documents"] if manifest.get("model") == self.layout else {}
+            old = self._readable_generation()
             texts = {
                 doc: [
                     [_embedded(c, p, self.context) for p in passages(c.text, self.passage_chars)]
@@ -172,14 +234,9 @@ class VectorIndex:
                 [t for doc_texts in texts.values() for rows in doc_texts for t in rows],
                 [h for doc_hashes in hashes.values() for rows in doc_hashes for h in rows],
             )
-            for document_id, chunks in documents.items():
-                entries[document_id] = self._write_document(
-                    document_id, chunks, hashes[document_id], vectors
-                )
-            for document_id in retire:
-                entries.pop(document_id, None)
-            self._write_manifest(entries)
-            self._remove_unnamed({entry["file"] for entry in entries.values()})
+            name = self._write_generation(old, documents, hashes, vectors, set(retire))
+            self._write_manifest(name)
+            self._remove_unnamed(name)
         return embedded
 
     def retire(self, document_id: str) -> None:
@@ -187,49 +244,201 @@ class VectorIndex:
 
     def live_revisions(self) -> dict[str, str]:
         """The revision each document's vectors were published as (under this embedder)."""
-        manifest = self._read_manifest()
-        if manifest.get("model") != self.layout:
-            return {}
-        return {doc: entry["revision"] for doc, entry in manifest["documents"].items()}
+        for attempt in range(_RELOAD_ATTEMPTS):
+            try:
+                generation = self._readable_generation()
+                if generation is None:
+                    return {}
+                entries, _ = generation.documents()
+                return {entry.document: entry.revision for entry in entries}
+            except FileNotFoundError:
+                time.sleep(0.01 * (attempt + 1))  # a writer swapped it: read the manifest again
+        raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
 
-    def _write_document(
-        self,
-        document_id: str,
-        chunks: Sequence[IndexedChunk],
-        hashes: Sequence[Sequence[str]],
-        vectors: Mapping[str, npt.NDArray[np.float32]],
-    ) -> dict[str, Any]:
-        flat = [h for rows in hashes for h in rows]
-        first = chunks[0] if chunks else None
-        revision = first.revision if first else ""
-        digest = hashlib.sha256(f"{document_id}\0{revision}".encode()).hexdigest()[:32]
-        name = f"{digest}-{self.embedder.model.replace('/', '_')}.npz"
-        target = self.directory / DOCS / name
-        temporary = target.with_suffix(f".{os.getpid()}.tmp")
-        with open(temporary, "wb") as out:
-            np.savez(
-                out,
-                vectors=_stack([vectors[h] for h in flat], self.embedder.dimension),
-                row_chunk=np.repeat(
-                    np.arange(len(chunks), dtype=np.int32), [len(rows) for rows in hashes]
-                ),
-                chunk_ids=np.array([c.chunk_id for c in chunks], dtype=np.str_),
-                block_types=np.array([c.block_type for c in chunks], dtype=np.str_),
-                hashes=np.array(flat, dtype=np.str_),
+    def _readable_generation(self) -> _Generation | None:
+        """The writer's view: a damaged generation holds nothing, so the next publish starts a
+        new one and `pipeline.sync_vectors` embeds every live document into it again (from the
+        embedding cache: nothing unchanged is embedded twice). A reader reports the damage."""
+        try:
+            generation = self._generation(self._read_manifest())
+            if generation is not None:
+                generation.documents()  # the listing a writer reads: damaged is unreadable too
+            return generation
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        except LoomError as error:
+            if error.code != "index_unreadable":
+                raise
+            return None
+
+    def _generation(self, manifest: Mapping[str, Any]) -> _Generation | None:
+        name = manifest.get("generation")
+        if manifest.get("model") != self.layout or not isinstance(name, str):
+            # Vectors of another model (or layout) cannot be compared with this one's queries;
+            # the next sync under this model embeds every live document again.
+            return None
+        if not _GENERATION_NAME.fullmatch(name):
+            raise LoomError(
+                f"{self.directory / MANIFEST} names {printable(name)!r}, not a generation",
+                code="index_unreadable",
             )
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-        entry = {
-            "file": name,
-            "revision": revision,
-            "source": first.source if first else "",
-            "path": first.path if first else "",
-            "format": first.format if first else "",
-            "count": len(chunks),
-            "rows": len(flat),
-        }
-        return entry
+        try:
+            return _Generation(self.directory / GENERATIONS / name)
+        except FileNotFoundError:
+            raise  # replaced by a writer since the manifest was read: read it again
+        except (OSError, ValueError, KeyError) as error:
+            raise LoomError(
+                f"generation {name} in {self.directory} cannot be read: {error}",
+                code="index_unreadable",
+            ) from error
+
+    def _write_generation(
+        self,
+        old: _Generation | None,
+        documents: Mapping[str, Sequence[IndexedChunk]],
+        hashes: Mapping[str, Sequence[Sequence[str]]],
+        vectors: Mapping[str, npt.NDArray[np.float32]],
+        retire: set[str],
+    ) -> str:
+        """The new generation: the old one's rows of every document not replaced or retired
+        (copied in runs, keys kept), then the batch's documents (new keys); returns its name."""
+        old_entries, next_key = old.documents() if old is not None else ([], 0)
+        dropped = set(documents) | retire
+        entries: list[_Entry] = []
+        runs: list[tuple[int, int, int, int]] = []  # (first chunk, end chunk, first row, end row)
+        kept_rows = np.zeros(len(old.vectors) if old is not None else 0, dtype=bool)
+        chunk_at = row_at = 0
+        for entry in old_entries:
+            if entry.document not in dropped:
+                entries.append(entry)
+                kept_rows[row_at : row_at + entry.rows] = True
+                span = (chunk_at, chunk_at + entry.count, row_at, row_at + entry.rows)
+                if runs and runs[-1][1] == span[0] and runs[-1][3] == span[2]:
+                    runs[-1] = (runs[-1][0], span[1], runs[-1][2], span[3])
+                else:
+                    runs.append(span)
+            chunk_at += entry.count
+            row_at += entry.rows
+        fresh: list[tuple[str, Sequence[IndexedChunk], list[str]]] = []
+        for document_id, chunks in documents.items():
+            flat = [h for rows in hashes[document_id] for h in rows]
+            first = chunks[0] if chunks else None
+            entries.append(
+                _Entry(
+                    document=document_id,
+                    revision=first.revision if first else "",
+                    source=first.source if first else "",
+                    path=first.path if first else "",
+                    format=first.format if first else "",
+                    count=len(chunks),
+                    rows=len(flat),
+                )
+            )
+            fresh.append((document_id, chunks, flat))
+
+        name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        folder = self.directory / GENERATIONS / name
+        folder.mkdir(parents=True)
+        dimension = next(
+            (len(v) for v in vectors.values()),
+            old.vectors.shape[1] if old is not None else max(self.embedder.dimension, 1),
+        )
+        total = sum(entry.rows for entry in entries)
+        new_rows = sum(len(flat) for _, _, flat in fresh)
+        # Written in place (a memory map over the new file), so a big index is never held twice.
+        matrix = np.lib.format.open_memmap(
+            folder / "vectors.npy", mode="w+", dtype=np.float32, shape=(total, dimension)
+        )
+        keys: list[npt.NDArray[np.uint64]] = []
+        row_chunk: list[npt.NDArray[np.int64]] = []
+        chunk_ids: list[npt.NDArray[np.str_]] = []
+        block_types: list[npt.NDArray[np.str_]] = []
+        at = chunks_at = 0
+        for first_chunk, end_chunk, first_row, end_row in runs:
+            assert old is not None
+            matrix[at : at + end_row - first_row] = old.vectors[first_row:end_row]
+            keys.append(np.asarray(old.keys[first_row:end_row], dtype=np.uint64))
+            row_chunk.append(
+                np.asarray(old.row_chunk[first_row:end_row], dtype=np.int64)
+                - first_chunk
+                + chunks_at
+            )
+            chunk_ids.append(np.asarray(old.chunk_ids[first_chunk:end_chunk]))
+            block_types.append(np.asarray(old.block_types[first_chunk:end_chunk]))
+            at += end_row - first_row
+            chunks_at += end_chunk - first_chunk
+        new_keys = np.arange(next_key, next_key + new_rows, dtype=np.uint64)
+        for document_id, chunks, flat in fresh:
+            if flat:
+                matrix[at : at + len(flat)] = _stack([vectors[h] for h in flat], dimension)
+            per_chunk = np.array([len(rows) for rows in hashes[document_id]], dtype=np.int64)
+            row_chunk.append(
+                np.repeat(np.arange(len(chunks), dtype=np.int64), per_chunk) + chunks_at
+            )
+            chunk_ids.append(np.array([c.chunk_id for c in chunks], dtype=np.str_))
+            block_types.append(np.array([c.block_type for c in chunks], dtype=np.str_))
+            at += len(flat)
+            chunks_at += len(chunks)
+        keys.append(new_keys)
+        matrix.flush()
+        del matrix
+        with open(folder / "vectors.npy", "rb+") as written:
+            os.fsync(written.fileno())
+        all_keys = np.concatenate(keys)
+        _save(folder, "keys", all_keys)
+        _save(folder, "row_chunk", _joined(row_chunk, np.int64))
+        _save(folder, "chunk_ids", _joined(chunk_ids, np.str_))
+        _save(folder, "block_types", _joined(block_types, np.str_))
+        _save(folder, "doc_formats", np.array([e.format for e in entries if e.count], np.str_))
+        _save(folder, "doc_sources", np.array([e.source for e in entries if e.count], np.str_))
+        _save(folder, "doc_paths", np.array([e.path for e in entries if e.count], np.str_))
+        _save(folder, "doc_chunks", np.array([e.count for e in entries if e.count], np.int64))
+        if total > self.hnsw_threshold:
+            self._write_graph(old, folder, kept_rows, new_keys, all_keys)
+        with open(folder / DOCUMENTS, "w", encoding="utf-8") as listing:
+            json.dump(
+                {"documents": [asdict(e) for e in entries], "next_key": next_key + new_rows},
+                listing,
+                ensure_ascii=False,
+            )
+            listing.flush()
+            os.fsync(listing.fileno())
+        _fsync_directory(folder)
+        _fsync_directory(folder.parent)
+        return name
+
+    def _write_graph(
+        self,
+        old: _Generation | None,
+        folder: Path,
+        kept_rows: npt.NDArray[np.bool_],
+        new_keys: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+    ) -> None:
+        """The generation's HNSW graph: the old one's, less the dropped rows, plus the new
+        rows; built whole only when there was none (the index just crossed the threshold)."""
+        vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        graph = None
+        if old is not None and old.has_graph:
+            graph = _restore_graph(old.folder / GRAPH, view=False)
+        if graph is None or graph.ndim != vectors.shape[1]:
+            graph = _new_graph(vectors.shape[1])
+            to_add = np.ones(len(keys), dtype=bool)
+        else:
+            assert old is not None
+            gone = np.asarray(old.keys, dtype=np.uint64)[~kept_rows]
+            if len(gone):
+                graph.remove(gone)
+            to_add = np.zeros(len(keys), dtype=bool)
+            to_add[len(keys) - len(new_keys) :] = True
+        if to_add.any():
+            rows = np.flatnonzero(to_add)
+            graph.add(keys[rows], np.ascontiguousarray(vectors[rows], dtype=np.float32))
+        graph.save(str(folder / GRAPH))
+        with open(folder / GRAPH, "rb+") as written:
+            os.fsync(written.fileno())
 
     def _vectors(
         self, texts: Sequence[str], hashes: Sequence[str]
@@ -252,8 +461,8 @@ class VectorIndex:
                 known.update(fresh)
         return known, len(order)
 
-    def _write_manifest(self, entries: Mapping[str, Any]) -> None:
-        manifest = {"model": self.layout, "documents": dict(sorted(entries.items()))}
+    def _write_manifest(self, generation: str) -> None:
+        manifest = {"model": self.layout, "generation": generation}
         target = self.directory / MANIFEST
         temporary = target.with_suffix(f".{os.getpid()}.tmp")
         with open(temporary, "w", encoding="utf-8") as out:
@@ -261,16 +470,17 @@ class VectorIndex:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, target)  # the one step a reader sees
-        directory = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        _fsync_directory(self.directory)
 
-    def _remove_unnamed(self, named: set[str]) -> None:
-        for path in (self.directory / DOCS).iterdir():
-            if path.name not in named:
-                path.unlink(missing_ok=True)
+    def _remove_unnamed(self, named: str) -> None:
+        """Every generation but the named one (older ones, and any a crashed writer left before
+        its swap), the per-revision files of the layout before generations, stray manifests."""
+        for path in (self.directory / GENERATIONS).iterdir():
+            if path.name != named:
+                shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(self.directory / LEGACY_DOCS, ignore_errors=True)
+        for path in self.directory.glob(f"{Path(MANIFEST).stem}.*.tmp"):
+            path.unlink(missing_ok=True)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -298,7 +508,7 @@ class VectorIndex:
             with open(self.directory / MANIFEST, encoding="utf-8") as manifest:
                 data: dict[str, Any] = json.load(manifest)
         except FileNotFoundError:
-            return {"model": self.layout, "documents": {}}
+            return {}
         except (OSError, ValueError) as error:
             raise LoomError(
                 f"{self.directory / MANIFEST} cannot be read: {error}", code="index_unreadable"
@@ -311,21 +521,35 @@ class VectorIndex:
         """The `limit` chunks nearest `query` among those the filter keeps, nearest first."""
         if limit < 1 or not query.strip():
             return []
-        table = self._current()
-        if table is None or not len(table.chunk_ids):
-            return []
-        vector = self.embedder.embed([query])[0]
-        if not vector.any():
-            return []
-        mask = self._mask(table, search_filter)
-        if mask is not None and not mask.any():
-            return []
-        rows, scores = table.nearest(
-            table.query_vector(vector), mask, limit, hnsw=len(table.chunk_ids) > self.hnsw_threshold
-        )
-        return [
-            LegHit(str(table.chunk_ids[r]), float(s)) for r, s in zip(rows, scores, strict=True)
-        ]
+        vector: Matrix | None = None
+        for attempt in range(_RELOAD_ATTEMPTS):
+            table = self._current()
+            if table is None or not len(table.chunk_ids):
+                return []
+            if vector is None:
+                vector = self.embedder.embed([query])[0]
+            if not vector.any():
+                return []
+            mask = self._mask(table, search_filter)
+            if mask is not None and not mask.any():
+                return []
+            try:
+                rows, scores = table.nearest(
+                    table.query_vector(vector),
+                    mask,
+                    limit,
+                    hnsw=len(table.vectors) > self.hnsw_threshold,
+                )
+            except FileNotFoundError:
+                # The graph's generation was replaced and removed before its graph was mapped.
+                with self._read_lock:
+                    self._seen = None
+                time.sleep(0.01 * (attempt + 1))
+                continue
+            return [
+                LegHit(str(table.chunk_ids[r]), float(s)) for r, s in zip(rows, scores, strict=True)
+            ]
+        raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
 
     def count(self) -> int:
         table = self._current()
@@ -334,7 +558,7 @@ class VectorIndex:
     def _mask(self, table: _Table, search_filter: SearchFilter) -> npt.NDArray[np.bool_] | None:
         if search_filter.empty:
             return None
-        keep = np.ones(len(table.entries), dtype=bool)
+        keep = np.ones(len(table.doc_formats), dtype=bool)
         if search_filter.formats:
             keep &= np.isin(table.doc_formats, list(search_filter.formats))
         sources = list(search_filter.sources)
@@ -347,7 +571,7 @@ class VectorIndex:
             keep &= np.isin(table.doc_sources, sources)
         if search_filter.path_prefix:
             keep &= np.char.startswith(table.doc_paths, search_filter.path_prefix)
-        mask = keep[table.doc_of_chunk]
+        mask: npt.NDArray[np.bool_] = keep[table.doc_of_chunk]
         if search_filter.block_types:
             mask &= np.isin(table.block_types, list(search_filter.block_types))
         return mask
@@ -358,7 +582,8 @@ class VectorIndex:
                 try:
                     return self._refresh()
                 except FileNotFoundError:
-                    # A writer removed a file of the manifest just read: its successor is in.
+                    # A writer removed the generation of the manifest just read: its successor
+                    # is in.
                     self._seen = None
                     time.sleep(0.01 * (attempt + 1))
             raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
@@ -368,36 +593,15 @@ class VectorIndex:
         try:
             status = path.stat()
         except FileNotFoundError:
-            self._loaded, self._table, self._seen = {}, None, None
+            self._table, self._seen = None, None
             return None
         seen = (status.st_ino, status.st_size, status.st_mtime_ns)
         if seen == self._seen:
             return self._table
-        manifest = self._read_manifest()
-        if manifest.get("model") != self.layout:
-            # Vectors of another model cannot be compared with this one's queries; the next
-            # publish under this model re-embeds every live document.
-            self._loaded, self._table, self._seen = {}, None, seen
-            return None
-        entries = {doc: _Entry(**entry) for doc, entry in manifest["documents"].items()}
-        loaded: dict[str, _Loaded] = {}
-        for doc, entry in entries.items():
-            old = self._loaded.get(doc)
-            loaded[doc] = old if old is not None and old.entry == entry else self._load(entry)
-        self._loaded = loaded
-        self._table = _Table(loaded, center=self.center)
+        generation = self._generation(self._read_manifest())
+        self._table = None if generation is None else _Table(generation, center=self.center)
         self._seen = seen
         return self._table
-
-    def _load(self, entry: _Entry) -> _Loaded:
-        with np.load(self.directory / DOCS / entry.file, allow_pickle=False) as data:
-            return _Loaded(
-                entry=entry,
-                vectors=np.ascontiguousarray(data["vectors"], dtype=np.float32),
-                row_chunk=data["row_chunk"],
-                chunk_ids=data["chunk_ids"],
-                block_types=data["block_types"],
-            )
 
 
 def _embedded(chunk: IndexedChunk, passage: str, context: bool) -> str:
@@ -435,44 +639,36 @@ def _stack(rows: Sequence[npt.NDArray[np.float32]], dimension: int) -> Matrix:
 
 
 class _Table:
-    """Every live passage vector in one matrix (a chunk's passages on consecutive rows), with
-    what a filter reads per chunk and per document."""
+    """A generation as the reader searches it: every live passage vector in one mapped matrix (a
+    chunk's passages on consecutive rows), with what a filter reads per chunk and per document."""
 
-    def __init__(self, loaded: Mapping[str, _Loaded], *, center: bool = False) -> None:
-        parts = [part for part in loaded.values() if part.entry.count]
-        self.entries = [part.entry for part in parts]
-        dimension = parts[0].vectors.shape[1] if parts else 1
-        self.vectors: Matrix = (
-            np.concatenate([p.vectors for p in parts])
-            if parts
-            else np.zeros((0, dimension), np.float32)
-        )
-        self.chunk_ids = (
-            np.concatenate([p.chunk_ids for p in parts]) if parts else np.array([], np.str_)
-        )
-        self.block_types = (
-            np.concatenate([p.block_types for p in parts]) if parts else np.array([], np.str_)
-        )
-        counts = np.array([p.entry.count for p in parts], dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]) if parts else counts
-        self.row_chunk = (
-            np.concatenate([p.row_chunk + o for p, o in zip(parts, offsets, strict=True)])
-            if parts
-            else np.zeros(0, np.int64)
-        )
-        self.chunk_first_row = np.searchsorted(self.row_chunk, np.arange(len(self.chunk_ids)))
-        self.doc_of_chunk = np.repeat(np.arange(len(parts), dtype=np.int32), counts)
-        self.doc_formats = np.array([e.format for e in self.entries], dtype=np.str_)
-        self.doc_sources = np.array([e.source for e in self.entries], dtype=np.str_)
-        self.doc_paths = np.array([e.path for e in self.entries], dtype=np.str_)
+    def __init__(self, generation: _Generation, *, center: bool = False) -> None:
+        self.generation = generation
+        self.vectors: Matrix = generation.vectors
+        self.keys = generation.keys
+        self.chunk_ids = generation.chunk_ids
+        self.block_types = generation.block_types
+        self.row_chunk = generation.row_chunk
+        self.doc_formats = generation.doc_formats
+        self.doc_sources = generation.doc_sources
+        self.doc_paths = generation.doc_paths
         self._hnsw: Any = None
         # With `center`, the live vectors' mean is removed from them and from each query (an
         # average of word vectors shares a common part). Measured on bench/retrieval.py it did
         # not pay (vector found-first 0.67 centred, 0.69 not), so it is off by default.
         self.mean: Matrix | None = None
         if center and len(self.vectors) > 1:
-            self.mean = self.vectors.mean(axis=0, dtype=np.float32)
+            self.mean = np.asarray(self.vectors).mean(axis=0, dtype=np.float32)
             self.vectors = normalized(self.vectors - self.mean)
+
+    @functools.cached_property
+    def doc_of_chunk(self) -> npt.NDArray[np.int32]:
+        counts = np.asarray(self.generation.doc_chunks)
+        return np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+
+    @functools.cached_property
+    def chunk_first_row(self) -> npt.NDArray[np.intp]:
+        return np.searchsorted(self.row_chunk, np.arange(len(self.chunk_ids)))
 
     def query_vector(self, vector: Matrix) -> Matrix:
         if self.mean is None:
@@ -528,9 +724,11 @@ class _Table:
         per_chunk = len(self.vectors) / max(len(self.chunk_ids), 1)
         wanted = int(limit * per_chunk / max(share, 1e-9) * 2) + limit
         matches = graph.search(vector, min(len(self.vectors), wanted))
-        rows = np.asarray(matches.keys, dtype=np.intp)
+        found = np.asarray(matches.keys, dtype=np.uint64)
+        # The graph answers keys; a generation's keys increase with its rows.
+        rows = np.searchsorted(self.keys, found)
         scores = (1.0 - np.asarray(matches.distances, dtype=np.float32)).astype(np.float32)
-        chunks = self.row_chunk[rows]
+        chunks = np.asarray(self.row_chunk)[rows]
         if mask is not None:
             inside = mask[chunks]
             chunks, scores = chunks[inside], scores[inside]
@@ -544,19 +742,49 @@ class _Table:
 
     def _graph(self) -> Any:
         if self._hnsw is None:
-            from usearch.index import Index
-
-            graph = Index(
-                ndim=self.vectors.shape[1],
-                metric="cos",
-                dtype="f32",
-                connectivity=HNSW_CONNECTIVITY,
-                expansion_add=HNSW_EXPANSION_ADD,
-                expansion_search=HNSW_EXPANSION_SEARCH,
-            )
-            graph.add(np.arange(len(self.vectors), dtype=np.uint64), self.vectors)
+            path = self.generation.folder / GRAPH
+            graph = _restore_graph(path, view=True) if self.generation.has_graph else None
+            if graph is None:
+                # A generation written under a higher threshold than this reader's: built here,
+                # in memory, once per process.
+                graph = _new_graph(self.vectors.shape[1])
+                graph.add(
+                    np.asarray(self.keys, dtype=np.uint64),
+                    np.ascontiguousarray(self.vectors, dtype=np.float32),
+                )
+            graph.expansion_search = HNSW_EXPANSION_SEARCH
             self._hnsw = graph
         return self._hnsw
+
+
+def _new_graph(dimension: int) -> Any:
+    from usearch.index import Index
+
+    return Index(
+        ndim=dimension,
+        metric="cos",
+        dtype="f32",
+        connectivity=HNSW_CONNECTIVITY,
+        expansion_add=HNSW_EXPANSION_ADD,
+        expansion_search=HNSW_EXPANSION_SEARCH,
+    )
+
+
+def _restore_graph(path: Path, *, view: bool) -> Any:
+    """A saved graph, mapped (`view`) or loaded to be changed; None when it is not a graph."""
+    from usearch.index import Index
+
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    graph: Any = Index.restore(str(path), view=view)
+    if graph is not None:
+        graph.expansion_add = HNSW_EXPANSION_ADD
+        graph.expansion_search = HNSW_EXPANSION_SEARCH
+    return graph
+
+
+def _joined(parts: Sequence[npt.NDArray[Any]], dtype: Any) -> npt.NDArray[Any]:
+    return np.concatenate(parts) if parts else np.array([], dtype=dtype)
 
 
 class EmbeddingCache:
@@ -648,5 +876,8 @@ def open_vectors(
 ) -> VectorIndex:
     """The vector index of a Loom home, under the embedder LOOM_EMBEDDER names."""
     return VectorIndex(
-        settings.vectors_dir, shared_embedder(settings.embedder), sources_tagged=sources_tagged
+        settings.vectors_dir,
+        shared_embedder(settings.embedder),
+        sources_tagged=sources_tagged,
+        floor=settings.embedder.floor,
     )

@@ -61,6 +61,7 @@ def test_json_holds_every_hit_in_full_with_each_legs_rank(published: Path) -> No
     )
     assert hit["locator"]["line_start"] == 5
     assert [leg["leg"] for leg in hit["legs"]] == ["exact", "lexical", "vector"]
+    assert hit["found_by"] == ["exact", "lexical", "vector"]
     # The exact and lexical legs put it first; the vector leg ranks it too (a cosine, any sign).
     assert [(leg["rank"], leg["score"] > 0) for leg in hit["legs"][:2]] == [(1, True), (1, True)]
     assert hit["legs"][2]["rank"] >= 1
@@ -72,6 +73,21 @@ def test_explain_names_each_legs_rank_and_score(published: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0].startswith("1. ops:")
     assert any(line.startswith("   paragraph  tags ops,oncall  |  lexical #1 (") for line in lines)
+
+
+def test_words_no_document_holds_find_nothing_and_explain_says_which_legs_found_a_hit(
+    published: Path,
+) -> None:
+    # The vector leg ranks every chunk for any query: below its embedder's floor, a chunk no
+    # other leg found is not an answer.
+    result = loom("search", "zebra xylophone quasar", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hits"] == []
+    assert loom("search", "zebra xylophone quasar").stdout == "no hits\n"
+
+    lines = loom("search", "rotating ingest logs", "--explain").stdout.splitlines()
+    assert lines[0].startswith("1. ops:runbooks/disk.md")
+    assert "   found by: lexical, vector" in lines
 
 
 def test_a_filter_with_nothing_inside_it_says_no_hits(published: Path) -> None:

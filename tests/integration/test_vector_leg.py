@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
+from usearch.index import Index
 
 from loom_dagster import api, catalog, pipeline
 from loom_dagster.cli import main
@@ -38,6 +40,15 @@ class CountingEmbedder(NgramEmbedder):
             raise EmbedderError("the embedder is down")
         self.embedded.extend(texts)
         return super().embed(texts)
+
+
+def served_revisions(vectors: VectorIndex) -> set[str]:
+    """The revisions the one generation on disk serves; its HNSW graph holds each row once."""
+    (generation,) = (vectors.directory / "generations").iterdir()
+    chunk_ids = [str(c) for c in np.load(generation / "chunk_ids.npy")]
+    graph = Index.restore(str(generation / "graph.usearch"), view=True)
+    assert graph is not None and len(graph) == len(chunk_ids)
+    return {c.split("#")[0] for c in chunk_ids}
 
 
 def ingest(
@@ -70,7 +81,8 @@ def test_vectors_follow_publish_retire_and_are_reused_across_revisions(
     store = ObjectStore((tmp_path / "store").as_uri())
     index = LexicalIndex(tmp_path / "search")
     embedder = CountingEmbedder()
-    vectors = VectorIndex(tmp_path / "vectors", embedder)
+    # Threshold 0: the writer keeps an HNSW graph in every generation, which must follow too.
+    vectors = VectorIndex(tmp_path / "vectors", embedder, hnsw_threshold=0)
     client = ExtractorClient(
         ExtractorSettings(default_url=reference_service.url, token=reference_service.token)
     )
@@ -104,11 +116,13 @@ def test_vectors_follow_publish_retire_and_are_reused_across_revisions(
         pipeline.reconcile(con, index, store, vectors=vectors)
         assert {doc for doc, *_ in catalog.live_documents(con)} == set(vectors.live_revisions())
         assert len(vectors.live_revisions()) == 3
+        assert served_revisions(vectors) == set(vectors.live_revisions().values())
 
         os.remove(folder / "replication.md")
         ingest(con, index, vectors, store, client, source)
         live = {doc: key for doc, _, _, key in catalog.live_documents(con)}
         assert vectors.live_revisions() == live and len(live) == 2
+        assert served_revisions(vectors) == set(live.values())
         hits = vectors.rank("restart replicator", SearchFilter(), 5)
         assert hits and all(h.chunk_id.split("#")[0] in live.values() for h in hits)
     client.close()

@@ -146,8 +146,45 @@ def test_a_reader_sees_a_publish_whole_or_not_at_all(tmp_path: Path) -> None:
     assert seen == [{"a@r1"}]
     after = reader.rank("wording", SearchFilter(), 10)
     assert sorted(ids(after)) == ["a@r2#0", "a@r2#1"]
-    # The old revision's file is gone once no manifest names it.
-    assert len(list((tmp_path / "vectors" / "docs").iterdir())) == 1
+    # The old generation is gone once no manifest names it.
+    assert len(list((tmp_path / "vectors" / "generations").iterdir())) == 1
+
+
+def test_a_crash_before_the_swap_leaves_the_old_generation_serving(tmp_path: Path) -> None:
+    directory = tmp_path / "vectors"
+    index = VectorIndex(directory, NgramEmbedder())
+    index.publish_many({"a": [chunk("a", n, f"old wording {n}") for n in range(3)]})
+    (before,) = (directory / "generations").iterdir()
+
+    real_replace = os.replace
+
+    def crash(source: str | Path, target: str | Path) -> None:
+        if Path(target).name == "manifest.json":
+            raise OSError("power lost")
+        real_replace(source, target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "replace", crash)
+        with pytest.raises(OSError, match="power lost"):
+            index.publish_many(
+                {"a": [chunk("a", n, f"new wording {n}", revision="r2") for n in range(2)]}
+            )
+    # The new generation was written whole, but nothing names it: a reader (another process's
+    # view: a fresh index object) still serves the old revision, whole.
+    assert len(list((directory / "generations").iterdir())) == 2
+    reader = VectorIndex(directory, NgramEmbedder())
+    assert sorted(ids(reader.rank("wording", SearchFilter(), 10))) == [
+        "a@r1#0",
+        "a@r1#1",
+        "a@r1#2",
+    ]
+    assert reader.live_revisions() == {"a": "a@r1"}
+    # The next writer publishes over the old generation and removes the orphan.
+    index.publish_many({"b": [chunk("b", 0, "other wording")]})
+    (after,) = (directory / "generations").iterdir()
+    assert after != before
+    assert reader.live_revisions() == {"a": "a@r1", "b": "b@r1"}
+    assert not list(directory.glob("manifest.*.tmp"))
 
 
 def _publish_forever(directory: str, rounds: int) -> None:
@@ -155,29 +192,38 @@ def _publish_forever(directory: str, rounds: int) -> None:
     for n in range(rounds):
         revision = f"r{n + 2}"
         index.publish_many(
-            {"a": [chunk("a", k, f"wording {n} {k}", revision=revision) for k in range(4)]}
+            {
+                doc: [chunk(doc, k, f"wording {n} {k}", revision=revision) for k in range(4)]
+                for doc in ("a", "b")
+            }
         )
 
 
-def test_a_reader_in_another_process_never_sees_a_mixed_revision(tmp_path: Path) -> None:
+def test_a_reader_in_another_process_never_sees_a_mixed_batch(tmp_path: Path) -> None:
     directory = tmp_path / "vectors"
     VectorIndex(directory, NgramEmbedder()).publish_many(
-        {"a": [chunk("a", k, f"wording {k}") for k in range(4)]}
+        {doc: [chunk(doc, k, f"wording {k}") for k in range(4)] for doc in ("a", "b")}
     )
     writer = multiprocessing.get_context("spawn").Process(
-        target=_publish_forever, args=(str(directory), 30)
+        target=_publish_forever, args=(str(directory), 12)
     )
     writer.start()
-    reader = VectorIndex(directory, NgramEmbedder())
+    kept = VectorIndex(directory, NgramEmbedder())
     while writer.is_alive():
-        hits = reader.rank("wording", SearchFilter(), 10)
-        revisions = {h.chunk_id.split("#")[0] for h in hits}
-        assert len(hits) == 4 and len(revisions) == 1, hits
+        # A new reader each time, as each `loom search` is, and one kept across swaps.
+        for reader in (VectorIndex(directory, NgramEmbedder()), kept):
+            hits = reader.rank("wording", SearchFilter(), 20)
+            revisions = {h.chunk_id.split("@")[1].split("#")[0] for h in hits}
+            documents = {h.chunk_id.split("@")[0] for h in hits}
+            # Both documents of a batch, at one revision: never one of the batch without the other.
+            assert len(hits) == 8 and len(revisions) == 1 and documents == {"a", "b"}, hits
     writer.join()
     assert writer.exitcode == 0
-    assert {h.chunk_id.split("#")[0] for h in reader.rank("wording", SearchFilter(), 10)} == {
-        "a@r31"
+    assert {h.chunk_id.split("#")[0] for h in kept.rank("wording", SearchFilter(), 10)} == {
+        "a@r13",
+        "b@r13",
     }
+    assert len(list((directory / "generations").iterdir())) == 1
 
 
 def test_retire_removes_a_document_from_search(tmp_path: Path) -> None:
@@ -307,3 +353,244 @@ def test_a_local_model_is_loaded_from_its_folder_only_and_a_missing_package_is_t
         LocalModelEmbedder("fastembed", tmp_path).embed(["x"])
     assert missing.value.code == "embedder_unavailable"
     assert "fastembed is not installed" in missing.value.message
+
+
+def test_the_writer_keeps_the_hnsw_graph_and_a_reader_maps_it_without_building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import loom_dagster.search.vector as vector
+
+    directory = tmp_path / "vectors"
+    writer = VectorIndex(directory, NgramEmbedder(), hnsw_threshold=0)
+    writer.publish_many(
+        {
+            "a": [chunk("a", 0, "replication daemon restart"), chunk("a", 1, "cake recipe")],
+            "b": [chunk("b", 0, "quarterly revenue report")],
+        }
+    )
+    (generation,) = (directory / "generations").iterdir()
+    assert (generation / "graph.usearch").is_file()
+    built: list[int] = []
+    real_new_graph = vector._new_graph
+
+    def counted(dimension: int) -> object:
+        built.append(dimension)
+        return real_new_graph(dimension)
+
+    monkeypatch.setattr(vector, "_new_graph", counted)
+    reader = VectorIndex(directory, NgramEmbedder(), hnsw_threshold=0)
+    assert ids(reader.rank("replication daemon", SearchFilter(), 1)) == ["a@r1#0"]
+
+    # The writer updates the old graph: the retired document's rows leave it, the new ones join.
+    writer.publish_many({"c": [chunk("c", 0, "replication daemon restart")]}, retire=["a"])
+    assert ids(reader.rank("replication daemon", SearchFilter(), 1)) == ["c@r1#0"]
+    assert "a@r1#0" not in ids(reader.rank("cake recipe", SearchFilter(), 5))
+    writer.publish_many({"a": [chunk("a", 0, "cake recipe", revision="r2")]})
+    assert ids(reader.rank("cake recipe", SearchFilter(), 1)) == ["a@r2#0"]
+    assert built == []  # neither the reader nor the writer built a graph from scratch again
+    (generation,) = (directory / "generations").iterdir()
+    from usearch.index import Index
+
+    graph = Index.restore(str(generation / "graph.usearch"), view=True)
+    assert graph is not None and len(graph) == 3  # b, c and a's new revision
+
+
+def test_the_default_embedder_gives_wordllamas_own_vectors() -> None:
+    pytest.importorskip("wordllama")
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama  # its import calls logging.basicConfig(INFO): undone below
+        from wordllama import WordLlama
+    finally:
+        root.handlers[:], root.level = handlers, level
+    theirs = WordLlama.load(
+        config="l2_supercat",
+        dim=256,
+        trunc_dim=128,
+        cache_dir=Path(wordllama.__file__).parent,
+        disable_download=True,
+    )
+    texts = ["the disk is full", "Ducks swim in ponds.", "x", "Café crème, naïve résumé"]
+    reference = np.stack(
+        [
+            theirs.embedding[theirs.tokenizer.encode(t, add_special_tokens=False).ids].sum(axis=0)
+            for t in texts
+        ]
+    )
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    ours = WordLlamaEmbedder()
+    # Few texts read their token rows from the mapped file; many convert the matrix once.
+    assert np.allclose(ours.embed(texts), reference, atol=1e-6)
+    assert np.allclose(ours.embed(texts * 5)[: len(texts)], reference, atol=1e-6)
+
+
+LOGGING_PROBE = """
+import json, logging, sys
+from loom_dagster.search.embedding import WordLlamaEmbedder
+root = logging.getLogger()
+before = (len(root.handlers), root.level)
+rows = WordLlamaEmbedder().embed(["the disk is full"])
+print(json.dumps([before, [len(root.handlers), root.level], "wordllama" in sys.modules,
+                  rows.shape[1]]))
+"""
+
+
+def test_loading_the_default_embedder_leaves_the_root_logger_alone() -> None:
+    pytest.importorskip("wordllama")
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", LOGGING_PROBE], capture_output=True, text=True, check=True
+    )
+    before, after, imported, dimension = json.loads(done.stdout.splitlines()[-1])
+    # wordllama's own import adds a handler at INFO to the root logger (logging.basicConfig).
+    assert after == before and not imported and dimension == 128, done.stderr
+
+
+def test_a_query_of_words_no_document_holds_returns_no_hits(tmp_path: Path) -> None:
+    from loom_dagster.search.fusion import LegRank, fuse
+    from loom_dagster.search.legs import LegHit
+    from loom_dagster.search.service import default_legs, search
+
+    chunks = {
+        "a": [chunk("a", 0, "Restarting the replication daemon clears stuck transactions.")],
+        "b": [chunk("b", 0, "Quarterly revenue grew in the northern region.")],
+    }
+    lexical = LexicalIndex(tmp_path / "lexical")
+    lexical.publish_many(chunks)
+    floor = EmbedderSpec.parse("ngram").floor
+    assert floor > 0
+    vectors = VectorIndex(tmp_path / "vectors", NgramEmbedder(), floor=floor)
+    vectors.publish_many(chunks)
+    legs = default_legs(lexical, vectors)
+
+    assert search(lexical, "zebra xylophone quasar", legs=legs) == []
+    # Without the floor the vector leg fills the answer with whatever is nearest.
+    unfloored = default_legs(lexical, VectorIndex(tmp_path / "vectors", NgramEmbedder()))
+    assert len(search(lexical, "zebra xylophone quasar", legs=unfloored)) == 2
+    # A paraphrase only the vector leg finds is still an answer: it is above the floor.
+    [hit] = search(lexical, "restart replicator transaction", legs=legs)
+    assert hit.chunk.chunk_id == "a@r1#0" and [leg.leg for leg in hit.legs] == ["vector"]
+
+    # The floor drops only a chunk no other leg found: one BM25 also ranks stays.
+    fused = fuse(
+        [("lexical", [LegHit("x", 3.0)]), ("vector", [LegHit("y", 0.01), LegHit("x", 0.02)])],
+        10,
+        floors={"vector": 0.3},
+    )
+    assert [(f.chunk_id, f.legs) for f in fused] == [
+        ("x", (LegRank("lexical", 1, 3.0), LegRank("vector", 2, 0.02)))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (None, "No such file or directory"),
+        (b"\x02", "has no safetensors header"),
+        (
+            (28).to_bytes(8, "little") + b'{"other": {"dtype": "F16"}} ',
+            "has no embedding.weight tensor of a float type",
+        ),
+        (
+            (81).to_bytes(8, "little")
+            + b'{"embedding.weight": {"dtype": "F16", "shape": [4, 256], "data_offsets": [0, 8]}}',
+            "byte range does not match its shape",
+        ),
+    ],
+)
+def test_a_damaged_default_model_is_a_typed_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weights: bytes | None, message: str
+) -> None:
+    pytest.importorskip("wordllama")
+    import loom_dagster.search.embedding as embedding
+
+    real = embedding._package_folder("wordllama")
+    (tmp_path / "tokenizers").mkdir()
+    (tmp_path / "weights").mkdir()
+    name = "l2_supercat_tokenizer_config.json"
+    (tmp_path / "tokenizers" / name).write_bytes((real / "tokenizers" / name).read_bytes())
+    if weights is not None:
+        (tmp_path / "weights" / "l2_supercat_256.safetensors").write_bytes(weights)
+    monkeypatch.setattr(embedding, "_package_folder", lambda package: tmp_path)
+    with pytest.raises(embedding.EmbedderError) as refused:
+        WordLlamaEmbedder().embed(["the disk is full"])
+    assert refused.value.code == "embedder_unavailable"
+    assert refused.value.message.startswith("wordllama's bundled model cannot be loaded: ")
+    assert message in refused.value.message
+
+
+def test_a_damaged_generation_is_reported_and_the_next_publish_starts_a_new_one(
+    tmp_path: Path,
+) -> None:
+    from loom_dagster.errors import LoomError
+
+    directory = tmp_path / "vectors"
+    index = VectorIndex(directory, NgramEmbedder())
+    index.publish_many({"a": [chunk("a", 0, "shared words")], "b": [chunk("b", 0, "more words")]})
+    (generation,) = (directory / "generations").iterdir()
+    vectors = generation / "vectors.npy"
+    vectors.write_bytes(vectors.read_bytes()[:-100])  # cut short
+
+    reader = VectorIndex(directory, NgramEmbedder())
+    with pytest.raises(LoomError) as damaged:
+        reader.rank("words", SearchFilter(), 5)
+    assert damaged.value.code == "index_unreadable"
+    assert f"generation {generation.name} in {directory} cannot be read" in damaged.value.message
+    # The writer's view: nothing is live, so a sync re-publishes every document; so too when
+    # the generation's listing of documents is damaged.
+    assert index.live_revisions() == {}
+    (generation / "documents.json").write_text("{")
+    assert index.live_revisions() == {}
+    index.publish_many({"a": [chunk("a", 0, "shared words")]})
+    assert ids(reader.rank("words", SearchFilter(), 5)) == ["a@r1#0"]
+    assert [p.name for p in (directory / "generations").iterdir()] != [generation.name]
+
+
+@pytest.mark.parametrize("name", ["../../elsewhere", "00000000000000000001-abcdefgh", ""])
+def test_a_manifest_naming_no_generation_is_refused(tmp_path: Path, name: str) -> None:
+    import json
+
+    from loom_dagster.errors import LoomError
+
+    directory = tmp_path / "vectors"
+    index = VectorIndex(directory, NgramEmbedder())
+    index.publish_many({"a": [chunk("a", 0, "words")]})
+    manifest = json.loads((directory / "manifest.json").read_text())
+    (directory / "manifest.json").write_text(json.dumps({**manifest, "generation": name}))
+    with pytest.raises(LoomError) as refused:
+        VectorIndex(directory, NgramEmbedder()).rank("words", SearchFilter(), 5)
+    assert refused.value.code == "index_unreadable"
+    assert f"names {name!r}, not a generation" in refused.value.message
+
+
+@pytest.mark.parametrize("hnsw", [False, True])
+def test_rows_copied_into_a_new_generation_keep_their_chunks(tmp_path: Path, hnsw: bool) -> None:
+    # Chunks cut into passages (several rows a chunk): the documents a batch does not touch are
+    # copied into the new generation, and each row must still point at its own chunk.
+    index = VectorIndex(
+        tmp_path / "vectors", NgramEmbedder(), passage_chars=40, hnsw_threshold=0 if hnsw else 10**6
+    )
+    long = "Filler sentence about nothing much. " * 3
+    index.publish_many(
+        {
+            "a": [chunk("a", 0, long + "Replication daemon restarts."), chunk("a", 1, "Cake.")],
+            "b": [chunk("b", 0, long + "Quarterly revenue grew.")],
+            "c": [chunk("c", 0, "Glacier penguins.")],
+        }
+    )
+    index.publish_many({"d": [chunk("d", 0, long + "Hosting costs doubled.")]}, retire=["b"])
+    index.publish_many({"a": [chunk("a", 0, "Cake.", revision="r2")]})
+    reader = VectorIndex(
+        tmp_path / "vectors", NgramEmbedder(), passage_chars=40, hnsw_threshold=0 if hnsw else 10**6
+    )
+    assert ids(reader.rank("hosting costs doubled", SearchFilter(), 1)) == ["d@r1#0"]
+    assert ids(reader.rank("glacier penguins", SearchFilter(), 1)) == ["c@r1#0"]
+    assert ids(reader.rank("cake", SearchFilter(), 1)) == ["a@r2#0"]
+    assert sorted(ids(reader.rank("words", SearchFilter(), 10))) == ["a@r2#0", "c@r1#0", "d@r1#0"]
+    assert reader.live_revisions() == {"a": "a@r2", "c": "c@r1", "d": "d@r1"}
