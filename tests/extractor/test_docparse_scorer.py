@@ -298,3 +298,22 @@ def test_failed_units_count_scanned_pages_read_with_ocr_or_named_failed() -> Non
         "coverage": {"failed": [{"unit": "page 2", "reason": "needs OCR"}]},
     }
     assert score.score_document(gold, artifact)["failed units"] == (2, 3)
+
+
+REALWORLD_PDF = Path(__file__).resolve().parents[2] / "bench" / "realworld" / "pdf" / "icdar2013"
+
+
+@needs_reference
+def test_agrees_with_the_reference_on_two_listed_tables_with_the_same_cells() -> None:
+    # eu-011's tables: the reader lists two tables of equal cells and no table block holds
+    # them; both scorers count both (they disagreed here once).
+    from extractor_sandbox.source import extract
+
+    source = REALWORLD_PDF / "eu-011.pdf"
+    artifact = extract(source.read_bytes(), "pdf", source.name, {})
+    gold_path = REALWORLD_PDF / "eu-011.pdf.gold.json"
+    assert reference is not None
+    theirs = reference.score(reference.load_gold(str(gold_path)), reference.load_artifact(artifact))
+    ours = score.score_document(score.load_gold(gold_path), artifact)
+    hits, total = ours["table cell F1"]
+    assert abs(hits / total - theirs["table_cell_f1"]) <= 0.01, (hits / total, theirs)

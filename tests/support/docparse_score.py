@@ -322,9 +322,12 @@ def _add_listed_tables(
     """The artifact's `tables` (a PDF's, a sheet's) that no table block already holds; as the
     reference scorer does, their cells are the artifact's words when no block is a table."""
     had_table_block = bool(tables)
+    # Only a table block holds a listed table: two listed tables with the same cells are two
+    # tables (the reference scorer compares with the blocks' tables alone).
+    in_blocks = [_cells(t["rows"]) for t in tables]
     for table in artifact.get("tables") or []:
         rows = _grid(table)
-        if any(_cells(t["rows"]) == _cells(rows) for t in tables):
+        if _cells(rows) in in_blocks:
             continue
         pages = _pages(table.get("locator"))
         tables.append({"rows": rows, "pages": pages})
