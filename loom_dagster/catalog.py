@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from loom_dagster import hold
 from loom_dagster.chunking import Chunk
 from loom_dagster.errors import LoomError
 from loom_dagster.sources import FileState, OptionRule, Revision, Source
@@ -96,6 +97,23 @@ class Outcome:
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """All of the block's writes, or none of them."""
     con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+@contextmanager
+def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """All of the block's writes, or none of them: its own transaction, or the caller's when
+    one is open already (DuckDB has no nested transactions)."""
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException:
+        yield  # inside the caller's transaction, which commits or rolls back the whole
+        return
     try:
         yield
     except BaseException:
@@ -242,62 +260,127 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
     outcomes stay in the history). A key that is already its path's newest keeps its record
     (two scans registering one change), unless its document was retired: a file deleted and
     written again with the same bytes runs again.
+
+    The batch is one transaction of a few statements, whatever its size (a folder's first scan
+    is thousands of rows): it is registered whole or, if anything fails or the process dies
+    midway, not at all. Revisions are taken in order, as if one by one: a later revision of a
+    path is newer than an earlier one of the batch.
     """
-    again: list[str] = []
-    for revision in revisions:
-        row = con.execute(
-            "SELECT seq < (SELECT max(seq) FROM revisions WHERE source = ? AND path = ?) "
-            "FROM revisions WHERE key = ?",
-            [revision.source, revision.path, revision.key],
-        ).fetchone()
-        if row is None:
-            con.execute(
-                f"INSERT INTO revisions ({_REVISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                _revision_values(revision),
-            )
-        elif row[0]:
-            con.execute(
-                "UPDATE revisions SET seq = nextval('revision_seq'), size = ?, mtime_ns = ?, "
-                "device = ?, inode = ? WHERE key = ?",
-                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
-            )
-            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
-            again.append(revision.key)
-        revived = con.execute(
-            "UPDATE documents SET status = 'pending' WHERE document_id = ? AND status = 'retired' "
-            "AND live_revision IS NULL RETURNING document_id",
-            [revision.document_id],
+    batch: dict[str, Revision] = {}
+    for revision in revisions:  # a key given twice: its first occurrence, as one by one
+        batch.setdefault(revision.key, revision)
+    if not batch:
+        return []
+    ordered = list(batch.values())
+    with atomic(con):
+        # Each key's record, and whether its path has a newer one, as the catalog holds them.
+        known = {
+            key: bool(older)
+            for key, older in con.execute(
+                """
+                SELECT r.key, r.seq < (SELECT max(n.seq) FROM revisions n
+                                       WHERE n.source = r.source AND n.path = r.path)
+                FROM revisions r WHERE r.key IN (SELECT unnest(?))
+                """,
+                [list(batch)],
+            ).fetchall()
+        }
+        revived = {
+            row[0]
+            for row in con.execute(
+                "UPDATE documents SET status = 'pending' WHERE document_id IN (SELECT unnest(?)) "
+                "AND status = 'retired' AND live_revision IS NULL RETURNING document_id",
+                [sorted({r.document_id for r in ordered})],
+            ).fetchall()
+        }
+        hold.reached("registering")
+        inserted: list[Revision] = []
+        moved: list[Revision] = []  # registered before, and to run again
+        renumbered: list[str] = []  # keys given a new seq, in the batch's order
+        renewed: set[tuple[str, str]] = set()  # paths given a newer revision by this batch
+        claimed: set[str] = set()  # documents whose revival a revision of the batch took
+        for revision in ordered:
+            path = (revision.source, revision.path)
+            revives = revision.document_id in revived and revision.document_id not in claimed
+            if revives:
+                claimed.add(revision.document_id)
+            if revision.key not in known:
+                inserted.append(revision)
+                renumbered.append(revision.key)
+                renewed.add(path)
+                continue
+            newer_exists = known[revision.key] or path in renewed
+            if newer_exists:
+                renumbered.append(revision.key)
+                renewed.add(path)
+            if newer_exists or revives:
+                moved.append(revision)
+        # Sequence numbers taken in the batch's order, as one by one would have.
+        numbers = con.execute(
+            "SELECT nextval('revision_seq') FROM range(?)", [len(renumbered)]
         ).fetchall()
-        if revived and row is not None:
+        numbered = dict(zip(renumbered, sorted(row[0] for row in numbers), strict=True))
+        if inserted:
+            columns = [
+                list(column) for column in zip(*map(_revision_values, inserted), strict=True)
+            ]
             con.execute(
-                "UPDATE revisions SET size = ?, mtime_ns = ?, device = ?, inode = ? WHERE key = ?",
-                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
+                f"INSERT INTO revisions (seq, {_REVISION_COLUMNS}) SELECT * FROM ("
+                f"SELECT unnest(?::BIGINT[]), {', '.join(['unnest(?)'] * len(columns))})",
+                [[numbered[r.key] for r in inserted], *columns],
             )
-            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
-            if revision.key not in again:
-                again.append(revision.key)
-    return again
+        if moved:
+            _set_identity(con, moved, seqs=[numbered.get(r.key) for r in moved])
+            con.execute(
+                "DELETE FROM outcomes WHERE revision IN (SELECT unnest(?))",
+                [[r.key for r in moved]],
+            )
+    return [r.key for r in moved]
+
+
+def _set_identity(
+    con: duckdb.DuckDBPyConnection,
+    revisions: Sequence[Revision],
+    *,
+    seqs: Sequence[int | None] | None = None,
+) -> None:
+    """Record each revision's file identity as scanned now (and a new seq where one is given),
+    in one statement."""
+    con.execute(
+        "UPDATE revisions SET seq = coalesce(m.seq, revisions.seq), size = m.size, "
+        "mtime_ns = m.mtime_ns, device = m.device, inode = m.inode FROM (SELECT unnest(?) AS key, "
+        "unnest(?::BIGINT[]) AS seq, unnest(?::BIGINT[]) AS size, unnest(?::BIGINT[]) AS mtime_ns, "
+        "unnest(?::BIGINT[]) AS device, unnest(?::BIGINT[]) AS inode) m "
+        "WHERE revisions.key = m.key",
+        [
+            [r.key for r in revisions],
+            list(seqs) if seqs is not None else [None] * len(revisions),
+            [r.size for r in revisions],
+            [r.mtime_ns for r in revisions],
+            [r.device for r in revisions],
+            [r.inode for r in revisions],
+        ],
+    )
 
 
 def refresh_identity(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> list[str]:
     """The file of a registered revision is another inode with the same bytes (rewritten, copied
     over): record the identity it has now, so reading it is not refused as a swap. A revision a
-    read refused as changed or gone for that reason runs again; returns those keys."""
-    again: list[str] = []
-    for revision in revisions:
-        con.execute(
-            "UPDATE revisions SET size = ?, mtime_ns = ?, device = ?, inode = ? WHERE key = ?",
-            [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
-        )
-        again += [
+    read refused as changed or gone for that reason runs again; returns those keys, in order.
+    One transaction for the batch."""
+    if not revisions:
+        return []
+    with atomic(con):
+        _set_identity(con, revisions)
+        cleared = {
             row[0]
             for row in con.execute(
-                "DELETE FROM outcomes WHERE revision = ? AND status = 'refused' "
+                "DELETE FROM outcomes WHERE revision IN (SELECT unnest(?)) AND status = 'refused' "
                 "AND code IN ('source_changed', 'source_gone') RETURNING revision",
-                [revision.key],
+                [[r.key for r in revisions]],
             ).fetchall()
-        ]
-    return again
+        }
+    return list(dict.fromkeys(r.key for r in revisions if r.key in cleared))
 
 
 def registered_keys(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:

@@ -1,0 +1,207 @@
+"""Issue 15 part 3: the catalog written and read a batch at a time, on a real DuckDB file.
+
+A batch registers whole or not at all: a bad row in its middle, or the process killed between
+its statements (held at the `registering` point, loom_dagster/hold.py, and killed there), leaves
+the catalog as it was before the batch. Batched reads answer what one-by-one reads answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from loom_dagster import catalog, hold
+from loom_dagster.chunking import Chunk
+from loom_dagster.contract.artifact import Locator
+from loom_dagster.sources import Revision, Source, document_id, revision_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "catalog.duckdb"
+
+
+@pytest.fixture
+def con(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    connection = duckdb.connect(str(path))
+    catalog.ensure_schema(connection)
+    catalog.upsert_source(connection, Source("docs", "/data/docs"))
+    yield connection
+    connection.close()
+
+
+def revision(name: str, sha: str, *, size: int = 3, source: str = "docs") -> Revision:
+    digest = sha * 64
+    return Revision(
+        revision_key(source, name, digest),
+        document_id(source, name),
+        source,
+        name,
+        size,
+        1,
+        digest,
+        device=5,
+        inode=7,
+    )
+
+
+def chunk(rev: Revision) -> Chunk:
+    return Chunk(
+        0, "text", ("b0",), "paragraph", (), Locator(line_start=1, line_end=1), (), rev.key, "text"
+    )
+
+
+def rows(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    return con.execute(
+        "SELECT key, seq, size, mtime_ns, device, inode FROM revisions ORDER BY key"
+    ).fetchall()
+
+
+def test_a_bad_row_in_the_middle_of_a_batch_registers_nothing_of_it(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    gone = revision("gone.md", "1")
+    catalog.register_revisions(con, [gone])
+    catalog.retire_paths(con, "docs", ["gone.md"])
+    before = rows(con)
+    back = revision("gone.md", "1")  # written again: its document would be revived
+    bad = revision("b.md", "2", size=2**64)  # past BIGINT: the insert fails
+    with pytest.raises(duckdb.Error):
+        catalog.register_revisions(con, [revision("a.md", "1"), back, bad, revision("c.md", "3")])
+    assert rows(con) == before
+    status = con.execute(
+        "SELECT status FROM documents WHERE document_id = ?", [gone.document_id]
+    ).fetchone()
+    assert status == ("retired",)
+
+
+KILLED = """
+import json, sys
+import duckdb
+from loom_dagster import catalog
+from loom_dagster.sources import Revision
+con = duckdb.connect(sys.argv[1])
+catalog.register_revisions(con, [Revision(*r) for r in json.loads(sys.argv[2])])
+"""
+
+
+def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_as_it_was(
+    con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
+) -> None:
+    gone = revision("gone.md", "1")
+    catalog.register_revisions(con, [gone])
+    catalog.retire_paths(con, "docs", ["gone.md"])
+    before = rows(con)
+    con.close()
+    batch = [gone] + [revision(f"n{i}.md", "2") for i in range(50)]
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    env = {
+        **os.environ,
+        hold.ENV_AT: "registering",
+        hold.ENV_DIR: str(holds),
+        "PYTHONPATH": str(ROOT),
+    }
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            KILLED,
+            str(path),
+            json.dumps([list(r.__dict__.values()) for r in batch]),
+        ],
+        env=env,
+    )
+    try:
+        reached = holds / "registering.reached"
+        for _ in range(1200):  # the child's start, on a busy machine: up to a minute
+            if reached.exists() or child.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert reached.exists(), "the batch never reached its hold point"
+        # Held after the revival of `gone.md`'s document was written, before the rows.
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    after = duckdb.connect(str(path))
+    try:
+        assert rows(after) == before
+        status = after.execute(
+            "SELECT status FROM documents WHERE document_id = ?", [gone.document_id]
+        ).fetchone()
+        assert status == ("retired",)
+    finally:
+        after.close()
+
+
+def test_a_batch_takes_its_revisions_in_order_as_one_by_one_would(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    first, second = revision("a.md", "1"), revision("a.md", "2")
+    catalog.register_revisions(con, [first])
+    # `second` is new and registered first in the batch; `first`, registered before, comes
+    # after it: the file went back to its old bytes within one batch's span.
+    assert catalog.register_revisions(con, [second, first]) == [first.key]
+    newest = catalog.known_files(con, "docs")["a.md"]
+    assert newest.sha256 == first.sha256
+    seqs = dict(con.execute("SELECT key, seq FROM revisions").fetchall())
+    assert seqs[first.key] > seqs[second.key]
+
+
+def test_registering_a_batch_again_changes_nothing(con: duckdb.DuckDBPyConnection) -> None:
+    batch = [revision(f"f{i:04d}.md", "a") for i in range(2000)]
+    assert catalog.register_revisions(con, batch) == []
+    before = rows(con)
+    assert catalog.register_revisions(con, batch) == []
+    assert rows(con) == before
+    assert len(before) == 2000
+    # Sequence numbers follow the batch's order.
+    seqs = [seq for _, seq in con.execute("SELECT key, seq FROM revisions").fetchall()]
+    by_key = dict(con.execute("SELECT key, seq FROM revisions").fetchall())
+    assert [by_key[r.key] for r in batch] == sorted(seqs)
+
+
+def test_a_revived_document_takes_its_file_identity_as_scanned_now(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    a = revision("a.md", "1")
+    catalog.register_revisions(con, [a])
+    catalog.publish_revision(con, a, [chunk(a)], artifact_sha256="x")
+    catalog.retire_paths(con, "docs", ["a.md"])
+    again = Revision(*{**a.__dict__, "inode": 99, "mtime_ns": 5}.values())
+    b = revision("b.md", "2")
+    # The file deleted, then written again with the same bytes: its revision runs again,
+    # read from the file as it is now; a new file beside it is simply registered.
+    assert catalog.register_revisions(con, [again, b]) == [a.key]
+    assert catalog.get_revision(con, a.key) == again
+    assert catalog.registered_keys(con, [b.key]) == {b.key}
+    status = con.execute(
+        "SELECT status FROM documents WHERE document_id = ?", [a.document_id]
+    ).fetchone()
+    assert status == ("pending",)
+    assert catalog.outcomes_for(con, [a.key]) == {}
+
+
+def test_refreshing_identities_in_a_batch_runs_again_only_the_refused_as_replaced(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    a, b, c = revision("a.md", "1"), revision("b.md", "1"), revision("c.md", "1")
+    catalog.register_revisions(con, [a, b, c])
+    catalog.record_outcome(con, catalog.Outcome(a.key, catalog.REFUSED, "source_changed", "x"))
+    catalog.record_outcome(con, catalog.Outcome(c.key, catalog.REFUSED, "encoding", "x"))
+    moved = [Revision(*{**r.__dict__, "inode": 42}.values()) for r in (c, b, a)]
+    assert catalog.refresh_identity(con, moved) == [a.key]
+    assert {catalog.get_revision(con, r.key).inode for r in (a, b, c)} == {42}
+    assert set(catalog.outcomes_for(con, [a.key, b.key, c.key])) == {c.key}
