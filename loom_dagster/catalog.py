@@ -461,6 +461,40 @@ def source_root(con: duckdb.DuckDBPyConnection, source: str) -> str:
     return str(row[0])
 
 
+def revisions_of(
+    con: duckdb.DuckDBPyConnection, keys: Iterable[str], *, strict: bool = False
+) -> dict[str, Revision]:
+    """The registered revisions among `keys`, by key in their order, in one query: what
+    `get_revision` answers for each. A key with no record is left out, or with `strict` is
+    unknown_revision."""
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        return {}
+    rows = con.execute(
+        f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE key IN (SELECT unnest(?))", [keys]
+    ).fetchall()
+    found = {row[0]: Revision(*row) for row in rows}
+    if strict and len(found) < len(keys):
+        missing = next(key for key in keys if key not in found)
+        raise CatalogError(f"revision {missing} is not registered", code="unknown_revision")
+    return {key: found[key] for key in keys if key in found}
+
+
+def source_roots(con: duckdb.DuckDBPyConnection, sources: Iterable[str]) -> dict[str, str]:
+    """The folder of each of `sources`, in one query; unknown_source for one not registered."""
+    names = sorted(set(sources))
+    if not names:
+        return {}
+    rows = con.execute(
+        "SELECT name, root FROM sources WHERE name IN (SELECT unnest(?))", [names]
+    ).fetchall()
+    roots = {str(name): str(root) for name, root in rows}
+    for name in names:
+        if name not in roots:
+            raise CatalogError(f"source {name} is not registered", code="unknown_source")
+    return roots
+
+
 # Outcomes and publishing --------------------------------------------------------------------
 
 

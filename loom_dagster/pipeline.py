@@ -356,7 +356,9 @@ def reconcile(
         return {}
     live: dict[str, list[IndexedChunk]] = {}
     gone: list[str] = []
-    revisions = {key: catalog.get_revision(con, key) for _, key in differing if key is not None}
+    revisions = catalog.revisions_of(
+        con, [key for _, key in differing if key is not None], strict=True
+    )
     tags = catalog.source_tags(con, {revision.source for revision in revisions.values()})
     for document, key in differing:
         if key is None:
@@ -666,6 +668,6 @@ def register_for_run(
     if need - known:  # a key names no source: any folder may hold it
         sources = catalog.list_sources(con)
     else:
-        names = sorted({catalog.get_revision(con, key).source for key in known})
+        names = sorted({revision.source for revision in catalog.revisions_of(con, known).values()})
         sources = [s for s in catalog.list_sources(con) if s.name in names]
     return sync_folders(con, index, sources, settle_s=settle_s)

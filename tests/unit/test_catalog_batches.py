@@ -205,3 +205,55 @@ def test_refreshing_identities_in_a_batch_runs_again_only_the_refused_as_replace
     assert catalog.refresh_identity(con, moved) == [a.key]
     assert {catalog.get_revision(con, r.key).inode for r in (a, b, c)} == {42}
     assert set(catalog.outcomes_for(con, [a.key, b.key, c.key])) == {c.key}
+
+
+def test_batched_lookups_answer_what_one_by_one_lookups_answer(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    batch = [revision(f"f{i}.md", "a") for i in range(30)]
+    catalog.register_revisions(con, batch)
+    keys = [r.key for r in reversed(batch)] + ["nothing~0000000000@0000000000000000"]
+    found = catalog.revisions_of(con, keys)
+    assert list(found) == keys[:-1]
+    assert all(found[r.key] == catalog.get_revision(con, r.key) for r in batch)
+    with pytest.raises(catalog.CatalogError) as refused:
+        catalog.revisions_of(con, keys, strict=True)
+    assert refused.value.code == "unknown_revision"
+    assert catalog.source_roots(con, ["docs", "docs"]) == {"docs": "/data/docs"}
+    with pytest.raises(catalog.CatalogError) as unknown:
+        catalog.source_roots(con, ["docs", "elsewhere"])
+    assert unknown.value.code == "unknown_source"
+
+
+class Counting:
+    """A connection that counts the statements it is given."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con, self.statements = con, 0
+
+    def execute(self, *args: object) -> duckdb.DuckDBPyConnection:
+        self.statements += 1
+        return self.con.execute(*args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("documents", [2, 40])
+def test_reconciling_a_batch_reads_the_catalog_a_fixed_number_of_times(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path, documents: int
+) -> None:
+    from loom_dagster import pipeline
+    from loom_dagster.objectstore import ObjectStore
+    from loom_dagster.search.lexical import LexicalIndex
+
+    store = ObjectStore((tmp_path / "store").as_uri())
+    index = LexicalIndex(tmp_path / "search")
+    batch = [revision(f"f{i}.md", "a") for i in range(documents)]
+    catalog.register_revisions(con, batch)
+    for rev in batch:
+        chunks = [chunk(rev)]
+        store.put(store.revision_key(rev.key, pipeline.CHUNKS), pipeline.chunks_to_parquet(chunks))
+        catalog.publish_revision(con, rev, chunks, artifact_sha256="0" * 64)
+    counting = Counting(con)
+    repaired = pipeline.reconcile(counting, index, store)  # type: ignore[arg-type]
+    assert len(repaired) == documents
+    # unmark (empty index), unindexed, the revisions, their tags, the marks: not one a document.
+    assert counting.statements == 5
