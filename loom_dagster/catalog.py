@@ -8,6 +8,8 @@ connections short, and the publishing step runs in a Dagster pool of size 1.
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -124,6 +126,34 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(SCHEMA)
+
+
+@contextmanager
+def connect(
+    path: str | os.PathLike[str], *, retries: int = 10
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the catalog file with its schema in place, for a command that runs no
+    Dagster (resources/storage.py's CatalogResource is the same for the code location).
+
+    DuckDB takes one process per file: while another holds it, the connection is tried again
+    after 0.1 s, 0.2 s, 0.4 s, ... up to `retries` times (as DuckDBResource does), so a short
+    write elsewhere is a wait here; the last refusal is raised.
+    """
+    attempt = 0
+    while True:
+        try:
+            con = duckdb.connect(str(path))
+            break
+        except duckdb.IOException:
+            if attempt >= retries:
+                raise
+            time.sleep(0.1 * 2**attempt)
+            attempt += 1
+    try:
+        ensure_schema(con)
+        yield con
+    finally:
+        con.close()
 
 
 # Sources ------------------------------------------------------------------------------------
