@@ -662,34 +662,167 @@ def publish_revision(
     stored in the revision's chunks.parquet and in search, not here). A revision older
     than the one already live is recorded as superseded and changes nothing.
     """
-    with transaction(con):
-        if newer_revision_is_live(con, revision):
-            record_outcome(
-                con,
-                Outcome(revision.key, SUPERSEDED, chunk_count=len(chunks)),
-                run_id=run_id,
-                artifact_sha256=artifact_sha256,
+    [done] = publish_batch(
+        con, [Publication(revision, len(chunks), artifact_sha256)], run_id=run_id
+    )
+    return done.replaced
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A revision whose every step succeeded, to be made live."""
+
+    revision: Revision
+    chunk_count: int
+    artifact_sha256: str
+
+
+@dataclass(frozen=True)
+class Published:
+    """What publishing one entry of a batch came to: its outcome, and the revision it took
+    the document's place of (None: none, or it was superseded or refused)."""
+
+    outcome: Outcome
+    replaced: str | None = None
+
+
+def _seqs(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> dict[str, int]:
+    rows = con.execute(
+        "SELECT key, seq FROM revisions WHERE key IN (SELECT unnest(?))", [sorted(set(keys))]
+    ).fetchall()
+    return {str(key): int(seq) for key, seq in rows}
+
+
+def _live_of(
+    con: duckdb.DuckDBPyConnection, documents: Iterable[str]
+) -> dict[str, tuple[str, int]]:
+    """Each document's live revision and its seq, for those that have one."""
+    rows = con.execute(
+        "SELECT d.document_id, d.live_revision, r.seq FROM documents d "
+        "JOIN revisions r ON r.key = d.live_revision "
+        "WHERE d.document_id IN (SELECT unnest(?))",
+        [sorted(set(documents))],
+    ).fetchall()
+    return {str(document): (str(key), int(seq)) for document, key, seq in rows}
+
+
+def superseded_in_order(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> set[str]:
+    """Which of `revisions`, published in this order, would find a newer revision of their
+    document live (the live one now, or one published before them in the order). Reads only."""
+    seqs = _seqs(con, (r.key for r in revisions))
+    live = _live_of(con, (r.document_id for r in revisions))
+    superseded: set[str] = set()
+    for revision in revisions:
+        current = live.get(revision.document_id)
+        if current is not None and current[1] > seqs[revision.key]:
+            superseded.add(revision.key)
+        else:
+            live[revision.document_id] = (revision.key, seqs[revision.key])
+    return superseded
+
+
+def publish_batch(
+    con: duckdb.DuckDBPyConnection,
+    entries: Sequence[Publication | Outcome],
+    *,
+    run_id: str | None = None,
+) -> list[Published]:
+    """Publish each `Publication` and record each refusal (an `Outcome`), in this order and in
+    one transaction of a few statements, whatever the batch's size; one result per entry.
+
+    As one by one: a revision older than its document's live one (live before the batch, or
+    published earlier in it) is recorded as superseded and changes nothing; one that takes a
+    document's place records the one it replaced as superseded. All of it, or (a failure,
+    the process killed) none of it.
+    """
+    if not entries:
+        return []
+    publications = [e for e in entries if isinstance(e, Publication)]
+    with atomic(con):
+        seqs = _seqs(con, (p.revision.key for p in publications))
+        live = _live_of(con, (p.revision.document_id for p in publications))
+        missing = [p.revision.key for p in publications if p.revision.key not in seqs]
+        if missing:
+            raise CatalogError(f"revision {missing[0]} is not registered", code="unknown_revision")
+        results: list[Published] = []
+        recorded: list[tuple[Outcome, str | None]] = []  # (outcome, artifact sha256), in order
+        switched: dict[str, Revision] = {}  # document -> the revision it serves after the batch
+        for entry in entries:
+            if isinstance(entry, Outcome):
+                recorded.append((entry, None))
+                results.append(Published(entry))
+                continue
+            revision = entry.revision
+            current = live.get(revision.document_id)
+            if current is not None and current[1] > seqs[revision.key]:
+                outcome = Outcome(revision.key, SUPERSEDED, chunk_count=entry.chunk_count)
+                recorded.append((outcome, entry.artifact_sha256))
+                results.append(Published(outcome))
+                continue
+            replaced = current[0] if current is not None and current[0] != revision.key else None
+            live[revision.document_id] = (revision.key, seqs[revision.key])
+            switched[revision.document_id] = revision
+            if replaced:
+                recorded.append((Outcome(replaced, SUPERSEDED), None))
+            outcome = Outcome(revision.key, PUBLISHED, chunk_count=entry.chunk_count)
+            recorded.append((outcome, entry.artifact_sha256))
+            results.append(Published(outcome, replaced))
+        if switched:
+            serving = list(switched.values())
+            con.execute(
+                "INSERT INTO documents (document_id, source, path, live_revision, status) "
+                "SELECT *, 'live' FROM (SELECT unnest(?), unnest(?), unnest(?), unnest(?)) "
+                "ON CONFLICT (document_id) DO UPDATE SET "
+                "live_revision = excluded.live_revision, status = 'live', updated_at = now()",
+                [
+                    [r.document_id for r in serving],
+                    [r.source for r in serving],
+                    [r.path for r in serving],
+                    [r.key for r in serving],
+                ],
             )
-            return None
-        row = con.execute(
-            "SELECT live_revision FROM documents WHERE document_id = ?", [revision.document_id]
-        ).fetchone()
-        replaced = row[0] if row and row[0] != revision.key else None
-        con.execute(
-            "INSERT INTO documents (document_id, source, path, live_revision, status) "
-            "VALUES (?, ?, ?, ?, 'live') ON CONFLICT (document_id) DO UPDATE SET "
-            "live_revision = excluded.live_revision, status = 'live', updated_at = now()",
-            [revision.document_id, revision.source, revision.path, revision.key],
-        )
-        if replaced:
-            record_outcome(con, Outcome(replaced, SUPERSEDED), run_id=run_id)
-        record_outcome(
-            con,
-            Outcome(revision.key, PUBLISHED, chunk_count=len(chunks)),
-            run_id=run_id,
-            artifact_sha256=artifact_sha256,
-        )
-    return replaced
+        hold.reached("switching")  # a test kills the process here: the batch is not committed
+        _record_outcomes(con, recorded, run_id=run_id)
+    return results
+
+
+def _record_outcomes(
+    con: duckdb.DuckDBPyConnection,
+    recorded: Sequence[tuple[Outcome, str | None]],
+    *,
+    run_id: str | None,
+) -> None:
+    """Append each outcome to the history in order, and set each revision's current one to its
+    last: two statements."""
+    if not recorded:
+        return
+    numbers = con.execute("SELECT nextval('outcome_seq') FROM range(?)", [len(recorded)]).fetchall()
+
+    def columns(rows: Sequence[tuple[Outcome, str | None]]) -> list[list[object]]:
+        return [
+            [o.revision for o, _ in rows],
+            [o.status for o, _ in rows],
+            [o.code for o, _ in rows],
+            [o.message for o, _ in rows],
+            [sha for _, sha in rows],
+            [o.chunk_count for o, _ in rows],
+        ]
+
+    con.execute(
+        "INSERT INTO outcome_history (seq, revision, status, code, message, artifact_sha256, "
+        "chunk_count, run_id) SELECT *, ? FROM (SELECT unnest(?::BIGINT[]), unnest(?::VARCHAR[]), "
+        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+        "unnest(?::INTEGER[]))",
+        [run_id, sorted(row[0] for row in numbers), *columns(recorded)],
+    )
+    last = list({o.revision: (o, sha) for o, sha in recorded}.values())
+    con.execute(
+        "INSERT OR REPLACE INTO outcomes (revision, status, code, message, artifact_sha256, "
+        "chunk_count, run_id, recorded_at) SELECT *, ?, current_timestamp FROM (SELECT "
+        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+        "unnest(?::VARCHAR[]), unnest(?::INTEGER[]))",
+        [run_id, *columns(last)],
+    )
 
 
 def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> list[str]:

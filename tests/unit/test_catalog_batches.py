@@ -257,3 +257,161 @@ def test_reconciling_a_batch_reads_the_catalog_a_fixed_number_of_times(
     assert len(repaired) == documents
     # unmark (empty index), unindexed, the revisions, their tags, the marks: not one a document.
     assert counting.statements == 5
+
+
+# Publishing a batch ------------------------------------------------------------------------
+
+
+def history(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    return con.execute(
+        "SELECT revision, status, code, chunk_count, run_id FROM outcome_history ORDER BY seq"
+    ).fetchall()
+
+
+def current(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    return con.execute(
+        "SELECT revision, status, code, chunk_count, artifact_sha256 FROM outcomes ORDER BY revision"
+    ).fetchall()
+
+
+def test_a_batch_publishes_in_order_as_one_by_one_would(con: duckdb.DuckDBPyConnection) -> None:
+    old, new, other = revision("a.md", "1"), revision("a.md", "2"), revision("b.md", "1")
+    refused = revision("c.md", "1")
+    catalog.register_revisions(con, [old, new, other, refused])
+    done = catalog.publish_batch(
+        con,
+        [
+            catalog.Publication(old, 1, "x"),
+            catalog.Publication(new, 2, "y"),
+            catalog.Outcome(refused.key, catalog.REFUSED, "encoding", "bad byte"),
+            catalog.Publication(old, 1, "x"),  # older than the live one now: superseded
+            catalog.Publication(other, 0, "z"),
+        ],
+        run_id="run-1",
+    )
+    assert [(d.outcome.revision, d.outcome.status, d.replaced) for d in done] == [
+        (old.key, catalog.PUBLISHED, None),
+        (new.key, catalog.PUBLISHED, old.key),
+        (refused.key, catalog.REFUSED, None),
+        (old.key, catalog.SUPERSEDED, None),
+        (other.key, catalog.PUBLISHED, None),
+    ]
+    assert sorted(d[3] for d in catalog.live_documents(con)) == sorted([new.key, other.key])
+    assert history(con) == [
+        (old.key, catalog.PUBLISHED, None, 1, "run-1"),
+        (old.key, catalog.SUPERSEDED, None, None, "run-1"),
+        (new.key, catalog.PUBLISHED, None, 2, "run-1"),
+        (refused.key, catalog.REFUSED, "encoding", None, "run-1"),
+        (old.key, catalog.SUPERSEDED, None, 1, "run-1"),
+        (other.key, catalog.PUBLISHED, None, 0, "run-1"),
+    ]
+    assert current(con) == sorted(
+        [
+            (old.key, catalog.SUPERSEDED, None, 1, "x"),
+            (new.key, catalog.PUBLISHED, None, 2, "y"),
+            (refused.key, catalog.REFUSED, "encoding", None, None),
+            (other.key, catalog.PUBLISHED, None, 0, "z"),
+        ]
+    )
+
+
+def test_a_failure_in_the_middle_of_a_publish_leaves_nothing_of_its_batch(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    from loom_dagster import pipeline
+    from loom_dagster.objectstore import ObjectStore
+    from loom_dagster.search.lexical import LexicalIndex
+
+    store = ObjectStore((tmp_path / "store").as_uri())
+    index = LexicalIndex(tmp_path / "search")
+    ready, unextracted = revision("a.md", "1"), revision("b.md", "1")
+    catalog.register_revisions(con, [ready, unextracted])
+    sha = store.put_artifact(b"{}")
+    store.put_json(
+        store.revision_key(ready.key, pipeline.EXTRACTION),
+        {"revision": ready.key, "status": "extracted", "artifact_sha256": sha, "format": "text"},
+    )
+    store.put(
+        store.revision_key(ready.key, pipeline.CHUNKS), pipeline.chunks_to_parquet([chunk(ready)])
+    )
+    # One by one, `a.md` went live before `b.md` (no extraction) failed the batch.
+    with pytest.raises(catalog.LoomError) as failed:
+        pipeline.publish(con, index, store, [ready, unextracted])
+    assert failed.value.code == "not_extracted"
+    assert catalog.live_documents(con) == [] and history(con) == []
+
+
+PUBLISH_KILLED = """
+import sys
+import duckdb
+from loom_dagster import catalog
+from tests.unit.test_catalog_batches import revision
+con = duckdb.connect(sys.argv[1])
+catalog.publish_batch(con, [catalog.Publication(revision(f"n{i}.md", "2"), 1, "x")
+                            for i in range(20)])
+"""
+
+
+def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch(
+    con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
+) -> None:
+    catalog.register_revisions(con, [revision(f"n{i}.md", "2") for i in range(20)])
+    con.close()
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    env = {
+        **os.environ,
+        hold.ENV_AT: "switching",
+        hold.ENV_DIR: str(holds),
+        "PYTHONPATH": str(ROOT),
+    }
+    child = subprocess.Popen([sys.executable, "-c", PUBLISH_KILLED, str(path)], env=env, cwd=ROOT)
+    try:
+        reached = holds / "switching.reached"
+        for _ in range(1200):
+            if reached.exists() or child.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert reached.exists(), "the publish never reached its hold point"
+        # Held after the documents were switched, before their outcomes were written.
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    after = duckdb.connect(str(path))
+    try:
+        assert catalog.live_documents(after) == [] and history(after) == []
+    finally:
+        after.close()
+
+
+@pytest.mark.parametrize("size", [2, 30])
+def test_publishing_a_batch_writes_the_catalog_a_fixed_number_of_times(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path, size: int
+) -> None:
+    from loom_dagster import pipeline
+    from loom_dagster.objectstore import ObjectStore
+    from loom_dagster.search.lexical import LexicalIndex
+
+    store = ObjectStore((tmp_path / "store").as_uri())
+    index = LexicalIndex(tmp_path / "search")
+    batch = [revision(f"f{i}.md", "1") for i in range(size)]
+    refused = revision("refused.md", "1")
+    catalog.register_revisions(con, [*batch, refused])
+    sha = store.put_artifact(b"{}")
+    for rev in batch:
+        store.put_json(
+            store.revision_key(rev.key, pipeline.EXTRACTION),
+            {"revision": rev.key, "status": "extracted", "artifact_sha256": sha, "format": "text"},
+        )
+        store.put(
+            store.revision_key(rev.key, pipeline.CHUNKS), pipeline.chunks_to_parquet([chunk(rev)])
+        )
+    pipeline.refuse(store, refused, "encoding", "bad byte")
+    counting = Counting(con)
+    outcomes = pipeline.publish(counting, index, store, [*batch, refused])  # type: ignore[arg-type]
+    assert [o.status for o in outcomes] == [catalog.PUBLISHED] * size + [catalog.REFUSED]
+    assert index.count() == size
+    # reconcile (2), tags, the plan (2), the switch (begin, 2 reads, documents, numbers, history,
+    # outcomes, commit), stale datasets, the marks: none per revision (one by one: 8 each).
+    assert counting.statements == 15
