@@ -13,8 +13,9 @@ index and the embedder (about 1.5 s of imports) before it knows so. Here:
   extractor client alone.
 
 What the unchanged path does not do that the full one does: end the runs a killed ingest left
-STARTED (runs.reap_dead_runs needs Dagster's instance). Those runs left their revisions with
-no outcome, so the next ingest of their folder has something to run and ends them then.
+STARTED (runs.reap_dead_runs needs Dagster's instance). It need not: the full ingest removes
+the record when it starts and writes it only when it completes, so after a killed ingest the
+next one is a full ingest, which ends them.
 """
 
 from __future__ import annotations
