@@ -415,3 +415,38 @@ def test_publishing_a_batch_writes_the_catalog_a_fixed_number_of_times(
     # reconcile (2), tags, the plan (2), the switch (begin, 2 reads, documents, numbers, history,
     # outcomes, commit), stale datasets, the marks: none per revision (one by one: 8 each).
     assert counting.statements == 15
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+import duckdb
+con = duckdb.connect(sys.argv[1])
+Path(sys.argv[2]).write_text("held")
+while not Path(sys.argv[3]).exists():
+    time.sleep(0.05)
+con.close()
+"""
+
+
+def test_a_catalog_another_process_holds_is_waited_for_then_refused_once_retries_are_spent(
+    path: Path, tmp_path: Path
+) -> None:
+    held, release = tmp_path / "held", tmp_path / "release"
+    child = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(held), str(release)])
+    try:
+        for _ in range(1200):
+            if held.exists() or child.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert held.exists()
+        with pytest.raises(duckdb.IOException):
+            with catalog.connect(path, retries=0):
+                pass
+        release.write_text("go")
+        # Released while this waits: the connection is made, with the schema in place.
+        with catalog.connect(path, retries=10) as con:
+            assert catalog.list_sources(con) == []
+    finally:
+        release.write_text("go")
+        child.wait()
