@@ -65,12 +65,13 @@ def state_of(
     prunes, and the search and vector indexes' own files (a commit, a folder removed, another
     embedder)."""
     from loom_dagster import catalog
+    from loom_dagster.search.service import VECTOR_MANIFEST
 
     return {
         "live": _digest(catalog.live_documents(con)),
         "pruned": _digest(sorted(pruned)),
         "index": _stat(settings.search_dir / "meta.json"),
-        "vectors": _stat(settings.vectors_dir / "manifest.json"),
+        "vectors": _stat(settings.vectors_dir / VECTOR_MANIFEST),
         "embedder": repr(settings.embedder),
         "store": settings.object_store_url,
     }
