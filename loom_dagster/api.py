@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from loom_dagster import catalog, lifecycle, parsers, pipeline, runs
+from loom_dagster import catalog, lifecycle, parsers, pipeline, quick, runs
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.display import one_line, printable
-from loom_dagster.errors import ExtractorUnavailable, SourceError
+from loom_dagster.errors import SourceError
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
 from loom_dagster.objectstore import ObjectStore
+from loom_dagster.reports import FileOutcome, IngestReport
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.legs import Leg
 from loom_dagster.search.lexical import LexicalIndex
@@ -50,40 +51,6 @@ if TYPE_CHECKING:
     from loom_dagster.query.run import Answer, Ceilings
 
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class FileOutcome:
-    status: str  # published, refused, unchanged, failed
-    path: str
-    revision: str | None = None
-    detail: str = ""
-    incomplete: bool = False  # published, but its artifact missed part of the file
-
-
-@dataclass
-class IngestReport:
-    source: str
-    outcomes: list[FileOutcome] = field(default_factory=list)
-    retired: list[str] = field(default_factory=list)
-
-    def count(self, status: str) -> int:
-        return sum(1 for o in self.outcomes if o.status == status)
-
-    @property
-    def incomplete(self) -> int:
-        return sum(1 for o in self.outcomes if o.incomplete)
-
-    @property
-    def files(self) -> int:
-        return len(self.outcomes)
-
-    @property
-    def conserved(self) -> bool:
-        """files = published + refused + unchanged: every file ends in exactly one of them."""
-        return self.files == self.count("published") + self.count("refused") + self.count(
-            "unchanged"
-        )
 
 
 def prepare_environment(settings: LoomSettings) -> None:
@@ -261,6 +228,8 @@ def _ingest(
 ) -> IngestReport:
     from loom_dagster.assets.revisions import report_retired
 
+    # No record of a complete ingest until this one completes (an exception leaves none).
+    quick.forget(settings)
     instance = dagster_instance(settings)
     reaped = runs.reap_dead_runs(instance)
     if reaped:
@@ -311,12 +280,15 @@ def _ingest(
         failed_runs = materialize_in_batches(instance, keys, settings, progress)
     # Superseded and retired revisions leave the partition set, so it stays far below
     # Dagster's 100,000 per asset however often the files change.
-    prune_partitions_now(instance, catalog_db, settings.retention)
+    pruned: list[str] = []
+    prune_partitions_now(instance, catalog_db, settings.retention, planned=pruned.extend)
     with catalog_db.connect() as con:
         # The runs publish the lexical index; the vectors follow the catalog here.
         pipeline.sync_vectors(con, open_vectors(settings), ObjectStore(settings.object_store_url))
         outcomes = catalog.outcomes_for(con, keys)
         searchable = catalog.searchable(con, keys)
+        # What the next ingest finds unchanged, it answers without Dagster (quick.py).
+        quick.remember(settings, con, pruned)
     store = ObjectStore(settings.object_store_url)
     for revision in todo:
         outcome = outcomes.get(revision.key)
@@ -483,10 +455,7 @@ def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -
 
 def sources() -> list[catalog.SourceSummary]:
     """Every registered source with its options, last scan and document counts."""
-    settings = LoomSettings.from_env()
-    settings.prepare()
-    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
-        return catalog.source_summaries(con)
+    return quick.sources()
 
 
 @dataclass(frozen=True)
@@ -564,40 +533,6 @@ def search(
     return search_chunks(index, text, search_filter, limit=limit, legs=legs)
 
 
-@dataclass(frozen=True)
-class FormatsAnswer:
-    """Each format's availability, and each configured extractor that could not be read."""
-
-    states: dict[str, str]  # format -> available, unavailable or unknown
-    unreadable: list[ExtractorUnavailable]
-
-    @property
-    def known(self) -> bool:
-        """Whether any format's state was learnt (not every service was unreadable)."""
-        return any(state != "unknown" for state in self.states.values())
-
-
-def formats(loom: LoomSettings | None = None) -> FormatsAnswer:
-    """Each format's availability, with the extractor settings read once (`loom` given by the
-    command, or read here)."""
-    configured = (loom or LoomSettings.from_env()).extractor
-    with configured_or_local(configured) as settings, ExtractorClient(settings) as client:
-        states = client.available_formats()
-        # With no media type given, a format goes to exactly one service (url_for), so an
-        # unknown format names the service that could not be read.
-        unknown = {settings.url_for(fmt) for fmt, state in states.items() if state == "unknown"}
-    return FormatsAnswer(
-        states,
-        [
-            ExtractorUnavailable(
-                f"the extractor at {url} cannot be read: it is unreachable, refused the token,"
-                " or did not answer GET /v1/capabilities as contract v1"
-            )
-            for url in sorted(url for url in unknown if url is not None)
-        ],
-    )
-
-
 # Retention, garbage collection and removing a source ------------------------------------------
 
 
@@ -607,8 +542,10 @@ def prune_partitions_now(
     retention: lifecycle.Retention,
     *,
     dry_run: bool = False,
+    planned: Callable[[Sequence[str]], None] = lambda _: None,
 ) -> list[str]:
-    """Delete the partitions of revisions retention no longer keeps (ingest calls this)."""
+    """Delete the partitions of revisions retention no longer keeps (ingest calls this);
+    `planned` is given every key the plan prunes, deleted now or before."""
     from dagster import DagsterInstance
 
     from loom_dagster.partitions import prune_partitions
@@ -618,7 +555,9 @@ def prune_partitions_now(
     # plan and the deletions.
     with catalog_db.connect() as con:
         plan = lifecycle.plan_retention(catalog.revision_states(con), retention)
-        return prune_partitions(instance, plan.pruned, dry_run=dry_run)
+        doomed = prune_partitions(instance, plan.pruned, dry_run=dry_run)
+        planned(plan.pruned)
+        return doomed
 
 
 def collect_garbage(

@@ -8,12 +8,15 @@ connections short, and the publishing step runs in a Dagster pool of size 1.
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import duckdb
 
+from loom_dagster import hold
 from loom_dagster.chunking import Chunk
 from loom_dagster.errors import LoomError
 from loom_dagster.sources import FileState, OptionRule, Revision, Source
@@ -104,8 +107,53 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute("COMMIT")
 
 
+@contextmanager
+def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """All of the block's writes, or none of them: its own transaction, or the caller's when
+    one is open already (DuckDB has no nested transactions)."""
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException:
+        yield  # inside the caller's transaction, which commits or rolls back the whole
+        return
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(SCHEMA)
+
+
+@contextmanager
+def connect(
+    path: str | os.PathLike[str], *, retries: int = 10
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the catalog file with its schema in place, for a command that runs no
+    Dagster (resources/storage.py's CatalogResource is the same for the code location).
+
+    DuckDB takes one process per file: while another holds it, the connection is tried again
+    after 0.1 s, 0.2 s, 0.4 s, ... up to `retries` times (as DuckDBResource does), so a short
+    write elsewhere is a wait here; the last refusal is raised.
+    """
+    attempt = 0
+    while True:
+        try:
+            con = duckdb.connect(str(path))
+            break
+        except duckdb.IOException:
+            if attempt >= retries:
+                raise
+            time.sleep(0.1 * 2**attempt)
+            attempt += 1
+    try:
+        ensure_schema(con)
+        yield con
+    finally:
+        con.close()
 
 
 # Sources ------------------------------------------------------------------------------------
@@ -242,62 +290,127 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
     outcomes stay in the history). A key that is already its path's newest keeps its record
     (two scans registering one change), unless its document was retired: a file deleted and
     written again with the same bytes runs again.
+
+    The batch is one transaction of a few statements, whatever its size (a folder's first scan
+    is thousands of rows): it is registered whole or, if anything fails or the process dies
+    midway, not at all. Revisions are taken in order, as if one by one: a later revision of a
+    path is newer than an earlier one of the batch.
     """
-    again: list[str] = []
-    for revision in revisions:
-        row = con.execute(
-            "SELECT seq < (SELECT max(seq) FROM revisions WHERE source = ? AND path = ?) "
-            "FROM revisions WHERE key = ?",
-            [revision.source, revision.path, revision.key],
-        ).fetchone()
-        if row is None:
-            con.execute(
-                f"INSERT INTO revisions ({_REVISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                _revision_values(revision),
-            )
-        elif row[0]:
-            con.execute(
-                "UPDATE revisions SET seq = nextval('revision_seq'), size = ?, mtime_ns = ?, "
-                "device = ?, inode = ? WHERE key = ?",
-                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
-            )
-            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
-            again.append(revision.key)
-        revived = con.execute(
-            "UPDATE documents SET status = 'pending' WHERE document_id = ? AND status = 'retired' "
-            "AND live_revision IS NULL RETURNING document_id",
-            [revision.document_id],
+    batch: dict[str, Revision] = {}
+    for revision in revisions:  # a key given twice: its first occurrence, as one by one
+        batch.setdefault(revision.key, revision)
+    if not batch:
+        return []
+    ordered = list(batch.values())
+    with atomic(con):
+        # Each key's record, and whether its path has a newer one, as the catalog holds them.
+        known = {
+            key: bool(older)
+            for key, older in con.execute(
+                """
+                SELECT r.key, r.seq < (SELECT max(n.seq) FROM revisions n
+                                       WHERE n.source = r.source AND n.path = r.path)
+                FROM revisions r WHERE r.key IN (SELECT unnest(?))
+                """,
+                [list(batch)],
+            ).fetchall()
+        }
+        revived = {
+            row[0]
+            for row in con.execute(
+                "UPDATE documents SET status = 'pending' WHERE document_id IN (SELECT unnest(?)) "
+                "AND status = 'retired' AND live_revision IS NULL RETURNING document_id",
+                [sorted({r.document_id for r in ordered})],
+            ).fetchall()
+        }
+        hold.reached("registering")
+        inserted: list[Revision] = []
+        moved: list[Revision] = []  # registered before, and to run again
+        renumbered: list[str] = []  # keys given a new seq, in the batch's order
+        renewed: set[tuple[str, str]] = set()  # paths given a newer revision by this batch
+        claimed: set[str] = set()  # documents whose revival a revision of the batch took
+        for revision in ordered:
+            path = (revision.source, revision.path)
+            revives = revision.document_id in revived and revision.document_id not in claimed
+            if revives:
+                claimed.add(revision.document_id)
+            if revision.key not in known:
+                inserted.append(revision)
+                renumbered.append(revision.key)
+                renewed.add(path)
+                continue
+            newer_exists = known[revision.key] or path in renewed
+            if newer_exists:
+                renumbered.append(revision.key)
+                renewed.add(path)
+            if newer_exists or revives:
+                moved.append(revision)
+        # Sequence numbers taken in the batch's order, as one by one would have.
+        numbers = con.execute(
+            "SELECT nextval('revision_seq') FROM range(?)", [len(renumbered)]
         ).fetchall()
-        if revived and row is not None:
+        numbered = dict(zip(renumbered, sorted(row[0] for row in numbers), strict=True))
+        if inserted:
+            columns = [
+                list(column) for column in zip(*map(_revision_values, inserted), strict=True)
+            ]
             con.execute(
-                "UPDATE revisions SET size = ?, mtime_ns = ?, device = ?, inode = ? WHERE key = ?",
-                [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
+                f"INSERT INTO revisions (seq, {_REVISION_COLUMNS}) SELECT * FROM ("
+                f"SELECT unnest(?::BIGINT[]), {', '.join(['unnest(?)'] * len(columns))})",
+                [[numbered[r.key] for r in inserted], *columns],
             )
-            con.execute("DELETE FROM outcomes WHERE revision = ?", [revision.key])
-            if revision.key not in again:
-                again.append(revision.key)
-    return again
+        if moved:
+            _set_identity(con, moved, seqs=[numbered.get(r.key) for r in moved])
+            con.execute(
+                "DELETE FROM outcomes WHERE revision IN (SELECT unnest(?))",
+                [[r.key for r in moved]],
+            )
+    return [r.key for r in moved]
+
+
+def _set_identity(
+    con: duckdb.DuckDBPyConnection,
+    revisions: Sequence[Revision],
+    *,
+    seqs: Sequence[int | None] | None = None,
+) -> None:
+    """Record each revision's file identity as scanned now (and a new seq where one is given),
+    in one statement."""
+    con.execute(
+        "UPDATE revisions SET seq = coalesce(m.seq, revisions.seq), size = m.size, "
+        "mtime_ns = m.mtime_ns, device = m.device, inode = m.inode FROM (SELECT unnest(?) AS key, "
+        "unnest(?::BIGINT[]) AS seq, unnest(?::BIGINT[]) AS size, unnest(?::BIGINT[]) AS mtime_ns, "
+        "unnest(?::BIGINT[]) AS device, unnest(?::BIGINT[]) AS inode) m "
+        "WHERE revisions.key = m.key",
+        [
+            [r.key for r in revisions],
+            list(seqs) if seqs is not None else [None] * len(revisions),
+            [r.size for r in revisions],
+            [r.mtime_ns for r in revisions],
+            [r.device for r in revisions],
+            [r.inode for r in revisions],
+        ],
+    )
 
 
 def refresh_identity(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> list[str]:
     """The file of a registered revision is another inode with the same bytes (rewritten, copied
     over): record the identity it has now, so reading it is not refused as a swap. A revision a
-    read refused as changed or gone for that reason runs again; returns those keys."""
-    again: list[str] = []
-    for revision in revisions:
-        con.execute(
-            "UPDATE revisions SET size = ?, mtime_ns = ?, device = ?, inode = ? WHERE key = ?",
-            [revision.size, revision.mtime_ns, revision.device, revision.inode, revision.key],
-        )
-        again += [
+    read refused as changed or gone for that reason runs again; returns those keys, in order.
+    One transaction for the batch."""
+    if not revisions:
+        return []
+    with atomic(con):
+        _set_identity(con, revisions)
+        cleared = {
             row[0]
             for row in con.execute(
-                "DELETE FROM outcomes WHERE revision = ? AND status = 'refused' "
+                "DELETE FROM outcomes WHERE revision IN (SELECT unnest(?)) AND status = 'refused' "
                 "AND code IN ('source_changed', 'source_gone') RETURNING revision",
-                [revision.key],
+                [[r.key for r in revisions]],
             ).fetchall()
-        ]
-    return again
+        }
+    return list(dict.fromkeys(r.key for r in revisions if r.key in cleared))
 
 
 def registered_keys(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
@@ -376,6 +489,40 @@ def source_root(con: duckdb.DuckDBPyConnection, source: str) -> str:
     if row is None:
         raise CatalogError(f"source {source} is not registered", code="unknown_source")
     return str(row[0])
+
+
+def revisions_of(
+    con: duckdb.DuckDBPyConnection, keys: Iterable[str], *, strict: bool = False
+) -> dict[str, Revision]:
+    """The registered revisions among `keys`, by key in their order, in one query: what
+    `get_revision` answers for each. A key with no record is left out, or with `strict` is
+    unknown_revision."""
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        return {}
+    rows = con.execute(
+        f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE key IN (SELECT unnest(?))", [keys]
+    ).fetchall()
+    found = {row[0]: Revision(*row) for row in rows}
+    if strict and len(found) < len(keys):
+        missing = next(key for key in keys if key not in found)
+        raise CatalogError(f"revision {missing} is not registered", code="unknown_revision")
+    return {key: found[key] for key in keys if key in found}
+
+
+def source_roots(con: duckdb.DuckDBPyConnection, sources: Iterable[str]) -> dict[str, str]:
+    """The folder of each of `sources`, in one query; unknown_source for one not registered."""
+    names = sorted(set(sources))
+    if not names:
+        return {}
+    rows = con.execute(
+        "SELECT name, root FROM sources WHERE name IN (SELECT unnest(?))", [names]
+    ).fetchall()
+    roots = {str(name): str(root) for name, root in rows}
+    for name in names:
+        if name not in roots:
+            raise CatalogError(f"source {name} is not registered", code="unknown_source")
+    return roots
 
 
 # Outcomes and publishing --------------------------------------------------------------------
@@ -515,34 +662,167 @@ def publish_revision(
     stored in the revision's chunks.parquet and in search, not here). A revision older
     than the one already live is recorded as superseded and changes nothing.
     """
-    with transaction(con):
-        if newer_revision_is_live(con, revision):
-            record_outcome(
-                con,
-                Outcome(revision.key, SUPERSEDED, chunk_count=len(chunks)),
-                run_id=run_id,
-                artifact_sha256=artifact_sha256,
+    [done] = publish_batch(
+        con, [Publication(revision, len(chunks), artifact_sha256)], run_id=run_id
+    )
+    return done.replaced
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A revision whose every step succeeded, to be made live."""
+
+    revision: Revision
+    chunk_count: int
+    artifact_sha256: str
+
+
+@dataclass(frozen=True)
+class Published:
+    """What publishing one entry of a batch came to: its outcome, and the revision it took
+    the document's place of (None: none, or it was superseded or refused)."""
+
+    outcome: Outcome
+    replaced: str | None = None
+
+
+def _seqs(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> dict[str, int]:
+    rows = con.execute(
+        "SELECT key, seq FROM revisions WHERE key IN (SELECT unnest(?))", [sorted(set(keys))]
+    ).fetchall()
+    return {str(key): int(seq) for key, seq in rows}
+
+
+def _live_of(
+    con: duckdb.DuckDBPyConnection, documents: Iterable[str]
+) -> dict[str, tuple[str, int]]:
+    """Each document's live revision and its seq, for those that have one."""
+    rows = con.execute(
+        "SELECT d.document_id, d.live_revision, r.seq FROM documents d "
+        "JOIN revisions r ON r.key = d.live_revision "
+        "WHERE d.document_id IN (SELECT unnest(?))",
+        [sorted(set(documents))],
+    ).fetchall()
+    return {str(document): (str(key), int(seq)) for document, key, seq in rows}
+
+
+def superseded_in_order(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revision]) -> set[str]:
+    """Which of `revisions`, published in this order, would find a newer revision of their
+    document live (the live one now, or one published before them in the order). Reads only."""
+    seqs = _seqs(con, (r.key for r in revisions))
+    live = _live_of(con, (r.document_id for r in revisions))
+    superseded: set[str] = set()
+    for revision in revisions:
+        current = live.get(revision.document_id)
+        if current is not None and current[1] > seqs[revision.key]:
+            superseded.add(revision.key)
+        else:
+            live[revision.document_id] = (revision.key, seqs[revision.key])
+    return superseded
+
+
+def publish_batch(
+    con: duckdb.DuckDBPyConnection,
+    entries: Sequence[Publication | Outcome],
+    *,
+    run_id: str | None = None,
+) -> list[Published]:
+    """Publish each `Publication` and record each refusal (an `Outcome`), in this order and in
+    one transaction of a few statements, whatever the batch's size; one result per entry.
+
+    As one by one: a revision older than its document's live one (live before the batch, or
+    published earlier in it) is recorded as superseded and changes nothing; one that takes a
+    document's place records the one it replaced as superseded. All of it, or (a failure,
+    the process killed) none of it.
+    """
+    if not entries:
+        return []
+    publications = [e for e in entries if isinstance(e, Publication)]
+    with atomic(con):
+        seqs = _seqs(con, (p.revision.key for p in publications))
+        live = _live_of(con, (p.revision.document_id for p in publications))
+        missing = [p.revision.key for p in publications if p.revision.key not in seqs]
+        if missing:
+            raise CatalogError(f"revision {missing[0]} is not registered", code="unknown_revision")
+        results: list[Published] = []
+        recorded: list[tuple[Outcome, str | None]] = []  # (outcome, artifact sha256), in order
+        switched: dict[str, Revision] = {}  # document -> the revision it serves after the batch
+        for entry in entries:
+            if isinstance(entry, Outcome):
+                recorded.append((entry, None))
+                results.append(Published(entry))
+                continue
+            revision = entry.revision
+            current = live.get(revision.document_id)
+            if current is not None and current[1] > seqs[revision.key]:
+                outcome = Outcome(revision.key, SUPERSEDED, chunk_count=entry.chunk_count)
+                recorded.append((outcome, entry.artifact_sha256))
+                results.append(Published(outcome))
+                continue
+            replaced = current[0] if current is not None and current[0] != revision.key else None
+            live[revision.document_id] = (revision.key, seqs[revision.key])
+            switched[revision.document_id] = revision
+            if replaced:
+                recorded.append((Outcome(replaced, SUPERSEDED), None))
+            outcome = Outcome(revision.key, PUBLISHED, chunk_count=entry.chunk_count)
+            recorded.append((outcome, entry.artifact_sha256))
+            results.append(Published(outcome, replaced))
+        if switched:
+            serving = list(switched.values())
+            con.execute(
+                "INSERT INTO documents (document_id, source, path, live_revision, status) "
+                "SELECT *, 'live' FROM (SELECT unnest(?), unnest(?), unnest(?), unnest(?)) "
+                "ON CONFLICT (document_id) DO UPDATE SET "
+                "live_revision = excluded.live_revision, status = 'live', updated_at = now()",
+                [
+                    [r.document_id for r in serving],
+                    [r.source for r in serving],
+                    [r.path for r in serving],
+                    [r.key for r in serving],
+                ],
             )
-            return None
-        row = con.execute(
-            "SELECT live_revision FROM documents WHERE document_id = ?", [revision.document_id]
-        ).fetchone()
-        replaced = row[0] if row and row[0] != revision.key else None
-        con.execute(
-            "INSERT INTO documents (document_id, source, path, live_revision, status) "
-            "VALUES (?, ?, ?, ?, 'live') ON CONFLICT (document_id) DO UPDATE SET "
-            "live_revision = excluded.live_revision, status = 'live', updated_at = now()",
-            [revision.document_id, revision.source, revision.path, revision.key],
-        )
-        if replaced:
-            record_outcome(con, Outcome(replaced, SUPERSEDED), run_id=run_id)
-        record_outcome(
-            con,
-            Outcome(revision.key, PUBLISHED, chunk_count=len(chunks)),
-            run_id=run_id,
-            artifact_sha256=artifact_sha256,
-        )
-    return replaced
+        hold.reached("switching")  # a test kills the process here: the batch is not committed
+        _record_outcomes(con, recorded, run_id=run_id)
+    return results
+
+
+def _record_outcomes(
+    con: duckdb.DuckDBPyConnection,
+    recorded: Sequence[tuple[Outcome, str | None]],
+    *,
+    run_id: str | None,
+) -> None:
+    """Append each outcome to the history in order, and set each revision's current one to its
+    last: two statements."""
+    if not recorded:
+        return
+    numbers = con.execute("SELECT nextval('outcome_seq') FROM range(?)", [len(recorded)]).fetchall()
+
+    def columns(rows: Sequence[tuple[Outcome, str | None]]) -> list[list[object]]:
+        return [
+            [o.revision for o, _ in rows],
+            [o.status for o, _ in rows],
+            [o.code for o, _ in rows],
+            [o.message for o, _ in rows],
+            [sha for _, sha in rows],
+            [o.chunk_count for o, _ in rows],
+        ]
+
+    con.execute(
+        "INSERT INTO outcome_history (seq, revision, status, code, message, artifact_sha256, "
+        "chunk_count, run_id) SELECT *, ? FROM (SELECT unnest(?::BIGINT[]), unnest(?::VARCHAR[]), "
+        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+        "unnest(?::INTEGER[]))",
+        [run_id, sorted(row[0] for row in numbers), *columns(recorded)],
+    )
+    last = list({o.revision: (o, sha) for o, sha in recorded}.values())
+    con.execute(
+        "INSERT OR REPLACE INTO outcomes (revision, status, code, message, artifact_sha256, "
+        "chunk_count, run_id, recorded_at) SELECT *, ?, current_timestamp FROM (SELECT "
+        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+        "unnest(?::VARCHAR[]), unnest(?::INTEGER[]))",
+        [run_id, *columns(last)],
+    )
 
 
 def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> list[str]:

@@ -252,8 +252,8 @@ class _BadOption(Exception):
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from loom_dagster.api import ingest_folder
     from loom_dagster.extractor.local import service_command
+    from loom_dagster.quick import unchanged_ingest
     from loom_dagster.settings import LoomSettings
 
     settings = LoomSettings.from_env()  # every setting, once; a bad one stops here
@@ -269,16 +269,33 @@ def _ingest(args: argparse.Namespace) -> int:
     except _BadOption:
         return EXIT_USAGE
     try:
-        report = ingest_folder(
-            args.folder,
-            settings=settings,
-            name=args.name,
-            include=args.include or ("**/*",),
-            options=rules,
-            replace=args.replace,
-            progress=_progress,
-            reprocess_stale=args.reprocess_stale,
+        # Nothing changed: answered from the catalog and a scan, without importing Dagster.
+        report = (
+            None
+            if args.replace
+            else unchanged_ingest(
+                settings,
+                args.folder,
+                name=args.name,
+                include=args.include or ("**/*",),
+                options=rules,
+                progress=_progress,
+                reprocess_stale=args.reprocess_stale,
+            )
         )
+        if report is None:
+            from loom_dagster.api import ingest_folder
+
+            report = ingest_folder(
+                args.folder,
+                settings=settings,
+                name=args.name,
+                include=args.include or ("**/*",),
+                options=rules,
+                replace=args.replace,
+                progress=_progress,
+                reprocess_stale=args.reprocess_stale,
+            )
     except Interrupted as stopped:
         print(f"loom: {stopped}", file=sys.stderr)
         return stopped.exit_status
@@ -414,7 +431,7 @@ def _snippet(text: str, limit: int = 200) -> str:
 
 
 def _formats(args: argparse.Namespace) -> int:
-    from loom_dagster.api import formats
+    from loom_dagster.quick import formats  # the extractor client only: no Dagster, no DuckDB
 
     answer = formats()
     if answer.known:
@@ -449,7 +466,7 @@ def _sources_add(args: argparse.Namespace) -> int:
 
 
 def _sources_list(args: argparse.Namespace) -> int:
-    from loom_dagster.api import sources
+    from loom_dagster.quick import sources  # the catalog only: no Dagster
 
     summaries = sources()
     if not summaries:

@@ -300,9 +300,10 @@ def publish(
     """Make each revision live, or record why it is not; the revision it replaces is retired.
 
     Only a revision whose every step succeeded reaches the catalog as published; a refused one
-    leaves the earlier revision serving. Each revision is one catalog transaction; the search
-    index takes the batch in one commit after them, and then one statement marks the batch as
-    indexed. A crash anywhere between leaves documents whose mark differs from their live
+    leaves the earlier revision serving. The batch is one catalog transaction of a few
+    statements (catalog.publish_batch: all of it or none), after each served revision's datasets
+    were written; the search index takes the batch in one commit after it, and then one
+    statement marks the batch as indexed. A crash anywhere between leaves documents whose mark differs from their live
     revision, which `reconcile` (run first here, and by every ingest) repairs from the stored
     chunks; publishing the same revisions again changes nothing in the catalog.
 
@@ -310,13 +311,21 @@ def publish(
     mark, so a crash or an embedder failure between them is repaired by the next reconcile.
     """
     reconcile(con, index, store, vectors=vectors)
-    outcomes: list[catalog.Outcome] = []
     live: dict[str, list[IndexedChunk]] = {}
     published: dict[str, str] = {}
     tags = catalog.source_tags(con, {revision.source for revision in revisions})
-    for revision in revisions:
-        outcome, chunks, extraction = _publish_in_catalog(con, store, revision, run_id=run_id)
-        outcomes.append(outcome)
+    prepared = [_prepared(store, revision) for revision in revisions]
+    # Datasets are written before the switch, for the revisions that will be served.
+    superseded = catalog.superseded_in_order(
+        con, [revision for revision, extraction, _ in prepared if not extraction.refused]
+    )
+    for revision, extraction, _ in prepared:
+        if not extraction.refused and revision.key not in superseded:
+            publish_datasets(con, store, extraction, revision)
+    # The switch: every revision of the batch in one catalog transaction.
+    done = catalog.publish_batch(con, [_entry(*item) for item in prepared], run_id=run_id)
+    outcomes = [result.outcome for result in done]
+    for (revision, extraction, chunks), outcome in zip(prepared, outcomes, strict=True):
         if outcome.status == catalog.PUBLISHED:
             published[revision.document_id] = revision.key
             live[revision.document_id] = indexed_chunks(
@@ -356,7 +365,9 @@ def reconcile(
         return {}
     live: dict[str, list[IndexedChunk]] = {}
     gone: list[str] = []
-    revisions = {key: catalog.get_revision(con, key) for _, key in differing if key is not None}
+    revisions = catalog.revisions_of(
+        con, [key for _, key in differing if key is not None], strict=True
+    )
     tags = catalog.source_tags(con, {revision.source for revision in revisions.values()})
     for document, key in differing:
         if key is None:
@@ -396,26 +407,24 @@ def indexed_chunks(
     ]
 
 
-def _publish_in_catalog(
-    con: duckdb.DuckDBPyConnection, store: ObjectStore, revision: Revision, *, run_id: str | None
-) -> tuple[catalog.Outcome, list[Chunk], Extraction]:
+def _prepared(store: ObjectStore, revision: Revision) -> tuple[Revision, Extraction, list[Chunk]]:
+    """A revision's extraction and chunks as its earlier steps stored them (none if refused)."""
     extraction = read_extraction(store, revision.key)
     if extraction is None:
         raise SourceError(f"{revision.key} has no extraction yet", code="not_extracted")
     if extraction.refused:
-        outcome = catalog.Outcome(
-            revision.key, catalog.REFUSED, extraction.code, extraction.message
-        )
-        catalog.record_outcome(con, outcome, run_id=run_id)
-        return outcome, [], extraction
-    chunks = read_chunks(store, revision.key)
+        return revision, extraction, []
     assert extraction.artifact_sha256
-    if not catalog.newer_revision_is_live(con, revision):
-        publish_datasets(con, store, extraction, revision)
-    catalog.publish_revision(
-        con, revision, chunks, artifact_sha256=extraction.artifact_sha256, run_id=run_id
-    )
-    return catalog.outcomes_for(con, [revision.key])[revision.key], chunks, extraction
+    return revision, extraction, read_chunks(store, revision.key)
+
+
+def _entry(
+    revision: Revision, extraction: Extraction, chunks: Sequence[Chunk]
+) -> catalog.Publication | catalog.Outcome:
+    if extraction.refused:
+        return catalog.Outcome(revision.key, catalog.REFUSED, extraction.code, extraction.message)
+    assert extraction.artifact_sha256
+    return catalog.Publication(revision, len(chunks), extraction.artifact_sha256)
 
 
 def publish_datasets(
@@ -666,6 +675,6 @@ def register_for_run(
     if need - known:  # a key names no source: any folder may hold it
         sources = catalog.list_sources(con)
     else:
-        names = sorted({catalog.get_revision(con, key).source for key in known})
+        names = sorted({revision.source for revision in catalog.revisions_of(con, known).values()})
         sources = [s for s in catalog.list_sources(con) if s.name in names]
     return sync_folders(con, index, sources, settle_s=settle_s)

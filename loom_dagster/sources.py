@@ -344,6 +344,27 @@ def sha256_of_fd(fd: int) -> str:
     return digest.hexdigest()
 
 
+def sha256_as_scanned(fd: int, relative: str, *, size: int, mtime_ns: int) -> str:
+    """The SHA-256 of exactly the `size` bytes the scan saw, or `source_changed`.
+
+    `open_checked` compares the file before the read; a writer may still append or rewrite it
+    while it is hashed. One byte more than `size`, or fewer, or a size or mtime that moved by
+    the end of the read, and the hash is not of the file as scanned: registering it would pair
+    the scan's size with other bytes' hash.
+    """
+    digest = hashlib.sha256()
+    read = 0
+    while read <= size and (block := os.read(fd, min(HASH_CHUNK, size + 1 - read))):
+        digest.update(block)
+        read += len(block)
+    if read != size:
+        raise _changed(relative, f"{read}{'+' if read > size else ''} bytes read, not {size}")
+    after = os.fstat(fd)
+    if after.st_size != size or after.st_mtime_ns != mtime_ns:
+        raise _changed(relative, "modified while it was read")
+    return digest.hexdigest()
+
+
 # Scanning --------------------------------------------------------------------------------------
 
 
@@ -462,7 +483,7 @@ def scan(
                 size=stat.st_size,
                 mtime_ns=stat.st_mtime_ns,
             ) as fd:
-                sha = sha256_of_fd(fd)
+                sha = sha256_as_scanned(fd, relative, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
         except SourceError as error:
             if error.code == "source_gone":
                 seen.discard(relative)

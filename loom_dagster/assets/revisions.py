@@ -152,18 +152,10 @@ def registered(
     """The batch's registered revisions with their source folder, read in one short
     connection. A key with no record (its file changed again between the sensor's scan and
     the run: the new bytes are another partition) has nothing to run."""
-    roots: dict[str, str] = {}  # a batch holds few sources: look each one up once
-    with catalog_db.connect() as con:
-        found = []
-        known = catalog.registered_keys(con, context.partition_keys)
-        for key in context.partition_keys:
-            if key not in known:
-                continue
-            revision = catalog.get_revision(con, key)
-            if revision.source not in roots:
-                roots[revision.source] = catalog.source_root(con, revision.source)
-            found.append((revision, roots[revision.source]))
-    return found
+    with catalog_db.connect() as con:  # two queries for the batch, whatever its size
+        found = catalog.revisions_of(con, context.partition_keys)
+        roots = catalog.source_roots(con, {revision.source for revision in found.values()})
+    return [(revision, roots[revision.source]) for revision in found.values()]
 
 
 def report_retired(instance: DagsterInstance, states: Sequence[catalog.DocumentRevision]) -> int:

@@ -1,0 +1,39 @@
+"""What `loom ingest` reports per file, and the conservation identity over them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    status: str  # published, refused, unchanged, failed
+    path: str
+    revision: str | None = None
+    detail: str = ""
+    incomplete: bool = False  # published, but its artifact missed part of the file
+
+
+@dataclass
+class IngestReport:
+    source: str
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def incomplete(self) -> int:
+        return sum(1 for o in self.outcomes if o.incomplete)
+
+    @property
+    def files(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def conserved(self) -> bool:
+        """files = published + refused + unchanged: every file ends in exactly one of them."""
+        return self.files == self.count("published") + self.count("refused") + self.count(
+            "unchanged"
+        )
