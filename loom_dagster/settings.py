@@ -21,6 +21,7 @@ from loom_dagster.variables import positive_int
 DEFAULT_HOME = ".loom"
 STRICT_ENV = "LOOM_STRICT"
 POSTGRES_URL_ENV = "LOOM_DAGSTER_POSTGRES_URL"
+POSTGRES_SCHEME = "postgresql+psycopg2://"  # the driver dagster-postgres installs
 
 
 @dataclass(frozen=True)
@@ -151,11 +152,11 @@ def _postgres_url(env: Mapping[str, str]) -> str | None:
     value = env.get(POSTGRES_URL_ENV, "").strip()
     if not value:
         return None
-    scheme = value.split("://", 1)[0] if "://" in value else ""
-    if scheme not in ("postgresql", "postgres") and not scheme.startswith("postgresql+"):
-        # The value is not echoed: a URL may carry a password.
+    if not value.startswith(POSTGRES_SCHEME):
+        # SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3, which dagster-postgres does
+        # not bring; the value is not echoed, since a URL may carry a password.
         raise SettingsError(
-            f"{POSTGRES_URL_ENV} must be a URL such as postgresql://user@host:5432/dagster"
+            f"{POSTGRES_URL_ENV} must be a URL such as {POSTGRES_SCHEME}user@host:5432/dagster"
         )
     return value
 
