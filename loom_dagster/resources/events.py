@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
+import dagster as dg
 import sqlalchemy as db
 from dagster import DagsterEventType, DagsterInstance
 from dagster._core.events.log import EventLogEntry
@@ -38,6 +39,7 @@ from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._serdes import ConfigurableClassData
 from dagster_postgres import PostgresEventLogStorage
 from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
+from pydantic import PrivateAttr
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 
@@ -211,3 +213,21 @@ def batched_events(instance: DagsterInstance) -> Iterator[None]:
     storage = instance.event_log_storage
     with storage.batched() if isinstance(storage, BatchedEventWrites) else nullcontext():
         yield
+
+
+class EventBatchResource(dg.ConfigurableResource):
+    """Batched event writes for a whole run, however it was launched (`loom ingest`, the UI,
+    automation): Dagster sets a run's resources up in the thread that runs its steps (the
+    in-process executor) and tears them down when they are done."""
+
+    _batch: Any = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        if context.instance is not None:
+            self._batch = batched_events(context.instance)
+            self._batch.__enter__()
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            batch.__exit__(None, None, None)
