@@ -203,12 +203,12 @@ def main() -> None:
 
     this_python = ROOT / ".venv" / "bin" / "python"
     rows: dict[str, dict[str, object]] = {}
-    with tempfile.TemporaryDirectory(dir=ROOT / "bench") as scratch_dir:
+    with tempfile.TemporaryDirectory(prefix="ingest-throughput-") as scratch_dir:
         scratch = Path(scratch_dir)
         make_folder(scratch / "folder", args.files)
 
         def measure(name: str, python: Path, checkout: Path, mode: str, **env: str) -> None:
-            side = scratch / name
+            side = scratch / name.replace(", ", "-").replace(" ", "-")
             side.mkdir()
             (side / "folder").symlink_to(scratch / "folder", target_is_directory=True)
             environment = {k: v for k, v in os.environ.items() if not k.startswith("LOOM_")}
