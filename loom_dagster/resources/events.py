@@ -198,6 +198,15 @@ class BatchedPostgresEventLogStorage(BatchedEventWrites, PostgresEventLogStorage
             token_provider=get_token_provider_from_config(config_value),
         )
 
+    def _connect(self) -> Any:
+        # Dagster's PostgreSQL storage stores an event's row through `_connect` itself, not
+        # through `run_connection`: inside a batch that is the batch's connection too.
+        held = self._batch_state().held
+        if held is not None:
+            return nullcontext(held[INDEX_SHARD_NAME])
+        self.flush()
+        return super()._connect()
+
     @contextmanager
     def _held_connections(self, run_id: str) -> Iterator[dict[str, Connection]]:
         with self._engine.connect() as autocommit:

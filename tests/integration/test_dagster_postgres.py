@@ -43,7 +43,7 @@ def test_an_ingest_stores_its_runs_and_events_in_postgres(
     try:
         with engine.connect() as conn:
             statuses = [row[0] for row in conn.execute(db.text("SELECT status FROM runs"))]
-            kinds = dict(
+            kinds: dict[str, int] = dict(
                 conn.execute(  # type: ignore[arg-type]
                     db.text(
                         "SELECT dagster_event_type, count(*) FROM event_logs "
@@ -69,3 +69,21 @@ def test_an_ingest_stores_its_runs_and_events_in_postgres(
     assert events(CHUNKS, DagsterEventType.ASSET_MATERIALIZATION)[note or ""]["chunks"] == 1
     refused = outcomes["legacy.txt"].revision or ""
     assert events(PUBLISHED, DagsterEventType.ASSET_OBSERVATION)[refused]["code"] == "encoding"
+
+
+def test_a_batch_reaches_postgres_whole_once_the_step_moves_on(postgres_url: str) -> None:
+    from dagster_postgres import PostgresEventLogStorage
+
+    from loom_dagster.resources.events import BatchedPostgresEventLogStorage
+    from tests.unit.test_event_batches import engine_event, materialization, stored
+
+    batched = BatchedPostgresEventLogStorage(postgres_url)
+    reader = PostgresEventLogStorage(postgres_url)  # another process: the UI
+    before = stored(reader)
+    keys = [f"batch-{n:02d}" for n in range(20)]
+    with batched.batched():
+        for key in keys:
+            batched.store_event(materialization(key))
+        assert stored(reader) == before  # type: ignore[arg-type]
+        batched.store_event(engine_event())
+        assert stored(reader) == before + keys  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from dagster import AssetKey, AssetMaterialization, DagsterEventType
 from dagster._core.events import DagsterEvent, EngineEventData, StepMaterializationData
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log import SqliteEventLogStorage
-from dagster._core.storage.event_log.base import EventRecordsFilter
+from dagster._core.storage.event_log.base import EventLogStorage, EventRecordsFilter
 
 from loom_dagster.resources.events import BatchedSqliteEventLogStorage
 
@@ -56,7 +56,7 @@ def entry(event: DagsterEvent, run_id: str) -> EventLogEntry:
     )
 
 
-def stored(storage: SqliteEventLogStorage) -> list[str]:
+def stored(storage: EventLogStorage) -> list[str]:
     """The partitions of the materializations another reader of the files sees, oldest first."""
     records = storage.get_event_records(
         EventRecordsFilter(event_type=DagsterEventType.ASSET_MATERIALIZATION, asset_key=ASSET),
