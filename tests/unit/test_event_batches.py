@@ -166,3 +166,29 @@ def test_a_batch_writes_a_fraction_of_the_bytes_event_by_event_costs(tmp_path: P
 
     assert stored(SqliteEventLogStorage(str(tmp_path / "batched"))) == stored(stock)
     assert in_a_batch * 10 < one_by_one, (in_a_batch, one_by_one)
+
+
+def test_a_runs_resource_batches_its_steps_events_until_the_run_ends(tmp_path: Path) -> None:
+    """Runs the UI or automation launch get no `loom ingest` around them: the assets' bound
+    `event_batches` resource batches their steps from set-up (before the first step) to
+    teardown (after the last)."""
+    from dagster import DagsterInstance, build_init_resource_context
+
+    from loom_dagster.resources.events import EventBatchResource
+    from loom_dagster.settings import LoomSettings
+
+    settings = LoomSettings.from_env({"LOOM_HOME": str(tmp_path / "home")})
+    settings.prepare()  # the dagster.yaml `loom` writes: the batched event log
+    instance = DagsterInstance.from_config(str(settings.dagster_home))
+    storage = instance.event_log_storage
+    assert isinstance(storage, BatchedSqliteEventLogStorage)
+    reader = SqliteEventLogStorage(str(settings.dagster_home / "history" / "runs"))
+    context = build_init_resource_context(instance=instance)
+    resource = EventBatchResource()
+
+    resource.setup_for_execution(context)
+    storage.store_event(materialization("a"))
+    assert stored(reader) == []
+    resource.teardown_after_execution(context)
+
+    assert stored(reader) == ["a"]
