@@ -398,6 +398,7 @@ def materialize_in_batches(
     from loom_dagster.definitions import build_definitions
     from loom_dagster.jobs import INGEST_JOB
     from loom_dagster.partitions import PARTITIONS_NAME
+    from loom_dagster.resources.events import batched_events
 
     assert isinstance(instance, DagsterInstance)
     existing = instance.get_dynamic_partitions(PARTITIONS_NAME)
@@ -412,19 +413,21 @@ def materialize_in_batches(
     def run_all() -> None:
         for number, batch in enumerate(batches, start=1):
             progress(f"run {number}/{len(batches)}: {len(batch)} revisions")
-            result = job.execute_in_process(
-                instance=instance,
-                raise_on_error=False,
-                # The command prints a line per outcome; the run's own log, failures and their
-                # tracebacks included, is in the instance for the UI. Nothing Dagster logs is
-                # something a user of the command can act on, so its console says nothing.
-                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
-                tags={
-                    ASSET_PARTITION_RANGE_START_TAG: batch[0],
-                    ASSET_PARTITION_RANGE_END_TAG: batch[-1],
-                    runs.PROCESS_TAG: identity.tag(),
-                },
-            )
+            # The run's planned materializations (one per asset and revision) in one write.
+            with batched_events(instance):
+                result = job.execute_in_process(
+                    instance=instance,
+                    raise_on_error=False,
+                    # The command prints a line per outcome; the run's own log, failures and their
+                    # tracebacks included, is in the instance for the UI. Nothing Dagster logs is
+                    # something a user of the command can act on, so its console says nothing.
+                    run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
+                    tags={
+                        ASSET_PARTITION_RANGE_START_TAG: batch[0],
+                        ASSET_PARTITION_RANGE_END_TAG: batch[-1],
+                        runs.PROCESS_TAG: identity.tag(),
+                    },
+                )
             if not result.success:
                 reason = runs.failure_reason(instance, result.run_id)
                 failed.update(dict.fromkeys(batch, reason))

@@ -3,6 +3,7 @@ command line, or the code location when Dagster loads it) and passed down as one
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 from collections.abc import Mapping
@@ -19,6 +20,8 @@ from loom_dagster.variables import positive_int
 
 DEFAULT_HOME = ".loom"
 STRICT_ENV = "LOOM_STRICT"
+POSTGRES_URL_ENV = "LOOM_DAGSTER_POSTGRES_URL"
+POSTGRES_SCHEME = "postgresql+psycopg2://"  # the driver dagster-postgres installs
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,9 @@ class LoomSettings:
     # LOOM_STRICT=1: a refused or incomplete revision fails its run (CI through the Dagster
     # CLI); unset or 0: it is an outcome, shown red or as a warning.
     strict: bool = False
+    # LOOM_DAGSTER_POSTGRES_URL: Dagster's runs, event logs and schedules in PostgreSQL; unset,
+    # in SQLite under the instance's folder. Never printed: it may hold a password.
+    dagster_postgres_url: str | None = None
 
     @property
     def dagster_home(self) -> Path:
@@ -88,6 +94,7 @@ class LoomSettings:
             instance_home=Path(env["DAGSTER_HOME"]) if env.get("DAGSTER_HOME") else None,
             embedder=EmbedderSpec.parse(env.get("LOOM_EMBEDDER")),
             strict=_strict(env),
+            dagster_postgres_url=_postgres_url(env),
         )
 
     def prepare(self) -> None:
@@ -106,11 +113,22 @@ class LoomSettings:
             self.search_dir.mkdir(mode=0o700, exist_ok=True)
             for path in (self.dagster_home, self.search_dir, self.catalog_path):
                 self._check_usable(path)
-            if not config.exists():
-                config.write_text(DAGSTER_YAML)
+            if _written_by_loom(config):
+                wanted = self.dagster_yaml()
+                if not config.exists() or config.read_text() != wanted:
+                    _replace(config, wanted)
         except OSError as error:
             where = error.filename or self.home
             raise self._unusable(f"cannot create or open {where}: {error.strerror}") from error
+
+    def dagster_yaml(self) -> str:
+        """The instance's configuration for these settings: its storage (SQLite under the
+        instance's folder, or PostgreSQL), its event log written a batch at a time
+        (resources/events.py), the catalog's pool and run monitoring."""
+        if self.dagster_postgres_url:
+            return LOOM_YAML_MARK + DAGSTER_YAML + POSTGRES_STORAGE_YAML
+        runs = json.dumps(str(self.dagster_home / "history" / "runs"))
+        return LOOM_YAML_MARK + DAGSTER_YAML + SQLITE_EVENTS_YAML.format(base_dir=runs)
 
     def _check_usable(self, path: Path) -> None:
         if path.exists() and not os.access(path, _read_write_mode(path)):
@@ -128,6 +146,35 @@ def _strict(env: Mapping[str, str]) -> bool:
     if value not in ("", "0", "1"):
         raise SettingsError(f"{STRICT_ENV} must be 0 or 1, not {bounded(repr(value), 40)}")
     return value == "1"
+
+
+def _postgres_url(env: Mapping[str, str]) -> str | None:
+    value = env.get(POSTGRES_URL_ENV, "").strip()
+    if not value:
+        return None
+    if not value.startswith(POSTGRES_SCHEME):
+        # SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3, which dagster-postgres does
+        # not bring; the value is not echoed, since a URL may carry a password.
+        raise SettingsError(
+            f"{POSTGRES_URL_ENV} must be a URL such as {POSTGRES_SCHEME}user@host:5432/dagster"
+        )
+    return value
+
+
+def _written_by_loom(config: Path) -> bool:
+    """A dagster.yaml Loom may rewrite: none yet, or one it wrote (an operator's own is left
+    as it is, whatever storage it names)."""
+    if not config.exists():
+        return True
+    text = config.read_text()
+    return text.startswith(LOOM_YAML_MARK) or text == DAGSTER_YAML
+
+
+def _replace(config: Path, text: str) -> None:
+    # Whole or not at all: the UI or a run may read it at any moment.
+    partial = config.with_name(config.name + ".new")
+    partial.write_text(text)
+    os.replace(partial, config)
 
 
 def _keep_private(home: Path) -> None:
@@ -173,4 +220,38 @@ concurrency:
 run_monitoring:
   enabled: true
   free_slots_after_run_end_seconds: 60
+"""
+
+# Loom rewrites a dagster.yaml that starts with this line (when the settings it was written for
+# change, e.g. LOOM_DAGSTER_POSTGRES_URL set or unset); remove the line to keep one's own.
+LOOM_YAML_MARK = "# Written by loom for its settings; loom rewrites it while this line is here.\n"
+# Dagster's SQLite event log under the instance's folder, as Dagster lays it out, written a
+# batch at a time. The runs and schedules keep Dagster's default SQLite storage.
+SQLITE_EVENTS_YAML = """\
+event_log_storage:
+  module: loom_dagster.resources.events
+  class: BatchedSqliteEventLogStorage
+  config:
+    base_dir: {base_dir}
+"""
+# The URL is read from the environment by Dagster when it opens the instance: never on disk.
+POSTGRES_STORAGE_YAML = f"""\
+run_storage:
+  module: dagster_postgres.run_storage
+  class: PostgresRunStorage
+  config:
+    postgres_url:
+      env: {POSTGRES_URL_ENV}
+event_log_storage:
+  module: loom_dagster.resources.events
+  class: BatchedPostgresEventLogStorage
+  config:
+    postgres_url:
+      env: {POSTGRES_URL_ENV}
+schedule_storage:
+  module: dagster_postgres.schedule_storage
+  class: PostgresScheduleStorage
+  config:
+    postgres_url:
+      env: {POSTGRES_URL_ENV}
 """

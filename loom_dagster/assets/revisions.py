@@ -61,6 +61,7 @@ from loom_dagster.datasets.model import Dataset, DatasetState
 from loom_dagster.errors import LoomError, SourceError
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import PARTITIONS_NAME, batch_policy, revisions
+from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import (
@@ -116,6 +117,9 @@ UNREGISTERED = {
 BATCHED: dict[str, Any] = dict(
     partitions_def=revisions,
     backfill_policy=batch_policy,
+    # Each step's events are written a batch at a time (resources/events.py), in every run
+    # whoever launched it; bound here, so no caller has to provide it.
+    resource_defs={"event_batches": EventBatchResource()},
 )
 AUTOMATED: dict[str, Any] = dict(
     automation_condition=AutomationCondition.eager(),
@@ -305,6 +309,7 @@ def original(
     store: ObjectStoreResource,
     search_index: SearchIndexResource,
     loom: SettingsResource,
+    event_batches: EventBatchResource,
 ) -> MaterializeResult:
     object_store = store.get()
     with retried_only_when_retryable(loom.retry(), context.retry_number):
@@ -380,6 +385,7 @@ def artifact_asset(strict: bool = False) -> AssetsDefinition:
         store: ObjectStoreResource,
         extractor: ExtractorResource,
         loom: SettingsResource,
+        event_batches: EventBatchResource,
     ) -> Iterator[Any]:
         object_store = store.get()
         retry = loom.retry()
@@ -617,6 +623,7 @@ def published(
     store: ObjectStoreResource,
     search_index: SearchIndexResource,
     loom: SettingsResource,
+    event_batches: EventBatchResource,
 ) -> Iterator[Any]:
     object_store = store.get()
     run_id = context.run.run_id

@@ -1,0 +1,194 @@
+"""Dagster's event log written a batch at a time (issue 15.2): the events a step stores in a row
+reach the database in one transaction per file, whole, in order, and before anything reads it.
+
+Real Dagster SQLite storages in tmp_path: the batched one Loom configures, and the stock one
+standing for another process (the UI) reading the same files.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, AssetMaterialization, DagsterEventType
+from dagster._core.events import DagsterEvent, EngineEventData, StepMaterializationData
+from dagster._core.events.log import EventLogEntry
+from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.base import EventLogStorage, EventRecordsFilter
+
+from loom_dagster.resources.events import BatchedSqliteEventLogStorage
+
+ASSET = AssetKey(["loom", "chunks"])
+RUN = "4f1e2d3c-0000-4000-8000-000000000001"
+
+
+def materialization(partition: str, run_id: str = RUN) -> EventLogEntry:
+    event = DagsterEvent(
+        DagsterEventType.ASSET_MATERIALIZATION.value,
+        "ingest",
+        event_specific_data=StepMaterializationData(
+            AssetMaterialization(ASSET, partition=partition, metadata={"chunks": 1})
+        ),
+    )
+    return entry(event, run_id)
+
+
+def engine_event(run_id: str = RUN) -> EventLogEntry:
+    return entry(
+        DagsterEvent(
+            DagsterEventType.ENGINE_EVENT.value, "ingest", event_specific_data=EngineEventData()
+        ),
+        run_id,
+    )
+
+
+def entry(event: DagsterEvent, run_id: str) -> EventLogEntry:
+    return EventLogEntry(
+        error_info=None,
+        level="debug",
+        user_message="",
+        run_id=run_id,
+        timestamp=time.time(),
+        step_key="loom__published",
+        job_name="ingest",
+        dagster_event=event,
+    )
+
+
+def stored(storage: EventLogStorage) -> list[str]:
+    """The partitions of the materializations another reader of the files sees, oldest first."""
+    records = storage.get_event_records(
+        EventRecordsFilter(event_type=DagsterEventType.ASSET_MATERIALIZATION, asset_key=ASSET),
+        ascending=True,
+    )
+    return [r.partition_key or "" for r in records]
+
+
+@pytest.fixture
+def storages(tmp_path: Path) -> tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage]:
+    base = str(tmp_path / "runs")
+    return BatchedSqliteEventLogStorage(base), SqliteEventLogStorage(base)
+
+
+def test_a_batch_is_written_whole_in_order_once_another_kind_of_event_comes(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+) -> None:
+    batched, reader = storages
+    keys = [f"note-{n:02d}.md~h@s" for n in range(30)]
+    with batched.batched():
+        for key in keys:
+            batched.store_event(materialization(key))
+        assert stored(reader) == []  # kept: nothing read them yet
+        batched.store_event(engine_event())  # the step moves on: the batch goes first
+        assert stored(reader) == keys
+    assert [e.dagster_event_type for e in reader.get_logs_for_run(RUN)][-1] == (
+        DagsterEventType.ENGINE_EVENT
+    )
+
+
+def test_a_read_inside_a_batch_sees_every_event_stored_before_it(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+) -> None:
+    batched, _ = storages
+    with batched.batched():
+        for n in range(5):
+            batched.store_event(materialization(f"k{n}"))
+        latest = batched.get_latest_storage_id_by_partition(
+            ASSET, DagsterEventType.ASSET_MATERIALIZATION, {f"k{n}" for n in range(5)}
+        )
+    assert sorted(latest) == [f"k{n}" for n in range(5)]
+
+
+def test_the_end_of_the_block_writes_what_is_left_and_outside_it_nothing_waits(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+) -> None:
+    batched, reader = storages
+    with batched.batched():
+        batched.store_event(materialization("a"))
+    assert stored(reader) == ["a"]
+    batched.store_event(materialization("b"))
+    assert stored(reader) == ["a", "b"]
+
+
+def test_an_event_outside_a_run_is_stored_at_once(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+) -> None:
+    """An event recorded outside a run (`report_runless_asset_event`) is written where it is
+    stored: Dagster refuses a second runless check evaluation per check and partition, and the
+    caller must see that refusal there, not at some later write."""
+    batched, reader = storages
+    with batched.batched():
+        batched.store_event(materialization("kept"))
+        batched.store_event(materialization("runless", run_id=""))
+        assert stored(reader) == ["kept", "runless"]  # the kept one first: the order holds
+
+
+def test_a_batch_of_one_run_never_takes_another_runs_events(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+) -> None:
+    batched, reader = storages
+    other = "4f1e2d3c-0000-4000-8000-000000000002"
+    with batched.batched():
+        batched.store_event(materialization("a"))
+        batched.store_event(materialization("b", run_id=other))
+    assert [e.run_id for e in reader.get_logs_for_run(RUN)] == [RUN]
+    assert [e.run_id for e in reader.get_logs_for_run(other)] == [other]
+
+
+def written() -> int:
+    """Bytes this process has handed to write(2) so far (SQLite writes its pages so)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no wchar in /proc/self/io")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="no /proc/self/io to count bytes")
+def test_a_batch_writes_a_fraction_of_the_bytes_event_by_event_costs(tmp_path: Path) -> None:
+    """200 revisions' materializations: Dagster's stock storage commits each in the run's file
+    and in the index (pages of every index touched, each time); a batch commits once per file."""
+    events = [materialization(f"note-{n:03d}.md~h@s") for n in range(200)]
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    batched = BatchedSqliteEventLogStorage(str(tmp_path / "batched"))
+    stock.store_event(engine_event())  # each file created before counting
+    batched.store_event(engine_event())
+
+    before = written()
+    for event in events:
+        stock.store_event(event)
+    one_by_one = written() - before
+    before = written()
+    with batched.batched():
+        for event in events:
+            batched.store_event(event)
+    in_a_batch = written() - before
+
+    assert stored(SqliteEventLogStorage(str(tmp_path / "batched"))) == stored(stock)
+    assert in_a_batch * 10 < one_by_one, (in_a_batch, one_by_one)
+
+
+def test_a_runs_resource_batches_its_steps_events_until_the_run_ends(tmp_path: Path) -> None:
+    """Runs the UI or automation launch get no `loom ingest` around them: the assets' bound
+    `event_batches` resource batches their steps from set-up (before the first step) to
+    teardown (after the last)."""
+    from dagster import DagsterInstance, build_init_resource_context
+
+    from loom_dagster.resources.events import EventBatchResource
+    from loom_dagster.settings import LoomSettings
+
+    settings = LoomSettings.from_env({"LOOM_HOME": str(tmp_path / "home")})
+    settings.prepare()  # the dagster.yaml `loom` writes: the batched event log
+    instance = DagsterInstance.from_config(str(settings.dagster_home))
+    storage = instance.event_log_storage
+    assert isinstance(storage, BatchedSqliteEventLogStorage)
+    reader = SqliteEventLogStorage(str(settings.dagster_home / "history" / "runs"))
+    context = build_init_resource_context(instance=instance)
+    resource = EventBatchResource()
+
+    resource.setup_for_execution(context)
+    storage.store_event(materialization("a"))
+    assert stored(reader) == []
+    resource.teardown_after_execution(context)
+
+    assert stored(reader) == ["a"]
