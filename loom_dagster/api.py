@@ -396,9 +396,9 @@ def materialize_in_batches(
     )
 
     from loom_dagster.definitions import build_definitions
+    from loom_dagster.event_log import batched_events
     from loom_dagster.jobs import INGEST_JOB
     from loom_dagster.partitions import PARTITIONS_NAME
-    from loom_dagster.resources.events import batched_events
 
     assert isinstance(instance, DagsterInstance)
     existing = instance.get_dynamic_partitions(PARTITIONS_NAME)

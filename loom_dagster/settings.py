@@ -124,7 +124,7 @@ class LoomSettings:
     def dagster_yaml(self) -> str:
         """The instance's configuration for these settings: its storage (SQLite under the
         instance's folder, or PostgreSQL), its event log written a batch at a time
-        (resources/events.py), the catalog's pool and run monitoring."""
+        (event_log.py), the catalog's pool and run monitoring."""
         if self.dagster_postgres_url:
             return LOOM_YAML_MARK + DAGSTER_YAML + POSTGRES_STORAGE_YAML
         runs = json.dumps(str(self.dagster_home / "history" / "runs"))
@@ -229,7 +229,7 @@ LOOM_YAML_MARK = "# Written by loom for its settings; loom rewrites it while thi
 # batch at a time. The runs and schedules keep Dagster's default SQLite storage.
 SQLITE_EVENTS_YAML = """\
 event_log_storage:
-  module: loom_dagster.resources.events
+  module: loom_dagster.event_log
   class: BatchedSqliteEventLogStorage
   config:
     base_dir: {base_dir}
@@ -243,7 +243,7 @@ run_storage:
     postgres_url:
       env: {POSTGRES_URL_ENV}
 event_log_storage:
-  module: loom_dagster.resources.events
+  module: loom_dagster.event_log
   class: BatchedPostgresEventLogStorage
   config:
     postgres_url:

@@ -117,7 +117,7 @@ UNREGISTERED = {
 BATCHED: dict[str, Any] = dict(
     partitions_def=revisions,
     backfill_policy=batch_policy,
-    # Each step's events are written a batch at a time (resources/events.py), in every run
+    # Each step's events are written a batch at a time (event_log.py), in every run
     # whoever launched it; bound here, so no caller has to provide it.
     resource_defs={"event_batches": EventBatchResource()},
 )

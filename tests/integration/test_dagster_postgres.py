@@ -74,7 +74,7 @@ def test_an_ingest_stores_its_runs_and_events_in_postgres(
 def test_a_batch_reaches_postgres_whole_once_the_step_moves_on(postgres_url: str) -> None:
     from dagster_postgres import PostgresEventLogStorage
 
-    from loom_dagster.resources.events import BatchedPostgresEventLogStorage
+    from loom_dagster.event_log import BatchedPostgresEventLogStorage
     from tests.unit.test_event_batches import engine_event, materialization, stored
 
     batched = BatchedPostgresEventLogStorage(postgres_url)

@@ -31,7 +31,7 @@ def test_the_default_instance_keeps_its_event_log_in_sqlite_written_a_batch_at_a
 ) -> None:
     config = written(settings(tmp_path))
     assert config["event_log_storage"] == {
-        "module": "loom_dagster.resources.events",
+        "module": "loom_dagster.event_log",
         "class": "BatchedSqliteEventLogStorage",
         "config": {"base_dir": str(tmp_path / "home" / "dagster" / "history" / "runs")},
     }

@@ -17,7 +17,7 @@ from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.event_log.base import EventLogStorage, EventRecordsFilter
 
-from loom_dagster.resources.events import BatchedSqliteEventLogStorage
+from loom_dagster.event_log import BatchedSqliteEventLogStorage
 
 ASSET = AssetKey(["loom", "chunks"])
 RUN = "4f1e2d3c-0000-4000-8000-000000000001"
