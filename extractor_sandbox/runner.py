@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any, NamedTuple, Protocol
 
 from extractor_sandbox import sandbox
@@ -383,7 +383,16 @@ def _kill_group(pgid: int) -> None:
 
 def _group_members(pgid: int) -> list[int]:
     """The live (not zombie) processes whose process group is `pgid`."""
-    members = []
+    # After the command: state, ppid, pgrp.
+    return [
+        pid
+        for pid, fields in _processes()
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X")
+    ]
+
+
+def _processes() -> Iterator[tuple[int, list[bytes]]]:
+    """Every process's id and the fields of its /proc/<pid>/stat after the command's name."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -392,10 +401,7 @@ def _group_members(pgid: int) -> list[int]:
                 fields = file.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue  # gone meanwhile
-        # After the command: state, ppid, pgrp.
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(entry))
-    return members
+        yield int(entry), fields
 
 
 def _wait_until_group_gone(pgid: int) -> None:
@@ -780,15 +786,9 @@ def _close_all(fds: Sequence[int]) -> None:
 def _zombie_children(parent: int) -> list[int]:
     """The exited, unreaped children of `parent` that lead a session of their own, as every
     process a template forks does (setsid): not another part of this process's subprocesses."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as file:
-                fields = file.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] == b"Z" and int(fields[1]) == parent and int(fields[3]) == int(entry):
-            found.append(int(entry))
-    return found
+    # After the command: state, ppid, pgrp, session.
+    return [
+        pid
+        for pid, fields in _processes()
+        if fields[0] == b"Z" and int(fields[1]) == parent and int(fields[3]) == pid
+    ]

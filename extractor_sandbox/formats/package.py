@@ -100,8 +100,8 @@ class Package:
     def declared_size(self, part: str) -> int:
         return self._members[part].file_size
 
-    def open(self, part: str) -> IO[bytes]:
-        """The part as a stream that inflates as it is read; PartError before it opens."""
+    def _readable_member(self, part: str) -> zipfile.ZipInfo:
+        """The part's entry, once it is known to be one this reader can inflate."""
         info = self._members.get(part)
         if info is None:
             raise PartError(part, "the package has no such part")
@@ -111,6 +111,11 @@ class Package:
             )
         if info.flag_bits & 0x1:
             raise PartError(part, "the part is encrypted")
+        return info
+
+    def open(self, part: str) -> IO[bytes]:
+        """The part as a stream that inflates as it is read; PartError before it opens."""
+        info = self._readable_member(part)
         if info.file_size > MAX_PART_BYTES:
             raise PartError(part, f"declares {info.file_size:,} bytes, over 256 MiB")
         if self._charged + info.file_size > MAX_PACKAGE_BYTES:
@@ -132,15 +137,7 @@ class Package:
     def read_picture(self, part: str, limit: int) -> bytes:
         """A picture part for OCR, inflated within a bound of its own (`limit` bytes, and the
         size it declares), apart from the package's parts; PartError when it cannot be."""
-        info = self._members.get(part)
-        if info is None:
-            raise PartError(part, "the package has no such part")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise PartError(
-                part, f"compression method {info.compress_type} is neither stored nor deflated"
-            )
-        if info.flag_bits & 0x1:
-            raise PartError(part, "the part is encrypted")
+        info = self._readable_member(part)
         if info.file_size > limit:
             raise PartError(part, f"declares {info.file_size:,} bytes, over {limit:,}")
         try:
