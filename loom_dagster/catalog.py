@@ -99,12 +99,8 @@ class Outcome:
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """All of the block's writes, or none of them."""
     con.execute("BEGIN TRANSACTION")
-    try:
+    with _committed_or_rolled_back(con):
         yield
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
 
 
 @contextmanager
@@ -116,6 +112,12 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     except duckdb.TransactionException:
         yield  # inside the caller's transaction, which commits or rolls back the whole
         return
+    with _committed_or_rolled_back(con):
+        yield
+
+
+@contextmanager
+def _committed_or_rolled_back(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         yield
     except BaseException:
