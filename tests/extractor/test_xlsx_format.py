@@ -121,6 +121,11 @@ def names_of(artifact: dict[str, Any], index: int = 0) -> list[str]:
     return [c["name"] for c in artifact["tables"][index]["columns"]]
 
 
+def under_headings(artifact: dict[str, Any]) -> list[dict[str, Any]]:
+    """The blocks under the sheets' name headings."""
+    return [b for b in artifact["blocks"] if b["type"] != "heading"]
+
+
 def types_of(artifact: dict[str, Any], index: int = 0) -> list[str]:
     return [c["type"] for c in artifact["tables"][index]["columns"]]
 
@@ -148,16 +153,27 @@ def test_artifact_envelope_and_tables() -> None:
     [entry] = artifact["tables"]
     assert entry["id"] == "t0" and entry["name"] == "Data" and entry["header_rows"] == 1
     assert entry["locator"] == {"sheet": "Data", "row_start": 1, "row_end": 2}
+    # The seed: "per sheet: a table, its name as a heading" the sheet's rows sit under.
     assert artifact["blocks"] == [
         {
             "id": "b0",
+            "type": "heading",
+            "text": "Data",
+            "depth": 1,
+            "section_path": [],
+            "keys": [],
+            "locator": {"sheet": "Data"},
+        },
+        {
+            "id": "b1",
             "type": "paragraph",
             "text": "a: 1",
-            "section_path": [],
+            "section_path": ["Data"],
+            "parent": "b0",
             "keys": [],
             "locator": {"row_start": 2, "row_end": 2, "sheet": "Data"},
             "attrs": {"table_id": "t0"},
-        }
+        },
     ]
 
 
@@ -288,7 +304,7 @@ def test_the_cell_style_table_is_cell_xfs_not_cell_style_xfs() -> None:
 def test_a_float_row_text_shows_fifteen_digits_and_the_table_keeps_it_exact() -> None:
     artifact = read(workbook(HEAD + row(2, num("A2", "0.30000000000000004"))))
     assert rows_of(artifact) == [[0.30000000000000004]]
-    assert artifact["blocks"][0]["text"] == "a: 0.3"
+    assert under_headings(artifact)[0]["text"] == "a: 0.3"
 
 
 def test_an_integer_past_64_bits_keeps_its_digits_and_a_nan_is_text() -> None:
@@ -314,7 +330,7 @@ def test_cells_as_the_workbook_holds_them() -> None:
     assert rows_of(artifact) == [["shared", True, {"error": "#DIV/0!"}, "2024-02-03", "shared"]]
     assert types_of(artifact) == ["string", "bool", "string", "date", "string"]
     assert (
-        artifact["blocks"][0]["text"]
+        under_headings(artifact)[0]["text"]
         == "s: shared | b: TRUE | e: #DIV/0! | d: 2024-02-03 | str: shared"
     )
 
@@ -357,7 +373,7 @@ def test_a_cell_or_row_with_no_position_takes_the_next() -> None:
     sheet = HEAD + '<row><c><v>1</v></c><c><v>2</v></c><c r="E2"><v>5</v></c><c><v>6</v></c></row>'
     artifact = read(workbook(sheet))
     assert rows_of(artifact) == [[1, 2, None, None, 5, 6]]
-    assert artifact["blocks"][0]["locator"]["row_start"] == 2
+    assert under_headings(artifact)[0]["locator"]["row_start"] == 2
 
 
 def test_a_cell_written_twice_keeps_the_later_and_is_counted() -> None:
@@ -429,6 +445,68 @@ def test_a_chart_or_dialog_sheet_holds_no_cells() -> None:
     assert artifact["coverage"]["extracted"] == artifact["coverage"]["total"] == 3
 
 
+def _headings(artifact: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (b["id"], b["text"], b.get("attrs", {}))
+        for b in artifact["blocks"]
+        if b["type"] == "heading"
+    ]
+
+
+def test_each_sheets_name_is_a_heading_its_blocks_sit_under() -> None:
+    # The seed's XLSX row: "per sheet: a table, its name as a heading". Before, a sheet's rows
+    # sat under no heading and a search hit could not say which sheet by its section.
+    ducks = (
+        row(1, text("A1", "Duck observations 2024"))
+        + row(3, text("A3", "Year"), text("B3", "Ducks"))
+        + row(4, num("A4", 2023), num("B4", 160))
+    )
+    data = workbook(("Ducks", ducks), ("Geese", HEAD + row(2, num("A2", 1)), {"state": "hidden"}))
+    artifact = read(data)
+    assert [
+        (b["type"], b.get("depth"), b["section_path"], b.get("parent")) for b in artifact["blocks"]
+    ] == [
+        ("heading", 1, [], None),
+        ("paragraph", None, ["Ducks"], "b0"),  # the title outside the table
+        ("paragraph", None, ["Ducks"], "b0"),  # the table's rows
+        ("heading", 1, [], None),
+        ("paragraph", None, ["Geese"], "b3"),
+    ]
+    assert _headings(artifact) == [("b0", "Ducks", {}), ("b3", "Geese", {"hidden": True})]
+    assert artifact["blocks"][3]["locator"] == {"sheet": "Geese"}
+
+
+def test_an_empty_sheet_and_a_chart_sheet_are_their_names_alone() -> None:
+    chart = f'<chartsheet xmlns="{MAIN}"/>'
+    data = workbook(("Empty", ""), ("Chart", chart, {"kind": "chartsheet"}), ("Data", HEAD))
+    artifact = read(data)
+    assert [text for _, text, _ in _headings(artifact)] == ["Empty", "Chart", "Data"]
+    assert artifact["coverage"]["complete"] is True
+
+
+def test_a_sheet_name_of_only_whitespace_heads_nothing_and_a_line_break_in_one_is_a_space() -> None:
+    artifact = read(workbook(("&#10; ", HEAD + row(2, num("A2", 1))), ("Q1&#10;2025", HEAD)))
+    assert [text for _, text, _ in _headings(artifact)] == ["Q1 2025"]
+    assert artifact["blocks"][0]["section_path"] == []
+    assert artifact["blocks"][1]["locator"]["sheet"] == "Q1\n2025"
+
+
+def test_a_sheet_of_notes_and_no_table_keeps_its_notes() -> None:
+    # Two prose regions and no table: before, the sheet's blocks were dropped (only a sheet
+    # with a table kept its blocks) and the sheet still counted as read.
+    body = row(1, text("A1", "These figures were withdrawn in March and are not to be used")) + row(
+        3, text("A3", "See the sheet Revised for the corrected counts of each pond")
+    )
+    artifact = read(workbook(("Notes", body)))
+    assert artifact["tables"] == []
+    assert [(b["type"], b["text"][:10]) for b in artifact["blocks"]] == [
+        ("heading", "Notes"),
+        ("paragraph", "These figu"),
+        ("paragraph", "See the sh"),
+    ]
+    assert artifact["coverage"]["complete"] is True
+
+
 def test_a_macro_sheet_or_an_unknown_kind_fails_alone() -> None:
     data = workbook(
         ("Macro", "<xm/>", {"kind": "xlMacrosheet"}),
@@ -475,6 +553,7 @@ def test_a_sheet_damaged_before_any_row_fails_alone() -> None:
     artifact = read(workbook(("Bad", "", {"xml": "not xml"}), ("Data", HEAD)))
     [failure] = artifact["coverage"]["failed"]
     assert failure["unit"] == "Bad" and failure["reason"].startswith("is not well-formed XML")
+    assert [text for _, text, _ in _headings(artifact)] == ["Data"]  # a failed sheet heads nothing
 
 
 def test_a_sheet_name_is_cut_to_500_characters() -> None:
@@ -501,14 +580,14 @@ def test_the_header_is_the_first_row_with_a_value_and_blocks_cite_sheet_rows() -
     artifact = read(workbook(("S", sheet)))
     assert names_of(artifact) == ["k", "v"]
     assert artifact["tables"][0]["locator"] == {"sheet": "S", "row_start": 3, "row_end": 5}
-    assert artifact["blocks"][0]["locator"] == {"row_start": 5, "row_end": 5, "sheet": "S"}
+    assert under_headings(artifact)[0]["locator"] == {"row_start": 5, "row_end": 5, "sheet": "S"}
 
 
 def test_a_header_with_no_rows_is_a_block_at_its_own_rows() -> None:
     sheet = row(4, text("A4", "only"), text("B4", "names"))
     artifact = read(workbook(("S", sheet)))
-    assert artifact["blocks"][0]["text"] == "only | names"
-    assert artifact["blocks"][0]["locator"] == {"row_start": 4, "row_end": 4, "sheet": "S"}
+    assert under_headings(artifact)[0]["text"] == "only | names"
+    assert under_headings(artifact)[0]["locator"] == {"row_start": 4, "row_end": 4, "sheet": "S"}
 
 
 def merged(body: str, *ranges: str) -> str:
@@ -526,7 +605,7 @@ def test_a_range_over_text_cells_makes_a_two_row_header() -> None:
     assert names_of(artifact) == ["Region", "2025 / H1", "2025 / H2"]
     assert artifact["tables"][0]["header_rows"] == 2
     assert rows_of(artifact) == [["North", 1, 2]]
-    assert artifact["blocks"][0]["locator"]["row_start"] == 3
+    assert under_headings(artifact)[0]["locator"]["row_start"] == 3
 
 
 def test_a_title_over_the_whole_row_heads_every_name() -> None:
@@ -545,7 +624,7 @@ def test_text_data_under_merges_covering_it_reads_as_the_second_header_row() -> 
     assert names_of(artifact) == ["Name / Alice", "Name / Smith"]
     assert artifact["tables"][0]["header_rows"] == 2
     assert rows_of(artifact) == []
-    assert artifact["blocks"][0]["locator"] == {"row_start": 1, "row_end": 2, "sheet": "S"}
+    assert under_headings(artifact)[0]["locator"] == {"row_start": 1, "row_end": 2, "sheet": "S"}
 
 
 @pytest.mark.parametrize(
@@ -582,7 +661,9 @@ def test_a_merge_adds_the_empty_rows_it_covers() -> None:
 def test_rows_are_twenty_to_a_block() -> None:
     body = HEAD + "".join(row(n, num(f"A{n}", n)) for n in range(2, 43))
     artifact = read(workbook(("S", body)))
-    assert [(b["locator"]["row_start"], b["locator"]["row_end"]) for b in artifact["blocks"]] == [
+    assert [
+        (b["locator"]["row_start"], b["locator"]["row_end"]) for b in under_headings(artifact)
+    ] == [
         (2, 21),
         (22, 41),
         (42, 42),
@@ -617,7 +698,7 @@ def test_a_workbook_is_refused_as_corrupt_when_its_zip_is_not_one() -> None:
 def _prose(artifact: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [
         (b["text"], b["locator"])
-        for b in artifact["blocks"]
+        for b in under_headings(artifact)
         if "table_id" not in b.get("attrs", {})
     ]
 
@@ -636,7 +717,7 @@ def test_tables_under_one_another_with_blank_rows_between_are_separate_tables() 
     assert names_of(artifact, 1) == ["Product", "Units", "Price"]
     assert rows_of(artifact, 1) == [["Pen", 3, 1.5]]
     assert artifact["tables"][1]["locator"] == {"sheet": "Book", "row_start": 4, "row_end": 5}
-    assert [b["attrs"]["table_id"] for b in artifact["blocks"]] == ["t0", "t1"]
+    assert [b["attrs"]["table_id"] for b in under_headings(artifact)] == ["t0", "t1"]
 
 
 def test_tables_side_by_side_with_a_blank_column_between_are_separate_tables() -> None:
@@ -669,8 +750,8 @@ def test_a_title_and_a_note_outside_the_tables_are_paragraphs() -> None:
             {"sheet": "Ducks", "row_start": 7, "row_end": 7},
         ),
     ]
-    assert [b["type"] for b in artifact["blocks"]] == ["paragraph"] * 3
-    assert artifact["blocks"][0]["text"] == "Duck observations 2024"  # reading order
+    assert [b["type"] for b in under_headings(artifact)] == ["paragraph"] * 3
+    assert under_headings(artifact)[0]["text"] == "Duck observations 2024"  # reading order
 
 
 def test_a_title_right_above_the_names_and_a_note_right_under_the_rows_are_paragraphs() -> None:

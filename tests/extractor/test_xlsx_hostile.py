@@ -344,12 +344,29 @@ def test_elements_are_bounded_over_the_whole_workbook(monkeypatch: pytest.Monkey
 def test_a_header_past_the_laid_out_bytes_fails_its_table(monkeypatch: pytest.MonkeyPatch) -> None:
     from extractor_sandbox.formats import tables
 
-    monkeypatch.setattr(tables, "MAX_LAYOUT_BYTES", 100)
+    # Room for the sheet's name heading (170 bytes), not for its header's 134 more.
+    monkeypatch.setattr(tables, "MAX_LAYOUT_BYTES", 250)
     names = "".join(text(f"{letter}1", letter * 30) for letter in "ABCD")
     artifact = read(workbook(("Wide", row(1, names) + row(2, num("A2", 1))), ("Next", HEAD)))
     assert artifact["tables"] == []
     assert artifact["coverage"]["failed"] == [
         {"unit": "Wide", "reason": "its header is past the table budget"},
+        {"unit": "sheets 2-2", "reason": "past the table budget: never read"},
+    ]
+
+
+def test_a_sheets_name_heading_past_the_laid_out_bytes_fails_the_sheet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The heading is charged to the table budget as a row block is: a workbook of a million
+    # sheets with long names cannot lay out past it.
+    from extractor_sandbox.formats import tables
+
+    monkeypatch.setattr(tables, "MAX_LAYOUT_BYTES", 100)
+    artifact = read(workbook(("Wide", HEAD + row(2, num("A2", 1))), ("Next", HEAD)))
+    assert artifact["blocks"] == [] and artifact["tables"] == []
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "Wide", "reason": "past the table budget"},
         {"unit": "sheets 2-2", "reason": "past the table budget: never read"},
     ]
 

@@ -1,4 +1,5 @@
-"""XLSX: each worksheet's regions typed tables (tables[], named after their sheet, ids t0, t1, ...
+"""XLSX: each sheet's name a heading (depth 1) its blocks sit under, as the seed says; each
+worksheet's regions typed tables (tables[], named after their sheet, ids t0, t1, ...
 across the workbook; a sheet of one region is one table) and their rows as row blocks cited by
 sheet and rows, a title or note outside the tables a paragraph (regions.py), read with the
 standard library as the parts inflate.
@@ -31,7 +32,7 @@ from extractor_sandbox.formats.tables import MAX_NAME_CHARS, Budget
 from extractor_sandbox.formats.xlsx.sheet import MAX_MERGES, SheetCells, read_sheet
 from extractor_sandbox.formats.xlsx.strings import read_shared_strings
 from extractor_sandbox.formats.xlsx.styles import read_styles
-from extractor_sandbox.formats.xlsx.table import sheet_table
+from extractor_sandbox.formats.xlsx.table import sheet_heading, sheet_table
 from extractor_sandbox.formats.xlsx.workbook import MAX_SHEETS, SheetEntry, read_workbook
 
 PARSER = "loom-xlsx"
@@ -134,6 +135,12 @@ def _read_one(
 ) -> None:
     sheet = entry.name[:MAX_NAME_CHARS]
     if entry.kind in NO_CELLS:
+        heading = sheet_heading(sheet, reading.budget, len(reading.blocks), hidden=entry.hidden)
+        if heading is None:
+            reading.failed.append({"unit": sheet, "reason": "past the table budget"})
+            return
+        if heading:
+            reading.blocks.append(heading)
         reading.extracted += 1
         return
     if entry.kind in MACRO_SHEETS:
@@ -177,9 +184,12 @@ def _read_one(
         tables_left=MAX_TABLES - len(reading.tables),
     )
     failed = _sheet_failures(cells, sheet) + table.failed
-    if not table.entries and cells.error:
+    read_nothing = not table.entries and all(b["type"] == "heading" for b in table.blocks)
+    if read_nothing and cells.error:
+        # Damaged before any row: the sheet fails alone, and its name heads nothing.
         failed = [{"unit": sheet, "reason": cells.error}]
-    if table.entries:
+    else:
+        # A sheet of titles and notes only (no table) keeps them; an empty one is its name.
         reading.tables += table.entries
         reading.blocks += table.blocks
     reading.failed += failed

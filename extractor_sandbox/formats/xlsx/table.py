@@ -196,11 +196,20 @@ def sheet_table(
     first_block: int,
     tables_left: int = MAX_REGIONS,
 ) -> SheetTable:
-    """The sheet's tables (one per region) and blocks, in the sheet's reading order: a title or
-    a note outside a table is a paragraph block; each table's rows are row blocks. A sheet that
-    would split into more tables than `tables_left` is one table."""
+    """The sheet's tables (one per region) and blocks, in the sheet's reading order: its name a
+    heading the others sit under, a title or a note outside a table a paragraph block, each
+    table's rows row blocks. A sheet that would split into more tables than `tables_left` is one
+    table."""
     result = SheetTable()
     spread, result.failed = spread_merges(cells, budget, sheet)
+    heading = sheet_heading(sheet, budget, first_block, hidden=hidden)
+    if heading is None:
+        result.failed.append({"unit": sheet, "reason": "past the table budget"})
+        return result
+    under = Under()
+    if heading:
+        result.blocks.append(heading)
+        under = Under([heading["text"]], heading["id"])
     rows = cells.rows
     if not rows:
         return result
@@ -210,7 +219,7 @@ def sheet_table(
     for region, (own, merges) in zip(found, owned, strict=True):
         next_block = first_block + len(result.blocks)
         if region.prose:
-            block = _prose_block(rows, region, sheet, budget, next_block)
+            block = _prose_block(rows, region, sheet, budget, next_block, under)
             if block is None:
                 result.failed.append({"unit": sheet, "reason": "past the table budget"})
                 break
@@ -226,18 +235,38 @@ def sheet_table(
             budget,
             hidden=hidden,
             first_block=next_block,
+            under=under,
         )
         if stop:
             break
     return result
 
 
-def _prose_block(
-    rows: dict[int, dict[int, Cell]], region: Region, sheet: str, budget: Budget, block: int
-) -> dict[str, Any] | None:
-    """A title or a note: the region's lines, one per row, as a paragraph block (None when the
-    table budget has no room for it)."""
-    text = "\n".join(lines(rows, region))
+@dataclass(frozen=True)
+class Under:
+    """The section path and parent of a sheet's blocks: its name's heading, or none."""
+
+    section_path: list[str] = field(default_factory=list)
+    parent: str | None = None
+
+
+def sheet_heading(sheet: str, budget: Budget, block: int, *, hidden: bool) -> dict[str, Any] | None:
+    """The sheet's name as a depth-1 heading block (the seed: "its name as a heading"), cited by
+    the sheet; {} for a name of only whitespace (no heading), None when the table budget has no
+    room for it. A hidden sheet's heading is marked hidden, as its table is."""
+    title = " ".join(sheet.split())
+    if not title:
+        return {}
+    if not _charge_block(title, sheet, budget):
+        return None
+    builder = BlockBuilder(block)
+    builder.heading(title, 1, {"sheet": sheet}, {"hidden": True} if hidden else None)
+    return builder.blocks[0]
+
+
+def _charge_block(text: str, sheet: str, budget: Budget) -> bool:
+    """Charge a block that is no table row to the table budget, as a row block is charged;
+    False (and the budget spent) when it does not fit."""
     spend = len(json.dumps(text, ensure_ascii=False)) + len(sheet) + tables.BLOCK_JSON_OVERHEAD
     text_spend = tables.row_text_spend(text)
     if (
@@ -245,15 +274,33 @@ def _prose_block(
         or budget.block_chars + text_spend > tables.MAX_BLOCK_TEXT_CHARS
     ):
         budget.spent = True
-        return None
+        return False
     budget.layout_bytes += spend
     budget.block_chars += text_spend
+    return True
+
+
+def _prose_block(
+    rows: dict[int, dict[int, Cell]],
+    region: Region,
+    sheet: str,
+    budget: Budget,
+    block: int,
+    under: Under,
+) -> dict[str, Any] | None:
+    """A title or a note: the region's lines, one per row, as a paragraph block (None when the
+    table budget has no room for it)."""
+    text = "\n".join(lines(rows, region))
+    if not _charge_block(text, sheet, budget):
+        return None
     builder = BlockBuilder(block)
     builder.place(
         "paragraph",
         text,
         {"row_start": region.rows[0], "row_end": region.rows[-1], "sheet": sheet},
         {},
+        section_path=under.section_path,
+        parent=under.parent,
     )
     return builder.blocks[0]
 
@@ -268,6 +315,7 @@ def _region_table(
     *,
     hidden: bool,
     first_block: int,
+    under: Under,
 ) -> bool:
     """One region's table into `result`; True when the budget stops the sheet there."""
     numbers = sorted(r for r, row in rows.items() if row)
@@ -299,6 +347,8 @@ def _region_table(
         sheet=sheet,
         header_rows=header_rows,
         first_block=first_block,
+        section_path=under.section_path,
+        parent=under.parent,
     )
     result.blocks += layout.blocks
     for block in layout.blocks:
