@@ -26,7 +26,8 @@ What each part of the body becomes:
   cells; alternate content (mc:AlternateContent) through its first choice only, once.
 - Tables: one table block, a row a line, its cells' text (paragraphs joined by a space) joined
   by " | ", attrs.table {"rows", "columns"}; a cell spanning columns is followed by empty cells
-  for the columns it covers; rows with no text are dropped. A table inside a cell is read into the
+  for the columns it covers, and a row that starts past the grid's first columns (gridBefore)
+  by empty cells for those it skips; rows with no text are dropped. A table inside a cell is read into the
   cell's text.
 - A table of one cell is a frame laid around its content: what the cell holds is read as blocks,
   in place.
@@ -74,7 +75,6 @@ from extractor_sandbox.formats.office import (
     W,
     alternate_content,
     graphic_kind,
-    holds,
     one_line,
     table_text,
     transitional_events,
@@ -92,6 +92,7 @@ from extractor_sandbox.formats.package import (
 PARSER = "loom-docx"
 MAIN_PART = "word/document.xml"
 BODY_TEXT_LEVEL = 9  # outline level 9: body text, never a heading
+MAX_SPAN = 1_000  # grid columns a cell spans or a row skips, at most
 TITLE = 0  # the level a Title paragraph is read at
 
 _HEADING_NAME = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
@@ -292,6 +293,7 @@ class _Row(_Into):
         self.cells = 0
         self.first: _Cell | None = None  # kept in case the table is one cell, a frame
         self.deleted = False
+        self.before = 0  # grid columns skipped before the first cell (w:gridBefore)
 
     def add_cell(self, cell: _Cell) -> None:
         if cell.deleted:
@@ -530,9 +532,29 @@ class _Reader:
         into.add_row(row)
 
     def _row_properties(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
-        deleted = holds(events, W + "del", former=False)
-        if isinstance(into, _Row):
-            into.deleted = deleted
+        if not isinstance(into, _Row):
+            skip(events)
+            return
+        row = into
+        depth = 1
+        for kind, name, attrs in events:
+            if kind == END:
+                depth -= 1
+                if depth == 0:
+                    return
+            elif kind == START:
+                if name == W + "trPrChange":  # the row's former properties
+                    skip(events)
+                    continue
+                depth += 1
+                if name == W + "del":
+                    row.deleted = True
+                elif name == W + "gridBefore":
+                    # The grid columns the row leaves empty before its first cell: its cells
+                    # sit that far right, under the columns of the rows that fill them.
+                    if not row.before:  # a second one is no grid of its own
+                        row.before = max(0, min(_int(attrs.get(W + "val")) or 0, MAX_SPAN))
+                        row.texts[:0] = [""] * row.before
 
     def _cell(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
         if not isinstance(into, _Row):
@@ -630,7 +652,7 @@ class _Reader:
                     continue
                 depth += 1
                 if name == W + "gridSpan":
-                    cell.span = max(1, min(_int(attrs.get(W + "val")) or 1, 1_000))
+                    cell.span = max(1, min(_int(attrs.get(W + "val")) or 1, MAX_SPAN))
                 elif name == W + "cellDel":
                     cell.deleted = True
 

@@ -308,6 +308,45 @@ def test_a_table_is_one_block_with_its_rows_and_columns() -> None:
     assert block["attrs"]["table"] == {"rows": 2, "columns": 2}
 
 
+def test_a_row_that_starts_past_the_grids_first_column_is_shifted_under_it() -> None:
+    # w:gridBefore: the row leaves the grid's first column empty (pandoc's
+    # table_gridbefore.docx); before, its cells were read from the first column, one to the
+    # left of the cells above or below them that a row spanning the grid places.
+    def tr(cells: str, properties: str = "") -> str:
+        return f"<w:tr>{properties}{cells}</w:tr>"
+
+    def tc(text: str, span: int = 1) -> str:
+        spanned = f'<w:tcPr><w:gridSpan w:val="{span}"/></w:tcPr>' if span > 1 else ""
+        return f"<w:tc>{spanned}{paragraph(text)}</w:tc>"
+
+    before = '<w:trPr><w:gridBefore w:val="1"/></w:trPr>'
+    former = (  # a tracked change's former properties are not the row's
+        '<w:trPr><w:trPrChange w:id="1" w:author="a"><w:trPr><w:gridBefore w:val="2"/>'
+        "</w:trPr></w:trPrChange></w:trPr>"
+    )
+    table = (
+        "<w:tbl>"
+        + tr(tc("Bits") + tc("Name"), before)
+        + tr(tc("0 1", span=2) + tc("TEXT"))
+        + tr(tc("1") + tc("BINARY"), before)
+        + tr(tc("x") + tc("y") + tc("z"), former)
+        + "</w:tbl>"
+    )
+    [block] = read(docx(table))["blocks"]
+    assert block["text"] == " | Bits | Name\n0 1 |  | TEXT\n | 1 | BINARY\nx | y | z"
+    assert block["attrs"]["table"] == {"rows": 4, "columns": 3}
+
+
+def test_a_deleted_row_is_still_left_out_beside_its_grid_before() -> None:
+    table = (
+        '<w:tbl><w:tr><w:trPr><w:gridBefore w:val="1"/><w:del w:id="1" w:author="a"/></w:trPr>'
+        + f"<w:tc>{paragraph('gone')}</w:tc></w:tr>"
+        + f"<w:tr><w:tc>{paragraph('a')}</w:tc><w:tc>{paragraph('b')}</w:tc></w:tr></w:tbl>"
+    )
+    [block] = read(docx(table))["blocks"]
+    assert block["text"] == "a | b"
+
+
 def test_docx_blocks_carry_no_page_locator() -> None:
     artifact = read(docx(paragraph("One") + paragraph("Two")))
     assert all(b["locator"] == {} for b in artifact["blocks"])
