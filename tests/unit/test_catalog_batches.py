@@ -23,6 +23,7 @@ from loom_dagster import catalog, hold
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.sources import Revision, Source, document_id, revision_key
+from tests.unit.catalog_backends import BACKENDS, open_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,10 +33,15 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "catalog.duckdb"
 
 
-@pytest.fixture
-def con(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect(str(path))
-    catalog.ensure_schema(connection)
+@pytest.fixture(params=BACKENDS)
+def con(
+    request: pytest.FixtureRequest, path: Path, tmp_path: Path
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    if request.param == "duckdb":
+        connection = duckdb.connect(str(path))
+        catalog.ensure_schema(connection)
+    else:
+        connection = open_catalog(request.param, tmp_path)
     catalog.upsert_source(connection, Source("docs", "/data/docs"))
     yield connection
     connection.close()
@@ -62,6 +68,16 @@ def chunk(rev: Revision) -> Chunk:
     )
 
 
+@pytest.fixture
+def file_con(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The embedded file, for the tests that kill a process holding it."""
+    connection = duckdb.connect(str(path))
+    catalog.ensure_schema(connection)
+    catalog.upsert_source(connection, Source("docs", "/data/docs"))
+    yield connection
+    connection.close()
+
+
 def rows(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
     return con.execute(
         "SELECT key, seq, size, mtime_ns, device, inode FROM revisions ORDER BY key"
@@ -77,7 +93,7 @@ def test_a_bad_row_in_the_middle_of_a_batch_registers_nothing_of_it(
     before = rows(con)
     back = revision("gone.md", "1")  # written again: its document would be revived
     bad = revision("b.md", "2", size=2**64)  # past BIGINT: the insert fails
-    with pytest.raises(duckdb.Error):
+    with pytest.raises((duckdb.Error, catalog.CatalogError)):
         catalog.register_revisions(con, [revision("a.md", "1"), back, bad, revision("c.md", "3")])
     assert rows(con) == before
     status = con.execute(
@@ -97,8 +113,9 @@ catalog.register_revisions(con, [Revision(*r) for r in json.loads(sys.argv[2])])
 
 
 def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_as_it_was(
-    con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
+    file_con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
 ) -> None:
+    con = file_con
     gone = revision("gone.md", "1")
     catalog.register_revisions(con, [gone])
     catalog.retire_paths(con, "docs", ["gone.md"])
@@ -353,8 +370,9 @@ catalog.publish_batch(con, [catalog.Publication(revision(f"n{i}.md", "2"), 1, "x
 
 
 def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch(
-    con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
+    file_con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
 ) -> None:
+    con = file_con
     catalog.register_revisions(con, [revision(f"n{i}.md", "2") for i in range(20)])
     con.close()
     holds = tmp_path / "holds"
