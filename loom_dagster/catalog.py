@@ -162,18 +162,17 @@ def _committed_or_rolled_back(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     if isinstance(con, PostgresCatalog):
-        con.apply_schema(SCHEMA, _migrate)
+        con.apply_schema(SCHEMA)  # a catalog there never had the marks on `documents`
     else:
         con.execute(SCHEMA)
         _migrate(con)
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
-    """A catalog from before index_marks kept its one index's marks on `documents`: move them."""
+    """A catalog file from before index_marks kept its one index's marks on `documents`: move
+    them. (pragma_table_info: a tenth of information_schema's cost, paid on every connection.)"""
     old = con.execute(
-        "SELECT count(*) FROM information_schema.columns "
-        "WHERE table_schema = current_schema() AND table_name = 'documents' "
-        "AND column_name = 'indexed_revision'"
+        "SELECT count(*) FROM pragma_table_info('documents') WHERE name = 'indexed_revision'"
     ).fetchone()
     if not old or not old[0]:
         return

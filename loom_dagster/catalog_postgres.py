@@ -12,6 +12,7 @@ keyed by `index_id`, a random id kept in the home (see catalog.ensure_schema and
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
@@ -33,8 +34,6 @@ _KEYS = {"outcomes": ("revision",), "datasets": ("dataset_id", "revision")}
 # Advisory locks of the catalog live in their own class (the first key), away from any other
 # user of the server (Dagster's storage shares it).
 LOCK_CLASS = 0x6C6F6F6D  # "loom"
-# Bumped whenever catalog.SCHEMA (or the migrations after it) changes.
-SCHEMA_VERSION = 1
 
 # SQLSTATE classes that say "not now": the server is going away, starting, or out of resources.
 _UNAVAILABLE_STATES = {"08", "53", "57"}
@@ -186,26 +185,23 @@ class PostgresCatalog:
                 [LOCK_CLASS, sorted(set(keys))],
             )
 
-    def apply_schema(self, schema: str, migrate: Any) -> None:
-        """Apply `schema` and the migrations once per SCHEMA_VERSION, one process at a time:
-        its ALTERs take table locks that every running publish would otherwise queue behind."""
-        row = self.execute(
-            "SELECT version FROM loom_catalog_schema"
-            if self.execute("SELECT to_regclass('loom_catalog_schema')").fetchone() != (None,)
-            else "SELECT 0"
-        ).fetchone()
-        if row is not None and row[0] >= SCHEMA_VERSION:
-            return
+    def apply_schema(self, schema: str) -> None:
+        """Apply `schema` once per text of it (its digest is kept), one process at a time: its
+        ALTERs take table locks that every running publish would otherwise queue behind, and
+        two workers meeting an empty database would race to create the same tables."""
+        version = hashlib.sha256(schema.encode()).hexdigest()[:16]
+        if self.execute("SELECT to_regclass('loom_catalog_schema')").fetchone() != (None,):
+            if self.execute("SELECT version FROM loom_catalog_schema").fetchone() == (version,):
+                return
         self.execute("BEGIN TRANSACTION")
         try:
             self.execute("SELECT pg_advisory_xact_lock(?, 0)", [LOCK_CLASS])
-            self.execute("CREATE TABLE IF NOT EXISTS loom_catalog_schema (version INTEGER)")
-            found = self.execute("SELECT max(version) FROM loom_catalog_schema").fetchone()
-            if found is None or found[0] is None or found[0] < SCHEMA_VERSION:
+            self.execute("CREATE TABLE IF NOT EXISTS loom_catalog_schema (version VARCHAR)")
+            found = self.execute("SELECT version FROM loom_catalog_schema").fetchone()
+            if found != (version,):  # another process may have applied it while this waited
                 self.execute(schema)
-                migrate(self)
                 self.execute("DELETE FROM loom_catalog_schema")
-                self.execute("INSERT INTO loom_catalog_schema VALUES (?)", [SCHEMA_VERSION])
+                self.execute("INSERT INTO loom_catalog_schema VALUES (?)", [version])
         except BaseException:
             self.execute("ROLLBACK")
             raise
