@@ -43,10 +43,15 @@ def run(folder: Path, name: str, go: Path, batch: int) -> dict[str, object]:
     started = time.perf_counter()
     statuses: Counter[str] = Counter()
 
+    refusals: list[str] = []
+
     def prepare(revision: Revision) -> None:
         pipeline.store_original(store, str(folder.resolve()), revision)
         extraction = pipeline.extract(store, client, revision)
-        pipeline.make_chunks(store, extraction, revision)
+        if extraction.refused:  # published as refused, with its code
+            refusals.append(f"{revision.path}: {extraction.code}: {extraction.message}")
+        else:
+            pipeline.make_chunks(store, extraction, revision)
 
     try:
         source = api.register_source(settings, folder, name=name)
@@ -68,6 +73,7 @@ def run(folder: Path, name: str, go: Path, batch: int) -> dict[str, object]:
         "statuses": dict(statuses),
         "seconds": round(time.perf_counter() - started, 3),
         "error": error,
+        "refusals": refusals[:5],
     }
 
 

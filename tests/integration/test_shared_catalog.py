@@ -99,7 +99,7 @@ def test_two_workers_publish_a_thousand_revisions_into_one_catalog_at_once(
     print("workers:", results)
     for result in results:
         assert result["error"] is None  # no lock error, no error at all
-        assert result["statuses"] == {"published": FILES}
+        assert result["statuses"] == {"published": FILES}, result["refusals"]
 
     store = ObjectStore(store_url)
     replica_home = tmp_path / "replica"
@@ -120,10 +120,16 @@ def test_two_workers_publish_a_thousand_revisions_into_one_catalog_at_once(
         assert con.execute("SELECT count(*) FROM revisions").fetchone() == (2 * FILES,)
         outcomes = catalog.outcomes_for(con, keys)
         assert {o.status for o in outcomes.values()} == {catalog.PUBLISHED}
-        # Its files in the object store: each revision's chunks, one artifact and one original
-        # per distinct content (every file here is distinct).
-        for key in keys:
-            assert pipeline.read_chunks(store, key)
+        # Its files in the object store: each revision's chunk file, one artifact and one
+        # original per distinct content (every file here is distinct), and nothing more. The
+        # replica's reconcile below reads every chunk file.
+        listed = {
+            prefix: [o.key for o in store.list_objects(prefix)]
+            for prefix in ("revisions", "artifacts", "originals")
+        }
+        chunk_files = [k for k in listed["revisions"] if k.endswith(f"/{pipeline.CHUNKS}")]
+        assert sorted(chunk_files) == sorted(store.revision_key(k, pipeline.CHUNKS) for k in keys)
+        assert len(listed["artifacts"]) == len(listed["originals"]) == 2 * FILES
         assert catalog.counts(con) == {"live_documents": 2 * FILES, "chunks": 2 * FILES}
 
         # A search replica: an index made from the catalog and the chunk files alone.
