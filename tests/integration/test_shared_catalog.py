@@ -163,3 +163,50 @@ def test_two_workers_publish_a_thousand_revisions_into_one_catalog_at_once(
         assert catalog.unindexed(con) == []
     finally:
         con.close()
+
+
+def fresh_database(url: str, name: str) -> str:
+    import psycopg2
+
+    dsn = url.replace("postgresql+psycopg2://", "postgresql://")
+    admin = psycopg2.connect(dsn)
+    try:
+        admin.autocommit = True
+        admin.cursor().execute(f"CREATE DATABASE {name}")
+    finally:
+        admin.close()
+    return dsn.rsplit("/", 1)[0] + f"/{name}"
+
+
+def test_loom_ingest_through_dagster_keeps_its_catalog_in_postgres_alone(
+    catalog_url: str, loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_dagster import api
+    from loom_dagster.datasets.catalog import list_served
+
+    url = fresh_database(catalog_url, "through_dagster")
+    monkeypatch.setenv("LOOM_CATALOG_URL", url)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.txt").write_text("the quarterly sharedcatalogword review\n")
+    (folder / "usage.csv").write_text("host,bytes\na,1\nb,2\nb,3\n")
+
+    report = api.ingest_folder(folder, name="docs")
+
+    assert {o.path: o.status for o in report.outcomes} == {
+        "note.txt": "published",
+        "usage.csv": "published",
+    }
+    assert not (loom_home / "catalog.duckdb").exists()  # the setting moved the whole catalog
+    con = catalog.open_shared(url, loom_home)
+    try:
+        assert [d[2] for d in catalog.live_documents(con)] == ["note.txt", "usage.csv"]
+        [dataset] = list_served(con)
+    finally:
+        con.close()
+    [hit] = api.search(COMMON, limit=5)
+    assert hit.chunk.path == "note.txt"
+    answer = api.sql(
+        f'SELECT host, sum(bytes) AS total FROM "{dataset.name}" GROUP BY host ORDER BY host'
+    )
+    assert [list(row) for row in answer.rows] == [["a", 1], ["b", 5]]
