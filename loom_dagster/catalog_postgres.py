@@ -53,8 +53,9 @@ def _dsn(url: str) -> str:
 
 
 def _redacted(url: str) -> str:
-    """The URL without its password, for a message."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """The URL without its password (in the authority or as a parameter), for a message."""
+    url = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", url)
 
 
 def translated(error: psycopg2.Error, url: str) -> LoomError:

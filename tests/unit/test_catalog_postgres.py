@@ -18,7 +18,7 @@ import psycopg2
 import pytest
 
 from loom_dagster import catalog
-from loom_dagster.catalog_postgres import PostgresCatalog, _placeholders, _upsert
+from loom_dagster.catalog_postgres import PostgresCatalog, _placeholders, _redacted, _upsert
 from loom_dagster.sources import Source
 from tests.support.postgres import server_binaries
 from tests.unit.catalog_backends import fresh_url, server_url
@@ -43,6 +43,12 @@ def two(url: str, tmp_path: Path) -> Iterator[tuple[duckdb.DuckDBPyConnection, .
     yield cons
     for con in cons:
         con.close()
+
+
+def test_a_url_in_a_message_shows_no_password() -> None:
+    assert _redacted("postgresql://loom:s3cret@db:5432/c?password=other&sslmode=require") == (
+        "postgresql://loom:***@db:5432/c?password=***&sslmode=require"
+    )
 
 
 def test_duckdb_spelling_becomes_postgres_spelling() -> None:
