@@ -20,6 +20,7 @@ import duckdb
 import pytest
 
 from loom_dagster import catalog, hold
+from loom_dagster.catalog_postgres import PostgresCatalog
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.sources import Revision, Source, document_id, revision_key
@@ -360,19 +361,27 @@ def test_a_failure_in_the_middle_of_a_publish_leaves_nothing_of_its_batch(
 
 PUBLISH_KILLED = """
 import sys
+from pathlib import Path
 import duckdb
 from loom_dagster import catalog
 from tests.unit.test_catalog_batches import revision
-con = duckdb.connect(sys.argv[1])
+target = sys.argv[1]
+if target.startswith("postgresql://"):
+    con = catalog.open_shared(target, Path(sys.argv[2]))
+else:
+    con = duckdb.connect(target)
 catalog.publish_batch(con, [catalog.Publication(revision(f"n{i}.md", "2"), 1, "x")
                             for i in range(20)])
 """
 
 
 def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch(
-    file_con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
+    con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
 ) -> None:
-    con = file_con
+    # On PostgreSQL the server rolls back what the killed worker's connection left open: the
+    # adapter's BEGIN must be a real transaction for that.
+    shared = con.url if isinstance(con, PostgresCatalog) else None
+    target = shared or str(path)
     catalog.register_revisions(con, [revision(f"n{i}.md", "2") for i in range(20)])
     con.close()
     holds = tmp_path / "holds"
@@ -383,7 +392,8 @@ def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch
         hold.ENV_DIR: str(holds),
         "PYTHONPATH": str(ROOT),
     }
-    child = subprocess.Popen([sys.executable, "-c", PUBLISH_KILLED, str(path)], env=env, cwd=ROOT)
+    command = [sys.executable, "-c", PUBLISH_KILLED, target, str(tmp_path)]
+    child = subprocess.Popen(command, env=env, cwd=ROOT)
     try:
         reached = holds / "switching.reached"
         for _ in range(1200):
@@ -396,7 +406,7 @@ def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch
     finally:
         child.kill()
         child.wait()
-    after = duckdb.connect(str(path))
+    after = catalog.open_shared(shared, tmp_path) if shared else duckdb.connect(str(path))
     try:
         assert catalog.live_documents(after) == [] and history(after) == []
     finally:
