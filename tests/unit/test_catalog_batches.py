@@ -69,16 +69,6 @@ def chunk(rev: Revision) -> Chunk:
     )
 
 
-@pytest.fixture
-def file_con(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The embedded file, for the tests that kill a process holding it."""
-    connection = duckdb.connect(str(path))
-    catalog.ensure_schema(connection)
-    catalog.upsert_source(connection, Source("docs", "/data/docs"))
-    yield connection
-    connection.close()
-
-
 def rows(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
     return con.execute(
         "SELECT key, seq, size, mtime_ns, device, inode FROM revisions ORDER BY key"
@@ -105,18 +95,23 @@ def test_a_bad_row_in_the_middle_of_a_batch_registers_nothing_of_it(
 
 KILLED = """
 import json, sys
+from pathlib import Path
 import duckdb
 from loom_dagster import catalog
 from loom_dagster.sources import Revision
-con = duckdb.connect(sys.argv[1])
+target = sys.argv[1]
+if target.startswith("postgresql://"):
+    con = catalog.open_shared(target, Path(sys.argv[3]))
+else:
+    con = duckdb.connect(target)
 catalog.register_revisions(con, [Revision(*r) for r in json.loads(sys.argv[2])])
 """
 
 
 def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_as_it_was(
-    file_con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
+    con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
 ) -> None:
-    con = file_con
+    shared = con.url if isinstance(con, PostgresCatalog) else None
     gone = revision("gone.md", "1")
     catalog.register_revisions(con, [gone])
     catalog.retire_paths(con, "docs", ["gone.md"])
@@ -136,8 +131,9 @@ def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_a
             sys.executable,
             "-c",
             KILLED,
-            str(path),
+            shared or str(path),
             json.dumps([list(r.__dict__.values()) for r in batch]),
+            str(tmp_path),
         ],
         env=env,
     )
@@ -153,7 +149,7 @@ def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_a
     finally:
         child.kill()
         child.wait()
-    after = duckdb.connect(str(path))
+    after = catalog.open_shared(shared, tmp_path) if shared else duckdb.connect(str(path))
     try:
         assert rows(after) == before
         status = after.execute(
