@@ -3,6 +3,11 @@
 Plain functions over a DuckDB connection, so the Dagster shell, the sensor and the command line
 share one way to read and write it. DuckDB takes one writing process per file: callers keep
 connections short, and the publishing step runs in a Dagster pool of size 1.
+
+With `LOOM_CATALOG_URL=postgresql://...` the same functions run on PostgreSQL, so workers on
+several machines publish into one catalog (catalog_postgres.PostgresCatalog adapts the SQL,
+which is written here once, in DuckDB's spelling). Writers of the same documents serialise on
+`_lock`; the search index marks are per index (`index_marks`), since each home has its own.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 
 import duckdb
 
 from loom_dagster import hold
+from loom_dagster.catalog_postgres import PostgresCatalog, catalog_url, index_id_of
 from loom_dagster.chunking import Chunk
 from loom_dagster.errors import LoomError
 from loom_dagster.sources import FileState, OptionRule, Revision, Source
@@ -58,10 +66,14 @@ ALTER TABLE revisions ADD COLUMN IF NOT EXISTS options VARCHAR DEFAULT '{}';
 -- A revision's chunks live in its chunks.parquet and in the search index, and their number in
 -- its outcome; a catalog that still holds the copy earlier versions wrote loses it here.
 DROP TABLE IF EXISTS chunks;
--- The revision the search index is known to hold for the document (NULL: none). Publishing
+-- The revision a search index is known to hold for the document (no row: none). Publishing
 -- commits the catalog, then the index, then this mark; a document whose mark differs from its
--- live revision is repaired from its stored chunks (pipeline.reconcile).
-ALTER TABLE documents ADD COLUMN IF NOT EXISTS indexed_revision VARCHAR;
+-- live revision is repaired from its stored chunks (pipeline.reconcile). Keyed by the index:
+-- homes sharing a PostgreSQL catalog each have their own index (the embedded file's is 'local').
+CREATE TABLE IF NOT EXISTS index_marks (
+    index_id VARCHAR NOT NULL, document_id VARCHAR NOT NULL, revision VARCHAR NOT NULL,
+    PRIMARY KEY (index_id, document_id)
+);
 -- A typed dataset of one revision of one document (loom_dagster.datasets.catalog): served while
 -- its document's live revision is `revision`, by the Parquet snapshot `snapshot_key`.
 CREATE TABLE IF NOT EXISTS datasets (
@@ -86,6 +98,19 @@ class CatalogError(LoomError):
     code = "catalog"
 
 
+class CatalogUnavailable(CatalogError):
+    """The catalog server cannot be reached or went away; the step can be tried again."""
+
+    code = "catalog_unavailable"
+    retryable = True
+
+
+class CatalogRefused(CatalogError):
+    """The catalog server refused the login (credentials, role, database): a setting to fix."""
+
+    code = "catalog_refused"
+
+
 @dataclass(frozen=True)
 class Outcome:
     revision: str
@@ -95,9 +120,15 @@ class Outcome:
     chunk_count: int | None = None
 
 
+# The index marks of the embedded catalog, which has one index (its home's).
+LOCAL_INDEX = "local"
+
+
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """All of the block's writes, or none of them."""
+    if isinstance(con, PostgresCatalog) and con.in_transaction:
+        raise CatalogError("a transaction is already open", code="catalog")
     con.execute("BEGIN TRANSACTION")
     with _committed_or_rolled_back(con):
         yield
@@ -107,6 +138,9 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """All of the block's writes, or none of them: its own transaction, or the caller's when
     one is open already (DuckDB has no nested transactions)."""
+    if isinstance(con, PostgresCatalog) and con.in_transaction:
+        yield
+        return
     try:
         con.execute("BEGIN TRANSACTION")
     except duckdb.TransactionException:
@@ -127,7 +161,56 @@ def _committed_or_rolled_back(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(SCHEMA)
+    if isinstance(con, PostgresCatalog):
+        con.apply_schema(SCHEMA)  # a catalog there never had the marks on `documents`
+    else:
+        con.execute(SCHEMA)
+        _migrate(con)
+
+
+def _migrate(con: duckdb.DuckDBPyConnection) -> None:
+    """A catalog file from before index_marks kept its one index's marks on `documents`: move
+    them. (pragma_table_info: a tenth of information_schema's cost, paid on every connection.)"""
+    old = con.execute(
+        "SELECT count(*) FROM pragma_table_info('documents') WHERE name = 'indexed_revision'"
+    ).fetchone()
+    if not old or not old[0]:
+        return
+    with atomic(con):
+        con.execute(
+            "INSERT INTO index_marks (index_id, document_id, revision) SELECT ?, document_id, "
+            "indexed_revision FROM documents WHERE indexed_revision IS NOT NULL "
+            "ON CONFLICT DO NOTHING",
+            [LOCAL_INDEX],
+        )
+        con.execute("ALTER TABLE documents DROP COLUMN indexed_revision")
+
+
+def _index(con: duckdb.DuckDBPyConnection) -> str:
+    """Whose index marks this connection reads and writes."""
+    return con.index_id if isinstance(con, PostgresCatalog) else LOCAL_INDEX
+
+
+def _lock(con: duckdb.DuckDBPyConnection, documents: Iterable[str]) -> None:
+    """Serialise writers of the same documents until the transaction ends. The embedded file
+    has one writing process, so only a shared catalog takes these locks."""
+    if isinstance(con, PostgresCatalog):
+        con.lock(sorted(set(documents)))
+
+
+def open_shared(url: str, home: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
+    """A connection to the PostgreSQL catalog at `url`, for the home whose search index it
+    marks, with the schema in place. It speaks the subset of DuckDB's connection the catalog's
+    functions use (execute, fetchone, fetchall, close), hence the type it is given."""
+    from typing import cast
+
+    con = PostgresCatalog(url, index_id=index_id_of(Path(home)))
+    try:
+        ensure_schema(cast(duckdb.DuckDBPyConnection, con))
+    except BaseException:
+        con.close()
+        raise
+    return cast(duckdb.DuckDBPyConnection, con)
 
 
 @contextmanager
@@ -140,7 +223,18 @@ def connect(
     DuckDB takes one process per file: while another holds it, the connection is tried again
     after 0.1 s, 0.2 s, 0.4 s, ... up to `retries` times (as DuckDBResource does), so a short
     write elsewhere is a wait here; the last refusal is raised.
+
+    With LOOM_CATALOG_URL set, the catalog is that PostgreSQL database instead, and `path`
+    names the home whose search index the connection marks (the file is not opened).
     """
+    url = catalog_url()
+    if url is not None:
+        shared = open_shared(url, Path(path).parent)
+        try:
+            yield shared
+        finally:
+            shared.close()
+        return
     attempt = 0
     while True:
         try:
@@ -228,7 +322,7 @@ class SourceSummary:
 def source_summaries(con: duckdb.DuckDBPyConnection) -> list[SourceSummary]:
     rows = con.execute(
         f"""
-        SELECT {_SOURCE_COLUMNS}, strftime(s.last_sync, '%Y-%m-%d %H:%M:%S'),
+        SELECT {_SOURCE_COLUMNS}, s.last_sync,
             (SELECT count(*) FROM documents d WHERE d.source = s.name AND d.status = 'live'),
             (SELECT count(*) FROM documents d WHERE d.source = s.name AND d.status = 'retired'),
             (SELECT count(DISTINCT r.document_id) FROM revisions r
@@ -238,9 +332,14 @@ def source_summaries(con: duckdb.DuckDBPyConnection) -> list[SourceSummary]:
         """
     ).fetchall()
     return [
-        SourceSummary(_source(row[:5]), row[5], int(row[6]), int(row[7]), int(row[8]))
+        SourceSummary(_source(row[:5]), _clock(row[5]), int(row[6]), int(row[7]), int(row[8]))
         for row in rows
     ]
+
+
+def _clock(moment: datetime | None) -> str | None:
+    """A catalog timestamp to the second, as the catalog's readers print it."""
+    return None if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def live_document_paths(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
@@ -255,10 +354,11 @@ def known_files(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, FileSt
     """The newest registered state of each path whose document is not retired."""
     rows = con.execute(
         """
-        SELECT r.path, r.size, r.mtime_ns, r.sha256, r.device, r.inode, r.options FROM revisions r
+        SELECT DISTINCT ON (r.path) r.path, r.size, r.mtime_ns, r.sha256, r.device, r.inode,
+            r.options FROM revisions r
         LEFT JOIN documents d ON d.document_id = r.document_id
         WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'
-        QUALIFY row_number() OVER (PARTITION BY r.path ORDER BY r.seq DESC) = 1
+        ORDER BY r.path, r.seq DESC
         """,
         [source],
     ).fetchall()
@@ -305,6 +405,7 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
         return []
     ordered = list(batch.values())
     with atomic(con):
+        _lock(con, (r.document_id for r in ordered))
         # Each key's record, and whether its path has a newer one, as the catalog holds them.
         known = {
             key: bool(older)
@@ -349,7 +450,7 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
                 moved.append(revision)
         # Sequence numbers taken in the batch's order, as one by one would have.
         numbers = con.execute(
-            "SELECT nextval('revision_seq') FROM range(?)", [len(renumbered)]
+            "SELECT nextval('revision_seq') FROM generate_series(1, ?)", [len(renumbered)]
         ).fetchall()
         numbered = dict(zip(renumbered, sorted(row[0] for row in numbers), strict=True))
         if inserted:
@@ -358,7 +459,7 @@ def register_revisions(con: duckdb.DuckDBPyConnection, revisions: Sequence[Revis
             ]
             con.execute(
                 f"INSERT INTO revisions (seq, {_REVISION_COLUMNS}) SELECT * FROM ("
-                f"SELECT unnest(?::BIGINT[]), {', '.join(['unnest(?)'] * len(columns))})",
+                f"SELECT unnest(?::BIGINT[]), {', '.join(['unnest(?)'] * len(columns))}) batch",
                 [[numbered[r.key] for r in inserted], *columns],
             )
         if moved:
@@ -463,8 +564,8 @@ def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revis
         SELECT latest.key, latest.document_id, latest.source, latest.path, latest.size,
                latest.mtime_ns, latest.sha256, latest.device, latest.inode, latest.options
         FROM (
-            SELECT r.* FROM revisions r WHERE r.source = ?
-            QUALIFY row_number() OVER (PARTITION BY r.path ORDER BY r.seq DESC) = 1
+            SELECT DISTINCT ON (r.path) r.* FROM revisions r WHERE r.source = ?
+            ORDER BY r.path, r.seq DESC
         ) latest
         LEFT JOIN documents d ON d.document_id = latest.document_id
         WHERE coalesce(d.status, 'pending') <> 'retired'
@@ -596,7 +697,7 @@ def file_history(con: duckdb.DuckDBPyConnection, source: str, path: str) -> list
     rows = con.execute(
         f"""
         SELECT {", ".join("r." + c.strip() for c in _REVISION_COLUMNS.split(","))},
-            strftime(r.registered_at, '%Y-%m-%d %H:%M:%S'),
+            r.registered_at,
             coalesce(d.live_revision = r.key, false), coalesce(d.status = 'retired', false)
         FROM revisions r LEFT JOIN documents d ON d.document_id = r.document_id
         WHERE r.source = ? AND r.path = ? ORDER BY r.seq
@@ -607,18 +708,20 @@ def file_history(con: duckdb.DuckDBPyConnection, source: str, path: str) -> list
     for row in rows:
         revision = Revision(*row[:10])
         recorded = con.execute(
-            "SELECT status, code, message, chunk_count, run_id, "
-            "strftime(recorded_at, '%Y-%m-%d %H:%M:%S') FROM outcome_history "
+            "SELECT status, code, message, chunk_count, run_id, recorded_at FROM outcome_history "
             "WHERE revision = ? ORDER BY seq",
             [revision.key],
         ).fetchall()
         history.append(
             RevisionHistory(
                 revision,
-                row[10],
+                str(_clock(row[10])),
                 bool(row[11]),
                 bool(row[12]),
-                tuple(RecordedOutcome(*r) for r in recorded),
+                tuple(
+                    RecordedOutcome(r[0], r[1], r[2], r[3], r[4], str(_clock(r[5])))
+                    for r in recorded
+                ),
             )
         )
     return history
@@ -741,6 +844,7 @@ def publish_batch(
         return []
     publications = [e for e in entries if isinstance(e, Publication)]
     with atomic(con):
+        _lock(con, (p.revision.document_id for p in publications))
         seqs = _seqs(con, (p.revision.key for p in publications))
         live = _live_of(con, (p.revision.document_id for p in publications))
         missing = [p.revision.key for p in publications if p.revision.key not in seqs]
@@ -773,7 +877,7 @@ def publish_batch(
             serving = list(switched.values())
             con.execute(
                 "INSERT INTO documents (document_id, source, path, live_revision, status) "
-                "SELECT *, 'live' FROM (SELECT unnest(?), unnest(?), unnest(?), unnest(?)) "
+                "SELECT *, 'live' FROM (SELECT unnest(?), unnest(?), unnest(?), unnest(?)) batch "
                 "ON CONFLICT (document_id) DO UPDATE SET "
                 "live_revision = excluded.live_revision, status = 'live', updated_at = now()",
                 [
@@ -798,7 +902,9 @@ def _record_outcomes(
     last: two statements."""
     if not recorded:
         return
-    numbers = con.execute("SELECT nextval('outcome_seq') FROM range(?)", [len(recorded)]).fetchall()
+    numbers = con.execute(
+        "SELECT nextval('outcome_seq') FROM generate_series(1, ?)", [len(recorded)]
+    ).fetchall()
 
     def columns(rows: Sequence[tuple[Outcome, str | None]]) -> list[list[object]]:
         return [
@@ -814,7 +920,7 @@ def _record_outcomes(
         "INSERT INTO outcome_history (seq, revision, status, code, message, artifact_sha256, "
         "chunk_count, run_id) SELECT *, ? FROM (SELECT unnest(?::BIGINT[]), unnest(?::VARCHAR[]), "
         "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-        "unnest(?::INTEGER[]))",
+        "unnest(?::INTEGER[])) batch",
         [run_id, sorted(row[0] for row in numbers), *columns(recorded)],
     )
     last = list({o.revision: (o, sha) for o, sha in recorded}.values())
@@ -822,7 +928,7 @@ def _record_outcomes(
         "INSERT OR REPLACE INTO outcomes (revision, status, code, message, artifact_sha256, "
         "chunk_count, run_id, recorded_at) SELECT *, ?, current_timestamp FROM (SELECT "
         "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-        "unnest(?::VARCHAR[]), unnest(?::INTEGER[]))",
+        "unnest(?::VARCHAR[]), unnest(?::INTEGER[])) batch",
         [run_id, *columns(last)],
     )
 
@@ -837,6 +943,7 @@ def retire_paths(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[st
             [source, list(paths)],
         ).fetchall()
         ids = [row[0] for row in rows]
+        _lock(con, ids)
         for document in ids:
             con.execute(
                 "INSERT INTO documents (document_id, source, path, live_revision, status) "
@@ -856,28 +963,44 @@ def unindexed(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str | None]]:
     return [
         (str(document), live)
         for document, live in con.execute(
-            "SELECT document_id, live_revision FROM documents "
-            "WHERE live_revision IS DISTINCT FROM indexed_revision ORDER BY document_id"
+            "SELECT d.document_id, d.live_revision FROM documents d "
+            "LEFT JOIN index_marks m ON m.index_id = ? AND m.document_id = d.document_id "
+            "WHERE d.live_revision IS DISTINCT FROM m.revision ORDER BY d.document_id",
+            [_index(con)],
         ).fetchall()
     ]
 
 
 def mark_indexed(con: duckdb.DuckDBPyConnection, indexed: Mapping[str, str | None]) -> None:
-    """Record that the index holds `revision` (None: nothing) for each document, in one statement.
+    """Record that the index holds `revision` (None: nothing) for each document.
 
     A mark is set only to what is still live, so a publish that overtook this one keeps its
     document unmarked until the index holds it too.
     """
     if not indexed:
         return
-    documents, revisions = list(indexed), list(indexed.values())
-    con.execute(
-        "UPDATE documents SET indexed_revision = m.revision FROM "
-        "(SELECT unnest(?) AS document_id, unnest(?) AS revision) m "
-        "WHERE documents.document_id = m.document_id "
-        "AND documents.live_revision IS NOT DISTINCT FROM m.revision",
-        [documents, revisions],
-    )
+    held = {document: revision for document, revision in indexed.items() if revision is not None}
+    empty = [document for document, revision in indexed.items() if revision is None]
+    index = _index(con)
+    # Two statements, no transaction: a mark is a hint reconcile checks, and a crash between
+    # them leaves a document unmarked, which it repairs.
+    if held:
+        con.execute(
+            "INSERT INTO index_marks (index_id, document_id, revision) "
+            "SELECT ?, m.document_id, m.revision FROM "
+            "(SELECT unnest(?) AS document_id, unnest(?) AS revision) m "
+            "JOIN documents d ON d.document_id = m.document_id "
+            "AND d.live_revision = m.revision "
+            "ON CONFLICT (index_id, document_id) DO UPDATE SET revision = excluded.revision",
+            [index, list(held), list(held.values())],
+        )
+    if empty:
+        con.execute(
+            "DELETE FROM index_marks WHERE index_id = ? AND document_id IN "
+            "(SELECT document_id FROM documents WHERE live_revision IS NULL "
+            "AND document_id IN (SELECT unnest(?)))",
+            [index, empty],
+        )
 
 
 def source_tags(
@@ -899,9 +1022,9 @@ def unmark_indexed(con: duckdb.DuckDBPyConnection, source: str | None = None) ->
     `pipeline.reconcile` writes them again: their chunks carry the source's tags, which
     changed, or the index was made afresh."""
     con.execute(
-        "UPDATE documents SET indexed_revision = NULL "
-        "WHERE live_revision IS NOT NULL AND (? IS NULL OR source = ?)",
-        [source, source],
+        "DELETE FROM index_marks WHERE index_id = ? AND document_id IN (SELECT document_id "
+        "FROM documents WHERE live_revision IS NOT NULL AND (? IS NULL OR source = ?))",
+        [_index(con), source, source],
     )
 
 
@@ -911,9 +1034,10 @@ def searchable(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
     if not keys:
         return set()
     rows = con.execute(
-        "SELECT live_revision FROM documents WHERE live_revision IN (SELECT unnest(?)) "
-        "AND indexed_revision = live_revision",
-        [keys],
+        "SELECT d.live_revision FROM documents d JOIN index_marks m ON m.index_id = ? "
+        "AND m.document_id = d.document_id AND m.revision = d.live_revision "
+        "WHERE d.live_revision IN (SELECT unnest(?))",
+        [_index(con), keys],
     ).fetchall()
     return {row[0] for row in rows}
 
@@ -966,7 +1090,7 @@ def revision_states(
     rows = con.execute(
         """
         SELECT r.key, r.document_id, r.source, r.sha256, r.seq,
-               epoch(current_timestamp::TIMESTAMP) - epoch(r.registered_at),
+               extract(epoch FROM current_timestamp::TIMESTAMP) - extract(epoch FROM r.registered_at),
                coalesce(d.live_revision = r.key, false), o.status, o.artifact_sha256
         FROM revisions r
         LEFT JOIN documents d ON d.document_id = r.document_id
@@ -976,7 +1100,10 @@ def revision_states(
         """,
         [source, source],
     ).fetchall()
-    return [RevisionState(*row) for row in rows]
+    return [
+        RevisionState(row[0], row[1], row[2], row[3], row[4], float(row[5]), *row[6:])
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)

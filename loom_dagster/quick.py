@@ -118,6 +118,10 @@ def unchanged_ingest(
 
     if reprocess_stale or not folder.is_dir():
         return None  # the full path says why a folder is missing, in its own words
+    from loom_dagster.catalog_postgres import catalog_url
+
+    if catalog_url() is not None:
+        return None  # a shared catalog: the full path, which opens it (this reads the file)
     try:
         recorded = json.loads((settings.home / STATE).read_text())
     except (OSError, ValueError):

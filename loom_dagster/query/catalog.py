@@ -18,6 +18,8 @@ from pathlib import Path
 
 import duckdb
 
+from loom_dagster.catalog import open_shared
+from loom_dagster.catalog_postgres import catalog_url
 from loom_dagster.datasets import catalog as datasets
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.query.errors import QueryError
@@ -49,6 +51,14 @@ class ServedDatasets:
 
     @contextlib.contextmanager
     def _attached(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
+        url = catalog_url()
+        if url is not None:  # LOOM_CATALOG_URL: the rows are on the shared server
+            shared = open_shared(url, Path(self.path).parent)
+            try:
+                yield shared
+            finally:
+                shared.close()
+            return
         with _reader_lock:
             if not Path(self.path).is_file():
                 yield None  # no ingest has written a catalog yet: nothing is served

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 from dagster import ConfigurableResource
 from dagster_duckdb import DuckDBResource
 
-from loom_dagster.catalog import ensure_schema
+from loom_dagster.catalog import ensure_schema, open_shared
+from loom_dagster.catalog_postgres import catalog_url
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.search.lexical import LexicalIndex
 
@@ -36,6 +38,14 @@ class CatalogResource(DuckDBResource):
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        url = catalog_url()
+        if url is not None:  # LOOM_CATALOG_URL: the catalog shared with other workers
+            shared = open_shared(url, Path(self.database).parent)
+            try:
+                yield shared
+            finally:
+                shared.close()
+            return
         with self.get_connection() as con:
             ensure_schema(con)
             yield con

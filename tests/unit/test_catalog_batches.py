@@ -20,9 +20,11 @@ import duckdb
 import pytest
 
 from loom_dagster import catalog, hold
+from loom_dagster.catalog_postgres import PostgresCatalog
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.sources import Revision, Source, document_id, revision_key
+from tests.unit.catalog_backends import BACKENDS, open_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,10 +34,15 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "catalog.duckdb"
 
 
-@pytest.fixture
-def con(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect(str(path))
-    catalog.ensure_schema(connection)
+@pytest.fixture(params=BACKENDS)
+def con(
+    request: pytest.FixtureRequest, path: Path, tmp_path: Path
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    if request.param == "duckdb":
+        connection = duckdb.connect(str(path))
+        catalog.ensure_schema(connection)
+    else:
+        connection = open_catalog(request.param, tmp_path)
     catalog.upsert_source(connection, Source("docs", "/data/docs"))
     yield connection
     connection.close()
@@ -77,7 +84,7 @@ def test_a_bad_row_in_the_middle_of_a_batch_registers_nothing_of_it(
     before = rows(con)
     back = revision("gone.md", "1")  # written again: its document would be revived
     bad = revision("b.md", "2", size=2**64)  # past BIGINT: the insert fails
-    with pytest.raises(duckdb.Error):
+    with pytest.raises((duckdb.Error, catalog.CatalogError)):
         catalog.register_revisions(con, [revision("a.md", "1"), back, bad, revision("c.md", "3")])
     assert rows(con) == before
     status = con.execute(
@@ -88,10 +95,15 @@ def test_a_bad_row_in_the_middle_of_a_batch_registers_nothing_of_it(
 
 KILLED = """
 import json, sys
+from pathlib import Path
 import duckdb
 from loom_dagster import catalog
 from loom_dagster.sources import Revision
-con = duckdb.connect(sys.argv[1])
+target = sys.argv[1]
+if target.startswith("postgresql://"):
+    con = catalog.open_shared(target, Path(sys.argv[3]))
+else:
+    con = duckdb.connect(target)
 catalog.register_revisions(con, [Revision(*r) for r in json.loads(sys.argv[2])])
 """
 
@@ -99,6 +111,7 @@ catalog.register_revisions(con, [Revision(*r) for r in json.loads(sys.argv[2])])
 def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_as_it_was(
     con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
 ) -> None:
+    shared = con.url if isinstance(con, PostgresCatalog) else None
     gone = revision("gone.md", "1")
     catalog.register_revisions(con, [gone])
     catalog.retire_paths(con, "docs", ["gone.md"])
@@ -118,8 +131,9 @@ def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_a
             sys.executable,
             "-c",
             KILLED,
-            str(path),
+            shared or str(path),
             json.dumps([list(r.__dict__.values()) for r in batch]),
+            str(tmp_path),
         ],
         env=env,
     )
@@ -135,7 +149,7 @@ def test_a_process_killed_between_the_statements_of_a_batch_leaves_the_catalog_a
     finally:
         child.kill()
         child.wait()
-    after = duckdb.connect(str(path))
+    after = catalog.open_shared(shared, tmp_path) if shared else duckdb.connect(str(path))
     try:
         assert rows(after) == before
         status = after.execute(
@@ -343,10 +357,15 @@ def test_a_failure_in_the_middle_of_a_publish_leaves_nothing_of_its_batch(
 
 PUBLISH_KILLED = """
 import sys
+from pathlib import Path
 import duckdb
 from loom_dagster import catalog
 from tests.unit.test_catalog_batches import revision
-con = duckdb.connect(sys.argv[1])
+target = sys.argv[1]
+if target.startswith("postgresql://"):
+    con = catalog.open_shared(target, Path(sys.argv[2]))
+else:
+    con = duckdb.connect(target)
 catalog.publish_batch(con, [catalog.Publication(revision(f"n{i}.md", "2"), 1, "x")
                             for i in range(20)])
 """
@@ -355,6 +374,10 @@ catalog.publish_batch(con, [catalog.Publication(revision(f"n{i}.md", "2"), 1, "x
 def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch(
     con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path
 ) -> None:
+    # On PostgreSQL the server rolls back what the killed worker's connection left open: the
+    # adapter's BEGIN must be a real transaction for that.
+    shared = con.url if isinstance(con, PostgresCatalog) else None
+    target = shared or str(path)
     catalog.register_revisions(con, [revision(f"n{i}.md", "2") for i in range(20)])
     con.close()
     holds = tmp_path / "holds"
@@ -365,7 +388,8 @@ def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch
         hold.ENV_DIR: str(holds),
         "PYTHONPATH": str(ROOT),
     }
-    child = subprocess.Popen([sys.executable, "-c", PUBLISH_KILLED, str(path)], env=env, cwd=ROOT)
+    command = [sys.executable, "-c", PUBLISH_KILLED, target, str(tmp_path)]
+    child = subprocess.Popen(command, env=env, cwd=ROOT)
     try:
         reached = holds / "switching.reached"
         for _ in range(1200):
@@ -378,7 +402,7 @@ def test_a_process_killed_in_the_middle_of_a_publish_leaves_nothing_of_its_batch
     finally:
         child.kill()
         child.wait()
-    after = duckdb.connect(str(path))
+    after = catalog.open_shared(shared, tmp_path) if shared else duckdb.connect(str(path))
     try:
         assert catalog.live_documents(after) == [] and history(after) == []
     finally:

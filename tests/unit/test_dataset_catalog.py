@@ -23,12 +23,12 @@ from loom_dagster.datasets.model import (
 )
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.sources import Revision, Source, document_id, revision_key
+from tests.unit.catalog_backends import BACKENDS, open_catalog
 
 
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect(str(tmp_path / "catalog.duckdb"))
-    catalog.ensure_schema(connection)
+@pytest.fixture(params=BACKENDS)
+def con(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    connection = open_catalog(request.param, tmp_path)
     catalog.upsert_source(connection, Source("docs", "/data/docs"))
     yield connection
     connection.close()

@@ -13,13 +13,13 @@ import pytest
 from loom_dagster import catalog, pipeline
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.search.lexical import LexicalIndex
+from tests.unit.catalog_backends import BACKENDS, open_catalog
 from tests.unit.test_catalog import chunk, revision
 
 
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect(str(tmp_path / "catalog.duckdb"))
-    catalog.ensure_schema(connection)
+@pytest.fixture(params=BACKENDS)
+def con(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    connection = open_catalog(request.param, tmp_path)
     yield connection
     connection.close()
 
