@@ -320,3 +320,14 @@ def test_a_byte_fuzz_reads_the_same() -> None:
 
 def test_sheet_keeps_rows_by_pattern_on_by_default() -> None:
     assert sheet.read_sheet.__kwdefaults__ == {"rows_by_pattern": True}
+
+
+def test_the_row_pattern_for_plain_numbers_agrees_with_the_rule_per_value() -> None:
+    rng = random.Random(2)
+    values = ["0.5", "0.0001", "0.00001", "-0.1", "1.10", "10", "1.0", ".5", "0.", "00.5", "1e5"]
+    values += ["12345678901234.5", "123456789012345.6", "-0.00005"]
+    values += ["".join(rng.choices("0123456789.-", k=rng.randint(1, 18))) for _ in range(20_000)]
+    for value in values:
+        row = f'<c r="A1"><v>{value}</v></c><c r="B1"><v>1.5</v></c>'
+        by_row = rowscan.PLAIN_FLOAT_CELLS.fullmatch(row) is not None
+        assert by_row == (sheet._PLAIN_FLOAT(value) is not None), value

@@ -63,6 +63,12 @@ FORMULA_ATTRIBUTE_NAME = re.compile(rb'([A-Za-z]+)="')
 # The commonest row of all: every cell `<c r="B7"><v>text</v></c>` (no style, type or formula),
 # read with three passes over its text. rowscan.ROW has matched the row before.
 PLAIN_CELLS = re.compile(r'(?:<c r="[A-Z]{1,3}[0-9]{1,7}"><v>[^<]{1,1024}</v></c>)*')
+# The same row when every value is a number as a sheet shows it (sheet._PLAIN_FLOAT, its end
+# anchored at the value's end): its cells need no check one by one.
+PLAIN_FLOAT_CELLS = re.compile(
+    r'(?:<c r="[A-Z]{1,3}[0-9]{1,7}"><v>'
+    r"-?(?=[0-9.]{1,16}</v>)(?:[1-9][0-9]*|0(?!\.0000))\.[0-9]*[1-9]</v></c>)*"
+)
 PLAIN_LETTERS = re.compile(r'<c r="([A-Z]+)')
 PLAIN_VALUES = re.compile(r"<v>([^<]*)</v>")
 # A value that is not all blanks: what the rows past the budget are checked for.

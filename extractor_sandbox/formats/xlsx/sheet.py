@@ -548,7 +548,8 @@ def read_sheet(
         nonlocal row_cells, column, cell_type, cell_style, first, has_value, has_formula
         nonlocal too_long
         text = body.decode()
-        if rowscan.PLAIN_CELLS.fullmatch(text) is None:
+        all_plain = rowscan.PLAIN_FLOAT_CELLS.fullmatch(text) is not None
+        if not all_plain and rowscan.PLAIN_CELLS.fullmatch(text) is None:
             return False
         letters = rowscan.PLAIN_LETTERS.findall(text)
         at_columns = list(map(columns.get, letters))
@@ -563,8 +564,8 @@ def read_sheet(
         if not at_columns or max(map(int, at_columns)) >= MAX_COLUMNS:  # type: ignore[arg-type]
             return False
         values = rowscan.PLAIN_VALUES.findall(text)
-        plain = list(map(_PLAIN_FLOAT, values))
-        if None in plain:
+        plain = [] if all_plain else list(map(_PLAIN_FLOAT, values))
+        if not all_plain and None in plain:
             # Typed as the handlers type a cell with no style or type: typed(), pure for these.
             cell_type = cell_style = None
             cells: Iterable[Cell | None] = [
