@@ -53,6 +53,7 @@ _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,14}").fullmatch
 # A cell made without NamedTuple's own __new__, a Python function: the hot loop makes a million.
 _new_tuple = tuple.__new__
 _NONE: frozenset[int] = frozenset()
+MAX_PLAIN_LAYOUTS = 4_096  # distinct letter sequences of plain rows remembered in a sheet
 
 
 @dataclass
@@ -450,6 +451,9 @@ def read_sheet(
     # the same state, bounds and calls as the handlers above would make, row by row.
 
     bytes_columns: dict[bytes, int] = {}
+    # The columns of a plain row's cells, by their letters ([] when a cell needs reading alone:
+    # letters that name no column, a column past the last, or one written twice).
+    plain_columns: dict[tuple[str, ...], list[int]] = {}
     prefixes: dict[str, int] = {}  # the namespace prefixes in scope, by declarations open
     fast_names = [
         (name, b"<" + name[len(MAIN) :].encode())
@@ -551,17 +555,20 @@ def read_sheet(
         all_plain = rowscan.PLAIN_FLOAT_CELLS.fullmatch(text) is not None
         if not all_plain and rowscan.PLAIN_CELLS.fullmatch(text) is None:
             return False
-        letters = rowscan.PLAIN_LETTERS.findall(text)
-        at_columns = list(map(columns.get, letters))
-        if None in at_columns:
-            for written in letters:
-                if written not in columns:
-                    index = column_index(written)
-                    if index < 0:
-                        return False
-                    columns[written] = index
-            at_columns = list(map(columns.get, letters))
-        if not at_columns or max(map(int, at_columns)) >= MAX_COLUMNS:  # type: ignore[arg-type]
+        letters = tuple(rowscan.PLAIN_LETTERS.findall(text))
+        at_columns = plain_columns.get(letters)
+        if at_columns is None:
+            at_columns = [column_index(written) for written in letters]
+            if (
+                not at_columns
+                or min(at_columns) < 0
+                or max(at_columns) >= MAX_COLUMNS
+                or len(set(at_columns)) != len(at_columns)
+            ):
+                at_columns = []  # for the cells one by one
+            if len(plain_columns) < MAX_PLAIN_LAYOUTS:
+                plain_columns[letters] = at_columns
+        if not at_columns:
             return False
         values = rowscan.PLAIN_VALUES.findall(text)
         plain = [] if all_plain else list(map(_PLAIN_FLOAT, values))
@@ -576,10 +583,7 @@ def read_sheet(
                 return False
         else:
             cells = map(_new_tuple, repeat(Cell), zip(map(float, values), repeat("number"), values))
-        read = dict(zip(at_columns, cells, strict=True))
-        if len(read) != len(at_columns):
-            return False
-        row_cells = read  # type: ignore[assignment]
+        row_cells = dict(zip(at_columns, cells, strict=True))  # type: ignore[arg-type]
         # What the handlers leave behind them after the row's last cell.
         column, first = at_columns[-1], values[-1]  # type: ignore[assignment]
         cell_type = cell_style = None
