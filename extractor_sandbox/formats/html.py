@@ -920,19 +920,19 @@ class _Reader(HTMLParser):
 
 
 _ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.isspace() and re's \s match in ASCII
-_ASCII_WS_BUT_SPACE = _ASCII_WS[1:]
+# Whitespace _collapse must rewrite in ASCII text: two spaces, or any other than a space.
+_ODD_ASCII_WS = re.compile("  |[" + re.escape(_ASCII_WS[1:]) + "]")
 
 
 def _non_ws(text: str) -> int:
-    """How many characters of the text are not whitespace."""
-    if text.isascii():
-        return len(text) - sum(text.count(char) for char in _ASCII_WS)
-    return len(_WS.sub("", text))
+    """How many characters of the text are not whitespace (str.split's whitespace is re's \\s:
+    both are str.isspace)."""
+    return sum(map(len, text.split()))
 
 
 def _collapse(text: str) -> str:
     """The text with each run of whitespace one space, and none at its ends."""
-    if text.isascii() and "  " not in text and not any(c in text for c in _ASCII_WS_BUT_SPACE):
+    if text.isascii() and _ODD_ASCII_WS.search(text) is None:
         return text.strip()
     return _WS.sub(" ", text).strip()
 

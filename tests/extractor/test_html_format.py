@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -973,3 +974,16 @@ def test_an_html_parser_failure_is_a_corrupt_error(monkeypatch: pytest.MonkeyPat
     with pytest.raises(ExtractError) as raised:
         extract("<p>a</p><?x>")
     assert raised.value.code == "corrupt"
+
+
+def test_whitespace_helpers_equal_the_regex_rules_for_every_code_point() -> None:
+    # _non_ws counts with str.split and _collapse skips its regex on plain ASCII: both must read
+    # every character as re's \s does (the rule they replaced).
+    reader = html_format
+    space = re.compile(r"\s+")
+    chars = [chr(point) for point in range(0x110000) if not 0xD800 <= point < 0xE000]
+    for char in chars:
+        for text in (char, f"a{char}b", f" {char}{char} "):
+            assert reader._non_ws(text) == len(space.sub("", text)), repr(text)
+    for text in ["a  b", "a\tb", " a b ", "a\x1cb", "a\xa0b", "a\u3000 b", "", "  ", "x\r\ny"]:
+        assert reader._collapse(text) == space.sub(" ", text).strip()

@@ -14,9 +14,15 @@ column 16,384, a cell written twice at one position (its earlier value).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
+from typing import IO
+from xml.parsers import expat
 
 from extractor_sandbox.formats.package import (
+    _DAMAGED,
+    READ_CHUNK,
     SPREADSHEETML_NS,
     Package,
     PartError,
@@ -24,6 +30,7 @@ from extractor_sandbox.formats.package import (
     bounded_parser,
 )
 from extractor_sandbox.formats.tables import Budget, Cell
+from extractor_sandbox.formats.xlsx import rowscan
 from extractor_sandbox.formats.xlsx.strings import MAX_PIECES, MAX_VALUE_CHARS, TooLong
 from extractor_sandbox.formats.xlsx.values import (
     bool_cell,
@@ -45,6 +52,8 @@ _PLAIN_FLOAT = re.compile(r"-?(?=[0-9.]{1,16}$)(?:[1-9][0-9]*|0(?!\.0000))\.[0-9
 _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,14}").fullmatch
 # A cell made without NamedTuple's own __new__, a Python function: the hot loop makes a million.
 _new_tuple = tuple.__new__
+_NONE: frozenset[int] = frozenset()
+MAX_PLAIN_LAYOUTS = 4_096  # distinct letter sequences of plain rows remembered in a sheet
 
 
 @dataclass
@@ -109,8 +118,13 @@ def read_sheet(
     budget: Budget,
     bounds: XmlBounds,
     merges_left: int,
+    *,
+    rows_by_pattern: bool = True,
 ) -> SheetCells:
-    """The sheet's cells; `merges_left` of the workbook's merged ranges may still be read."""
+    """The sheet's cells; `merges_left` of the workbook's merged ranges may still be read.
+
+    `rows_by_pattern=False` reads every row through expat's handlers (the rule rowscan's reading
+    must match, kept for the tests that compare them)."""
     found = SheetCells()
     rows = found.rows
     merges = found.merges
@@ -123,6 +137,8 @@ def read_sheet(
         MAIN + "rPh",
     )
     merge_tag, root_tag = MAIN + "mergeCell", MAIN + "worksheet"
+    sheet_data_tag = MAIN + "sheetData"
+    sheet_data_at = -1  # where expat met <sheetData>
     max_depth, max_elements, max_names = bounds.max_depth, bounds.max_elements, bounds.max_names
     columns: dict[str, int] = {}
     names: set[str] = set()
@@ -208,6 +224,9 @@ def read_sheet(
             phonetic += 1
         elif name == merge_tag:
             add_merge(attrs)
+        elif name == sheet_data_tag:
+            nonlocal sheet_data_at
+            sheet_data_at = parser.CurrentByteIndex
 
     def position(ref: str) -> int:
         letters = ref.rstrip(_DIGITS)
@@ -354,7 +373,8 @@ def read_sheet(
             return
         cells = row_cells
         row_cells = {}
-        reason = budget.admit_row(list(cells.values()), found.data_rows)
+        # admit_rows charges one row as admit_row does, at C speed when it fits.
+        reason = budget.admit_rows([list(cells.values())], found.data_rows)[1]
         if reason is not None:
             cut = True
             found.cut_row = found.last_row_past = row_number
@@ -427,12 +447,323 @@ def read_sheet(
         (r1, c1), (r2, c2) = top_left, bottom_right
         merges.append((min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)))
 
+    # The common rows, read by rowscan's patterns (expat checks the same bytes with no handler):
+    # the same state, bounds and calls as the handlers above would make, row by row.
+
+    bytes_columns: dict[bytes, int] = {}
+    # The columns of a plain row's cells, by their letters ([] when a cell needs reading alone:
+    # letters that name no column, a column past the last, or one written twice).
+    plain_columns: dict[tuple[str, ...], list[int]] = {}
+    prefixes: dict[str, int] = {}  # the namespace prefixes in scope, by declarations open
+    fast_names = [
+        (name, b"<" + name[len(MAIN) :].encode())
+        for name in (row_tag, cell_tag, value_tag, formula_tag)
+    ]
+    fast_names_seen: set[str] = set()
+
+    def declare(prefix: str | None, _uri: str | None) -> None:
+        if prefix:
+            prefixes[prefix] = prefixes.get(prefix, 0) + 1
+
+    def undeclare(prefix: str | None) -> None:
+        if prefix:
+            prefixes[prefix] -= 1
+
+    def fast_row(match: re.Match[bytes], at: int, scope: frozenset[str]) -> bool:
+        """Read one row as the handlers would; False (nothing read) when it is for them."""
+        nonlocal elements, column, cell_type, cell_style, first, has_value, has_formula
+        nonlocal too_long, row_has_value
+        written, body = match.group(1), match.group(2)
+        if not written:
+            attrs: list[str] | None = []
+        elif written.startswith(b' r="') and written.count(b'"') == 2:
+            attrs = ["r", written[4:-1].decode()]
+        else:
+            attrs = rowscan.row_attributes(written, scope)
+            if attrs is None:
+                return False
+        count = 1 if body is None else 1 + body.count(b"<") - body.count(b"</")
+        if elements + count > max_elements:
+            return False
+        if body and b"<f " in body and not rowscan.formulas_plain(body):
+            return False
+        elements += count
+        if len(fast_names_seen) < 4:
+            for name, tag in fast_names:
+                if name not in fast_names_seen and (tag == b"<row" or body and tag in body):
+                    fast_names_seen.add(name)
+                    names.add(name)
+        start_row(attrs or [])
+        if body:
+            if cut:
+                if rowscan.SOME_VALUE.search(body) is not None:
+                    row_has_value = True
+            else:
+                start_at = at + match.start(2)
+                splits: set[int] | frozenset[int] = _NONE
+                if start_at // READ_CHUNK != (at + match.end(2) - 1) // READ_CHUNK:
+                    splits = split_values(body, start_at)
+                elif plain_row(body):
+                    end_row()
+                    return True
+                for index, (ref, s1, t1, t2, s2, formula, value) in enumerate(
+                    rowscan.CELL.findall(body)
+                ):
+                    if ref:
+                        ref = ref[4:-1]
+                        letters = ref.rstrip(b"0123456789")
+                        found_at = bytes_columns.get(letters)
+                        if found_at is None:
+                            found_at = column_index(letters.decode())
+                            if found_at < 0:
+                                found_at = column + 1
+                            else:
+                                bytes_columns[letters] = found_at
+                        column = found_at
+                    else:
+                        column += 1
+                    style = s1 or s2
+                    cell_style = style[4:-1].decode() if style else None
+                    kind = t1 or t2
+                    cell_type = kind[4:-1].decode() if kind else None
+                    has_formula = bool(formula)
+                    has_value = bool(value)
+                    first = value[3:-4].decode() if len(value) > 7 else None
+                    too_long = False
+                    if first is not None and column < MAX_COLUMNS and index not in splits:
+                        if cell_type is None and cell_style is None and _PLAIN_FLOAT(first):
+                            cell: Cell | None = _new_tuple(Cell, (float(first), "number", first))
+                        else:
+                            cell = typed(first)
+                        if cell is not None:
+                            if column in row_cells:
+                                left_out.written_twice += 1
+                            row_cells[column] = cell
+                    else:
+                        end_odd_cell()
+        end_row()
+        return True
+
+    def plain_row(body: bytes) -> bool:
+        """Read a row whose every cell is `<c r="B7"><v>number</v></c>`, its cells typed at C
+        speed; False (nothing read) when it is another, or one a cell of needs more (a column
+        not met yet, one written twice or past the last, a value not written as a sheet shows it).
+        """
+        nonlocal row_cells, column, cell_type, cell_style, first, has_value, has_formula
+        nonlocal too_long
+        text = body.decode()
+        all_plain = rowscan.PLAIN_FLOAT_CELLS.fullmatch(text) is not None
+        if not all_plain and rowscan.PLAIN_CELLS.fullmatch(text) is None:
+            return False
+        letters = tuple(rowscan.PLAIN_LETTERS.findall(text))
+        at_columns = plain_columns.get(letters)
+        if at_columns is None:
+            at_columns = [column_index(written) for written in letters]
+            if (
+                not at_columns
+                or min(at_columns) < 0
+                or max(at_columns) >= MAX_COLUMNS
+                or len(set(at_columns)) != len(at_columns)
+            ):
+                at_columns = []  # for the cells one by one
+            if len(plain_columns) < MAX_PLAIN_LAYOUTS:
+                plain_columns[letters] = at_columns
+        if not at_columns:
+            return False
+        values = rowscan.PLAIN_VALUES.findall(text)
+        plain = [] if all_plain else list(map(_PLAIN_FLOAT, values))
+        if not all_plain and None in plain:
+            # Typed as the handlers type a cell with no style or type: typed(), pure for these.
+            cell_type = cell_style = None
+            cells: Iterable[Cell | None] = [
+                _new_tuple(Cell, (float(value), "number", value)) if match else typed(value)
+                for value, match in zip(values, plain, strict=True)
+            ]
+            if None in cells:
+                return False
+        else:
+            cells = map(_new_tuple, repeat(Cell), zip(map(float, values), repeat("number"), values))
+        row_cells = dict(zip(at_columns, cells, strict=True))  # type: ignore[arg-type]
+        # What the handlers leave behind them after the row's last cell.
+        column, first = at_columns[-1], values[-1]  # type: ignore[assignment]
+        cell_type = cell_style = None
+        has_value, has_formula, too_long = True, False, False
+        return True
+
+    def split_values(body: bytes, start_at: int) -> set[int]:
+        """The cells of a row at `start_at` in the part whose value a read ends inside: the
+        handlers get such a value in two pieces, and end_odd_cell joins them."""
+        found_splits = set()
+        for index, match in enumerate(rowscan.CELL.finditer(body)):
+            if match.start(7) >= 0:
+                text_at, text_end = start_at + match.start(7) + 3, start_at + match.end(7) - 4
+                if text_end - text_at > 1 and text_at // READ_CHUNK != (text_end - 1) // READ_CHUNK:
+                    found_splits.add(index)
+        return found_splits
+
+    def mute() -> None:
+        parser.StartElementHandler = parser.EndElementHandler = None
+        parser.CharacterDataHandler = None
+
+    def unmute() -> None:
+        parser.StartElementHandler = start_past if cut else start
+        parser.EndElementHandler = end_past if cut else end
+        parser.CharacterDataHandler = characters_past if cut else characters
+
+    def parse_piece(data: bytes, final: bool = False) -> None:
+        try:
+            parser.Parse(data, final)
+        except expat.ExpatError as error:
+            raise PartError(part, f"is not well-formed XML: {error}") from None
+
+    def read_piece(stream: IO[bytes]) -> bytes:
+        try:
+            return stream.read(READ_CHUNK)
+        except _DAMAGED as error:
+            raise PartError(part, f"cannot be read: {error}") from None
+
+    def parse_part() -> None:
+        """package.parse, with the rows in the middle read by rowscan where they allow it."""
+        stream = package.open(part)
+        try:
+            parse_stream(stream)
+        finally:
+            stream.close()
+
+    def parse_stream(stream: IO[bytes]) -> None:
+        # As package._parse_in_chunks: refused once 16 MiB pass with no event.
+        since_event = 0
+        seen = parser.CurrentByteIndex
+        offset = 0  # of the next read in the part
+        # Looking for <sheetData> at depth 2, where rowscan may start.
+        looking = rows_by_pattern and max_depth >= 5 and longest_wait > 0
+        tail = b""
+        if looking:
+            parser.StartNamespaceDeclHandler = declare
+            parser.EndNamespaceDeclHandler = undeclare
+        while True:
+            chunk = read_piece(stream)
+            if looking and offset == 0:
+                looking = rowscan.ascii_compatible(chunk[:256])
+            pieces = [chunk]
+            if looking:
+                window = tail + chunk
+                at = window.find(rowscan.SHEET_DATA)
+                if b"<![CDATA[" in (window if at < 0 else window[:at]):
+                    looking = False  # a literal <sheetData> in text would be split here
+                elif at >= 0:
+                    looking = False
+                    split = at + len(rowscan.SHEET_DATA) - len(tail)
+                    parse_piece(chunk[:split])
+                    if (
+                        sheet_data_at == offset + split - len(rowscan.SHEET_DATA)
+                        and depth == 2
+                        and len(names) + len(fast_names) <= max_names
+                    ):
+                        parser.StartNamespaceDeclHandler = None
+                        parser.EndNamespaceDeclHandler = None
+                        scope = frozenset(p for p, open_ in prefixes.items() if open_ > 0)
+                        since_event, seen = read_fast(stream, chunk[split:], offset + split, scope)
+                        offset = -1  # no longer needed
+                        continue
+                    pieces = [chunk[split:]]
+                tail = window[-16:]
+            for piece in pieces:
+                parse_piece(piece, not chunk)
+            if offset >= 0:
+                offset += len(chunk)
+            now = parser.CurrentByteIndex
+            if now != seen:
+                seen = now
+                since_event = 0
+            else:
+                since_event += len(chunk)
+                if since_event >= bounds.max_bytes_between_events:
+                    raise PartError(part, "holds a tag or text of 16 MiB or more")
+            if not chunk:
+                return
+
+    def read_fast(
+        stream: IO[bytes], rest: bytes, at: int, scope: frozenset[str]
+    ) -> tuple[int, int]:
+        """Rows by rowscan from `rest` (at `at` in the part) on, until one is for the handlers;
+        the bytes held then go to them, each read as it came. Returns (since_event, seen)."""
+        held = [rest]  # what is not yet parsed, by the reads it came in
+        mute()
+        try:
+            end_of_part = False
+            while True:
+                data = held[0] if len(held) == 1 else b"".join(held)
+                done, stop = scan(data, at, end_of_part, scope)
+                if done:
+                    mute()  # end_row sets the handlers past the budget's cut
+                    parse_piece(data[:done])
+                    at += done
+                    held = drop(held, done)
+                if stop:
+                    break
+                chunk = read_piece(stream)
+                if chunk:
+                    held.append(chunk)
+                else:
+                    end_of_part = True
+        finally:
+            # The held bytes go to the handlers, each read on its own, as package.parse feeds
+            # them; the first read had events parsed already.
+            unmute()
+            since_event = 0
+            seen = parser.CurrentByteIndex
+            for number, piece in enumerate(held):
+                if piece:
+                    parse_piece(piece)
+                now = parser.CurrentByteIndex
+                if now != seen or number == 0:
+                    seen = now
+                    since_event = 0
+                else:
+                    since_event += len(piece)
+                    if since_event >= bounds.max_bytes_between_events:
+                        raise PartError(part, "holds a tag or text of 16 MiB or more")
+        return since_event, seen
+
+    def drop(held: list[bytes], count: int) -> list[bytes]:
+        """`held` without its first `count` bytes."""
+        # The read the first held byte came in always had some of its bytes parsed (an empty
+        # first piece stands for one wholly parsed).
+        while count > len(held[0]):
+            count -= len(held[0])
+            held = held[1:]
+        held[0] = held[0][count:]
+        return held
+
+    # A row read whole is shorter than what was held before the last read and that read: kept
+    # under the bytes allowed between events, no row rowscan reads could have crossed it.
+    longest_wait = min(rowscan.MAX_ROW_BYTES, bounds.max_bytes_between_events - READ_CHUNK)
+
+    def scan(data: bytes, at: int, end_of_part: bool, scope: frozenset[str]) -> tuple[int, bool]:
+        """Read the whole rows at the start of `data`: (bytes read, whether to stop)."""
+        done = 0
+        match_row = rowscan.ROW.match
+        while True:
+            match = match_row(data, done)
+            if match is None or not fast_row(match, at, scope):
+                break
+            done = match.end()
+        waits = (
+            not end_of_part
+            and len(data) - done < longest_wait
+            and rowscan.ROW_START.match(data, done) is not None
+            and data.find(b"</row>", done) < 0
+            and rowscan.ROW_CLOSED.match(data, done) is None
+        )
+        return done, not waits
+
     parser = bounded_parser(part)
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = characters
     try:
-        package.parse(part, parser, bounds)
+        parse_part()
         if row_cells or row_has_value:
             end_row()
     except PartError as error:
