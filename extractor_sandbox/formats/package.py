@@ -342,6 +342,8 @@ def _parse_in_chunks(
             parser.Parse(chunk, not chunk)
         except expat.ExpatError as error:
             raise PartError(part, f"is not well-formed XML: {error}") from None
+        except LookupError as error:  # expat asks Python for the codec its declaration names
+            raise PartError(part, f"declares an encoding it cannot be read in: {error}") from None
         now = parser.CurrentByteIndex
         if now != seen:
             seen = now

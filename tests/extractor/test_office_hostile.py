@@ -136,6 +136,30 @@ def test_a_docx_whose_document_part_is_not_xml_is_corrupt() -> None:
     assert error.code == "corrupt" and DOCUMENT in error.message
 
 
+UNKNOWN_ENCODING = b'<?xml version="1.0" encoding="UTi-8"?>'
+
+
+def test_a_docx_whose_document_part_declares_an_unknown_encoding_is_corrupt_in_one_line() -> None:
+    body = UNKNOWN_ENCODING + b"<w:document/>"
+    error = refusal(zips.package({**docx_parts(), DOCUMENT: body}), "docx")
+    assert (error.code, error.message) == (
+        "corrupt",
+        f"the document part {DOCUMENT}: declares an encoding it cannot be read in:"
+        " unknown encoding: UTi-8",
+    )
+
+
+def test_a_slide_declaring_an_unknown_encoding_fails_that_slide_only() -> None:
+    slide = UNKNOWN_ENCODING + b"<p:sld/>"
+    data = pptx(
+        [slide_xml(text_shape("fine")), slide_xml("")], extra={"ppt/slides/slide2.xml": slide}
+    )
+    artifact = run(data, "pptx")
+    [failed] = artifact["coverage"]["failed"]
+    assert failed["unit"] == "slide 2" and "unknown encoding: UTi-8" in failed["reason"]
+    assert any("fine" in block["text"] for block in artifact["blocks"])
+
+
 def test_a_pptx_whose_slide_list_names_a_missing_part_fails_that_slide() -> None:
     data = pptx([slide_xml(text_shape("here")), slide_xml(text_shape("gone"))], missing=[1])
     artifact = run(data, "pptx")

@@ -615,6 +615,8 @@ def read_sheet(
             parser.Parse(data, final)
         except expat.ExpatError as error:
             raise PartError(part, f"is not well-formed XML: {error}") from None
+        except LookupError as error:  # expat asks Python for the codec its declaration names
+            raise PartError(part, f"declares an encoding it cannot be read in: {error}") from None
 
     def read_piece(stream: IO[bytes]) -> bytes:
         try:
