@@ -417,7 +417,10 @@ def _resident(args: argparse.Namespace) -> int:
         print("no resident searcher")
         return 0
     version = "" if state.get("same_version") else "  (another version: not used)"
-    print(f"running  pid {state.get('pid')}  {printable(str(state.get('home')))}{version}")
+    print(
+        f"running  pid {state.get('pid')}  {printable(str(state.get('home')))}"
+        f"  answered {state.get('answered')}{version}"
+    )
     return 0
 
 

@@ -183,6 +183,7 @@ class ResidentServer:
         self._socket: tuple[int, int] | None = None
         self._listener: socket.socket | None = None
         self.stopped_because = ""
+        self.answered = 0  # searches answered, for `loom resident status`
 
     def bind(self) -> None:
         """Listen on the home's socket (0600), replacing a stale one; the caller holds the lock."""
@@ -301,6 +302,7 @@ class ResidentServer:
                 "home": self.place.home,
                 "same_version": request.get("key") == self.key,
                 "idle_seconds": self.idle,
+                "answered": self.answered,
             }
         if op != "search":
             return {"status": "refused", "reason": "bad_request"}
@@ -316,7 +318,9 @@ class ResidentServer:
             return {"status": "gone"}
         with self._answering:
             try:
-                return self.answer(fields)
+                reply = self.answer(fields)
+                self.answered += 1
+                return reply
             except Exception:  # noqa: BLE001 - a defect: the client searches itself and shows it
                 traceback.print_exc(file=sys.stderr)
                 return {"status": "error"}
