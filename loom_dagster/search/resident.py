@@ -47,8 +47,9 @@ LOG_NAME = "search.log"
 # A request is a parsed command line: a query pasted from a page still fits with room to spare.
 # A larger one is searched in-process; the resident refuses one without reading past this.
 MAX_REQUEST_BYTES = 256 * 1024
-# How long the command waits for the resident's answer before searching itself.
-ANSWER_TIMEOUT = 60.0
+# How long the command waits for the resident's answer before searching itself (and then
+# replacing it: one that does not answer in this time is stuck).
+ANSWER_TIMEOUT = 30.0
 # No dataclasses here: importing them costs the command milliseconds it otherwise saves.
 # sun_path holds 108 bytes; a longer socket path is reached through the folder's descriptor.
 _SUN_PATH_LIMIT = 100
@@ -251,8 +252,11 @@ class ResidentClient:
         self.enabled = enabled(self.env)
         self.place = Place(home_of(self.env))
         self._key: str | None = None
-        # The resident that answered was started by another checkout, version or setting.
+        # The resident that answered was started by another checkout, version or setting, or
+        # did not answer in time: the command replaces it after searching itself.
         self.outdated = False
+        self.timed_out = False
+        self.answer_timeout = ANSWER_TIMEOUT
 
     @property
     def key(self) -> str:
@@ -266,6 +270,7 @@ class ResidentClient:
             return None
         reply = self.exchange({"op": "search", "key": self.key, "search": dict(fields)})
         if reply is None:
+            self.outdated = self.timed_out
             return None
         if reply.get("status") == "mismatch":
             self.outdated = True
@@ -284,7 +289,7 @@ class ResidentClient:
             return None
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         try:
-            connection.settimeout(ANSWER_TIMEOUT)
+            connection.settimeout(self.answer_timeout)
             try:
                 with self.place.socket_path() as path:
                     connection.connect(path)
@@ -296,6 +301,9 @@ class ResidentClient:
             connection.sendall(data)
             connection.shutdown(socket.SHUT_WR)
             raw = receive(connection, None)
+        except TimeoutError:
+            self.timed_out = True
+            return None
         except OSError:
             return None
         finally:

@@ -65,13 +65,20 @@ class Serving:
 
 @contextmanager
 def serving(
-    home: Path, *, key: str | None = None, uid: int | None = None, idle: float = 600.0
+    home: Path,
+    *,
+    key: str | None = None,
+    uid: int | None = None,
+    idle: float = 600.0,
+    hold: threading.Event | None = None,
 ) -> Iterator[Serving]:
     place = Place(str(home))
     assert place.make_private()
 
     def answer(fields: Mapping[str, Any]) -> dict[str, Any]:
         running.asked.append(fields)
+        if hold is not None:
+            hold.wait(60)  # a resident stuck in a search
         return {"status": "ok", "exit": 0, "stdout": f"hits for {fields['text']}\n", "stderr": ""}
 
     server = ResidentServer(
@@ -302,3 +309,24 @@ def test_a_bad_idle_setting_is_refused(raw: str) -> None:
 def test_the_idle_setting() -> None:
     assert idle_seconds({}) == DEFAULT_IDLE_SECONDS
     assert idle_seconds({"LOOM_SEARCH_RESIDENT_IDLE": "2.5"}) == 2.5
+
+
+def test_a_home_whose_name_is_not_utf8_is_served(tmp_path: Path) -> None:
+    home = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"home-\xff")))
+    home.mkdir()
+    with serving(home) as running:
+        answer = client_for(home).search({**FIELDS, "text": os.fsdecode(b"disk \xfe")})
+    assert answer is not None
+    assert running.asked[0]["text"] == os.fsdecode(b"disk \xfe")
+
+
+def test_a_resident_that_does_not_answer_in_time_is_replaced(tmp_path: Path) -> None:
+    stuck = threading.Event()
+    with serving(tmp_path, hold=stuck):
+        client = client_for(tmp_path)
+        client.answer_timeout = 0.5
+        try:
+            assert client.search(FIELDS) is None  # the command searches itself
+            assert client.outdated  # and replaces the stuck one
+        finally:
+            stuck.set()
