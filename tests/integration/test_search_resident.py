@@ -43,6 +43,10 @@ def wait_for(predicate: Callable[[], Any], what: str, seconds: float = 90.0) -> 
     return value
 
 
+def gone(pid: int) -> Callable[[], bool]:
+    return lambda: not alive(pid)
+
+
 class Resident:
     """The home's resident as the tests see it: started by a `loom search`, asked for its state
     over its socket, stopped and waited for."""
@@ -80,7 +84,7 @@ class Resident:
     def stop(self) -> None:
         ResidentClient(self.env).stop()
         for pid in self.pids:
-            wait_for(lambda pid=pid: not alive(pid), f"resident {pid} to exit", 30)
+            wait_for(gone(pid), f"resident {pid} to exit", 30)
 
 
 @pytest.fixture
@@ -197,7 +201,8 @@ def test_a_revision_published_or_retired_after_it_started_is_in_or_gone_from_the
     ingest(ops_folder)  # the runbook retired
     assert resident.search("quota") == (0, "no hits\n", "")
     assert resident.answered() == before + 3
-    assert resident.state() is not None and resident.state()["pid"] == pid  # the same process
+    state = resident.state()
+    assert state is not None and state["pid"] == pid  # the same process all along
 
 
 def test_four_clients_at_once_get_their_own_answers(ops_folder: Path, resident: Resident) -> None:
