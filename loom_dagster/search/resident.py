@@ -257,6 +257,7 @@ class ResidentClient:
         self.outdated = False
         self.timed_out = False
         self.answer_timeout = ANSWER_TIMEOUT
+        self.uid = os.geteuid()  # the only user whose resident is trusted with the request
 
     @property
     def key(self) -> str:
@@ -296,7 +297,7 @@ class ResidentClient:
             except ConnectionRefusedError:
                 self.place.remove_stale_socket()
                 return None
-            if peer_uid(connection) != os.geteuid():
+            if peer_uid(connection) != self.uid:
                 return None
             connection.sendall(data)
             connection.shutdown(socket.SHUT_WR)

@@ -142,6 +142,14 @@ def test_another_users_process_gets_no_answer(tmp_path: Path) -> None:
     assert running.asked == []
 
 
+def test_a_resident_of_another_user_is_not_sent_the_request(tmp_path: Path) -> None:
+    with serving(tmp_path) as running:
+        client = client_for(tmp_path)
+        client.uid = os.geteuid() + 1  # SO_PEERCRED names this process's user: not the expected one
+        assert client.search(FIELDS) is None
+    assert running.asked == []
+
+
 def test_a_folder_others_can_enter_is_not_used(tmp_path: Path) -> None:
     with serving(tmp_path) as running:
         os.chmod(Place(str(tmp_path)).folder, 0o755)
