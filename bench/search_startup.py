@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -109,12 +110,20 @@ def build(home: Path, chunks: int) -> dict[str, float]:
 
 
 def run(command: list[str], env: dict[str, str]) -> float:
+    return run_timed(command, env)[0]
+
+
+def run_timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """The command's wall time, and the CPU time (user + system) of its own process: the share
+    of the wall time the machine's load does not stretch."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-500:]}")
-    return elapsed
+    return elapsed, after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
 
 
 def linked_home(folder: Path, built: Path, *, vectors: bool) -> Path:
@@ -144,13 +153,19 @@ def stop_resident(env: dict[str, str]) -> None:
     wait_until(lambda: not os.path.exists(place.folder) or not place.held(), "the resident to exit")
 
 
-def resident_answered(env: dict[str, str]) -> int:
+def resident_state(env: dict[str, str]) -> dict[str, Any]:
     from loom_dagster.search.resident import ResidentClient
 
-    state = wait_until(lambda: ResidentClient(env).status(), "the resident to answer")
+    state: dict[str, Any] = wait_until(
+        lambda: ResidentClient(env).status(), "the resident to answer"
+    )
     if not state["same_version"]:
         raise SystemExit("the resident is of another version than this bench's commands")
-    return int(state["answered"])
+    return state
+
+
+def resident_answered(env: dict[str, str]) -> int:
+    return int(resident_state(env)["answered"])
 
 
 def main() -> None:
@@ -208,20 +223,35 @@ def main() -> None:
         for _, command, env, _ in commands:
             run(command, env)  # once each first: the page cache holds the files every run reads
         samples: dict[str, list[float]] = {label: [] for label, _, _, _ in commands}
-        served = answered = 0
-        before = {legs: resident_answered(env) for legs, env in residents.items()}
+        cpu: dict[str, list[float]] = {label: [] for label, _, _, _ in commands}
+        served = 0
+        # Each resident's answers and time answering, counted from its status: summed over the
+        # vector home's residents, one per cold call.
+        answered = dict.fromkeys(residents, 0)
+        busy = dict.fromkeys(residents, 0.0)
+        before = {legs: resident_state(env) for legs, env in residents.items()}
+
+        def count(legs: str) -> None:
+            now = resident_state(residents[legs])
+            answered[legs] += int(now["answered"]) - int(before[legs]["answered"])
+            busy[legs] += float(now["busy_seconds"]) - float(before[legs]["busy_seconds"])
+
         for _ in range(args.runs):
             for label, command, env, kind in commands:  # interleaved: load falls on all alike
                 if kind == "cold":
-                    answered += resident_answered(env) - before["with the vector leg"]
+                    count("with the vector leg")
                     stop_resident(env)
-                samples[label].append(run(command, env))
+                wall, used = run_timed(command, env)
+                samples[label].append(wall)
+                cpu[label].append(used)
                 if kind == "cold":  # the resident it started is up before going on
-                    before["with the vector leg"] = resident_answered(env)
+                    before["with the vector leg"] = resident_state(env)
                 served += kind == "served"
-        answered += sum(resident_answered(env) - before[legs] for legs, env in residents.items())
-        if answered != served:
+        for legs in residents:
+            count(legs)
+        if sum(answered.values()) != served:
             raise SystemExit(f"the residents answered {answered} of the {served} served calls")
+        inside_ms = {legs: 1000 * busy[legs] / max(1, answered[legs]) for legs in residents}
     finally:
         for env in residents.values():
             stop_resident(env)
@@ -236,16 +266,28 @@ def main() -> None:
         f"{args.chunks:,} chunks, {args.runs} runs each, {platform.machine()}, "
         f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}"
     )
-    print(f"{'command':<72} {'min':>6} {'p50':>6} {'p95':>6}  ms")
-    result: dict[str, object] = {"build": figures, "runs": args.runs, "load": load}
+    print(f"{'command':<72} {'min':>6} {'p50':>6} {'p95':>6} {'cpu p50':>8}  ms")
+    result: dict[str, object] = {
+        "build": figures,
+        "runs": args.runs,
+        "load": load,
+        "resident_ms_per_answer": {legs: round(ms, 1) for legs, ms in inside_ms.items()},
+    }
     for label, values in samples.items():
         row = {
             "min_ms": round(min(values) * 1000),
             "p50_ms": round(statistics.median(values) * 1000),
             "p95_ms": at(values, 0.95),
+            "cpu_p50_ms": round(statistics.median(cpu[label]) * 1000),
         }
         result[label] = row
-        print(f"{label:<72} {row['min_ms']:>6} {row['p50_ms']:>6} {row['p95_ms']:>6}")
+        print(
+            f"{label:<72} {row['min_ms']:>6} {row['p50_ms']:>6} {row['p95_ms']:>6}"
+            f" {row['cpu_p50_ms']:>8}"
+        )
+
+    for legs, ms in inside_ms.items():
+        print(f"the resident's time per answer, {legs} (search and rendering, mean): {ms:.1f} ms")
 
     steps: dict[str, list[float]] = {}
     for _ in range(5):

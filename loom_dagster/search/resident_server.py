@@ -184,6 +184,7 @@ class ResidentServer:
         self._listener: socket.socket | None = None
         self.stopped_because = ""
         self.answered = 0  # searches answered, for `loom resident status`
+        self.busy_seconds = 0.0  # and the time spent answering them
 
     def bind(self) -> None:
         """Listen on the home's socket (0600), replacing a stale one; the caller holds the lock."""
@@ -303,6 +304,7 @@ class ResidentServer:
                 "same_version": request.get("key") == self.key,
                 "idle_seconds": self.idle,
                 "answered": self.answered,
+                "busy_seconds": self.busy_seconds,
             }
         if op != "search":
             return {"status": "refused", "reason": "bad_request"}
@@ -317,9 +319,11 @@ class ResidentServer:
             self.request_stop(reason)
             return {"status": "gone"}
         with self._answering:
+            started = time.perf_counter()
             try:
                 reply = self.answer(fields)
                 self.answered += 1
+                self.busy_seconds += time.perf_counter() - started
                 return reply
             except Exception:  # noqa: BLE001 - a defect: the client searches itself and shows it
                 traceback.print_exc(file=sys.stderr)
