@@ -71,6 +71,7 @@ def serving(
     uid: int | None = None,
     idle: float = 600.0,
     hold: threading.Event | None = None,
+    defect: bool = False,
 ) -> Iterator[Serving]:
     place = Place(str(home))
     assert place.make_private()
@@ -79,6 +80,8 @@ def serving(
         running.asked.append(fields)
         if hold is not None:
             hold.wait(60)  # a resident stuck in a search
+        if defect and len(running.asked) == 1:
+            raise RuntimeError("a defect in the search")
         return {"status": "ok", "exit": 0, "stdout": f"hits for {fields['text']}\n", "stderr": ""}
 
     server = ResidentServer(
@@ -338,3 +341,10 @@ def test_a_resident_that_does_not_answer_in_time_is_replaced(tmp_path: Path) -> 
             assert client.outdated  # and replaces the stuck one
         finally:
             stuck.set()
+
+
+def test_a_defect_in_the_resident_makes_the_command_search_itself(tmp_path: Path) -> None:
+    with serving(tmp_path, defect=True) as running:
+        assert client_for(tmp_path).search(FIELDS) is None  # it shows the defect in-process
+        assert client_for(tmp_path).search(FIELDS) is not None  # and the resident goes on
+    assert len(running.asked) == 2
