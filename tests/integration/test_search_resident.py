@@ -171,7 +171,11 @@ def test_a_served_command_imports_no_search_module(ops_folder: Path, resident: R
         "numpy",
         "tantivy",
         "tokenizers",
+        "usearch",
         "loom_dagster.search.lexical",
+        "loom_dagster.search.service",
+        "loom_dagster.search.vector",
+        "loom_dagster.search.embedding",
         "loom_dagster.settings",
     )
     assert sorted(name for name in imported if name.split(".")[0] in heavy or name in heavy) == []
