@@ -266,9 +266,13 @@ class ResidentClient:
         return self._key
 
     def search(self, fields: Mapping[str, Any]) -> Answer | None:
-        """The resident's answer to a parsed `loom search`, or None: search in-process."""
+        """The resident's answer to a parsed `loom search`, or None: search in-process.
+
+        Raises SettingsError for a bad LOOM_SEARCH_RESIDENT_IDLE, as any command does for a bad
+        setting (a resident started with it would exit at once, after every call)."""
         if not self.enabled:
             return None
+        idle_seconds(self.env)
         reply = self.exchange({"op": "search", "key": self.key, "search": dict(fields)})
         if reply is None:
             self.outdated = self.timed_out

@@ -317,6 +317,14 @@ def test_a_bad_idle_setting_is_refused(raw: str) -> None:
         idle_seconds({"LOOM_SEARCH_RESIDENT_IDLE": raw})
 
 
+def test_a_bad_idle_setting_stops_the_command_before_it_asks_or_starts(tmp_path: Path) -> None:
+    with serving(tmp_path) as running:
+        client = client_for(tmp_path, LOOM_SEARCH_RESIDENT_IDLE="soon")
+        with pytest.raises(SettingsError, match="LOOM_SEARCH_RESIDENT_IDLE"):
+            client.search(FIELDS)
+    assert running.asked == []
+
+
 def test_the_idle_setting() -> None:
     assert idle_seconds({}) == DEFAULT_IDLE_SECONDS
     assert idle_seconds({"LOOM_SEARCH_RESIDENT_IDLE": "2.5"}) == 2.5
