@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from loom_dagster.errors import SettingsError
+from loom_dagster.search import resident
 from loom_dagster.search.resident import (
     DEFAULT_IDLE_SECONDS,
     MAX_REQUEST_BYTES,
@@ -216,6 +217,16 @@ def test_the_key_names_the_home_the_settings_and_the_code(tmp_path: Path) -> Non
     before = _code_fingerprint(str(tmp_path))
     module.write_text("A = 22\n")
     assert _code_fingerprint(str(tmp_path)) != before
+
+
+def test_the_key_names_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"LOOM_EMBEDDER": "ngram"}
+    key = key_for(env, "/a")
+    other = tmp_path / "other-checkout" / "loom_dagster"
+    other.mkdir(parents=True)
+    (other / "cli.py").write_text("")
+    monkeypatch.setattr(resident, "_package_folder", lambda: str(other))
+    assert key_for(env, "/a") != key
 
 
 def test_a_slow_client_does_not_hold_the_others(tmp_path: Path) -> None:
