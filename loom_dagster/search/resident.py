@@ -27,6 +27,7 @@ import socket
 import stat
 import struct
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -222,11 +223,21 @@ def peer_uid(connection: socket.socket) -> int:
     return int(uid)
 
 
-def receive(connection: socket.socket, limit: int | None) -> bytes | None:
-    """Everything the other end sends until it shuts its side; None past `limit` bytes."""
+def receive(
+    connection: socket.socket, limit: int | None, seconds: float | None = None
+) -> bytes | None:
+    """Everything the other end sends until it shuts its side; None past `limit` bytes.
+    With `seconds`, all of it must come in that time (TimeoutError): a client sending a byte
+    now and then cannot hold a thread for long."""
     parts: list[bytes] = []
     size = 0
+    deadline = None if seconds is None else time.monotonic() + seconds
     while True:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request took too long")
+            connection.settimeout(left)
         part = connection.recv(65536)
         if not part:
             return b"".join(parts)

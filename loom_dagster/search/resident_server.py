@@ -269,8 +269,7 @@ class ResidentServer:
             with connection:
                 if peer_uid(connection) != self.uid:
                     return  # another user's process: not a word
-                connection.settimeout(self.read_timeout)
-                reply = self._reply(receive(connection, MAX_REQUEST_BYTES))
+                reply = self._reply(receive(connection, MAX_REQUEST_BYTES, self.read_timeout))
                 connection.settimeout(ANSWER_TIMEOUT)
                 connection.sendall(json.dumps(reply).encode("ascii"))
         except OSError:

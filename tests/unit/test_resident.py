@@ -239,6 +239,31 @@ def test_a_slow_client_does_not_hold_the_others(tmp_path: Path) -> None:
     assert len(running.asked) == 4
 
 
+def test_a_client_sending_a_byte_now_and_then_is_cut_off(tmp_path: Path) -> None:
+    place = Place(str(tmp_path))
+    assert place.make_private()
+    server = ResidentServer(place, "key", lambda fields: {}, idle=600, read_timeout=0.5)
+    server.bind()
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    try:
+        with socket.socket(socket.AF_UNIX) as trickle:
+            with place.socket_path() as path:
+                trickle.connect(path)
+            cut_off = False
+            for _ in range(300):  # 30 s of a byte every 0.1 s: far past the 0.5 s allowed
+                try:
+                    trickle.sendall(b" ")
+                except OSError:
+                    cut_off = True
+                    break
+                time.sleep(0.1)
+            assert cut_off
+    finally:
+        server.request_stop()
+        thread.join(30)
+
+
 def test_a_stale_socket_is_removed_and_the_command_searches_itself(tmp_path: Path) -> None:
     place = Place(str(tmp_path))
     assert place.make_private()
