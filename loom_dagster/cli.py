@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
 
 if TYPE_CHECKING:
+    from loom_dagster.search.legs import SearchFilter
     from loom_dagster.search.service import SearchHit
     from loom_dagster.sources import OptionRule
 
@@ -135,6 +136,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--explain", action="store_true", help="each leg's rank and score")
     search.set_defaults(run=_search)
+
+    resident = _command(commands, "resident", "the home's resident searcher (`loom search`)")
+    resident.add_argument("action", choices=("status", "stop"))
+    resident.set_defaults(run=_resident)
 
     formats = _command(commands, "formats", "which formats the configured extractors take")
     formats.set_defaults(run=_formats)
@@ -319,15 +324,49 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
+    # The home's resident searcher answers when there is one (README, "Search start-up"): this
+    # process then imports no search module at all.
+    from loom_dagster.search.resident import SEARCH_FIELDS, ResidentClient
+
+    client = ResidentClient()
+    answer = client.search({name: getattr(args, name) for name in SEARCH_FIELDS})
+    if answer is not None:
+        sys.stdout.write(answer.stdout)
+        if answer.stderr:
+            sys.stderr.write(answer.stderr)
+            sys.stderr.flush()
+        return answer.status
+    status = _search_here(args, _find_here)
+    if status == 0:
+        client.start()  # for the next call; a refused request starts nothing
+    return status
+
+
+def search_status(args: argparse.Namespace, find: Callable[..., list[SearchHit]]) -> int:
+    """A parsed search's output and exit status as main() gives them, the hits found by `find`
+    (the resident searcher's open index, resident_server.py)."""
+    try:
+        return _search_here(args, find)
+    except LoomError as error:
+        _fail(str(error))
+        return EXIT_FAILED
+    except OSError as error:
+        _fail(f"io_error: {error}")
+        return EXIT_FAILED
+
+
+def _find_here(text: str, search_filter: SearchFilter, limit: int) -> list[SearchHit]:
     # Only the search modules: no Dagster, DuckDB or pyarrow on this path (README, "Search").
-    from loom_dagster.search.service import (
-        BadSearch,
-        default_legs,
-        make_filter,
-        open_index,
-        open_vector_leg,
-        search,
+    from loom_dagster.search.service import default_legs, open_index, open_vector_leg, search
+
+    index = open_index()
+    return search(
+        index, text, search_filter, limit=limit, legs=default_legs(index, open_vector_leg(index))
     )
+
+
+def _search_here(args: argparse.Namespace, find: Callable[..., list[SearchHit]]) -> int:
+    from loom_dagster.search.service import BadSearch, make_filter
 
     try:
         limit = _limit(args.limit)
@@ -338,14 +377,7 @@ def _search(args: argparse.Namespace) -> int:
             tags=args.tags,
             path_prefix=args.path,
         )
-        index = open_index()
-        hits = search(
-            index,
-            args.text,
-            search_filter,
-            limit=limit,
-            legs=default_legs(index, open_vector_leg(index)),
-        )
+        hits = find(args.text, search_filter, limit)
     except BadSearch as error:
         _fail(str(error))
         return EXIT_USAGE
@@ -370,6 +402,25 @@ def _search(args: argparse.Namespace) -> int:
                 f"  |  {legs}"
             )
             print(f"   found by: {', '.join(leg.leg for leg in hit.legs)}")
+    return 0
+
+
+def _resident(args: argparse.Namespace) -> int:
+    from loom_dagster.search.resident import ResidentClient
+
+    client = ResidentClient()
+    if args.action == "stop":
+        print("stopped" if client.stop() else "no resident searcher")
+        return 0
+    state = client.status()
+    if state is None:
+        print("no resident searcher")
+        return 0
+    version = "" if state.get("same_version") else "  (another version: not used)"
+    print(
+        f"running  pid {state.get('pid')}  {printable(str(state.get('home')))}"
+        f"  answered {state.get('answered')}{version}"
+    )
     return 0
 
 

@@ -1,0 +1,378 @@
+"""The resident searcher of one LOOM_HOME: a process that keeps the search modules, the index,
+numpy and the embedder loaded and answers `loom search` over a Unix socket (resident.py says
+what the two sides share and why).
+
+Each answer is what the command would print in its own process: the same cli code renders it,
+and the index is re-read per request (the lexical reader reloads, the vector manifest is
+checked, the home is prepared as every command prepares it), so a revision published or
+retired after the resident started is in, or gone from, the next answer.
+
+It exits when asked (`loom resident stop`), after LOOM_SEARCH_RESIDENT_IDLE seconds without a
+request, and when its home, its folder or its socket goes away; a lock file keeps it the only
+one for its home.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from contextlib import redirect_stderr, redirect_stdout
+from typing import TYPE_CHECKING, Any
+
+from loom_dagster.errors import LoomError
+from loom_dagster.search.resident import (
+    ANSWER_TIMEOUT,
+    MAX_REQUEST_BYTES,
+    PROTOCOL,
+    SEARCH_FIELDS,
+    Place,
+    home_of,
+    idle_seconds,
+    key_for,
+    peer_uid,
+    receive,
+)
+
+if TYPE_CHECKING:
+    from loom_dagster.search.legs import Leg, SearchFilter
+    from loom_dagster.search.lexical import LexicalIndex
+    from loom_dagster.search.service import SearchHit
+    from loom_dagster.settings import LoomSettings
+
+Reply = dict[str, Any]
+Answerer = Callable[[Mapping[str, Any]], Reply]
+
+# How long a connection may take to send its request; a slow one holds only its own thread.
+READ_TIMEOUT = 5.0
+MAX_CONNECTIONS = 32
+# How long a new resident waits for the one it replaces to let go of the lock.
+LOCK_WAIT = 5.0
+# How often the accept loop wakes to check its home, its socket and its idle time.
+POLL_SECONDS = 0.5
+
+
+class HomeSearcher:
+    """The search of one home with its index and legs kept open between requests."""
+
+    def __init__(self, settings: LoomSettings) -> None:
+        self.settings = settings
+        self._index: LexicalIndex | None = None
+        self._index_identity: tuple[int, int] | None = None
+        self._vectors: Leg | None = None
+
+    def find(self, text: str, search_filter: SearchFilter, limit: int) -> list[SearchHit]:
+        from loom_dagster.search.service import default_legs, search
+
+        self.settings.prepare()  # as open_index() does for an in-process search
+        index = self._current_index()
+        return search(
+            index, text, search_filter, limit=limit, legs=default_legs(index, self._leg(index))
+        )
+
+    def _current_index(self) -> LexicalIndex:
+        from loom_dagster.search.lexical import LexicalIndex
+
+        status = os.stat(self.settings.search_dir)
+        identity = (status.st_dev, status.st_ino)
+        if self._index is None or identity != self._index_identity:
+            # A search folder removed and rebuilt is a new index: open it afresh.
+            self._index, self._index_identity, self._vectors = (
+                LexicalIndex(self.settings.search_dir),
+                identity,
+                None,
+            )
+        return self._index
+
+    def _leg(self, index: LexicalIndex) -> Leg | None:
+        from loom_dagster.search.service import VECTOR_MANIFEST, open_vector_leg
+
+        # No manifest, no vector leg: what an in-process search runs when nothing is embedded.
+        if not (self.settings.vectors_dir / VECTOR_MANIFEST).is_file():
+            return None
+        if self._vectors is None:
+            self._vectors = open_vector_leg(index)
+        return self._vectors
+
+
+def valid_search(fields: object) -> bool:
+    """A request's search fields have exactly the parsed command's names and types."""
+    if not isinstance(fields, dict) or set(fields) != set(SEARCH_FIELDS):
+        return False
+    for name, kind in SEARCH_FIELDS.items():
+        value = fields[name]
+        if not isinstance(value, kind):
+            return False
+        if isinstance(value, list) and not all(isinstance(item, str) for item in value):
+            return False
+    return True
+
+
+def render(fields: Mapping[str, Any], find: Callable[..., list[SearchHit]]) -> Reply:
+    """The command's output for a search, rendered by the command's own code."""
+    from loom_dagster import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = cli.search_status(argparse.Namespace(**fields), find)
+    return {"status": "ok", "exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+def take_lock(place: Place, wait: float) -> int | None:
+    """The home's resident lock, waited for up to `wait` seconds; None when another holds it."""
+    import fcntl
+
+    descriptor = place.open_lock()
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(descriptor)
+                return None
+            time.sleep(0.05)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+class ResidentServer:
+    """The socket side: one thread per connection, answers one at a time (the answer
+    redirects the process's stdout and stderr while it renders)."""
+
+    def __init__(
+        self,
+        place: Place,
+        key: str,
+        answer: Answerer,
+        *,
+        idle: float,
+        uid: int | None = None,
+        read_timeout: float = READ_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        self.place = place
+        self.key = key
+        self.answer = answer
+        self.idle = idle
+        self.uid = os.geteuid() if uid is None else uid
+        self.read_timeout = read_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._answering = threading.Lock()
+        self._stop = threading.Event()
+        self._state = threading.Lock()
+        self._open_connections = 0
+        self._last = time.monotonic()
+        self._home = _identity(place.home)
+        self._folder = _identity(place.folder)
+        self._socket: tuple[int, int] | None = None
+        self._listener: socket.socket | None = None
+        self.stopped_because = ""
+        self.answered = 0  # searches answered, for `loom resident status`
+        self.busy_seconds = 0.0  # and the time spent answering them
+
+    def bind(self) -> None:
+        """Listen on the home's socket (0600), replacing a stale one; the caller holds the lock."""
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            try:
+                os.unlink(self.place.socket)
+            except FileNotFoundError:
+                pass
+            with self.place.socket_path() as path:
+                previous = os.umask(0o177)
+                try:
+                    listener.bind(path)
+                finally:
+                    os.umask(previous)
+            os.chmod(self.place.socket, 0o600)
+            listener.listen(64)
+            listener.settimeout(POLL_SECONDS)
+        except OSError:
+            listener.close()
+            raise
+        self._socket = _identity(self.place.socket)
+        self._listener = listener
+
+    def request_stop(self, reason: str = "asked to stop") -> None:
+        if not self._stop.is_set():
+            self.stopped_because = reason
+        self._stop.set()
+
+    def serve(self) -> None:
+        """Answer until asked to stop, idle too long, or the home or socket is gone."""
+        listener = self._listener
+        if listener is None:
+            raise RuntimeError("bind() first")
+        try:
+            while not self._stop.is_set():
+                reason = self._reason_to_exit()
+                if reason:
+                    self.request_stop(reason)
+                    break
+                try:
+                    connection, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    time.sleep(0.05)  # out of descriptors, say: the clients fall back meanwhile
+                    continue
+                if not self._slots.acquire(blocking=False):
+                    connection.close()  # too many at once: that client searches itself
+                    continue
+                with self._state:
+                    self._open_connections += 1
+                    self._last = time.monotonic()
+                threading.Thread(target=self._handle, args=(connection,), daemon=True).start()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        # Only our own socket: a successor may already have bound a new one at the same path.
+        if self._socket is not None and _identity(self.place.socket) == self._socket:
+            try:
+                os.unlink(self.place.socket)
+            except OSError:
+                pass
+        self._socket = None
+
+    def _reason_to_exit(self) -> str:
+        if _identity(self.place.home) != self._home or _identity(self.place.folder) != self._folder:
+            return "its home was removed"
+        if _identity(self.place.socket) != self._socket:
+            return "its socket was removed"
+        with self._state:
+            if not self._open_connections and time.monotonic() - self._last > self.idle:
+                return "idle"
+        return ""
+
+    def _handle(self, connection: socket.socket) -> None:
+        try:
+            with connection:
+                if peer_uid(connection) != self.uid:
+                    return  # another user's process: not a word
+                reply = self._reply(receive(connection, MAX_REQUEST_BYTES, self.read_timeout))
+                connection.settimeout(ANSWER_TIMEOUT)
+                connection.sendall(json.dumps(reply).encode("ascii"))
+        except OSError:
+            pass  # the client went away or was too slow: it searches itself
+        finally:
+            with self._state:
+                self._open_connections -= 1
+                self._last = time.monotonic()
+            self._slots.release()
+
+    def _reply(self, raw: bytes | None) -> Reply:
+        if raw is None:
+            return {"status": "refused", "reason": "too_large"}
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            return {"status": "refused", "reason": "bad_request"}
+        if not isinstance(request, dict):
+            return {"status": "refused", "reason": "bad_request"}
+        if request.get("protocol") != PROTOCOL:
+            return {"status": "mismatch"}
+        op = request.get("op")
+        if op == "stop":
+            self.request_stop()
+            return {"status": "stopping", "pid": os.getpid()}
+        if op == "status":
+            return {
+                "status": "running",
+                "pid": os.getpid(),
+                "home": self.place.home,
+                "same_version": request.get("key") == self.key,
+                "idle_seconds": self.idle,
+                "answered": self.answered,
+                "busy_seconds": self.busy_seconds,
+            }
+        if op != "search":
+            return {"status": "refused", "reason": "bad_request"}
+        if request.get("key") != self.key:
+            return {"status": "mismatch"}
+        fields = request.get("search")
+        if not valid_search(fields):
+            return {"status": "refused", "reason": "bad_request"}
+        assert isinstance(fields, dict)
+        reason = self._reason_to_exit()
+        if reason and reason != "idle":
+            self.request_stop(reason)
+            return {"status": "gone"}
+        with self._answering:
+            started = time.perf_counter()
+            try:
+                reply = self.answer(fields)
+                self.answered += 1
+                self.busy_seconds += time.perf_counter() - started
+                return reply
+            except Exception:  # noqa: BLE001 - a defect: the client searches itself and shows it
+                traceback.print_exc(file=sys.stderr)
+                return {"status": "error"}
+
+
+def main() -> int:
+    """The resident process: `loom search` starts it (resident.ResidentClient.start)."""
+    from loom_dagster.settings import LoomSettings
+
+    env = dict(os.environ)
+    place = Place(home_of(env))
+    try:
+        idle = idle_seconds(env)
+        if not place.make_private():
+            print(f"{place.folder} is not a private folder of this user's", file=sys.stderr)
+            return 1
+        lock = take_lock(place, LOCK_WAIT)
+        if lock is None:
+            return 0  # another resident serves this home
+        try:
+            searcher = HomeSearcher(LoomSettings.from_env(env))
+            try:
+                # Load everything a search needs (index, numpy, the embedder) before listening.
+                searcher.find("loom", _no_filter(), 1)
+            except LoomError:
+                pass
+            server = ResidentServer(
+                place,
+                key_for(env, place.home),
+                lambda fields: render(fields, searcher.find),
+                idle=idle,
+            )
+            server.bind()
+            signal.signal(signal.SIGTERM, lambda *_: server.request_stop("terminated"))
+            server.serve()
+            print(f"resident searcher exits: {server.stopped_because}", file=sys.stderr)
+        finally:
+            os.close(lock)
+    except LoomError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    return 0
+
+
+def _no_filter() -> SearchFilter:
+    from loom_dagster.search.legs import SearchFilter
+
+    return SearchFilter()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
