@@ -283,6 +283,9 @@ def main() -> None:
                 base,
                 "dagster",
                 LOOM_EXTRACTOR_ENV=args.baseline_extractor_env or "",
+                # Its own code first, even where its .venv is another checkout's (an export of
+                # a commit beside a shared .venv).
+                PYTHONPATH=str(base),
             )
         measure("dagster, sqlite, after", this_python, ROOT, "dagster")
         if args.dagster_first:
