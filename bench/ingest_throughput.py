@@ -126,9 +126,15 @@ def through_dagster(folder: Path) -> tuple[float, int]:
     started = time.perf_counter()
     report = api.ingest_folder(folder, name="bench")
     elapsed = time.perf_counter() - started
-    assert report.conserved and report.count("published") == report.files, (
-        "not every file published"
-    )
+    if not report.conserved or report.count("published") != report.files:
+        # What went wrong, before the scratch folder (and the instance) is removed with it.
+        others = [o for o in report.outcomes if o.status != "published"]
+        kinds = Counter(o.status for o in others)
+        details = Counter(o.detail[:160] for o in others).most_common(5)
+        raise AssertionError(
+            f"not every file published: {report.count('published')} of {report.files}, "
+            f"conserved {report.conserved}, others {dict(kinds)}; most common: {details}"
+        )
     return elapsed, report.files
 
 
