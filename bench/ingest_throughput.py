@@ -37,11 +37,19 @@ WORDS = (
 ).split()
 
 
-def make_folder(root: Path, files: int, seed: int = 7) -> Path:
+def make_folder(root: Path, files: int, seed: int = 7, file_bytes: int = 0) -> Path:
+    """`files` notes of ~600 bytes, or with `file_bytes` padded with more paragraphs to that size."""
     rng = random.Random(seed)
     for n in range(files):
         sentences = [" ".join(rng.choice(WORDS) for _ in range(12)) + "." for _ in range(6)]
         text = f"# Note {n}\n\n## Summary\n\n{' '.join(sentences[:3])}\n\n## Details\n\n{' '.join(sentences[3:])}\n"
+        section = 0
+        while len(text) < file_bytes:
+            section += 1
+            more = " ".join(" ".join(rng.choice(WORDS) for _ in range(12)) + "." for _ in range(4))
+            text += f"\n## Part {section}\n\n{more}\n"
+        if file_bytes:
+            text = text[:file_bytes]
         path = root / f"group-{n % 20:02d}" / f"note-{n:05d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -65,7 +73,10 @@ def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
-def plain_loop(folder: Path, *, vectors: bool = True) -> float:
+def plain_loop(
+    folder: Path, *, vectors: bool = True, phases: dict[str, float] | None = None
+) -> float:
+    """The loop's seconds; `phases` gets where they went (set-up, scan, store, extract, chunk, publish)."""
     from loom_dagster import api, pipeline
     from loom_dagster.extractor.client import ExtractorClient
     from loom_dagster.extractor.settings import ExtractorSettings
@@ -75,7 +86,16 @@ def plain_loop(folder: Path, *, vectors: bool = True) -> float:
     from loom_dagster.search.vector import open_vectors
     from loom_dagster.settings import LoomSettings
 
+    phases = {} if phases is None else phases
     started = time.perf_counter()
+    mark = started
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        phases[name] = phases.get(name, 0.0) + now - mark
+        mark = now
+
     settings = LoomSettings.from_env()
     api.prepare_environment(settings)
     source = api.register_source(settings, folder, name="bench")
@@ -83,13 +103,19 @@ def plain_loop(folder: Path, *, vectors: bool = True) -> float:
     catalog_db = CatalogResource(database=str(settings.catalog_path))
     client = ExtractorClient(ExtractorSettings.from_env(os.environ))
     vector_index = open_vectors(settings) if vectors else None
+    lap("set-up")
     with catalog_db.connect() as con:
         scan = pipeline.sync_source(con, index, source, vectors=vector_index)
+        lap("register and scan")
         for revision in scan.new:
             pipeline.store_original(store, source.root, revision)
+            lap("store original")
             extraction = pipeline.extract(store, client, revision)
+            lap("extract (service call + artifact)")
             pipeline.make_chunks(store, extraction, revision)
+            lap("chunk")
         pipeline.publish(con, index, store, list(scan.new), vectors=vector_index)
+        lap("publish (catalog, index, vectors)")
     client.close()
     return time.perf_counter() - started
 
@@ -100,9 +126,15 @@ def through_dagster(folder: Path) -> tuple[float, int]:
     started = time.perf_counter()
     report = api.ingest_folder(folder, name="bench")
     elapsed = time.perf_counter() - started
-    assert report.conserved and report.count("published") == report.files, (
-        "not every file published"
-    )
+    if not report.conserved or report.count("published") != report.files:
+        # What went wrong, before the scratch folder (and the instance) is removed with it.
+        others = [o for o in report.outcomes if o.status != "published"]
+        kinds = Counter(o.status for o in others)
+        details = Counter(o.detail[:160] for o in others).most_common(5)
+        raise AssertionError(
+            f"not every file published: {report.count('published')} of {report.files}, "
+            f"conserved {report.conserved}, others {dict(kinds)}; most common: {details}"
+        )
     return elapsed, report.files
 
 
@@ -129,8 +161,9 @@ def worker(mode: str, files: int, scratch: Path) -> dict[str, object]:
         home = fresh_home(scratch, "home")
         before = written_bytes()
         if mode in ("plain", "plain-lexical"):
-            seconds = plain_loop(folder, vectors=mode == "plain")
-            result: dict[str, object] = {"seconds": seconds}
+            phases: dict[str, float] = {}
+            seconds = plain_loop(folder, vectors=mode == "plain", phases=phases)
+            result: dict[str, object] = {"seconds": seconds, "phases": phases}
         else:
             seconds, published = through_dagster(folder)
             assert published == files
@@ -187,6 +220,20 @@ def main() -> None:
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL row")
     parser.add_argument("--out", type=Path, default=Path("bench/results/ingest_throughput.json"))
     parser.add_argument(
+        "--file-bytes",
+        type=int,
+        default=0,
+        help="pad each file to this size (10,000 x 4096: 40 MB)",
+    )
+    parser.add_argument(
+        "--dagster-first",
+        action="store_true",
+        help="measure `loom ingest` before the plain loop (a long run's main figure first)",
+    )
+    parser.add_argument(
+        "--scratch-root", type=Path, help="where the folder and homes go (default: the temp dir)"
+    )
+    parser.add_argument(
         "--vectors",
         action="store_true",
         help="only the plain loop, without and with the vector leg (the default embedder)",
@@ -203,9 +250,13 @@ def main() -> None:
 
     this_python = ROOT / ".venv" / "bin" / "python"
     rows: dict[str, dict[str, object]] = {}
-    with tempfile.TemporaryDirectory(prefix="ingest-throughput-") as scratch_dir:
+    if args.scratch_root:
+        args.scratch_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(
+        prefix="ingest-throughput-", dir=args.scratch_root
+    ) as scratch_dir:
         scratch = Path(scratch_dir)
-        make_folder(scratch / "folder", args.files)
+        make_folder(scratch / "folder", args.files, file_bytes=args.file_bytes)
 
         def measure(name: str, python: Path, checkout: Path, mode: str, **env: str) -> None:
             side = scratch / name.replace(", ", "-").replace(" ", "-")
@@ -228,7 +279,8 @@ def main() -> None:
                 f"{with_vectors:.1f} s with it ({(with_vectors / without - 1) * 100:+.1f}%)"
             )
             return
-        measure("plain loop", this_python, ROOT, "plain")
+        if not args.dagster_first:
+            measure("plain loop", this_python, ROOT, "plain")
         if args.baseline_checkout:
             base = args.baseline_checkout.resolve()
             measure(
@@ -237,8 +289,13 @@ def main() -> None:
                 base,
                 "dagster",
                 LOOM_EXTRACTOR_ENV=args.baseline_extractor_env or "",
+                # Its own code first, even where its .venv is another checkout's (an export of
+                # a commit beside a shared .venv).
+                PYTHONPATH=str(base),
             )
         measure("dagster, sqlite, after", this_python, ROOT, "dagster")
+        if args.dagster_first:
+            measure("plain loop", this_python, ROOT, "plain")
         if not args.no_postgres:
             sys.path.insert(0, str(ROOT))
             from tests.support.postgres import local_postgres
@@ -278,6 +335,12 @@ def main() -> None:
             f"{int(row['dagster_home_bytes']) / 1e6:13.1f}   {row['load']}"  # type: ignore[call-overload]
         )
     for name, row in rows.items():
+        if "phases" in row:
+            parts = row["phases"].items()  # type: ignore[attr-defined]
+            print(
+                f"{name}, ms per file: "
+                + ", ".join(f"{k} {v * 1000 / args.files:.1f}" for k, v in parts)
+            )
         if "kinds" in row:
             kinds = sorted(row["kinds"].items(), key=lambda kv: -kv[1])  # type: ignore[attr-defined]
             print(f"{name}: " + ", ".join(f"{k} {v / args.files:.2f}" for k, v in kinds if v))

@@ -51,6 +51,8 @@ BATCHED_EVENTS = frozenset(
         DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED,
     }
 )
+# What the schema cache calls the asset_keys table's index columns (no table has this name).
+_ASSET_KEY_INDEX_COLS = "asset_keys.last_materialization_timestamp"
 # A batch is written once it holds this many events, whatever comes next: bounds the memory a
 # step of many partitions holds and what a crash can lose.
 MAX_PENDING = 2000
@@ -70,6 +72,7 @@ class BatchedEventWrites:
     transaction per database file."""
 
     _batch: _Batch
+    _schema_present: set[str]
 
     def _batch_state(self) -> _Batch:
         try:
@@ -77,6 +80,37 @@ class BatchedEventWrites:
         except AttributeError:
             self._batch = _Batch()
             return self._batch
+
+    def has_table(self, table_name: str) -> bool:
+        """Dagster asks this for every check evaluation it stores, every tagged asset event and
+        every dynamic-partition read, each time on a new engine and connection (a fifth of a
+        first load's event storage, measured). Tables are only ever added (by `dagster instance
+        migrate`), so a table found stays found; a missing one is asked again."""
+        present = self._present_schema()
+        if table_name not in present and super().has_table(table_name):  # type: ignore[misc]
+            present.add(table_name)
+        return table_name in present
+
+    def _has_asset_key_index_cols_on_connection(self, conn: Connection) -> bool:
+        # Asked (by reading the table's columns) for every asset event stored; a column once
+        # added by a migration stays.
+        present = self._present_schema()
+        if _ASSET_KEY_INDEX_COLS not in present:
+            if not super()._has_asset_key_index_cols_on_connection(conn):  # type: ignore[misc]
+                return False
+            present.add(_ASSET_KEY_INDEX_COLS)
+        return True
+
+    def _present_schema(self) -> set[str]:
+        try:
+            return self._schema_present
+        except AttributeError:
+            self._schema_present = set()
+            return self._schema_present
+
+    def wipe(self) -> None:
+        self._present_schema().clear()
+        super().wipe()  # type: ignore[misc]
 
     @contextmanager
     def batched(self) -> Iterator[None]:

@@ -56,7 +56,7 @@ from sqlalchemy.exc import IntegrityError
 from loom_dagster import catalog, hold, parsers, pipeline
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.metadata import metadata_text
-from loom_dagster.datasets.catalog import datasets_of_revision
+from loom_dagster.datasets.catalog import datasets_of_revisions
 from loom_dagster.datasets.model import Dataset, DatasetState
 from loom_dagster.errors import LoomError, SourceError
 from loom_dagster.objectstore import ObjectStore
@@ -658,12 +658,10 @@ def published(
             )
             states = catalog.document_states(con, {r.document_id for r in batch})
             # Every revision of the batch: one with no table (or refused) passes the check.
-            typed = {
-                o.revision: datasets_of_revision(con, o.revision)
-                if o.status == catalog.PUBLISHED
-                else []
-                for o in outcomes
-            }
+            tables = datasets_of_revisions(
+                con, [o.revision for o in outcomes if o.status == catalog.PUBLISHED]
+            )
+            typed = {o.revision: tables.get(o.revision, []) for o in outcomes}
     for outcome in outcomes:
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision

@@ -161,6 +161,23 @@ def datasets_of_revision(con: duckdb.DuckDBPyConnection, revision: str) -> list[
     return [_dataset(row) for row in rows]
 
 
+def datasets_of_revisions(
+    con: duckdb.DuckDBPyConnection, revisions: Sequence[str]
+) -> dict[str, list[Dataset]]:
+    """`datasets_of_revision` of each of `revisions` in one query (a publishing step asks for
+    its whole batch); a revision with no rows maps to an empty list."""
+    found: dict[str, list[Dataset]] = {revision: [] for revision in revisions}
+    rows = con.execute(
+        f"SELECT {_COLUMNS} FROM datasets d WHERE d.revision IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY d.revision, d.name, d.dataset_id",
+        [list(found)],
+    ).fetchall()
+    for row in rows:
+        dataset = _dataset(row)
+        found[dataset.revision].append(dataset)
+    return found
+
+
 def get_dataset(con: duckdb.DuckDBPyConnection, dataset_id: str, revision: str) -> Dataset | None:
     row = con.execute(
         f"SELECT {_COLUMNS} FROM datasets d WHERE d.dataset_id = ? AND d.revision = ?",

@@ -158,3 +158,21 @@ def test_gc_deletes_stale_snapshots_and_old_files_no_row_names(
     assert [store.exists(k) for k in (live.snapshot_key, orphan_new)] == [True, True]
     assert datasets.get_dataset(con, stale.dataset_id, old.key) is None  # its row forgotten
     assert datasets.is_served(con, live.dataset_id, "s2")
+
+
+def test_a_batchs_datasets_are_read_in_one_query_as_each_revisions_alone(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """The publishing step reads its whole batch's datasets at once (one query, not one per
+    revision): the same rows, in the same order, as asking for each revision."""
+    a, b, none = revision("a.xlsx", "1"), revision("b.csv", "2"), revision("c.md", "3")
+    catalog.register_revisions(con, [a, b, none])
+    for written in (row(a, "s1", "t1"), row(a, "s1", "t0"), row(b, "s2")):
+        datasets.write_dataset(con, written)
+
+    batch = datasets.datasets_of_revisions(con, [a.key, b.key, none.key])
+
+    assert batch == {r.key: datasets.datasets_of_revision(con, r.key) for r in (a, b, none)}
+    assert [d.table_id for d in batch[a.key]] == ["t0", "t1"]
+    assert batch[none.key] == []
+    assert datasets.datasets_of_revisions(con, []) == {}

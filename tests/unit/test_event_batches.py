@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dagster import AssetKey, AssetMaterialization, DagsterEventType
+from dagster import AssetCheckKey, AssetKey, AssetMaterialization, DagsterEventType
 from dagster._core.events import DagsterEvent, EngineEventData, StepMaterializationData
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log import SqliteEventLogStorage
@@ -192,3 +192,70 @@ def test_a_runs_resource_batches_its_steps_events_until_the_run_ends(tmp_path: P
     resource.teardown_after_execution(context)
 
     assert stored(reader) == ["a"]
+
+
+def check_evaluation(partition: str, run_id: str = RUN) -> EventLogEntry:
+    from dagster import AssetCheckEvaluation
+
+    return entry(
+        DagsterEvent(
+            DagsterEventType.ASSET_CHECK_EVALUATION.value,
+            "ingest",
+            event_specific_data=AssetCheckEvaluation(
+                asset_key=ASSET, check_name="live", passed=True, partition=partition
+            ),
+        ),
+        run_id,
+    )
+
+
+def test_the_schema_is_asked_once_not_for_every_event_stored(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Dagster's storage asks whether a table exists (a new engine and connection each time)
+    for every check evaluation and tagged asset event, and reads the asset_keys table's columns
+    for every asset event: a fifth of a first load's event storage. Tables and columns are only
+    ever added, so the batched storage asks once; the events stored are the same."""
+    from sqlalchemy.dialects.sqlite.base import SQLiteDialect
+    from sqlalchemy.engine.reflection import Inspector
+
+    asked: list[str] = []
+    has_table, get_columns = SQLiteDialect.has_table, Inspector.get_columns
+
+    def counted_has_table(self: SQLiteDialect, *args: object, **kwargs: object) -> bool:
+        asked.append("table")
+        return has_table(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def counted_get_columns(self: Inspector, *args: object, **kwargs: object) -> object:
+        asked.append("columns")
+        return get_columns(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    batched, reader = storages
+    batched.store_event(engine_event())  # the files exist before counting
+    monkeypatch.setattr(SQLiteDialect, "has_table", counted_has_table)
+    monkeypatch.setattr(Inspector, "get_columns", counted_get_columns)
+    keys = [f"note-{n:02d}.md~h@s" for n in range(40)]
+    with batched.batched():
+        for key in keys:
+            batched.store_event(materialization(key))
+            batched.store_event(check_evaluation(key))
+    monkeypatch.undo()
+
+    assert stored(reader) == keys
+    checks = reader.get_asset_check_execution_history(AssetCheckKey(ASSET, "live"), limit=100)
+    assert sorted(c.partition for c in checks) == sorted(keys)
+    assert asked.count("table") <= 3, asked  # asset_check_executions, asset_event_tags, ...
+    assert asked.count("columns") <= 1, asked
+
+
+def test_a_missing_table_is_asked_again(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+) -> None:
+    batched, _ = storages
+    batched.store_event(engine_event())
+    assert batched.has_table("event_logs")
+    assert not batched.has_table("loom_added_later")
+    with batched.index_connection() as conn:
+        conn.exec_driver_sql("CREATE TABLE loom_added_later (x INTEGER)")
+    assert batched.has_table("loom_added_later")

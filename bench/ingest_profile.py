@@ -1,0 +1,127 @@
+"""Where a first load's time goes through Dagster: `loom ingest`'s path under cProfile.
+
+The runs execute in the profiled thread (the worker thread `loom ingest` uses for signals is
+left out here, so one profile sees the whole run), on a fresh LOOM_HOME and reference extractor,
+over the folder bench/ingest_throughput.py generates. Prints the inclusive seconds of each phase
+(the same domain functions the plain loop calls, and Dagster's own work around them) per
+revision, the bytes this process wrote, then the functions with the most time of their own.
+
+    LOOM_EXTRACTOR_ENV=/opt/loom/extractor-venv-me nice .venv/bin/python bench/ingest_profile.py \\
+        --files 200 [--file-bytes 4096] [--scratch-root DIR] [--dump out.prof]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest_throughput import fresh_home, load, make_folder, written_bytes  # noqa: E402
+
+# (label, module path suffix, function name): inclusive time of each, summed over its entries.
+PHASES = [
+    ("whole ingest", "loom_dagster/api.py", "ingest_folder"),
+    ("register and scan (catalog)", "loom_dagster/api.py", "register"),
+    (
+        "runs (execute_in_process)",
+        "dagster/_core/definitions/job_definition.py",
+        "execute_in_process",
+    ),
+    (
+        "  run creation (create_run, planned events)",
+        "dagster/_core/instance/runs/run_domain.py",
+        "create_run",
+    ),
+    ("  store original", "loom_dagster/pipeline.py", "store_original"),
+    ("  extract (the batch, in the pool's threads)", "loom_dagster/pipeline.py", "extract_batch"),
+    ("  chunk", "loom_dagster/pipeline.py", "make_chunks"),
+    ("  read extraction back", "loom_dagster/pipeline.py", "read_extraction"),
+    ("  publish (catalog, index)", "loom_dagster/pipeline.py", "publish"),
+    ("  per-partition metadata", "loom_dagster/assets/revisions.py", "add_partition_metadata"),
+    ("  check targets (storage ids)", "loom_dagster/assets/revisions.py", "_targets"),
+    (
+        "  events: handle_new_event (all)",
+        "dagster/_core/instance/methods/event_methods.py",
+        "handle_new_event",
+    ),
+    (
+        "  events: stored (SQLite storage's store_event)",
+        "event_log/sqlite/sqlite_event_log.py",
+        "store_event",
+    ),
+    (
+        "    events: schema questions (has_table)",
+        "event_log/sqlite/sqlite_event_log.py",
+        "has_table",
+    ),
+    ("    events: batched writes (flush)", "loom_dagster/event_log.py", "flush"),
+    ("    events: serialize", "dagster_shared/serdes/serdes.py", "serialize_value"),
+    ("    events: sqlite commit", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
+    ("    events: sqlite execute", "~", "<method 'execute' of 'sqlite3.Cursor' objects>"),
+    ("vectors after the runs", "loom_dagster/pipeline.py", "sync_vectors"),
+    ("prune partitions", "loom_dagster/api.py", "prune_partitions_now"),
+]
+
+
+def phase_seconds(stats: pstats.Stats) -> dict[str, float]:
+    found = dict.fromkeys((label for label, _, _ in PHASES), 0.0)
+    for (path, _, name), (_, _, _, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+        for label, suffix, function in PHASES:
+            if name == function and path.replace("\\", "/").endswith(suffix):
+                found[label] += cumulative
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--file-bytes", type=int, default=0)
+    parser.add_argument("--scratch-root", type=Path)
+    parser.add_argument("--dump", type=Path, help="write the raw profile here (pstats format)")
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+
+    from loom_dagster import api, runs
+    from loom_dagster.extractor.local import reference_extractor
+    from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
+
+    # The runs in this thread, so the profile holds them (no signal handling is needed here).
+    runs.run_stoppably = lambda work, on_stop: work()  # type: ignore[assignment]
+    if args.scratch_root:
+        args.scratch_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ingest-profile-", dir=args.scratch_root) as scratch:
+        folder = make_folder(Path(scratch) / "folder", args.files, file_bytes=args.file_bytes)
+        with reference_extractor() as service:
+            os.environ[ENV_URL], os.environ[ENV_TOKEN] = service.url, service.token
+            fresh_home(Path(scratch), "home")
+            profile = cProfile.Profile()
+            before, started = written_bytes(), time.perf_counter()
+            profile.enable()
+            report = api.ingest_folder(folder, name="bench")
+            profile.disable()
+            seconds, written = time.perf_counter() - started, written_bytes() - before
+    assert report.count("published") == args.files, "not every file published"
+    if args.dump:
+        profile.dump_stats(str(args.dump))
+    stats = pstats.Stats(profile)
+    print(
+        f"{args.files} files through loom ingest: {seconds:.1f} s wall ({seconds * 1000 / args.files:.1f} ms "
+        f"a file, profiled), {written / args.files / 1000:.0f} kB written a file, load {load()}"
+    )
+    print(f"{'phase (inclusive)':48}{'s':>8}{'ms/file':>9}")
+    for label, value in phase_seconds(stats).items():
+        print(f"{label:48}{value:8.1f}{value * 1000 / args.files:9.1f}")
+    print()
+    stats.sort_stats("tottime").print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
