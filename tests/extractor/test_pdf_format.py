@@ -637,3 +637,80 @@ def test_a_boxed_note_with_a_rule_under_its_title_is_no_table() -> None:
     artifact = read(drawn(draw))
     assert artifact["tables"] == []
     assert "The service restarts itself after an upgrade." in " ".join(texts(artifact))
+
+
+# Real-world tables (issue 16): a wide table is no two columns of text, figures set close
+
+
+def _wide_table(c: Any, top: float) -> None:
+    """A statistical table of ten columns, its widest gap (between the fifth and the sixth)
+    near the middle of the page, as a gutter between two columns of text would be."""
+    xs = (50, 110, 160, 210, 260, 335, 385, 435, 485, 535)
+    c.drawString(xs[0], top, "Year")
+    for k, x in enumerate(xs[1:]):
+        c.drawString(x, top, f"C{k + 1}")
+    for r in range(24):
+        y = top - 12 * (r + 1)
+        c.drawString(xs[0], y, str(1990 + r))
+        for k, x in enumerate(xs[1:]):
+            c.drawString(x, y, f"{(r + 3) * (k + 7) % 997},{r:03d}")
+
+
+def test_a_wide_table_is_one_table_not_cut_at_its_widest_gap_into_columns() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(50, 780, "Table 1. Enrollment by year and grade")
+        _wide_table(c, 760)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Year"] + [f"C{k}" for k in range(1, 10)]
+    assert len(table["rows"]) == 24
+    assert table["rows"][0][:2] == [1990, "21,000"]
+
+
+def test_two_columns_of_text_under_a_wide_table_are_still_read_left_then_right() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _wide_table(c, 780)
+        c.setFont("Helvetica", 10)
+        for k in range(20):
+            c.drawString(
+                50, 450 - 12 * k, f"left {k:02d} prose that runs to the gutter, as text does"
+            )
+            c.drawString(
+                320, 450 - 12 * k, f"right {k:02d} prose that runs to the margin, as text does"
+            )
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert len(table["columns"]) == 10 and len(table["rows"]) == 24
+    order = " ".join(texts(artifact))
+    assert order.index("left 00") < order.index("left 19") < order.index("right 00")
+
+
+def test_figures_set_closer_than_a_font_size_are_cells_of_their_own() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 700, "State")
+        c.drawString(180, 700, "Deaths  Rate  (95% CI)")
+        rows = [
+            ("Ohio", "19,820", "154.0", "(151.8-156.1)"),
+            ("Iowa", "5,469", "41.6", "(37.7-45.4)"),
+            ("Maine", "2 753 438", "47.2", "(40.1-50.3)"),
+        ]
+        for k, (state, *figures) in enumerate(rows):
+            y = 686 - 12 * k
+            c.drawString(72, y, state)
+            # each figure right-aligned in its column, 3 points from the next: one segment
+            for right, figure in zip((225, 250, 307), figures, strict=True):
+                c.drawRightString(right, y, figure)
+        c.drawString(72, 600, "As the notes say, see 11, 12")
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert table["rows"] == [
+        ["Ohio", "19,820", "154.0", "(151.8-156.1)"],
+        ["Iowa", "5,469", 41.6, "(37.7-45.4)"],
+        ["Maine", "2 753 438", 47.2, "(40.1-50.3)"],
+    ]
+    assert "As the notes say, see 11, 12" in texts(artifact)

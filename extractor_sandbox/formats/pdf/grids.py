@@ -25,6 +25,12 @@ SNAP = 2.0  # rules within this many points of each other are one rule
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
+# a figure a table's cell holds: a count, an amount, a rate, a share, a range in brackets (not
+# a number in a sentence's list, "11, 12", whose comma follows it)
+FIGURE = re.compile(
+    r"^[(\[]?[-+\u2212]?[$\u20ac\u00a3]?\d(?:[\d,.]*\d)?%?(?:[-\u2013\u2212]\d(?:[\d,.]*\d)?%?)?[)\]]?$"
+)
+THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, its groups spaced
 
 
 @dataclass
@@ -208,6 +214,54 @@ def _merge_markers(line: Line) -> list[Segment]:
     return out
 
 
+def _split_figures(segs: list[Segment]) -> list[Segment]:
+    """A segment of figures set closer than a font size apart ("47 21.8 (16.0-29.0)") is a
+    cell a figure, each where its runs draw it (or by its share of the segment's characters). A
+    group of three digits after a number of one to three ("2 753 438") is that number's, not a
+    figure of its own."""
+    out: list[Segment] = []
+    for seg in segs:
+        words = seg.text.split()
+        if len(words) < 2 or not all(FIGURE.match(word) for word in words):
+            out.append(seg)
+            continue
+        places = _word_places(seg, words)
+        figures: list[tuple[str, float, float]] = []
+        for word, (x0, x1) in zip(words, places, strict=True):
+            last = figures[-1][0] if figures else ""
+            if last and THOUSANDS.match(word) and re.fullmatch(r"\d{1,3}(?: \d{3})*", last):
+                figures[-1] = (f"{last} {word}", figures[-1][1], x1)
+            else:
+                figures.append((word, x0, x1))
+        if len(figures) < 2:
+            out.append(seg)
+            continue
+        for text, x0, x1 in figures:
+            out.append(Segment(text, x0, x1, seg.y, seg.size, seg.bold, seg.mono, seg.runs))
+    return out
+
+
+def _word_places(seg: Segment, words: list[str]) -> list[tuple[float, float]]:
+    """Where each word of a segment is drawn: from its run (a share of the run's width by its
+    characters), or, when the runs do not part its words as its text does, by a share of the
+    segment's width."""
+    placed: list[tuple[str, float, float]] = []
+    for run in seg.runs:
+        per_char = (run.x1 - run.x0) / max(len(run.text), 1)
+        for match in re.finditer(r"\S+", run.text):
+            placed.append(
+                (match.group(), run.x0 + match.start() * per_char, run.x0 + match.end() * per_char)
+            )
+    if [word for word, _, _ in placed] == words:
+        return [(x0, x1) for _, x0, x1 in placed]
+    per_char = (seg.x1 - seg.x0) / max(len(" ".join(words)), 1)
+    out, at = [], 0
+    for word in words:
+        out.append((seg.x0 + at * per_char, seg.x0 + (at + len(word)) * per_char))
+        at += len(word) + 1
+    return out
+
+
 def _bands(
     lines: list[list[Segment]], spans_too: list[tuple[float, float]] | None = None
 ) -> list[tuple[float, float]]:
@@ -232,7 +286,7 @@ def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
 def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     """Borderless tables in a flow of lines: (first line, last line, table)."""
     found: list[tuple[int, int, Table]] = []
-    merged = [_merge_markers(line) for line in lines]
+    merged = [_split_figures(_merge_markers(line)) for line in lines]
     i = 0
     while i < len(lines):
         if len(merged[i]) < 2:
