@@ -714,3 +714,51 @@ def test_figures_set_closer_than_a_font_size_are_cells_of_their_own() -> None:
         ["Maine", "2 753 438", 47.2, "(40.1-50.3)"],
     ]
     assert "As the notes say, see 11, 12" in texts(artifact)
+
+
+def _figures_table(c: Any, top: float, label: str, label_x: float, gap: float) -> float:
+    """Rows of a stub and three figure columns (flush right), a second group under `label`
+    set `gap` points under the first, at label_x. Returns where the table ends."""
+    c.drawString(72, top, "Item")
+    for right, name in zip((300, 380, 460), ("2019", "2020", "2021"), strict=True):
+        c.drawRightString(right, top, name)
+    y = top
+    for group in range(2):
+        if group:
+            y -= gap
+            c.drawString(label_x, y, label)
+        for k in range(4):
+            y -= 12
+            c.drawString(72, y, f"Group {group} line {k}")
+            for right, figure in zip((300, 380, 460), (k + 1, 10 * k + 7, 1000 + k), strict=True):
+                c.drawRightString(right, y, f"{figure:,}")
+    return y
+
+
+def test_groups_of_a_table_apart_by_a_wider_space_or_a_label_are_one_table() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Private schools", 72, 24)  # the label in the stub column
+        _figures_table(c, 560, "Percent change", 320, 24)  # the label over the figures
+
+    tables = read(drawn(draw))["tables"]
+    assert len(tables) == 2
+    for table, label in zip(tables, ("Private schools", "Percent change"), strict=True):
+        assert len(table["rows"]) == 9
+        assert table["rows"][4] == [label, None, None, None]
+
+
+def test_two_tables_apart_by_a_title_from_the_margin_stay_two_tables() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Table 2. Counts", 72, 24)
+        _figures_table(
+            c,
+            560,
+            "Counts of items by year in all the schools of the district, the region and the state",
+            72,
+            24,
+        )
+
+    tables = read(drawn(draw))["tables"]
+    assert [len(t["rows"]) for t in tables] == [4, 3, 4, 3]

@@ -30,6 +30,7 @@ LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
 FIGURE = re.compile(
     r"^[(\[]?[-+\u2212]?[$\u20ac\u00a3]?\d(?:[\d,.]*\d)?%?(?:[-\u2013\u2212]\d(?:[\d,.]*\d)?%?)?[)\]]?$"
 )
+CAPTION = re.compile(r"^(?:table|figure|chart|exhibit)\s*[A-Z]?[-.]?\d", re.I)
 THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, its groups spaced
 
 
@@ -322,7 +323,72 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 i = j + 1
                 continue
         i = max(j, i) + 1
-    return found
+    return _joined_groups(found, lines, merged)
+
+
+def _joined_groups(
+    found: list[tuple[int, int, Table]], lines: list[Line], merged: list[list[Segment]]
+) -> list[tuple[int, int, Table]]:
+    """Two tables one under the other in the same columns, apart by a wider space than a row's
+    or by a group's label alone on its line ("Private schools", or "Percent change" over the
+    columns of figures), are one table's groups: one table, the label a row of its own."""
+    out: list[tuple[int, int, Table]] = []
+    for first, last, table in found:
+        if out:
+            top_first, top_last, above = out[-1]
+            between = list(range(top_last + 1, first))
+            size = max(line.size for line in lines[top_last : first + 1])
+            gaps = [lines[k].y - lines[k + 1].y for k in range(top_last, first)]
+            label = [seg for k in between for seg in merged[k]]
+            same = _same_columns(above.columns, table.columns, size)
+            if (
+                same
+                and len(between) <= 1
+                and all(0 < gap <= 3.5 * size for gap in gaps)
+                and (not label or (len(label) == 1 and _group_label(label[0], table, size)))
+            ):
+                rows = above.rows + [
+                    [label[0].text] + [""] * (len(table.columns) - 1) for _ in label
+                ]
+                out[-1] = (
+                    top_first,
+                    last,
+                    Table(
+                        rows + table.rows,
+                        min(above.x0, table.x0),
+                        max(above.x1, table.x1),
+                        above.top,
+                        table.bottom,
+                        above.columns,
+                        ruled=False,
+                    ),
+                )
+                continue
+        out.append((first, last, table))
+    return out
+
+
+def _same_columns(above: list[float], below: list[float], size: float) -> bool:
+    """Whether two tables set their cells in the same columns: as many, each starting within
+    two font sizes of the other's or two fifths of the narrowest column's width (figures set
+    flush right start where their width says)."""
+    if len(above) != len(below) or len(above) < 2:
+        return False
+    pairs = [(a, b) for cols in (above, below) for a, b in zip(cols, cols[1:], strict=False)]
+    narrowest = min(abs(b - a) for a, b in pairs)
+    slack = max(2 * size, 0.4 * narrowest)
+    return all(abs(a - b) <= slack for a, b in zip(above, below, strict=True))
+
+
+def _group_label(seg: Segment, table: Table, size: float) -> bool:
+    """A line between two tables' rows that labels the rows under it: within the first column,
+    or over the columns of figures (not from the left margin across them, as a title is); a
+    caption ("Table 2.") is none."""
+    if CAPTION.match(seg.text):
+        return False
+    in_stub = seg.x1 < table.columns[1]
+    over_figures = seg.x0 >= table.columns[1] - 2 * size and seg.x1 <= table.x1 + size
+    return in_stub or over_figures
 
 
 def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> bool:
