@@ -762,3 +762,56 @@ def test_two_tables_apart_by_a_title_from_the_margin_stay_two_tables() -> None:
 
     tables = read(drawn(draw))["tables"]
     assert [len(t["rows"]) for t in tables] == [4, 3, 4, 3]
+
+
+# Headings on real papers (issue 16)
+
+
+def test_a_bold_question_that_runs_on_in_lower_case_is_a_paragraph_not_a_heading() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 760, "Body text of the datasheet, set in the body's face and size.")
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(
+            72, 730, "Have any third parties imposed restrictions on the data of the set's"
+        )
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 718, "instances? If so, please describe these restrictions.")
+        c.drawString(72, 690, "No third party has imposed any restriction on the data set.")
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 660, "Does the dataset hold data (e.g., by age)? If so, how")
+        for k in range(4):
+            c.setFont("Helvetica", 10)
+            c.drawString(72, 630 - 12 * k, f"Line {k} of the answer, in the body's face and size.")
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == []
+    assert (
+        "Have any third parties imposed restrictions on the data of the set's instances? If so, "
+        "please describe these restrictions."
+    ) in texts(artifact, "paragraph")
+
+
+def test_authors_set_apart_on_a_title_page_are_no_heading() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(120, 760, "A Title Set Large")
+        c.setFont("Helvetica-Bold", 10)
+        for x, name in zip(
+            (100, 200, 300, 400),
+            ("Ada Lovelace", "Alan Turing", "Grace Hopper", "Kurt Goedel"),
+            strict=True,
+        ):
+            c.drawString(x, 730, name)
+        c.setFont("Helvetica", 10)
+        for k in range(6):
+            c.drawString(
+                72, 700 - 12 * k, f"Line {k} of the abstract, in the body's face and size."
+            )
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 610, "1 Introduction")
+        c.setFont("Helvetica", 10)
+        for k in range(6):
+            c.drawString(72, 595 - 12 * k, f"Line {k} of the introduction, in the body's face.")
+
+    assert texts(read(drawn(draw)), "heading") == ["A Title Set Large", "1 Introduction"]
