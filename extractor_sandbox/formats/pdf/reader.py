@@ -451,12 +451,6 @@ class _Document:
         table_id = f"t{index}"
         header, *body = table.rows
         width = len(header)
-        # a first row with a column left blank (group labels over some columns, a header set on
-        # two lines) is no header of the columns: it is a row (header_rows 0), its cells still
-        # naming the columns they head, as words to find a row's values by
-        header_rows = 1 if all(cell.strip() for cell in header[1:]) else 0
-        if not header_rows:
-            body = table.rows
         names, failed = fit_names(header, f"{table_id} header")
         names = unique_names(names)
         pages = table.row_pages or [block.page] * len(table.rows)
@@ -468,25 +462,24 @@ class _Document:
                 failed.append({"unit": f"{table_id} rows {len(kept) + 2}-", "reason": reason})
                 break
             kept.append(cells[:width])
-        numbers = list(range(header_rows + 1, len(kept) + header_rows + 1))
+        numbers = list(range(2, len(kept) + 2))
         layout = layout_rows(
             table_id,
             names,
             kept,
             numbers,
             budget,
-            header_rows=header_rows,
             first_block=len(out),
             section_path=path,
             parent=parent,
         )
         failed += layout.failed
         kept = kept[: layout.rows_laid]
-        last = header_rows + len(kept)
+        last = 1 + len(kept)
         for row_block in layout.blocks:
             loc = row_block["locator"]
-            first_page = pages[min(max(loc["row_start"], 1), len(pages)) - 1]
-            last_page = pages[min(max(loc["row_end"], 1), len(pages)) - 1]
+            first_page = pages[min(loc["row_start"], len(pages)) - 1]
+            last_page = pages[min(loc["row_end"], len(pages)) - 1]
             loc["page_start"], loc["page_end"] = first_page, last_page
             if block.attrs.get("ocr"):
                 row_block.setdefault("attrs", {})["ocr"] = True
@@ -497,10 +490,9 @@ class _Document:
                 f"{self.name or 'document'} page {block.page} table {index + 1}",
                 names,
                 kept,
-                header_rows=header_rows,
                 locator={
                     "page_start": pages[0],
-                    "page_end": pages[min(max(last, 1), len(pages)) - 1],
+                    "page_end": pages[min(last, len(pages)) - 1],
                     "row_start": 1,
                     "row_end": last,
                 },
