@@ -716,7 +716,9 @@ def test_figures_set_closer_than_a_font_size_are_cells_of_their_own() -> None:
     assert "As the notes say, see 11, 12" in texts(artifact)
 
 
-def _figures_table(c: Any, top: float, label: str, label_x: float, gap: float) -> float:
+def _figures_table(
+    c: Any, top: float, label: str, label_x: float, gap: float, sublabel: str = ""
+) -> float:
     """Rows of a stub and three figure columns (flush right), a second group under `label`
     set `gap` points under the first, at label_x. Returns where the table ends."""
     c.drawString(72, top, "Item")
@@ -727,6 +729,9 @@ def _figures_table(c: Any, top: float, label: str, label_x: float, gap: float) -
         if group:
             y -= gap
             c.drawString(label_x, y, label)
+            if sublabel:
+                y -= 12
+                c.drawString(label_x + 6, y, sublabel)
         for k in range(4):
             y -= 12
             c.drawString(72, y, f"Group {group} line {k}")
@@ -746,6 +751,16 @@ def test_groups_of_a_table_apart_by_a_wider_space_or_a_label_are_one_table() -> 
     for table, label in zip(tables, ("Private schools", "Percent change"), strict=True):
         assert len(table["rows"]) == 9
         assert table["rows"][4] == [label, None, None, None]
+
+
+def test_groups_under_a_label_and_a_sublabel_are_one_table() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Sex, by race", 72, 24, sublabel="Male")
+
+    [table] = read(drawn(draw))["tables"]
+    assert len(table["rows"]) == 10
+    assert [row[0] for row in table["rows"][4:6]] == ["Sex, by race", "Male"]
 
 
 def test_two_tables_apart_by_a_title_from_the_margin_stay_two_tables() -> None:

@@ -330,8 +330,8 @@ def _joined_groups(
     found: list[tuple[int, int, Table]], lines: list[Line], merged: list[list[Segment]]
 ) -> list[tuple[int, int, Table]]:
     """Two tables one under the other in the same columns, apart by a wider space than a row's
-    or by a group's label alone on its line ("Private schools", or "Percent change" over the
-    columns of figures), are one table's groups: one table, the label a row of its own."""
+    or by up to three labels of groups alone on their lines ("Private schools", or "Percent
+    change" over the columns of figures), are one table's groups: one table, each label a row."""
     out: list[tuple[int, int, Table]] = []
     for first, last, table in found:
         if out:
@@ -339,16 +339,16 @@ def _joined_groups(
             between = list(range(top_last + 1, first))
             size = max(line.size for line in lines[top_last : first + 1])
             gaps = [lines[k].y - lines[k + 1].y for k in range(top_last, first)]
-            label = [seg for k in between for seg in merged[k]]
+            labels = [merged[k] for k in between]
             same = _same_columns(above.columns, table.columns, size)
             if (
                 same
-                and len(between) <= 1
+                and len(between) <= 3
                 and all(0 < gap <= 3.5 * size for gap in gaps)
-                and (not label or (len(label) == 1 and _group_label(label[0], table, size)))
+                and all(len(segs) == 1 and _group_label(segs[0], table, size) for segs in labels)
             ):
                 rows = above.rows + [
-                    [label[0].text] + [""] * (len(table.columns) - 1) for _ in label
+                    [segs[0].text] + [""] * (len(table.columns) - 1) for segs in labels
                 ]
                 out[-1] = (
                     top_first,
