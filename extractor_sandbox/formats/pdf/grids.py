@@ -9,7 +9,9 @@ cell spanning two columns does not join them); a line with text in the first ban
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
 between rows set in the same columns is a row; a list marker set apart from its item's text is no
 column; bold section numbers apart from their titles (headings one under another) and columns of
-prose (long cells, words broken with hyphens) are no table.
+prose (long cells, words broken with hyphens) are no table. Figures set closer than a font size
+apart are cells of their own; tables one under the other in the same columns, apart by a wider
+space or by groups' labels alone on their lines, are one table.
 """
 
 from __future__ import annotations

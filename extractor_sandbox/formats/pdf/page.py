@@ -121,7 +121,9 @@ def split_columns(
 ) -> list[list[Line]]:
     """Flows of lines in reading order: full-width stretches, and a two-column stretch's left
     column before its right, split at a gutter at most a twentieth of the lines cross. A column
-    is split again the same way (a spread of two pages, each in two columns), once."""
+    is split again the same way (a spread of two pages, each in two columns), once. A gap that
+    cuts most lines beside it into cells on both sides is a wide table's, no gutter; over or
+    under two columns of text, the rows of a wide table it would cut are full-width lines."""
     pieces = [_pieces(line) for line in lines]
     gutter = None
     if pieces:
