@@ -763,6 +763,16 @@ def test_groups_under_a_label_and_a_sublabel_are_one_table() -> None:
     assert [row[0] for row in table["rows"][4:6]] == ["Sex, by race", "Male"]
 
 
+def test_a_group_label_wrapped_onto_a_second_line_is_one_row() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Highest enrollment after", 72, 24, sublabel="degree by 2003")
+
+    [table] = read(drawn(draw))["tables"]
+    assert len(table["rows"]) == 9
+    assert table["rows"][4][0] == "Highest enrollment after degree by 2003"
+
+
 def test_two_tables_apart_by_a_title_from_the_margin_stay_two_tables() -> None:
     def draw(c: Any, _: int) -> None:
         c.setFont("Helvetica", 9)

@@ -349,9 +349,13 @@ def _joined_groups(
                 and all(0 < gap <= 3.5 * size for gap in gaps)
                 and all(len(segs) == 1 and _group_label(segs[0], table, size) for segs in labels)
             ):
-                rows = above.rows + [
-                    [segs[0].text] + [""] * (len(table.columns) - 1) for segs in labels
-                ]
+                texts: list[str] = []
+                for segs in labels:
+                    if texts and segs[0].text[:1].islower():
+                        texts[-1] = f"{texts[-1]} {segs[0].text}"  # a label wrapped
+                    else:
+                        texts.append(segs[0].text)
+                rows = above.rows + [[text] + [""] * (len(table.columns) - 1) for text in texts]
                 out[-1] = (
                     top_first,
                     last,
