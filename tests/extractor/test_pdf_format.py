@@ -637,3 +637,206 @@ def test_a_boxed_note_with_a_rule_under_its_title_is_no_table() -> None:
     artifact = read(drawn(draw))
     assert artifact["tables"] == []
     assert "The service restarts itself after an upgrade." in " ".join(texts(artifact))
+
+
+# Real-world tables (issue 16): a wide table is no two columns of text, figures set close
+
+
+def _wide_table(c: Any, top: float) -> None:
+    """A statistical table of ten columns, its widest gap (between the fifth and the sixth)
+    near the middle of the page, as a gutter between two columns of text would be."""
+    xs = (50, 110, 160, 210, 260, 335, 385, 435, 485, 535)
+    c.drawString(xs[0], top, "Year")
+    for k, x in enumerate(xs[1:]):
+        c.drawString(x, top, f"C{k + 1}")
+    for r in range(24):
+        y = top - 12 * (r + 1)
+        c.drawString(xs[0], y, str(1990 + r))
+        for k, x in enumerate(xs[1:]):
+            c.drawString(x, y, f"{(r + 3) * (k + 7) % 997},{r:03d}")
+
+
+def test_a_wide_table_is_one_table_not_cut_at_its_widest_gap_into_columns() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(50, 780, "Table 1. Enrollment by year and grade")
+        _wide_table(c, 760)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Year"] + [f"C{k}" for k in range(1, 10)]
+    assert len(table["rows"]) == 24
+    assert table["rows"][0][:2] == [1990, "21,000"]
+
+
+def test_two_columns_of_text_under_a_wide_table_are_still_read_left_then_right() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _wide_table(c, 780)
+        c.setFont("Helvetica", 10)
+        for k in range(20):
+            c.drawString(
+                50, 450 - 12 * k, f"left {k:02d} prose that runs to the gutter, as text does"
+            )
+            c.drawString(
+                320, 450 - 12 * k, f"right {k:02d} prose that runs to the margin, as text does"
+            )
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert len(table["columns"]) == 10 and len(table["rows"]) == 24
+    order = " ".join(texts(artifact))
+    assert order.index("left 00") < order.index("left 19") < order.index("right 00")
+
+
+def test_figures_set_closer_than_a_font_size_are_cells_of_their_own() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 700, "State")
+        c.drawString(180, 700, "Deaths  Rate  (95% CI)")
+        rows = [
+            ("Ohio", "19,820", "154.0", "(151.8-156.1)"),
+            ("Iowa", "5,469", "41.6", "(37.7-45.4)"),
+            ("Maine", "2 753 438", "47.2", "(40.1-50.3)"),
+        ]
+        for k, (state, *figures) in enumerate(rows):
+            y = 686 - 12 * k
+            c.drawString(72, y, state)
+            # each figure right-aligned in its column, 3 points from the next: one segment
+            for right, figure in zip((225, 250, 307), figures, strict=True):
+                c.drawRightString(right, y, figure)
+        c.drawString(72, 600, "As the notes say, see 11, 12")
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert table["rows"] == [
+        ["Ohio", "19,820", "154.0", "(151.8-156.1)"],
+        ["Iowa", "5,469", 41.6, "(37.7-45.4)"],
+        ["Maine", "2 753 438", 47.2, "(40.1-50.3)"],
+    ]
+    assert "As the notes say, see 11, 12" in texts(artifact)
+
+
+def _figures_table(
+    c: Any, top: float, label: str, label_x: float, gap: float, sublabel: str = ""
+) -> float:
+    """Rows of a stub and three figure columns (flush right), a second group under `label`
+    set `gap` points under the first, at label_x. Returns where the table ends."""
+    c.drawString(72, top, "Item")
+    for right, name in zip((300, 380, 460), ("2019", "2020", "2021"), strict=True):
+        c.drawRightString(right, top, name)
+    y = top
+    for group in range(2):
+        if group:
+            y -= gap
+            c.drawString(label_x, y, label)
+            if sublabel:
+                y -= 12
+                c.drawString(label_x + 6, y, sublabel)
+        for k in range(4):
+            y -= 12
+            c.drawString(72, y, f"Group {group} line {k}")
+            for right, figure in zip((300, 380, 460), (k + 1, 10 * k + 7, 1000 + k), strict=True):
+                c.drawRightString(right, y, f"{figure:,}")
+    return y
+
+
+def test_groups_of_a_table_apart_by_a_wider_space_or_a_label_are_one_table() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Private schools", 72, 24)  # the label in the stub column
+        _figures_table(c, 560, "Percent change", 320, 24)  # the label over the figures
+
+    tables = read(drawn(draw))["tables"]
+    assert len(tables) == 2
+    for table, label in zip(tables, ("Private schools", "Percent change"), strict=True):
+        assert len(table["rows"]) == 9
+        assert table["rows"][4] == [label, None, None, None]
+
+
+def test_groups_under_a_label_and_a_sublabel_are_one_table() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Sex, by race", 72, 24, sublabel="Male")
+
+    [table] = read(drawn(draw))["tables"]
+    assert len(table["rows"]) == 10
+    assert [row[0] for row in table["rows"][4:6]] == ["Sex, by race", "Male"]
+
+
+def test_a_group_label_wrapped_onto_a_second_line_is_one_row() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Highest enrollment after", 72, 24, sublabel="degree by 2003")
+
+    [table] = read(drawn(draw))["tables"]
+    assert len(table["rows"]) == 9
+    assert table["rows"][4][0] == "Highest enrollment after degree by 2003"
+
+
+def test_two_tables_apart_by_a_title_from_the_margin_stay_two_tables() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _figures_table(c, 760, "Table 2. Counts", 72, 24)
+        _figures_table(
+            c,
+            560,
+            "Counts of items by year in all the schools of the district, the region and the state",
+            72,
+            24,
+        )
+
+    tables = read(drawn(draw))["tables"]
+    assert [len(t["rows"]) for t in tables] == [4, 3, 4, 3]
+
+
+# Headings on real papers (issue 16)
+
+
+def test_a_bold_question_that_runs_on_in_lower_case_is_a_paragraph_not_a_heading() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 760, "Body text of the datasheet, set in the body's face and size.")
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(
+            72, 730, "Have any third parties imposed restrictions on the data of the set's"
+        )
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 718, "instances? If so, please describe these restrictions.")
+        c.drawString(72, 690, "No third party has imposed any restriction on the data set.")
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 660, "Does the dataset hold data (e.g., by age)? If so, how")
+        for k in range(4):
+            c.setFont("Helvetica", 10)
+            c.drawString(72, 630 - 12 * k, f"Line {k} of the answer, in the body's face and size.")
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == []
+    assert (
+        "Have any third parties imposed restrictions on the data of the set's instances? If so, "
+        "please describe these restrictions."
+    ) in texts(artifact, "paragraph")
+
+
+def test_authors_set_apart_on_a_title_page_are_no_heading() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(120, 760, "A Title Set Large")
+        c.setFont("Helvetica-Bold", 10)
+        for x, name in zip(
+            (100, 200, 300, 400),
+            ("Ada Lovelace", "Alan Turing", "Grace Hopper", "Kurt Goedel"),
+            strict=True,
+        ):
+            c.drawString(x, 730, name)
+        c.setFont("Helvetica", 10)
+        for k in range(6):
+            c.drawString(
+                72, 700 - 12 * k, f"Line {k} of the abstract, in the body's face and size."
+            )
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 610, "1 Introduction")
+        c.setFont("Helvetica", 10)
+        for k in range(6):
+            c.drawString(72, 595 - 12 * k, f"Line {k} of the introduction, in the body's face.")
+
+    assert texts(read(drawn(draw)), "heading") == ["A Title Set Large", "1 Introduction"]

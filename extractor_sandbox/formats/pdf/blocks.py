@@ -28,7 +28,7 @@ SECTION_TITLE = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})+\.?\s+[A-Z][^.!?:;,
 NAME = re.compile(r"^(?:[A-Z][\w'.-]*\s?){1,4}\s*[*†‡\d]*$")
 # a sentence ended inside the block, another begun: prose ("...subpopulations? If so, ..."),
 # where a title's abbreviation ("U.S. Policy", "vs. Baseline") ends no word of three letters
-INNER_SENTENCE = re.compile(r"[a-z]{3}[.?!][\"'”’)]?\s+[A-Z]")
+INNER_SENTENCE = re.compile(r"[a-z]{3}[\"'”’)]?[.?!][\"'”’)]?\s+[A-Z]")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
@@ -126,7 +126,31 @@ def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = Fals
     for block in blocks:
         if block.kind != "table":
             _finish(block, m, ocr)
-    return blocks
+    return _run_on(blocks, m, ocr)
+
+
+def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
+    """A heading whose line runs to the next block's right edge, under which that block goes on
+    in lower case, is its paragraph's first line (a question set bold whose second line is not):
+    the two are one paragraph."""
+    out: list[Block] = []
+    for block in blocks:
+        top = out[-1] if out else None
+        if (
+            top is not None
+            and top.kind == "heading"
+            and block.kind == "paragraph"
+            and block.text[:1].islower()
+            and top.lines[-1].x1 >= max(ln.x1 for ln in block.lines) - 3 * block.size
+            and 0 < top.lines[-1].y - block.lines[0].y <= m.gap_limit(block.lines[0].size)
+        ):
+            block.lines = top.lines + block.lines
+            _finish(block, m, ocr)
+            block.kind = "paragraph"
+            out[-1] = block
+            continue
+        out.append(block)
+    return out
 
 
 def _kind(line: Line) -> str:
@@ -225,7 +249,7 @@ def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
         )
     if not large and _run_in(block):
         return False
-    if _names(text) or INNER_SENTENCE.search(text):
+    if _names(text) or _names_apart(block) or INNER_SENTENCE.search(text):
         return False
     numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):
@@ -240,6 +264,17 @@ def _names(text: str) -> bool:
     parts = [p.strip() for p in names.replace(" and ", ", ").split(",")]
     parts = [p for p in parts if p and p != "and"]
     return text.count(",") >= 2 and len(parts) >= 3 and all(NAME.match(p) for p in parts)
+
+
+def _names_apart(block: Block) -> bool:
+    """An author line set as names apart ("Zejiang Shen   Kyle Lo   Lauren Yu"): one line of two
+    segments or more, each a name of two to four capitalised words."""
+    if len(block.lines) != 1 or len(block.lines[0].segments) < 2:
+        return False
+    return all(
+        2 <= len(seg.text.split()) <= 4 and NAME.match(seg.text) is not None
+        for seg in block.lines[0].segments
+    )
 
 
 def section_title(line: Line) -> bool:

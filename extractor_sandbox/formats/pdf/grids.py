@@ -9,7 +9,9 @@ cell spanning two columns does not join them); a line with text in the first ban
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
 between rows set in the same columns is a row; a list marker set apart from its item's text is no
 column; bold section numbers apart from their titles (headings one under another) and columns of
-prose (long cells, words broken with hyphens) are no table.
+prose (long cells, words broken with hyphens) are no table. Figures set closer than a font size
+apart are cells of their own; tables one under the other in the same columns, apart by a wider
+space or by groups' labels alone on their lines, are one table.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ SNAP = 2.0  # rules within this many points of each other are one rule
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
+# a figure a table's cell holds: a count, an amount, a rate, a share, a range in brackets (not
+# a number in a sentence's list, "11, 12", whose comma follows it)
+FIGURE = re.compile(
+    r"^[(\[]?[-+\u2212]?[$\u20ac\u00a3]?\d(?:[\d,.]*\d)?%?(?:[-\u2013\u2212]\d(?:[\d,.]*\d)?%?)?[)\]]?$"
+)
+CAPTION = re.compile(r"^(?:table|figure|chart|exhibit)\s*[A-Z]?[-.]?\d", re.I)
+THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, its groups spaced
 
 
 @dataclass
@@ -208,6 +217,54 @@ def _merge_markers(line: Line) -> list[Segment]:
     return out
 
 
+def _split_figures(segs: list[Segment]) -> list[Segment]:
+    """A segment of figures set closer than a font size apart ("47 21.8 (16.0-29.0)") is a
+    cell a figure, each where its runs draw it (or by its share of the segment's characters). A
+    group of three digits after a number of one to three ("2 753 438") is that number's, not a
+    figure of its own."""
+    out: list[Segment] = []
+    for seg in segs:
+        words = seg.text.split()
+        if len(words) < 2 or not all(FIGURE.match(word) for word in words):
+            out.append(seg)
+            continue
+        places = _word_places(seg, words)
+        figures: list[tuple[str, float, float]] = []
+        for word, (x0, x1) in zip(words, places, strict=True):
+            last = figures[-1][0] if figures else ""
+            if last and THOUSANDS.match(word) and re.fullmatch(r"\d{1,3}(?: \d{3})*", last):
+                figures[-1] = (f"{last} {word}", figures[-1][1], x1)
+            else:
+                figures.append((word, x0, x1))
+        if len(figures) < 2:
+            out.append(seg)
+            continue
+        for text, x0, x1 in figures:
+            out.append(Segment(text, x0, x1, seg.y, seg.size, seg.bold, seg.mono, seg.runs))
+    return out
+
+
+def _word_places(seg: Segment, words: list[str]) -> list[tuple[float, float]]:
+    """Where each word of a segment is drawn: from its run (a share of the run's width by its
+    characters), or, when the runs do not part its words as its text does, by a share of the
+    segment's width."""
+    placed: list[tuple[str, float, float]] = []
+    for run in seg.runs:
+        per_char = (run.x1 - run.x0) / max(len(run.text), 1)
+        for match in re.finditer(r"\S+", run.text):
+            placed.append(
+                (match.group(), run.x0 + match.start() * per_char, run.x0 + match.end() * per_char)
+            )
+    if [word for word, _, _ in placed] == words:
+        return [(x0, x1) for _, x0, x1 in placed]
+    per_char = (seg.x1 - seg.x0) / max(len(" ".join(words)), 1)
+    out, at = [], 0
+    for word in words:
+        out.append((seg.x0 + at * per_char, seg.x0 + (at + len(word)) * per_char))
+        at += len(word) + 1
+    return out
+
+
 def _bands(
     lines: list[list[Segment]], spans_too: list[tuple[float, float]] | None = None
 ) -> list[tuple[float, float]]:
@@ -232,7 +289,7 @@ def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
 def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     """Borderless tables in a flow of lines: (first line, last line, table)."""
     found: list[tuple[int, int, Table]] = []
-    merged = [_merge_markers(line) for line in lines]
+    merged = [_split_figures(_merge_markers(line)) for line in lines]
     i = 0
     while i < len(lines):
         if len(merged[i]) < 2:
@@ -268,7 +325,76 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 i = j + 1
                 continue
         i = max(j, i) + 1
-    return found
+    return _joined_groups(found, lines, merged)
+
+
+def _joined_groups(
+    found: list[tuple[int, int, Table]], lines: list[Line], merged: list[list[Segment]]
+) -> list[tuple[int, int, Table]]:
+    """Two tables one under the other in the same columns, apart by a wider space than a row's
+    or by up to three labels of groups alone on their lines ("Private schools", or "Percent
+    change" over the columns of figures), are one table's groups: one table, each label a row."""
+    out: list[tuple[int, int, Table]] = []
+    for first, last, table in found:
+        if out:
+            top_first, top_last, above = out[-1]
+            between = list(range(top_last + 1, first))
+            size = max(line.size for line in lines[top_last : first + 1])
+            gaps = [lines[k].y - lines[k + 1].y for k in range(top_last, first)]
+            labels = [merged[k] for k in between]
+            same = _same_columns(above.columns, table.columns, size)
+            if (
+                same
+                and len(between) <= 3
+                and all(0 < gap <= 3.5 * size for gap in gaps)
+                and all(len(segs) == 1 and _group_label(segs[0], table, size) for segs in labels)
+            ):
+                texts: list[str] = []
+                for segs in labels:
+                    if texts and segs[0].text[:1].islower():
+                        texts[-1] = f"{texts[-1]} {segs[0].text}"  # a label wrapped
+                    else:
+                        texts.append(segs[0].text)
+                rows = above.rows + [[text] + [""] * (len(table.columns) - 1) for text in texts]
+                out[-1] = (
+                    top_first,
+                    last,
+                    Table(
+                        rows + table.rows,
+                        min(above.x0, table.x0),
+                        max(above.x1, table.x1),
+                        above.top,
+                        table.bottom,
+                        above.columns,
+                        ruled=False,
+                    ),
+                )
+                continue
+        out.append((first, last, table))
+    return out
+
+
+def _same_columns(above: list[float], below: list[float], size: float) -> bool:
+    """Whether two tables set their cells in the same columns: as many, each starting within
+    two font sizes of the other's or two fifths of the narrowest column's width (figures set
+    flush right start where their width says)."""
+    if len(above) != len(below) or len(above) < 2:
+        return False
+    pairs = [(a, b) for cols in (above, below) for a, b in zip(cols, cols[1:], strict=False)]
+    narrowest = min(abs(b - a) for a, b in pairs)
+    slack = max(2 * size, 0.4 * narrowest)
+    return all(abs(a - b) <= slack for a, b in zip(above, below, strict=True))
+
+
+def _group_label(seg: Segment, table: Table, size: float) -> bool:
+    """A line between two tables' rows that labels the rows under it: within the first column,
+    or over the columns of figures (not from the left margin across them, as a title is); a
+    caption ("Table 2.") is none."""
+    if CAPTION.match(seg.text):
+        return False
+    in_stub = seg.x1 < table.columns[1]
+    over_figures = seg.x0 >= table.columns[1] - 2 * size and seg.x1 <= table.x1 + size
+    return in_stub or over_figures
 
 
 def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> bool:

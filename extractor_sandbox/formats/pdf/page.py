@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import Drawing, Rule
 from extractor_sandbox.formats.pdf.grids import (
+    LIST_MARKER,
     Table,
     borderless_tables,
     cell_edges,
@@ -120,7 +121,9 @@ def split_columns(
 ) -> list[list[Line]]:
     """Flows of lines in reading order: full-width stretches, and a two-column stretch's left
     column before its right, split at a gutter at most a twentieth of the lines cross. A column
-    is split again the same way (a spread of two pages, each in two columns), once."""
+    is split again the same way (a spread of two pages, each in two columns), once. A gap that
+    cuts most lines beside it into cells on both sides is a wide table's, no gutter; over or
+    under two columns of text, the rows of a wide table it would cut are full-width lines."""
     pieces = [_pieces(line) for line in lines]
     gutter = None
     if pieces:
@@ -128,6 +131,9 @@ def split_columns(
         right_edge = max(b for spans in pieces for _, b in spans)
         region = (0.0, width) if depth == 0 else (left_edge, right_edge)
         gutter = find_gutter(pieces, region)
+    cells = [_cells(line) for line in lines]
+    if gutter is not None and _table_gutter(cells, gutter):
+        gutter = None
     if gutter is None:
         return [lines] if lines else []
     flows: list[list[Line]] = []
@@ -143,8 +149,9 @@ def split_columns(
         right.clear()
 
     full: set[int] = set()  # the flows of full-width lines
-    for line, spans in zip(lines, pieces, strict=True):
-        if any(a < gutter - 1 and b > gutter + 1 for a, b in spans):
+    across = _table_rows(cells, gutter)
+    for k, (line, spans) in enumerate(zip(lines, pieces, strict=True)):
+        if k in across or any(a < gutter - 1 and b > gutter + 1 for a, b in spans):
             close()
             if flows and len(flows) - 1 in full:
                 flows[-1].append(line)
@@ -173,6 +180,46 @@ def split_columns(
     for k, flow in enumerate(flows):
         out.extend([flow] if k in full else split_columns(flow, width, depth + 1, layer))
     return out
+
+
+def _table_rows(pieces: list[list[tuple[float, float]]], gutter: float) -> set[int]:
+    """The lines of a wide table over or under two columns of text, which the gutter would cut:
+    runs of three lines or more that set two cells or more on each side of it, with a line
+    between two of them (a group's label, a header cell over some columns) taken with them."""
+    cut = [
+        sum(b <= gutter for _, b in spans) >= 2 and sum(a >= gutter for a, _ in spans) >= 2
+        for spans in pieces
+    ]
+    marked = [
+        cut[k] or (0 < k < len(cut) - 1 and cut[k - 1] and cut[k + 1]) for k in range(len(cut))
+    ]
+    rows: set[int] = set()
+    k = 0
+    while k < len(marked):
+        j = k
+        while j < len(marked) and marked[j]:
+            j += 1
+        if j - k >= 3:
+            rows.update(range(k, j))
+        k = j + 1 if j == k else j
+    return rows
+
+
+def _cells(line: Line) -> list[tuple[float, float]]:
+    """The line's stretches as a table's cells would be: a list marker or an item's number set
+    apart from its text ("24.", a box to tick) is one with it, not a cell of its own."""
+    spans: list[list[float]] = []
+    marker = False  # the last stretch is a marker alone so far
+    for seg in line.segments:
+        for run in seg.runs:
+            gap = run.x0 - spans[-1][1] if spans else 0.0
+            if spans and (gap < 0.5 * run.size or (marker and gap < 3 * run.size)):
+                spans[-1][1] = max(spans[-1][1], run.x1)
+                marker = False
+            else:
+                spans.append([run.x0, run.x1])
+                marker = LIST_MARKER.match(run.text.strip()) is not None
+    return [(a, b) for a, b in spans]
 
 
 def _pieces(line: Line) -> list[tuple[float, float]]:
@@ -264,6 +311,33 @@ def find_gutter(
     ):
         return gutter
     return None
+
+
+def _table_gutter(cells: list[list[tuple[float, float]]], gutter: float) -> bool:
+    """Whether the gap is one between a wide table's columns, not a gutter between columns of
+    text: most lines with text on both sides of it set two cells or more on each side (a
+    table's row, cut in two). A text column's lines, even beside a table in the other column,
+    are one stretch on their side; and lines of prose side by side (one stretch each side,
+    filling half of it) say the page has text columns, whatever a table over them does."""
+    inner = [
+        spans for spans in cells if not any(a < gutter - 1 and b > gutter + 1 for a, b in spans)
+    ]
+    lefts = [[(a, b) for a, b in spans if b <= gutter] for spans in inner]
+    rights = [[(a, b) for a, b in spans if a >= gutter] for spans in inner]
+    both = [(lt, rt) for lt, rt in zip(lefts, rights, strict=True) if lt and rt]
+    if len(both) < 5:
+        return False
+    left_width = gutter - min(lt[0][0] for lt, _ in both)
+    right_width = max(rt[-1][1] for _, rt in both) - gutter
+    cut_rows = sum(len(lt) >= 2 and len(rt) >= 2 for lt, rt in both)
+    prose = sum(
+        len(lt) == 1
+        and len(rt) == 1
+        and lt[0][1] - lt[0][0] >= 0.5 * left_width
+        and rt[0][1] - rt[0][0] >= 0.5 * right_width
+        for lt, rt in both
+    )
+    return cut_rows * 2 > len(both) and prose < 3
 
 
 def _crosses(spans: list[tuple[float, float]], x: float) -> bool:
