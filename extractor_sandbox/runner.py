@@ -167,7 +167,10 @@ def run_extraction(
         return forked_once()
     except _KilledFromOutside:
         # No limit of the file's SIGKILLs it (_interpret tells its CPU limit apart): a first such
-        # kill is taken for one from outside the file, and it runs again, in what time is left.
+        # kill is taken for one from outside the file, and it runs again, in what time is left;
+        # not when the kill was the service's own, as it stops (kill_all_children).
+        if _live_children.stopping:
+            raise
         return forked_once()
 
 
@@ -503,6 +506,7 @@ class _LiveChildren:
         self._lock = threading.Lock()
         self._pids: set[int] = set()
         self._owned: set[int] = set()
+        self.stopping = False  # kill_all has run: the service is stopping
 
     def add(self, pid: int) -> None:
         with self._lock:
@@ -541,6 +545,7 @@ class _LiveChildren:
 
     def kill_all(self) -> None:
         with self._lock:
+            self.stopping = True
             for pid in self._pids:
                 _kill_group(pid)
 

@@ -403,6 +403,61 @@ def test_a_fork_killed_from_outside_is_run_again_once(
     assert served(service)
 
 
+STOPPING_PROBE = r"""
+import json, os, threading, time
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.runner import Limits, kill_all_children, run_extraction, shared_template
+
+limits = Limits(timeout_s=60, max_output_bytes=10**7, cpu_s=30, memory_mb=1024)
+shared_template(limits).start()
+outcome = []
+
+
+def call():
+    try:
+        run_extraction(b"import time; time.sleep(30)", "text", "a.txt", {}, limits)
+        outcome.append("answered")
+    except ExtractError as error:
+        outcome.append(str(error))
+
+
+def confined_children():
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/status") as file:
+                status = dict(line.split(":", 1) for line in file if ":" in line)
+        except (OSError, ValueError):
+            continue
+        if int(status["PPid"]) == os.getpid() and status["Seccomp"].strip() == "2":
+            found.append(int(entry))
+    return found
+
+
+thread = threading.Thread(target=call)
+thread.start()
+while not confined_children():
+    time.sleep(0.02)
+kill_all_children()  # as the service does when it stops
+thread.join()
+print(json.dumps(outcome))
+"""
+
+
+def test_a_fork_killed_as_the_service_stops_is_not_run_again(hostile_package: Path) -> None:
+    finished = subprocess.run(
+        [service_python(), "-P", "-s", "-c", STOPPING_PROBE],
+        env={"PYTHONPATH": str(hostile_package), "PATH": os.defpath, "LC_ALL": "C.UTF-8"},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **as_service_user(),
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert json.loads(finished.stdout) == ["corrupt: the extraction process was killed by SIGKILL"]
+
+
 # -- the template dies: it is started again ------------------------------------------------------
 
 
