@@ -19,7 +19,8 @@ clock. It kills the whole process group (the child and anything it started) at t
 the output passes its bound, or when the caller disconnects, and returns only once the child is
 reaped and no process of its group is left. A child killed by its CPU limit is a `timeout`; one
 that ran out of address space is a `resource_limit`; one that dies otherwise without an error body
-is `corrupt`, with its exit status.
+is `corrupt`, with its exit status, except that a warm fork killed by SIGKILL below its CPU limit
+(by nothing of its file's: so from outside) is run once more, in the time left, first.
 
 The limits come on the child's command line, so they are applied there, after exec, where no
 thread of the service can be holding a lock the child would need (which is why there is no
@@ -148,17 +149,29 @@ def run_extraction(
             caller=caller,
         )
     deadline = time.monotonic() + limits.timeout_s
-    forked = template.fork()
-    return _supervise(
-        forked,
-        request,
-        deadline,
-        timeout_s=limits.timeout_s,
-        max_output_bytes=limits.max_output_bytes,
-        cpu_s=limits.cpu_s,
-        caller=caller,
-        cpu_base=forked.cpu_base,
-    )
+
+    def forked_once() -> bytes:
+        forked = template.fork()
+        return _supervise(
+            forked,
+            request,
+            deadline,
+            timeout_s=limits.timeout_s,
+            max_output_bytes=limits.max_output_bytes,
+            cpu_s=limits.cpu_s,
+            caller=caller,
+            cpu_base=forked.cpu_base,
+        )
+
+    try:
+        return forked_once()
+    except _KilledFromOutside:
+        # No limit of the file's SIGKILLs it (_interpret tells its CPU limit apart): a first such
+        # kill is taken for one from outside the file, and it runs again, in what time is left;
+        # not when the kill was the service's own, as it stops (kill_all_children).
+        if _live_children.stopping:
+            raise
+        return forked_once()
 
 
 def run_child(
@@ -233,6 +246,11 @@ def _supervise(
         cpu_used = _live_children.end(process) - cpu_base
     assert process.returncode is not None
     return _interpret(process.returncode, output, bytes(stderr_tail), cpu_used, cpu_s)
+
+
+class _KilledFromOutside(ExtractError):
+    """A child killed by SIGKILL below its CPU limit, with no error body: no limit of the file's
+    did that, so something outside it did (a warm extraction forked on run again once)."""
 
 
 class _OverDeadline(Exception):
@@ -450,6 +468,8 @@ def _interpret(
         raise ExtractError(
             "resource_limit", "the extraction ran out of memory (LOOM_EXTRACTOR_MEMORY_MB)"
         )
+    if returncode == -signal.SIGKILL:
+        raise _KilledFromOutside("corrupt", "the extraction process was killed by SIGKILL")
     if returncode < 0:
         raise ExtractError(
             "corrupt", f"the extraction process was killed by {_signal_name(-returncode)}"
@@ -486,6 +506,7 @@ class _LiveChildren:
         self._lock = threading.Lock()
         self._pids: set[int] = set()
         self._owned: set[int] = set()
+        self.stopping = False  # kill_all has run: the service is stopping
 
     def add(self, pid: int) -> None:
         with self._lock:
@@ -524,6 +545,7 @@ class _LiveChildren:
 
     def kill_all(self) -> None:
         with self._lock:
+            self.stopping = True
             for pid in self._pids:
                 _kill_group(pid)
 

@@ -28,7 +28,9 @@ child, as it does a fresh one; so the service is a child subreaper, and:
 - otherwise (its parent is a running extraction: a second one at once), it forks an extraction
   through a middle process that exits at once, so the extraction is adopted by the service.
 Either way the service gets one message back: the extraction's pid, its CPU base, and, when the
-template handed over, its successor's pid and pidfd.
+template handed over, its successor's pid and pidfd; and only once every process the template forked
+for it has a session of its own, out of the template's process group, which dies with the
+extraction the template becomes.
 
 The first template (the one the service starts) warms up, forks the template proper and exits,
 so that no template carries the CPU time of the warm-up into an extraction.
@@ -37,6 +39,7 @@ so that no template carries the CPU time of the warm-up into an extraction.
 from __future__ import annotations
 
 import codecs
+import errno
 import gc
 import importlib
 import json
@@ -135,12 +138,17 @@ def _serve(control: socket.socket) -> int:
 
 def _hand_over(control: socket.socket, fds: list[int]) -> int | None:
     """Fork the next template; this process becomes the extraction. None in the successor."""
+    reading, writing = os.pipe()
     successor = os.fork()
     if successor == 0:
-        _close(fds)
+        _close([*fds, reading])
         os.setsid()  # the extraction's process group is killed when it ends; not this one
+        _left_the_group(writing)
         return None
+    os.close(writing)
     try:
+        if not _has_left_the_group(reading):
+            raise OSError(errno.ECHILD, "the next template died as it started")
         pidfd = os.pidfd_open(successor)
     except OSError:
         os.kill(successor, signal.SIGKILL)  # one template at a time on the control socket
@@ -162,13 +170,13 @@ def _fork_adopted(control: socket.socket, fds: list[int]) -> int | None:
         try:
             os.close(reading)
             child = os.fork()
-            if child:
-                os.write(writing, child.to_bytes(8, "little"))
         finally:
             if child:
                 os._exit(0)  # the middle: its exit hands the extraction to the service
-        os.close(writing)
         os.setsid()
+        # Its pid is announced only now, out of this template's group (see _has_left_the_group).
+        os.write(writing, os.getpid().to_bytes(8, "little"))
+        os.close(writing)
         _become_extraction(control, fds)
         return 0
     os.close(writing)
@@ -183,6 +191,25 @@ def _fork_adopted(control: socket.socket, fds: list[int]) -> int | None:
         return None
     _send(control, {"child": int.from_bytes(announced, "little"), "cpu_base": 0})
     return None
+
+
+def _left_the_group(writing: int) -> None:
+    """In a fork, once it has its own session: tell the template (see _has_left_the_group)."""
+    os.write(writing, b"1")
+    os.close(writing)
+
+
+def _has_left_the_group(reading: int) -> bool:
+    """Wait until the fork that holds the other end has left this process's group (setsid).
+
+    Until then it is a member of this template's process group, and a template becomes an
+    extraction, whose whole group the service kills when it ends: a fork not yet scheduled when
+    that happened (a loaded machine) was killed with it. So the service hears of a fork only once
+    it is in a group of its own. False: the fork died before it got there."""
+    try:
+        return os.read(reading, 1) == b"1"
+    finally:
+        os.close(reading)
 
 
 def _become_extraction(control: socket.socket, fds: list[int]) -> None:

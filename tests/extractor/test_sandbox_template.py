@@ -42,6 +42,7 @@ from tests.extractor.test_sandbox import (
     TAKEN_OVER_PARSER,
     children_of,
     client,
+    error_of,
     proc_stat,
     run_file,
     served,
@@ -299,6 +300,162 @@ def test_the_child_reads_its_request_line_and_not_a_byte_past_it() -> None:
         assert os.read(reading, 100) == b"the source, for after the confinement"
     finally:
         os.close(reading)
+
+
+# -- a fork is out of the template's process group before the service hears of it ----------------
+
+# Each process the template forks sleeps first, before it can leave the template's process group:
+# what a machine loaded far past its cores does to a fork not yet scheduled, made certain.
+SLOW_FORKS_FROM = "    gc.freeze()\n"
+SLOW_FORKS_TO = (
+    "    gc.freeze()\n"
+    "    os.register_at_fork(after_in_child=lambda: __import__('time').sleep(1.5))\n"
+)
+
+GROUP_PROBE = r"""
+import json, os, signal, time
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.runner import Limits, Template, _supervise
+
+template = Template(Limits(timeout_s=60, max_output_bytes=10**7, cpu_s=30, memory_mb=1024))
+template.start()
+request = json.dumps({"format": "text", "name": "tiny.txt", "options": {}}).encode() + b"\ntiny\n"
+
+
+def own_group(pid):
+    return os.getpgid(pid) == pid
+
+
+def extract(child):
+    try:
+        artifact = _supervise(child, request, time.monotonic() + 60, timeout_s=60,
+                              max_output_bytes=10**7, cpu_s=30, caller=None,
+                              cpu_base=child.cpu_base)
+    except ExtractError as error:
+        return str(error)
+    return json.loads(artifact)["blocks"][0]["text"]
+
+
+seen = {}
+first = template.fork()  # the template becomes it; its successor serves the next fork
+seen["successor in a group of its own"] = own_group(template.pid)
+beside = template.fork()  # while `first` runs: through a middle process
+os.kill(beside.pid, signal.SIGSTOP)  # kept as it was when the service heard of it
+seen["beside in a group of its own"] = own_group(beside.pid)
+seen["first"] = extract(first)
+then = template.fork()  # the successor, the service's child now, becomes it; its group dies with it
+seen["then"] = extract(then)
+os.kill(beside.pid, signal.SIGCONT)
+seen["beside"] = extract(beside)
+template.close()
+print(json.dumps(seen))
+"""
+
+
+def test_a_fork_has_left_the_templates_process_group_before_the_service_hears_of_it() -> None:
+    # A template becomes an extraction, whose whole process group the service kills when it
+    # ends; a fork still in that group then (its successor, or an extraction beside it) died
+    # with it: a tiny file refused as `corrupt`, "killed by SIGKILL".
+    slow = (PACKAGE / "template.py").read_text().replace(SLOW_FORKS_FROM, SLOW_FORKS_TO)
+    assert SLOW_FORKS_TO in slow
+    root = copy_package(world_readable_tree("loom-template-slow-"), replace={"template.py": slow})
+    finished = subprocess.run(
+        [service_python(), "-P", "-s", "-c", GROUP_PROBE],
+        env={"PYTHONPATH": str(root), "PATH": os.defpath, "LC_ALL": "C.UTF-8"},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **as_service_user(),
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert json.loads(finished.stdout) == {
+        "successor in a group of its own": True,
+        "beside in a group of its own": True,
+        "first": "tiny",
+        "then": "tiny",
+        "beside": "tiny",
+    }
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_a_fork_killed_from_outside_is_run_again_once(
+    start_extractor: Callable[..., RunningService], hostile_package: Path, kills: int
+) -> None:
+    service = start_extractor(package=hostile_package)
+    thread, answers = in_background(
+        lambda: run_file(service, "import os, time; time.sleep(3); observed = os.getpid()")
+    )
+    killed: list[int] = []
+    for _ in range(kills):
+        [child] = wait_for(lambda: [pid for pid in confined_children(service) if pid not in killed])
+        os.kill(child, signal.SIGKILL)
+        killed.append(child)
+    thread.join()
+    if kills == 1:
+        assert observed(answers[0]) not in killed  # answered by a second fork, not the killed one
+    else:  # twice in a row: the file's own doing, as far as the service can tell
+        assert error_of(answers[0]) == (
+            422,
+            "corrupt",
+            "the extraction process was killed by SIGKILL",
+        )
+    assert served(service)
+
+
+STOPPING_PROBE = r"""
+import json, os, threading, time
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.runner import Limits, kill_all_children, run_extraction, shared_template
+
+limits = Limits(timeout_s=60, max_output_bytes=10**7, cpu_s=30, memory_mb=1024)
+shared_template(limits).start()
+outcome = []
+
+
+def call():
+    try:
+        run_extraction(b"import time; time.sleep(30)", "text", "a.txt", {}, limits)
+        outcome.append("answered")
+    except ExtractError as error:
+        outcome.append(str(error))
+
+
+def confined_children():
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/status") as file:
+                status = dict(line.split(":", 1) for line in file if ":" in line)
+        except (OSError, ValueError):
+            continue
+        if int(status["PPid"]) == os.getpid() and status["Seccomp"].strip() == "2":
+            found.append(int(entry))
+    return found
+
+
+thread = threading.Thread(target=call)
+thread.start()
+while not confined_children():
+    time.sleep(0.02)
+kill_all_children()  # as the service does when it stops
+thread.join()
+print(json.dumps(outcome))
+"""
+
+
+def test_a_fork_killed_as_the_service_stops_is_not_run_again(hostile_package: Path) -> None:
+    finished = subprocess.run(
+        [service_python(), "-P", "-s", "-c", STOPPING_PROBE],
+        env={"PYTHONPATH": str(hostile_package), "PATH": os.defpath, "LC_ALL": "C.UTF-8"},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **as_service_user(),
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert json.loads(finished.stdout) == ["corrupt: the extraction process was killed by SIGKILL"]
 
 
 # -- the template dies: it is started again ------------------------------------------------------
