@@ -31,8 +31,6 @@ from loom_dagster.sources import Revision
 
 # Calls in flight towards the extractor, per worker.
 THREADS = 4
-# Extractions asked for again after the service's child was killed (below).
-KILLED_RETRIES = 2
 
 
 def run(folder: Path, name: str, go: Path, batch: int) -> dict[str, object]:
@@ -46,19 +44,10 @@ def run(folder: Path, name: str, go: Path, batch: int) -> dict[str, object]:
     statuses: Counter[str] = Counter()
 
     refusals: list[str] = []
-    killed: list[str] = []
 
     def prepare(revision: Revision) -> None:
         pipeline.store_original(store, str(folder.resolve()), revision)
         extraction = pipeline.extract(store, client, revision)
-        for _ in range(KILLED_RETRIES):
-            # On a machine loaded far past its cores the reference service's child is now and
-            # then killed (SIGKILL) over a tiny file, refused as `corrupt`: not the catalog's
-            # concern, so that extraction is asked for again before anything is published.
-            if not (extraction.refused and "killed by" in (extraction.message or "")):
-                break
-            killed.append(revision.path)
-            extraction = pipeline.extract(store, client, revision)
         if extraction.refused:  # published as refused, with its code
             refusals.append(f"{revision.path}: {extraction.code}: {extraction.message}")
         else:
@@ -85,7 +74,6 @@ def run(folder: Path, name: str, go: Path, batch: int) -> dict[str, object]:
         "seconds": round(time.perf_counter() - started, 3),
         "error": error,
         "refusals": refusals[:5],
-        "killed_and_asked_again": killed[:5],
     }
 
 
