@@ -12,17 +12,22 @@ token vectors) from precomputed word vectors, so a million chunks fit the time; 
 embedded by the real default embedder, as a search does.
 
     .venv/bin/python bench/search_latency.py --chunks 100000
+    # a million: build once into a kept folder (outside the repo), then reuse it
+    nice .venv/bin/python bench/search_latency.py --chunks 1000000 --publish-documents 10000 \
+        --home /root/vectors19-bench/home-1m --ef 128,256,512
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import platform
 import random
 import re
+import shutil
 import statistics
 import tempfile
 import threading
@@ -39,7 +44,7 @@ from loom_dagster.search.embedding import Matrix, WordLlamaEmbedder, normalized
 from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import TEXT_ANALYZER, IndexedChunk, LexicalIndex, text_analyzer
 from loom_dagster.search.service import default_legs, search
-from loom_dagster.search.vector import VectorIndex
+from loom_dagster.search.vector import HNSW_EXPANSION_SEARCH, VectorIndex
 
 HERE = Path(__file__).resolve().parent
 CORPUS_TEXT = HERE.parent.parent / "shared" / "corpus" / "gold"
@@ -182,6 +187,41 @@ def embedder_speed(model: WordLlamaEmbedder, text: str, count: int = 5000) -> fl
     return round(count / (time.perf_counter() - started))
 
 
+def build_indexes(
+    base: Path,
+    chunks: int,
+    words: Sequence[str],
+    embedder: BagOfWordsEmbedder,
+    args: argparse.Namespace,
+) -> dict[str, object]:
+    """Publish `chunks` synthetic chunks into fresh indexes under `base`; returns the timings."""
+    (base / "built.json").unlink(missing_ok=True)
+    for name in ("lexical", "vectors"):
+        shutil.rmtree(base / name, ignore_errors=True)
+    base.mkdir(parents=True, exist_ok=True)
+    result: dict[str, object] = {}
+    started = time.perf_counter()
+    documents = make_chunks(chunks, words)
+    result["generate_s"] = round(time.perf_counter() - started, 1)
+    lexical = LexicalIndex(base / "lexical")
+    # The writer keeps the HNSW graph in each generation unless --no-hnsw.
+    writer = VectorIndex(
+        base / "vectors", embedder, hnsw_threshold=chunks + 1 if args.no_hnsw else 0
+    )
+    names = list(documents)
+    batch = args.publish_documents
+    started = time.perf_counter()
+    for at in range(0, len(names), batch):
+        lexical.publish_many({d: documents[d] for d in names[at : at + batch]})
+    result["lexical_publish_s"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    for at in range(0, len(names), batch):
+        writer.publish_many({d: documents[d] for d in names[at : at + batch]})
+        print(f"published {min(at + batch, len(names))} documents", flush=True)
+    result["vector_publish_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -195,7 +235,19 @@ def main() -> None:
         default=PUBLISH_DOCUMENTS,
         help="documents a publish batch (each batch writes a whole new vector generation)",
     )
+    parser.add_argument(
+        "--home",
+        type=Path,
+        help="a folder the indexes are built in and kept (reused when it holds this --chunks)",
+    )
+    parser.add_argument(
+        "--ef",
+        default=str(HNSW_EXPANSION_SEARCH),
+        help="HNSW search widths to measure recall@10 and the vector leg's latency at (a,b,c)",
+    )
+    parser.add_argument("--build-only", action="store_true", help="build --home and stop")
     args = parser.parse_args()
+    widths = [int(w) for w in args.ef.split(",") if w.strip()]
     warnings.filterwarnings("ignore")
     import tantivy
 
@@ -217,27 +269,27 @@ def main() -> None:
         SearchFilter(sources=("wiki", "reports")),
     ]
 
-    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as scratch:
-        base = Path(scratch)
-        started = time.perf_counter()
-        documents = make_chunks(args.chunks, words)
-        result["generate_s"] = round(time.perf_counter() - started, 1)
+    with contextlib.ExitStack() as stack:
+        if args.home is None:
+            base = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")))
+            )
+        else:
+            base = args.home
+        built = base / "built.json"
+        wanted = {"chunks": args.chunks, "hnsw": not args.no_hnsw}
+        reused = built.is_file() and json.loads(built.read_text()).get("index") == wanted
+        if reused:
+            result.update(json.loads(built.read_text())["build"])
+            result["reused_home"] = str(base)
+        else:
+            build = build_indexes(base, args.chunks, words, embedder, args)
+            result.update(build)
+            built.write_text(json.dumps({"index": wanted, "build": build}) + "\n")
+        if args.build_only:
+            print(json.dumps(result, indent=2))
+            return
         lexical = LexicalIndex(base / "lexical")
-        # The writer keeps the HNSW graph in each generation unless --no-hnsw.
-        writer = VectorIndex(
-            base / "vectors", embedder, hnsw_threshold=args.chunks + 1 if args.no_hnsw else 0
-        )
-        names = list(documents)
-        started = time.perf_counter()
-        batch = args.publish_documents
-        for at in range(0, len(names), batch):
-            lexical.publish_many({d: documents[d] for d in names[at : at + batch]})
-        result["lexical_publish_s"] = round(time.perf_counter() - started, 1)
-        started = time.perf_counter()
-        for at in range(0, len(names), batch):
-            writer.publish_many({d: documents[d] for d in names[at : at + batch]})
-        result["vector_publish_s"] = round(time.perf_counter() - started, 1)
-        del documents
         # Readers as a fresh process opens them: the generation mapped, the graph mapped.
         exact = VectorIndex(base / "vectors", embedder, hnsw_threshold=args.chunks + 1)
         vectors = VectorIndex(base / "vectors", embedder, hnsw_threshold=0)
@@ -300,14 +352,22 @@ def main() -> None:
             result[f"{name}_qps_4_clients"] = throughput(run, queries, 4, args.seconds)
             print(name, "q/s with 4 clients", result[f"{name}_qps_4_clients"], flush=True)
 
-        # Recall of the HNSW leg against exact search, over the same queries.
-        overlap = []
-        for query in queries[: 0 if args.no_hnsw else 100]:
-            truth = {h.chunk_id for h in exact.rank(query, SearchFilter(), LIMIT)}
-            got = {h.chunk_id for h in vectors.rank(query, SearchFilter(), LIMIT)}
-            overlap.append(len(truth & got) / max(len(truth), 1))
-        if overlap:
-            result["hnsw_recall_at_10"] = round(statistics.mean(overlap), 3)
+        # Recall of the HNSW leg against exact search, over the same queries, at each width.
+        truths = [
+            {h.chunk_id for h in exact.rank(query, SearchFilter(), LIMIT)}
+            for query in queries[: 0 if args.no_hnsw else 100]
+        ]
+        for width in widths if truths else ():
+            leg = VectorIndex(base / "vectors", embedder, hnsw_threshold=0, hnsw_expansion=width)
+            overlap = []
+            for query, truth in zip(queries, truths, strict=False):
+                got = {h.chunk_id for h in leg.rank(query, SearchFilter(), LIMIT)}
+                overlap.append(len(truth & got) / max(len(truth), 1))
+            result[f"hnsw_ef{width}_recall_at_10"] = round(statistics.mean(overlap), 3)
+            result[f"vector_leg_hnsw_ef{width}"] = timed(
+                lambda q, leg=leg: leg.rank(q, SearchFilter(), DEPTH), queries
+            )
+            print(f"ef {width}", result[f"hnsw_ef{width}_recall_at_10"], flush=True)
 
     result["machine"] = (
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

@@ -33,9 +33,10 @@ class LegRank:
 
 @dataclass(frozen=True)
 class Fused:
-    chunk_id: str
+    chunk_id: str  # "" when every leg that found it read only its key
     score: float
     legs: tuple[LegRank, ...]  # in the order the legs were given; a leg that missed it is absent
+    key: int = 0  # legs.chunk_key of the chunk id: what the index fetches it by
 
 
 def fuse(
@@ -56,30 +57,35 @@ def fuse(
     better best rank, then to the leg given first, so the same rankings always fuse the same
     way and a tie is settled by how far ahead each leg put its first.
     """
-    scores: dict[str, float] = {}
-    shares: dict[str, float] = {}
-    ranks: dict[str, list[LegRank]] = {}
-    best: dict[str, tuple[int, int]] = {}
+    scores: dict[int, float] = {}
+    shares: dict[int, float] = {}
+    ranks: dict[int, list[LegRank]] = {}
+    best: dict[int, tuple[int, int]] = {}
+    ids: dict[int, str] = {}
     for position, (leg, hits) in enumerate(rankings):
-        seen: set[str] = set()
+        seen: set[int] = set()
         top = max((hit.score for hit in hits), default=0.0)
         for rank, hit in enumerate(hits, start=1):
-            if hit.chunk_id in seen:  # a leg that repeats a chunk counts it once
+            key = hit.identity
+            if key in seen:  # a leg that repeats a chunk counts it once
                 continue
-            seen.add(hit.chunk_id)
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (k + rank)
+            seen.add(key)
+            if hit.chunk_id:
+                ids.setdefault(key, hit.chunk_id)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
             share = hit.score / top if top > 0 else 0.0
-            shares[hit.chunk_id] = shares.get(hit.chunk_id, 0.0) + share
-            ranks.setdefault(hit.chunk_id, []).append(LegRank(leg, rank, hit.score))
-            best[hit.chunk_id] = min(best.get(hit.chunk_id, (rank, position)), (rank, position))
+            shares[key] = shares.get(key, 0.0) + share
+            ranks.setdefault(key, []).append(LegRank(leg, rank, hit.score))
+            best[key] = min(best.get(key, (rank, position)), (rank, position))
     if floors:
-        for chunk_id, found in ranks.items():
+        for key, found in ranks.items():
             if all(leg.leg in floors and leg.score < floors[leg.leg] for leg in found):
-                del scores[chunk_id]
-    ordered = sorted(
-        scores, key=lambda chunk_id: (-scores[chunk_id], -shares[chunk_id], best[chunk_id])
-    )
-    return [Fused(c, scores[c], tuple(ranks[c])) for c in ordered[: max(limit, 0)]]
+                del scores[key]
+    ordered = sorted(scores, key=lambda key: (-scores[key], -shares[key], best[key]))
+    return [
+        Fused(ids.get(key, ""), scores[key], tuple(ranks[key]), key)
+        for key in ordered[: max(limit, 0)]
+    ]
 
 
 def leg_depth(limit: int) -> int:

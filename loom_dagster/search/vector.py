@@ -52,11 +52,13 @@ from loom_dagster.display import printable
 from loom_dagster.errors import LoomError
 from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.search.embedding import (
+    STOP_WORDS,
     Embedder,
     Matrix,
     embedded_text,
     normalized,
     text_hash,
+    weighted_embedding,
 )
 from loom_dagster.search.legs import LegHit, SearchFilter
 from loom_dagster.search.lexical import IndexBusy, IndexedChunk
@@ -99,6 +101,10 @@ PASSAGE_CHARS = 0
 CENTER = False
 
 SourcesTagged = Callable[[Sequence[str]], Collection[str]]
+# A query's words to their weights in its embedding (the lexical index's inverse document
+# frequency over the live chunks: `LexicalIndex.term_weights`).
+TermWeights = Callable[[Sequence[str]], Sequence[float]]
+_QUERY_WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -182,13 +188,22 @@ class VectorIndex:
         center: bool = CENTER,
         context: bool = True,
         floor: float = 0.0,
+        hnsw_expansion: int = HNSW_EXPANSION_SEARCH,
+        term_weights: TermWeights | None = None,
+        stop_words: bool = False,
     ) -> None:
         self.directory = Path(directory)
         self.embedder = embedder
         self.sources_tagged = sources_tagged
         self.lock_timeout = lock_timeout
         self.hnsw_threshold = hnsw_threshold
+        # The HNSW search width (usearch's expansion_search): a reader's choice, not the graph's.
+        self.hnsw_expansion = hnsw_expansion
         self.passage_chars = passage_chars
+        # How a query is embedded (the chunks' vectors do not depend on it): its function words
+        # dropped (`stop_words`), each word weighted by `term_weights`.
+        self.term_weights = term_weights
+        self.stop_words = stop_words
         self.center = center
         self.context = context
         # A hit only this leg finds is an answer only at this cosine or above (fusion.py).
@@ -527,7 +542,7 @@ class VectorIndex:
             if table is None or not len(table.chunk_ids):
                 return []
             if vector is None:
-                vector = self.embedder.embed([query])[0]
+                vector = self.query_vector(query)
             if not vector.any():
                 return []
             mask = self._mask(table, search_filter)
@@ -550,6 +565,20 @@ class VectorIndex:
                 LegHit(str(table.chunk_ids[r]), float(s)) for r, s in zip(rows, scores, strict=True)
             ]
         raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
+
+    def query_vector(self, query: str) -> Matrix:
+        """The query's embedding: the whole text, or its words weighted (and function words
+        dropped) as this index is set to."""
+        if self.term_weights is None and not self.stop_words:
+            return self.embedder.embed([query])[0]
+        words = _QUERY_WORDS.findall(query.casefold())
+        if self.stop_words:
+            # A query of function words only ("what is it") keeps them: they are all it says.
+            words = [word for word in words if word not in STOP_WORDS] or words
+        if not words:
+            return self.embedder.embed([query])[0]
+        weights = [1.0] * len(words) if self.term_weights is None else self.term_weights(words)
+        return weighted_embedding(self.embedder, words, weights)[0]
 
     def count(self) -> int:
         table = self._current()
@@ -599,7 +628,11 @@ class VectorIndex:
         if seen == self._seen:
             return self._table
         generation = self._generation(self._read_manifest())
-        self._table = None if generation is None else _Table(generation, center=self.center)
+        self._table = (
+            None
+            if generation is None
+            else _Table(generation, center=self.center, expansion=self.hnsw_expansion)
+        )
         self._seen = seen
         return self._table
 
@@ -642,8 +675,15 @@ class _Table:
     """A generation as the reader searches it: every live passage vector in one mapped matrix (a
     chunk's passages on consecutive rows), with what a filter reads per chunk and per document."""
 
-    def __init__(self, generation: _Generation, *, center: bool = False) -> None:
+    def __init__(
+        self,
+        generation: _Generation,
+        *,
+        center: bool = False,
+        expansion: int = HNSW_EXPANSION_SEARCH,
+    ) -> None:
         self.generation = generation
+        self.expansion = expansion
         self.vectors: Matrix = generation.vectors
         self.keys = generation.keys
         self.chunk_ids = generation.chunk_ids
@@ -752,7 +792,7 @@ class _Table:
                     np.asarray(self.keys, dtype=np.uint64),
                     np.ascontiguousarray(self.vectors, dtype=np.float32),
                 )
-            graph.expansion_search = HNSW_EXPANSION_SEARCH
+            graph.expansion_search = self.expansion
             self._hnsw = graph
         return self._hnsw
 
