@@ -338,6 +338,81 @@ def query_modes(
         )
 
 
+def token_weightings(
+    questions: Sequence[dict[str, str]],
+    index: object,
+    chunks: dict[str, object],
+    scratch: Path,
+    floor: float,
+) -> None:
+    """Chunk and query vectors pooled with a weight per token (the chunks embedded again into a
+    scratch vector index per weighting): none; Zipf (log of the token's rank in the model's
+    vocabulary, a corpus-free frequency proxy); IDF and SIF (a / (a + p)) over the tokens of
+    the live chunks. Chosen on one half of the questions by fused found-first (then MRR),
+    judged on the other, both ways round."""
+    import numpy as np
+
+    from loom_dagster.search.embedding import WordLlamaEmbedder
+    from loom_dagster.search.fusion import rank_all
+    from loom_dagster.search.legs import SearchFilter
+    from loom_dagster.search.service import default_legs
+    from loom_dagster.search.vector import VectorIndex, _embedded
+
+    plain = WordLlamaEmbedder()
+    texts = [_embedded(c, c.text, True) for c in chunks.values()]  # type: ignore[arg-type]
+    vocabulary = 32000
+    df = np.zeros(vocabulary, dtype=np.float64)
+    counts = np.zeros(vocabulary, dtype=np.float64)
+    for ids in plain.token_ids(texts):
+        np.add.at(counts, ids, 1)
+        df[np.unique(ids)] += 1
+    total = len(texts)
+    share = counts / max(counts.sum(), 1)
+    weightings = {
+        "none": None,
+        "zipf": np.log1p(np.arange(vocabulary, dtype=np.float64)),
+        "idf": np.log((total + 1) / (df + 1)) + 1.0,
+        "sif": 1e-3 / (1e-3 + share),
+    }
+    documents: dict[str, list[object]] = defaultdict(list)
+    for chunk in chunks.values():
+        documents[chunk.document_id].append(chunk)  # type: ignore[attr-defined]
+    halves = {"all": list(questions), "even": list(questions[0::2]), "odd": list(questions[1::2])}
+    table: dict[tuple[str, str], dict[str, float]] = {}
+    for name, weights in weightings.items():
+        embedder = WordLlamaEmbedder(
+            token_weights=None if weights is None else weights.astype(np.float32),
+            weighting="" if weights is None else name,
+        )
+        vectors = VectorIndex(scratch / f"vectors-{name}", embedder, floor=floor)
+        vectors.publish_many(documents)  # type: ignore[arg-type]
+        legs = default_legs(index, vectors)  # type: ignore[arg-type]
+        for half, asked in halves.items():
+            table[name, half] = score(
+                asked,
+                lambda q, legs=legs: ids_of(rank_all(legs, q, SearchFilter(), DEPTH * 5), chunks),
+                chunks,
+            )["all"]
+            print(f"token weights {name:5} fusion {half:4}: {table[name, half]}")
+        alone = score(
+            questions,
+            lambda q, vectors=vectors: [
+                h.chunk_id for h in vectors.rank(q, SearchFilter(), DEPTH * 5)
+            ],
+            chunks,
+        )["all"]
+        print(f"token weights {name:5} vector leg alone: {alone}")
+    for choose, judge in (("even", "odd"), ("odd", "even")):
+        best = max(
+            weightings,
+            key=lambda m: (table[m, choose]["found_first"], table[m, choose]["mrr"], m == "none"),
+        )
+        print(
+            f"token weights chosen on the {choose} half: {best}; judged on the {judge} half: "
+            f"{table[best, judge]['found_first']:.3f} against {table['none', judge]['found_first']:.3f} none"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--embedder", default="wordllama")
@@ -365,6 +440,11 @@ def main() -> None:
         "--query-modes",
         action="store_true",
         help="the vector leg's query embedding: whole, without function words, IDF-weighted",
+    )
+    parser.add_argument(
+        "--token-weights",
+        action="store_true",
+        help="chunks and queries pooled with token weights: none, Zipf, IDF, SIF",
     )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "retrieval.json")
     args = parser.parse_args()
@@ -468,6 +548,8 @@ def main() -> None:
             holdout(questions, index, vectors, chunks, results["fusion"]["all"])
         if args.query_modes:
             query_modes(questions, index, vectors, chunks)
+        if args.token_weights:
+            token_weightings(questions, index, chunks, base, vectors.floor)  # type: ignore[attr-defined]
         if args.misses:
             for question in questions:
                 top = fusion(question["question"])[:1]

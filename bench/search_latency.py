@@ -305,15 +305,20 @@ def main() -> None:
                 (time.perf_counter() - started) * 1000, 1
             )
 
-        def hybrid_with(leg: VectorIndex) -> Callable[[str], object]:
+        # The same index read as main read it: each leg hit's stored document fetched for its
+        # chunk id (the key column ignored), to compare in the same run.
+        fetching = LexicalIndex(base / "lexical")
+        fetching.keyed = False
+
+        def hybrid_with(leg: VectorIndex, index: LexicalIndex = lexical) -> Callable[[str], object]:
             counter = [0]
-            legs = default_legs(lexical, leg)
+            legs = default_legs(index, leg)
 
             def run(query: str) -> object:
-                # What `loom search` runs in process: three legs, fusion, chunks fetched by id.
+                # What `loom search` runs in process: three legs, fusion, chunks fetched by key.
                 counter[0] += 1
                 chosen = filters[counter[0] % len(filters)]
-                return search(lexical, query, chosen, limit=LIMIT, legs=legs)
+                return search(index, query, chosen, limit=LIMIT, legs=legs)
 
             return run
 
@@ -328,7 +333,6 @@ def main() -> None:
             )
             return searcher.search(parsed, LIMIT, count=False).hits
 
-        hnsw = () if args.no_hnsw else ("vector_leg_hnsw", "hybrid_hnsw")
         for name, run in (
             ("bare_tantivy_bm25", bare),
             ("lexical_leg", lambda q: lexical.search(q, limit=DEPTH)),
@@ -337,37 +341,57 @@ def main() -> None:
             ("query_embedding", lambda q: real.embed([q])),
             ("hybrid_exact", hybrid_with(exact)),
             ("hybrid_hnsw", hybrid_with(vectors)),
+            ("hybrid_exact_stored_ids", hybrid_with(exact, fetching)),
+            ("hybrid_hnsw_stored_ids", hybrid_with(vectors, fetching)),
         ):
-            if name.endswith("hnsw") and name not in hnsw:
+            if "hnsw" in name and args.no_hnsw:
                 continue
             result[name] = timed(run, queries)
             print(name, result[name], flush=True)
         for name, run in (
             ("hybrid_exact", hybrid_with(exact)),
             ("hybrid_hnsw", hybrid_with(vectors)),
+            ("hybrid_hnsw_stored_ids", hybrid_with(vectors, fetching)),
             ("bare_tantivy_bm25", bare),
         ):
-            if name.endswith("hnsw") and name not in hnsw:
+            if "hnsw" in name and args.no_hnsw:
                 continue
             result[f"{name}_qps_4_clients"] = throughput(run, queries, 4, args.seconds)
             print(name, "q/s with 4 clients", result[f"{name}_qps_4_clients"], flush=True)
 
-        # Recall of the HNSW leg against exact search, over the same queries, at each width.
-        truths = [
-            {h.chunk_id for h in exact.rank(query, SearchFilter(), LIMIT)}
-            for query in queries[: 0 if args.no_hnsw else 100]
+        # Recall of the HNSW leg against exact search at each width, over the same random
+        # queries (words from anywhere: every chunk about as near as the next, the hard case
+        # for a graph) and over topical ones (four words of one chunk, as a question about a
+        # passage is), reported apart.
+        picker = random.Random(9)
+        documents = args.chunks // CHUNKS_PER_DOCUMENT
+        sampled = [
+            f"doc{picker.randrange(documents):07d}@r1#{picker.randrange(CHUNKS_PER_DOCUMENT)}"
+            for _ in range(100)
         ]
-        for width in widths if truths else ():
+        topical = [
+            " ".join(picker.sample(chunk.text.split(), k=4))
+            for chunk in lexical.fetch(sampled).values()
+        ]
+        kinds = {"random": queries[:100], "topical": topical}
+        truths = {
+            kind: [{h.chunk_id for h in exact.rank(q, SearchFilter(), LIMIT)} for q in asked]
+            for kind, asked in kinds.items()
+        }
+        for width in () if args.no_hnsw else widths:
             leg = VectorIndex(base / "vectors", embedder, hnsw_threshold=0, hnsw_expansion=width)
-            overlap = []
-            for query, truth in zip(queries, truths, strict=False):
-                got = {h.chunk_id for h in leg.rank(query, SearchFilter(), LIMIT)}
-                overlap.append(len(truth & got) / max(len(truth), 1))
-            result[f"hnsw_ef{width}_recall_at_10"] = round(statistics.mean(overlap), 3)
+            for kind, asked in kinds.items():
+                overlap = []
+                for query, truth in zip(asked, truths[kind], strict=True):
+                    got = {h.chunk_id for h in leg.rank(query, SearchFilter(), LIMIT)}
+                    overlap.append(len(truth & got) / max(len(truth), 1))
+                result[f"hnsw_ef{width}_recall_at_10_{kind}"] = round(statistics.mean(overlap), 3)
             result[f"vector_leg_hnsw_ef{width}"] = timed(
                 lambda q, leg=leg: leg.rank(q, SearchFilter(), DEPTH), queries
             )
-            print(f"ef {width}", result[f"hnsw_ef{width}_recall_at_10"], flush=True)
+            print(
+                f"ef {width}", {k: v for k, v in result.items() if f"ef{width}_" in k}, flush=True
+            )
 
     result["machine"] = (
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

@@ -166,14 +166,29 @@ class WordLlamaEmbedder:
     # and the whole truncated matrix is converted once and kept (a writer's batches).
     FEW = 16
 
-    def __init__(self, dimension: int = WORDLLAMA_DIMENSION) -> None:
+    def __init__(
+        self,
+        dimension: int = WORDLLAMA_DIMENSION,
+        *,
+        token_weights: npt.NDArray[np.float32] | None = None,
+        weighting: str = "",
+    ) -> None:
         # The model is trained so that its first 64 or 128 dimensions also work alone.
         self.dimension = dimension
         self._tokenizer: Any = None
         self._weights: npt.NDArray[np.float16] | None = None
         self._table: Matrix | None = None
         self._lock = threading.Lock()
-        self.model = f"wordllama-l2_supercat-{dimension}-{_version('wordllama')}"
+        # A weight per token id, applied to its vector before pooling (bench/retrieval.py
+        # --token-weights measures them); `weighting` names them in the model.
+        self.token_weights = token_weights
+        self.model = f"wordllama-l2_supercat-{dimension}-{_version('wordllama')}" + (
+            f"-{weighting}" if weighting else ""
+        )
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        tokenizer, _ = self._load()
+        return [e.ids for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def _load(self) -> tuple[Any, npt.NDArray[np.float16]]:
         with self._lock:
@@ -231,8 +246,10 @@ class WordLlamaEmbedder:
         for row, encoding in enumerate(encoded):
             ids = np.asarray(encoding.ids, dtype=np.intp)
             if len(ids):
-                rows = table[ids, : self.dimension]
-                matrix[row] = np.asarray(rows, dtype=np.float32).sum(axis=0)
+                rows = np.asarray(table[ids, : self.dimension], dtype=np.float32)
+                if self.token_weights is not None:
+                    rows = rows * self.token_weights[ids, None]
+                matrix[row] = rows.sum(axis=0)
         return matrix
 
 

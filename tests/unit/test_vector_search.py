@@ -594,3 +594,32 @@ def test_rows_copied_into_a_new_generation_keep_their_chunks(tmp_path: Path, hns
     assert ids(reader.rank("cake", SearchFilter(), 1)) == ["a@r2#0"]
     assert sorted(ids(reader.rank("words", SearchFilter(), 10))) == ["a@r2#0", "c@r1#0", "d@r1#0"]
     assert reader.live_revisions() == {"a": "a@r2", "c": "c@r1", "d": "d@r1"}
+
+
+def test_a_query_can_drop_its_function_words_and_weight_its_words(tmp_path: Path) -> None:
+    # Measured and off by default (README, "Search: the vector leg"); what the knobs do.
+    embedder = NgramEmbedder()
+    plain = VectorIndex(tmp_path / "v", embedder)
+    dropping = VectorIndex(tmp_path / "v", embedder, stop_words=True)
+    assert np.allclose(
+        dropping.query_vector("what is the replicator"), plain.query_vector("replicator")
+    )
+    # A query of function words only keeps them rather than embedding nothing.
+    assert dropping.query_vector("what is it").any()
+    weighted = VectorIndex(
+        tmp_path / "v", embedder, term_weights=lambda words: [w == "disk" for w in words]
+    )
+    assert np.allclose(weighted.query_vector("disk replicator"), plain.query_vector("disk"))
+
+
+def test_term_weights_are_the_live_chunks_inverse_document_frequencies(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    index.publish_many(
+        {
+            "a": [chunk("a", 0, "disk full on the primary")],
+            "b": [chunk("b", 0, "disk latency on the replica")],
+            "c": [chunk("c", 0, "replica lag")],
+        }
+    )
+    common, rare, absent, dropped = index.term_weights(["disk", "primary", "zebra", "?"])
+    assert 0 < common < rare < absent and dropped == 0.0
