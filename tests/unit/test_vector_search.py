@@ -623,3 +623,37 @@ def test_term_weights_are_the_live_chunks_inverse_document_frequencies(tmp_path:
     )
     common, rare, absent, dropped = index.term_weights(["disk", "primary", "zebra", "?"])
     assert 0 < common < rare < absent and dropped == 0.0
+
+
+def test_the_two_stage_scan_keeps_the_nearest_and_the_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_dagster.search import vector
+
+    monkeypatch.setattr(vector, "PREFIX_CANDIDATES", 8)
+    words = "disk network cache replica primary lag latency quorum ledger queue shard".split()
+    documents = {
+        f"d{n}": [
+            chunk(
+                f"d{n}",
+                0,
+                f"{words[n % 11]} {words[(n * 3) % 11]} {words[(n * 7) % 11]} note {n}",
+                format="pdf" if n % 2 else "markdown",
+            )
+        ]
+        for n in range(60)
+    }
+    writer = VectorIndex(tmp_path / "v", NgramEmbedder())
+    writer.publish_many(documents)
+    full = VectorIndex(tmp_path / "v", NgramEmbedder())
+    staged = VectorIndex(tmp_path / "v", NgramEmbedder(), prefix_dimensions=256)
+    for n in (3, 17, 42):
+        query = documents[f"d{n}"][0].text
+        assert ids(staged.rank(query, SearchFilter(), 1)) == ids(
+            full.rank(query, SearchFilter(), 1)
+        )
+        assert ids(staged.rank(query, SearchFilter(), 1)) == [f"d{n}@r1#0"]
+        kept = staged.rank(query, SearchFilter(formats=("pdf",)), 5)
+        assert len(kept) == 5 and all(int(h.chunk_id[1:].split("@")[0]) % 2 for h in kept)
+        scores = [h.score for h in staged.rank(query, SearchFilter(), 10)]
+        assert scores == sorted(scores, reverse=True)
