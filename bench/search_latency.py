@@ -155,6 +155,25 @@ def timed(run: Callable[[str], object], queries: Sequence[str]) -> dict[str, flo
     return percentiles(samples)
 
 
+def paired(
+    runs: dict[str, Callable[[str], object]], queries: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """Each query run by every variant in turn (the order rotating), so a load that drifts
+    during the run weighs on all of them alike: on a shared machine, variants timed one after
+    the other differed more by when they ran than by what they did."""
+    names = list(runs)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for query in queries[:20]:
+        for name in names:
+            runs[name](query)
+    for n, query in enumerate(queries):
+        for name in names[n % len(names) :] + names[: n % len(names)]:
+            started = time.perf_counter()
+            runs[name](query)
+            samples[name].append(time.perf_counter() - started)
+    return {name: percentiles(taken) for name, taken in samples.items()}
+
+
 def throughput(
     run: Callable[[str], object], queries: Sequence[str], clients: int, seconds: float
 ) -> float:
@@ -248,6 +267,7 @@ def main() -> None:
     parser.add_argument(
         "--prefix-dimensions", type=int, default=64, help="the two-stage scan's first stage"
     )
+    parser.add_argument("--paired-only", action="store_true", help="only the paired timings")
     parser.add_argument("--build-only", action="store_true", help="build --home and stop")
     args = parser.parse_args()
     widths = [int(w) for w in args.ef.split(",") if w.strip()]
@@ -343,6 +363,21 @@ def main() -> None:
             )
             return searcher.search(parsed, LIMIT, count=False).hits
 
+        # What reading keys instead of stored documents buys, paired query by query: the
+        # lexical leg alone and the whole search, keyed and as main read them.
+        pairs = {
+            "lexical_leg_keys": lambda q: lexical.rank_bm25(q, SearchFilter(), 30),
+            "lexical_leg_stored_ids": lambda q: fetching.rank_bm25(q, SearchFilter(), 30),
+            "hybrid_exact_keys": hybrid_with(exact),
+            "hybrid_exact_stored_ids": hybrid_with(exact, fetching),
+            "hybrid_two_stage_keys": hybrid_with(prefixed),
+        }
+        for name, row in paired(pairs, queries).items():
+            result[f"paired_{name}"] = row
+            print("paired", name, row, flush=True)
+        if args.paired_only:
+            print(json.dumps(result, indent=2))
+            return
         for name, run in (
             ("bare_tantivy_bm25", bare),
             ("lexical_leg", lambda q: lexical.search(q, limit=DEPTH)),
