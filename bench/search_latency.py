@@ -1,9 +1,11 @@
 """Hybrid search latency in-process: `search()` as `loom search` runs it (the exact, lexical and
 vector legs fused by RRF, filters inside each leg, each hit's chunk and citation fetched from the
 index), at 100,000 chunks (and 1,000,000 with --chunks 1000000), beside bare tantivy BM25 on the
-same index; the vector leg exact (numpy) and HNSW (usearch: the graph the writer keeps in the
-generation, mapped by the reader) at the same size; and the default embedder's chunks/s on real
-document text.
+same index; the vector leg exact (numpy), two-stage (a prefix of each vector, then the best rows
+whole) and HNSW (usearch: the graph the writer keeps in the generation, mapped by the reader) at
+the same size, with recall@10 against the exact scan at each HNSW width (--ef); the legs read
+chunk keys from the lexical index's fast field against reading stored ids, timed in turn query
+by query (`paired`); and the default embedder's chunks/s on real document text.
 
 Synthetic chunks (60-90 words drawn from the words of the corpus's documents, 20 chunks a
 document, four formats, four sources) are published through the real indexes (LexicalIndex,
@@ -14,7 +16,7 @@ embedded by the real default embedder, as a search does.
     .venv/bin/python bench/search_latency.py --chunks 100000
     # a million: build once into a kept folder (outside the repo), then reuse it
     nice .venv/bin/python bench/search_latency.py --chunks 1000000 --publish-documents 10000 \
-        --home /root/vectors19-bench/home-1m --ef 128,256,512
+        --home /root/vectors19-bench/home-1m --ef 256,1024,2048
 """
 
 from __future__ import annotations
