@@ -295,3 +295,10 @@ def test_a_bad_request_is_refused_with_its_code(
         call(index)  # type: ignore[operator]
     assert raised.value.code == code
     assert raised.value.message.startswith(message)
+
+
+def test_a_chunk_key_is_stable_and_takes_an_id_that_is_not_utf8() -> None:
+    # A document id from a file name that is not UTF-8 carries surrogates: a key, not a crash.
+    key = chunk_key("caf\udce9@r1#0")
+    assert key == chunk_key("caf\udce9@r1#0") != chunk_key("caf\udce8@r1#0")
+    assert 0 <= key < 2**64
