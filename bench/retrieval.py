@@ -124,6 +124,16 @@ def rrf(
     return sorted(scores, key=lambda c: -scores[c])
 
 
+def ids_of(hits: Sequence[object], chunks: dict[str, object]) -> list[str]:
+    """The chunk ids of leg or fused hits: the lexical and exact legs answer chunk keys
+    (search/legs.py's chunk_key), resolved here against the ingested chunks."""
+    from loom_dagster.search.legs import chunk_key
+
+    by_key = {chunk_key(chunk_id): chunk_id for chunk_id in chunks}
+    found = [hit.chunk_id or by_key.get(hit.key or 0, "") for hit in hits]  # type: ignore[attr-defined]
+    return [chunk_id for chunk_id in found if chunk_id]
+
+
 def score(
     questions: Sequence[dict[str, str]],
     rank: Callable[[str], list[str]],
@@ -224,7 +234,7 @@ def holdout(
     legs = default_legs(index, vectors)  # type: ignore[arg-type]
 
     def fused(k: int) -> Callable[[str], list[str]]:
-        return lambda q: [h.chunk_id for h in rank_all(legs, q, SearchFilter(), DEPTH * 5, k=k)]
+        return lambda q: ids_of(rank_all(legs, q, SearchFilter(), DEPTH * 5, k=k), chunks)
 
     halves = {"even": list(questions[0::2]), "odd": list(questions[1::2])}
     table = {
@@ -271,6 +281,138 @@ def holdout(
         )
 
 
+def query_modes(
+    questions: Sequence[dict[str, str]],
+    index: object,
+    vectors: object,
+    chunks: dict[str, object],
+) -> None:
+    """How the vector leg embeds a query (the chunks' vectors unchanged): whole, function words
+    dropped, each word weighted by its inverse document frequency over the live chunks, or
+    both; chosen on one half of the questions by fused found-first (then MRR), judged on the
+    other half, both ways round, beside the vector leg alone."""
+    from loom_dagster.search.fusion import rank_all
+    from loom_dagster.search.legs import SearchFilter
+    from loom_dagster.search.service import default_legs
+
+    legs = default_legs(index, vectors)  # type: ignore[arg-type]
+    modes = {
+        "whole": (None, False),
+        "stop-words": (None, True),
+        "idf": (index.term_weights, False),  # type: ignore[attr-defined]
+        "idf+stop-words": (index.term_weights, True),  # type: ignore[attr-defined]
+    }
+    kept = (vectors.term_weights, vectors.stop_words)  # type: ignore[attr-defined]
+    halves = {"even": list(questions[0::2]), "odd": list(questions[1::2])}
+    table: dict[tuple[str, str], dict[str, float]] = {}
+    try:
+        for mode, (weights, stop) in modes.items():
+            vectors.term_weights, vectors.stop_words = weights, stop  # type: ignore[attr-defined]
+            for half, asked in (("all", list(questions)), *halves.items()):
+                table[mode, half] = score(
+                    asked,
+                    lambda q: ids_of(rank_all(legs, q, SearchFilter(), DEPTH * 5), chunks),
+                    chunks,
+                )["all"]
+                if half == "all":
+                    alone = score(
+                        asked,
+                        lambda q: [
+                            h.chunk_id
+                            for h in vectors.rank(q, SearchFilter(), DEPTH * 5)  # type: ignore[attr-defined]
+                        ],
+                        chunks,
+                    )["all"]
+                    print(f"query mode {mode:15} vector leg alone, all: {alone}")
+                print(f"query mode {mode:15} fusion {half:4}: {table[mode, half]}")
+    finally:
+        vectors.term_weights, vectors.stop_words = kept  # type: ignore[attr-defined]
+    for choose, judge in (("even", "odd"), ("odd", "even")):
+        best = max(
+            modes,
+            key=lambda m: (table[m, choose]["found_first"], table[m, choose]["mrr"], m == "whole"),
+        )
+        print(
+            f"query mode chosen on the {choose} half: {best}; judged on the {judge} half: "
+            f"{table[best, judge]['found_first']:.3f} against {table['whole', judge]['found_first']:.3f} whole"
+        )
+
+
+def token_weightings(
+    questions: Sequence[dict[str, str]],
+    index: object,
+    chunks: dict[str, object],
+    scratch: Path,
+    floor: float,
+) -> None:
+    """Chunk and query vectors pooled with a weight per token (the chunks embedded again into a
+    scratch vector index per weighting): none; Zipf (log of the token's rank in the model's
+    vocabulary, a corpus-free frequency proxy); IDF and SIF (a / (a + p)) over the tokens of
+    the live chunks. Chosen on one half of the questions by fused found-first (then MRR),
+    judged on the other, both ways round."""
+    import numpy as np
+
+    from loom_dagster.search.embedding import WordLlamaEmbedder
+    from loom_dagster.search.fusion import rank_all
+    from loom_dagster.search.legs import SearchFilter
+    from loom_dagster.search.service import default_legs
+    from loom_dagster.search.vector import VectorIndex, _embedded
+
+    plain = WordLlamaEmbedder()
+    texts = [_embedded(c, c.text, True) for c in chunks.values()]  # type: ignore[arg-type]
+    vocabulary = 32000
+    df = np.zeros(vocabulary, dtype=np.float64)
+    counts = np.zeros(vocabulary, dtype=np.float64)
+    for ids in plain.token_ids(texts):
+        np.add.at(counts, ids, 1)
+        df[np.unique(ids)] += 1
+    total = len(texts)
+    share = counts / max(counts.sum(), 1)
+    weightings = {
+        "none": None,
+        "zipf": np.log1p(np.arange(vocabulary, dtype=np.float64)),
+        "idf": np.log((total + 1) / (df + 1)) + 1.0,
+        "sif": 1e-3 / (1e-3 + share),
+    }
+    documents: dict[str, list[object]] = defaultdict(list)
+    for chunk in chunks.values():
+        documents[chunk.document_id].append(chunk)  # type: ignore[attr-defined]
+    halves = {"all": list(questions), "even": list(questions[0::2]), "odd": list(questions[1::2])}
+    table: dict[tuple[str, str], dict[str, float]] = {}
+    for name, weights in weightings.items():
+        embedder = WordLlamaEmbedder(
+            token_weights=None if weights is None else weights.astype(np.float32),
+            weighting="" if weights is None else name,
+        )
+        vectors = VectorIndex(scratch / f"vectors-{name}", embedder, floor=floor)
+        vectors.publish_many(documents)  # type: ignore[arg-type]
+        legs = default_legs(index, vectors)  # type: ignore[arg-type]
+        for half, asked in halves.items():
+            table[name, half] = score(
+                asked,
+                lambda q, legs=legs: ids_of(rank_all(legs, q, SearchFilter(), DEPTH * 5), chunks),
+                chunks,
+            )["all"]
+            print(f"token weights {name:5} fusion {half:4}: {table[name, half]}")
+        alone = score(
+            questions,
+            lambda q, vectors=vectors: [
+                h.chunk_id for h in vectors.rank(q, SearchFilter(), DEPTH * 5)
+            ],
+            chunks,
+        )["all"]
+        print(f"token weights {name:5} vector leg alone: {alone}")
+    for choose, judge in (("even", "odd"), ("odd", "even")):
+        best = max(
+            weightings,
+            key=lambda m: (table[m, choose]["found_first"], table[m, choose]["mrr"], m == "none"),
+        )
+        print(
+            f"token weights chosen on the {choose} half: {best}; judged on the {judge} half: "
+            f"{table[best, judge]['found_first']:.3f} against {table['none', judge]['found_first']:.3f} none"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--embedder", default="wordllama")
@@ -293,6 +435,16 @@ def main() -> None:
         "--holdout",
         action="store_true",
         help="choose fusion's k on the even-numbered questions, report it on the odd ones",
+    )
+    parser.add_argument(
+        "--query-modes",
+        action="store_true",
+        help="the vector leg's query embedding: whole, without function words, IDF-weighted",
+    )
+    parser.add_argument(
+        "--token-weights",
+        action="store_true",
+        help="chunks and queries pooled with token weights: none, Zipf, IDF, SIF",
     )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "retrieval.json")
     args = parser.parse_args()
@@ -342,7 +494,7 @@ def main() -> None:
             return [hit.chunk_id for hit in vectors.rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[attr-defined]
 
         def exact(query: str) -> list[str]:
-            return [hit.chunk_id for hit in ExactLeg(index).rank(query, SearchFilter(), DEPTH * 5)]  # type: ignore[arg-type]
+            return ids_of(ExactLeg(index).rank(query, SearchFilter(), DEPTH * 5), chunks)  # type: ignore[arg-type]
 
         if args.floor is not None:
             vectors.floor = args.floor  # type: ignore[attr-defined]
@@ -350,10 +502,7 @@ def main() -> None:
         def fusion(query: str) -> list[str]:
             # What `loom search` runs: the exact, lexical and vector legs fused by search/fusion.py.
             legs = default_legs(index, vectors)  # type: ignore[arg-type]
-            return [
-                hit.chunk_id
-                for hit in rank_all(legs, query, SearchFilter(), DEPTH * 5, k=args.rrf_k)
-            ]
+            return ids_of(rank_all(legs, query, SearchFilter(), DEPTH * 5, k=args.rrf_k), chunks)
 
         legs = {"bm25": bm25, "exact": exact, "vector": vector, "fusion": fusion}
         if args.grid:
@@ -397,6 +546,10 @@ def main() -> None:
             floor_report(questions, index, vectors, chunks)
         if args.holdout:
             holdout(questions, index, vectors, chunks, results["fusion"]["all"])
+        if args.query_modes:
+            query_modes(questions, index, vectors, chunks)
+        if args.token_weights:
+            token_weightings(questions, index, chunks, base, vectors.floor)  # type: ignore[attr-defined]
         if args.misses:
             for question in questions:
                 top = fusion(question["question"])[:1]

@@ -1,9 +1,11 @@
 """Hybrid search latency in-process: `search()` as `loom search` runs it (the exact, lexical and
 vector legs fused by RRF, filters inside each leg, each hit's chunk and citation fetched from the
 index), at 100,000 chunks (and 1,000,000 with --chunks 1000000), beside bare tantivy BM25 on the
-same index; the vector leg exact (numpy) and HNSW (usearch: the graph the writer keeps in the
-generation, mapped by the reader) at the same size; and the default embedder's chunks/s on real
-document text.
+same index; the vector leg exact (numpy), two-stage (a prefix of each vector, then the best rows
+whole) and HNSW (usearch: the graph the writer keeps in the generation, mapped by the reader) at
+the same size, with recall@10 against the exact scan at each HNSW width (--ef); the legs read
+chunk keys from the lexical index's fast field against reading stored ids, timed in turn query
+by query (`paired`); and the default embedder's chunks/s on real document text.
 
 Synthetic chunks (60-90 words drawn from the words of the corpus's documents, 20 chunks a
 document, four formats, four sources) are published through the real indexes (LexicalIndex,
@@ -12,17 +14,22 @@ token vectors) from precomputed word vectors, so a million chunks fit the time; 
 embedded by the real default embedder, as a search does.
 
     .venv/bin/python bench/search_latency.py --chunks 100000
+    # a million: build once into a kept folder (outside the repo), then reuse it
+    nice .venv/bin/python bench/search_latency.py --chunks 1000000 --publish-documents 10000 \
+        --home /root/vectors19-bench/home-1m --ef 256,1024,2048
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import platform
 import random
 import re
+import shutil
 import statistics
 import tempfile
 import threading
@@ -39,7 +46,7 @@ from loom_dagster.search.embedding import Matrix, WordLlamaEmbedder, normalized
 from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import TEXT_ANALYZER, IndexedChunk, LexicalIndex, text_analyzer
 from loom_dagster.search.service import default_legs, search
-from loom_dagster.search.vector import VectorIndex
+from loom_dagster.search.vector import HNSW_EXPANSION_SEARCH, VectorIndex
 
 HERE = Path(__file__).resolve().parent
 CORPUS_TEXT = HERE.parent.parent / "shared" / "corpus" / "gold"
@@ -150,6 +157,25 @@ def timed(run: Callable[[str], object], queries: Sequence[str]) -> dict[str, flo
     return percentiles(samples)
 
 
+def paired(
+    runs: dict[str, Callable[[str], object]], queries: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """Each query run by every variant in turn (the order rotating), so a load that drifts
+    during the run weighs on all of them alike: on a shared machine, variants timed one after
+    the other differed more by when they ran than by what they did."""
+    names = list(runs)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for query in queries[:20]:
+        for name in names:
+            runs[name](query)
+    for n, query in enumerate(queries):
+        for name in names[n % len(names) :] + names[: n % len(names)]:
+            started = time.perf_counter()
+            runs[name](query)
+            samples[name].append(time.perf_counter() - started)
+    return {name: percentiles(taken) for name, taken in samples.items()}
+
+
 def throughput(
     run: Callable[[str], object], queries: Sequence[str], clients: int, seconds: float
 ) -> float:
@@ -182,6 +208,41 @@ def embedder_speed(model: WordLlamaEmbedder, text: str, count: int = 5000) -> fl
     return round(count / (time.perf_counter() - started))
 
 
+def build_indexes(
+    base: Path,
+    chunks: int,
+    words: Sequence[str],
+    embedder: BagOfWordsEmbedder,
+    args: argparse.Namespace,
+) -> dict[str, object]:
+    """Publish `chunks` synthetic chunks into fresh indexes under `base`; returns the timings."""
+    (base / "built.json").unlink(missing_ok=True)
+    for name in ("lexical", "vectors"):
+        shutil.rmtree(base / name, ignore_errors=True)
+    base.mkdir(parents=True, exist_ok=True)
+    result: dict[str, object] = {}
+    started = time.perf_counter()
+    documents = make_chunks(chunks, words)
+    result["generate_s"] = round(time.perf_counter() - started, 1)
+    lexical = LexicalIndex(base / "lexical")
+    # The writer keeps the HNSW graph in each generation unless --no-hnsw.
+    writer = VectorIndex(
+        base / "vectors", embedder, hnsw_threshold=chunks + 1 if args.no_hnsw else 0
+    )
+    names = list(documents)
+    batch = args.publish_documents
+    started = time.perf_counter()
+    for at in range(0, len(names), batch):
+        lexical.publish_many({d: documents[d] for d in names[at : at + batch]})
+    result["lexical_publish_s"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    for at in range(0, len(names), batch):
+        writer.publish_many({d: documents[d] for d in names[at : at + batch]})
+        print(f"published {min(at + batch, len(names))} documents", flush=True)
+    result["vector_publish_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -195,7 +256,23 @@ def main() -> None:
         default=PUBLISH_DOCUMENTS,
         help="documents a publish batch (each batch writes a whole new vector generation)",
     )
+    parser.add_argument(
+        "--home",
+        type=Path,
+        help="a folder the indexes are built in and kept (reused when it holds this --chunks)",
+    )
+    parser.add_argument(
+        "--ef",
+        default=str(HNSW_EXPANSION_SEARCH),
+        help="HNSW search widths to measure recall@10 and the vector leg's latency at (a,b,c)",
+    )
+    parser.add_argument(
+        "--prefix-dimensions", type=int, default=64, help="the two-stage scan's first stage"
+    )
+    parser.add_argument("--paired-only", action="store_true", help="only the paired timings")
+    parser.add_argument("--build-only", action="store_true", help="build --home and stop")
     args = parser.parse_args()
+    widths = [int(w) for w in args.ef.split(",") if w.strip()]
     warnings.filterwarnings("ignore")
     import tantivy
 
@@ -217,29 +294,36 @@ def main() -> None:
         SearchFilter(sources=("wiki", "reports")),
     ]
 
-    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as scratch:
-        base = Path(scratch)
-        started = time.perf_counter()
-        documents = make_chunks(args.chunks, words)
-        result["generate_s"] = round(time.perf_counter() - started, 1)
+    with contextlib.ExitStack() as stack:
+        if args.home is None:
+            base = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")))
+            )
+        else:
+            base = args.home
+        built = base / "built.json"
+        wanted = {"chunks": args.chunks, "hnsw": not args.no_hnsw}
+        reused = built.is_file() and json.loads(built.read_text()).get("index") == wanted
+        if reused:
+            result.update(json.loads(built.read_text())["build"])
+            result["reused_home"] = str(base)
+        else:
+            build = build_indexes(base, args.chunks, words, embedder, args)
+            result.update(build)
+            built.write_text(json.dumps({"index": wanted, "build": build}) + "\n")
+        if args.build_only:
+            print(json.dumps(result, indent=2))
+            return
         lexical = LexicalIndex(base / "lexical")
-        # The writer keeps the HNSW graph in each generation unless --no-hnsw.
-        writer = VectorIndex(
-            base / "vectors", embedder, hnsw_threshold=args.chunks + 1 if args.no_hnsw else 0
-        )
-        names = list(documents)
-        started = time.perf_counter()
-        batch = args.publish_documents
-        for at in range(0, len(names), batch):
-            lexical.publish_many({d: documents[d] for d in names[at : at + batch]})
-        result["lexical_publish_s"] = round(time.perf_counter() - started, 1)
-        started = time.perf_counter()
-        for at in range(0, len(names), batch):
-            writer.publish_many({d: documents[d] for d in names[at : at + batch]})
-        result["vector_publish_s"] = round(time.perf_counter() - started, 1)
-        del documents
         # Readers as a fresh process opens them: the generation mapped, the graph mapped.
         exact = VectorIndex(base / "vectors", embedder, hnsw_threshold=args.chunks + 1)
+        # The exact scan in two stages: a prefix of each vector, then the best rows whole.
+        prefixed = VectorIndex(
+            base / "vectors",
+            embedder,
+            hnsw_threshold=args.chunks + 1,
+            prefix_dimensions=args.prefix_dimensions,
+        )
         vectors = VectorIndex(base / "vectors", embedder, hnsw_threshold=0)
         if args.no_hnsw:
             vectors = exact
@@ -253,15 +337,20 @@ def main() -> None:
                 (time.perf_counter() - started) * 1000, 1
             )
 
-        def hybrid_with(leg: VectorIndex) -> Callable[[str], object]:
+        # The same index read as main read it: each leg hit's stored document fetched for its
+        # chunk id (the key column ignored), to compare in the same run.
+        fetching = LexicalIndex(base / "lexical")
+        fetching.keyed = False
+
+        def hybrid_with(leg: VectorIndex, index: LexicalIndex = lexical) -> Callable[[str], object]:
             counter = [0]
-            legs = default_legs(lexical, leg)
+            legs = default_legs(index, leg)
 
             def run(query: str) -> object:
-                # What `loom search` runs in process: three legs, fusion, chunks fetched by id.
+                # What `loom search` runs in process: three legs, fusion, chunks fetched by key.
                 counter[0] += 1
                 chosen = filters[counter[0] % len(filters)]
-                return search(lexical, query, chosen, limit=LIMIT, legs=legs)
+                return search(index, query, chosen, limit=LIMIT, legs=legs)
 
             return run
 
@@ -276,7 +365,21 @@ def main() -> None:
             )
             return searcher.search(parsed, LIMIT, count=False).hits
 
-        hnsw = () if args.no_hnsw else ("vector_leg_hnsw", "hybrid_hnsw")
+        # What reading keys instead of stored documents buys, paired query by query: the
+        # lexical leg alone and the whole search, keyed and as main read them.
+        pairs = {
+            "lexical_leg_keys": lambda q: lexical.rank_bm25(q, SearchFilter(), 30),
+            "lexical_leg_stored_ids": lambda q: fetching.rank_bm25(q, SearchFilter(), 30),
+            "hybrid_exact_keys": hybrid_with(exact),
+            "hybrid_exact_stored_ids": hybrid_with(exact, fetching),
+            "hybrid_two_stage_keys": hybrid_with(prefixed),
+        }
+        for name, row in paired(pairs, queries).items():
+            result[f"paired_{name}"] = row
+            print("paired", name, row, flush=True)
+        if args.paired_only:
+            print(json.dumps(result, indent=2))
+            return
         for name, run in (
             ("bare_tantivy_bm25", bare),
             ("lexical_leg", lambda q: lexical.search(q, limit=DEPTH)),
@@ -285,29 +388,67 @@ def main() -> None:
             ("query_embedding", lambda q: real.embed([q])),
             ("hybrid_exact", hybrid_with(exact)),
             ("hybrid_hnsw", hybrid_with(vectors)),
+            ("hybrid_exact_stored_ids", hybrid_with(exact, fetching)),
+            ("vector_leg_two_stage", lambda q: prefixed.rank(q, SearchFilter(), DEPTH)),
+            ("hybrid_two_stage", hybrid_with(prefixed)),
+            ("hybrid_hnsw_stored_ids", hybrid_with(vectors, fetching)),
         ):
-            if name.endswith("hnsw") and name not in hnsw:
+            if "hnsw" in name and args.no_hnsw:
                 continue
             result[name] = timed(run, queries)
             print(name, result[name], flush=True)
         for name, run in (
             ("hybrid_exact", hybrid_with(exact)),
             ("hybrid_hnsw", hybrid_with(vectors)),
+            ("hybrid_hnsw_stored_ids", hybrid_with(vectors, fetching)),
+            ("hybrid_two_stage", hybrid_with(prefixed)),
             ("bare_tantivy_bm25", bare),
         ):
-            if name.endswith("hnsw") and name not in hnsw:
+            if "hnsw" in name and args.no_hnsw:
                 continue
             result[f"{name}_qps_4_clients"] = throughput(run, queries, 4, args.seconds)
             print(name, "q/s with 4 clients", result[f"{name}_qps_4_clients"], flush=True)
 
-        # Recall of the HNSW leg against exact search, over the same queries.
-        overlap = []
-        for query in queries[: 0 if args.no_hnsw else 100]:
-            truth = {h.chunk_id for h in exact.rank(query, SearchFilter(), LIMIT)}
-            got = {h.chunk_id for h in vectors.rank(query, SearchFilter(), LIMIT)}
-            overlap.append(len(truth & got) / max(len(truth), 1))
-        if overlap:
-            result["hnsw_recall_at_10"] = round(statistics.mean(overlap), 3)
+        # Recall of the HNSW leg against exact search at each width, over the same random
+        # queries (words from anywhere: every chunk about as near as the next, the hard case
+        # for a graph) and over topical ones (four words of one chunk, as a question about a
+        # passage is), reported apart.
+        picker = random.Random(9)
+        documents = args.chunks // CHUNKS_PER_DOCUMENT
+        sampled = [
+            f"doc{picker.randrange(documents):07d}@r1#{picker.randrange(CHUNKS_PER_DOCUMENT)}"
+            for _ in range(100)
+        ]
+        topical = [
+            " ".join(picker.sample(chunk.text.split(), k=4))
+            for chunk in lexical.fetch(sampled).values()
+        ]
+        kinds = {"random": queries[:100], "topical": topical}
+        truths = {
+            kind: [{h.chunk_id for h in exact.rank(q, SearchFilter(), LIMIT)} for q in asked]
+            for kind, asked in kinds.items()
+        }
+        for kind, asked in kinds.items():
+            overlap = []
+            for query, truth in zip(asked, truths[kind], strict=True):
+                got = {h.chunk_id for h in prefixed.rank(query, SearchFilter(), LIMIT)}
+                overlap.append(len(truth & got) / max(len(truth), 1))
+            result[f"two_stage_recall_at_10_{kind}"] = round(statistics.mean(overlap), 3)
+        print("two stage", result["two_stage_recall_at_10_random"], flush=True)
+        for width in () if args.no_hnsw else widths:
+            leg = VectorIndex(base / "vectors", embedder, hnsw_threshold=0, hnsw_expansion=width)
+            for kind, asked in kinds.items():
+                overlap = []
+                for query, truth in zip(asked, truths[kind], strict=True):
+                    got = {h.chunk_id for h in leg.rank(query, SearchFilter(), LIMIT)}
+                    overlap.append(len(truth & got) / max(len(truth), 1))
+                result[f"hnsw_ef{width}_recall_at_10_{kind}"] = round(statistics.mean(overlap), 3)
+            result[f"vector_leg_hnsw_ef{width}"] = timed(
+                lambda q, leg=leg: leg.rank(q, SearchFilter(), DEPTH), queries
+            )
+            print(
+                f"ef {width}", {k: v for k, v in result.items() if f"ef{width}_" in k}, flush=True
+            )
 
     result["machine"] = (
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

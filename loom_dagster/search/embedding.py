@@ -75,6 +75,35 @@ def embedded_text(
     return "\n".join([*context, text])[:MAX_EMBEDDED_CHARS]
 
 
+# Function words a question is built of ("what is the ... of a ...") but that say nothing of
+# its subject; a static model's average gives them the weight of the words that do.
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()
+)
+
+
+def weighted_embedding(
+    embedder: Embedder, parts: Sequence[str], weights: Sequence[float]
+) -> Matrix:
+    """One normalised row: the sum of the parts' vectors, each times its weight. An embedder
+    that pools token vectors (`sums`) is weighted before its pooling's normalisation, so a
+    weight of 1 everywhere gives the same row as embedding the parts joined."""
+    dimension = max(embedder.dimension, 1)
+    if not parts:
+        return np.zeros((1, dimension), dtype=np.float32)
+    sums = getattr(embedder, "sums", None)
+    rows = sums(parts) if callable(sums) else embedder.embed(parts)
+    scale = np.asarray(weights, dtype=np.float32)[:, None]
+    return normalized((np.asarray(rows, dtype=np.float32) * scale).sum(axis=0, keepdims=True))
+
+
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -137,14 +166,29 @@ class WordLlamaEmbedder:
     # and the whole truncated matrix is converted once and kept (a writer's batches).
     FEW = 16
 
-    def __init__(self, dimension: int = WORDLLAMA_DIMENSION) -> None:
+    def __init__(
+        self,
+        dimension: int = WORDLLAMA_DIMENSION,
+        *,
+        token_weights: npt.NDArray[np.float32] | None = None,
+        weighting: str = "",
+    ) -> None:
         # The model is trained so that its first 64 or 128 dimensions also work alone.
         self.dimension = dimension
         self._tokenizer: Any = None
         self._weights: npt.NDArray[np.float16] | None = None
         self._table: Matrix | None = None
         self._lock = threading.Lock()
-        self.model = f"wordllama-l2_supercat-{dimension}-{_version('wordllama')}"
+        # A weight per token id, applied to its vector before pooling (bench/retrieval.py
+        # --token-weights measures them); `weighting` names them in the model.
+        self.token_weights = token_weights
+        self.model = f"wordllama-l2_supercat-{dimension}-{_version('wordllama')}" + (
+            f"-{weighting}" if weighting else ""
+        )
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        tokenizer, _ = self._load()
+        return [e.ids for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def _load(self) -> tuple[Any, npt.NDArray[np.float16]]:
         with self._lock:
@@ -186,6 +230,10 @@ class WordLlamaEmbedder:
             return self._table
 
     def embed(self, texts: Sequence[str]) -> Matrix:
+        return normalized(self.sums(texts))
+
+    def sums(self, texts: Sequence[str]) -> Matrix:
+        """Each text's token vectors summed, not normalised (`weighted_embedding`)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         tokenizer, weights = self._load()
@@ -198,9 +246,11 @@ class WordLlamaEmbedder:
         for row, encoding in enumerate(encoded):
             ids = np.asarray(encoding.ids, dtype=np.intp)
             if len(ids):
-                rows = table[ids, : self.dimension]
-                matrix[row] = np.asarray(rows, dtype=np.float32).sum(axis=0)
-        return normalized(matrix)
+                rows = np.asarray(table[ids, : self.dimension], dtype=np.float32)
+                if self.token_weights is not None:
+                    rows = rows * self.token_weights[ids, None]
+                matrix[row] = rows.sum(axis=0)
+        return matrix
 
 
 def _package_folder(package: str) -> Path:

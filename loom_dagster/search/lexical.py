@@ -17,6 +17,7 @@ with (so `foo:bar (baz` is the words foo, bar, baz), and the query is built from
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,7 +32,7 @@ from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import LoomError
 from loom_dagster.search import exact
-from loom_dagster.search.legs import LegHit, SearchFilter
+from loom_dagster.search.legs import LegHit, SearchFilter, chunk_key
 
 # The fields a filter or a delete matches exactly: one raw token each (tags: one per tag).
 EXACT_FIELDS = ("chunk_id", "document_id", "revision", "source", "format", "block_type", "path")
@@ -45,6 +46,10 @@ SECTION_BOOST = 1.0
 # Stored only: the chunk as Chunk.record() writes it (JSON), and why its file was read partly.
 CHUNK_FIELD = "chunk"
 INCOMPLETE_FIELD = "incomplete"
+# legs.chunk_key of the chunk id, indexed (a fetch by key) and a fast field (a leg reads its
+# hits' keys from the column, not from each hit's stored document). An index written before it
+# is opened with its own schema and served as before (its legs read the stored ids).
+KEY_FIELD = "chunk_key"
 
 # tantivy's "default" analyzer plus ASCII folding (`cafe` finds `Café`), registered under this
 # name on every open (tantivy keeps analyzers per process, the schema only names them), so a
@@ -142,7 +147,7 @@ class Hit:
     incomplete: str = ""
 
 
-def _schema() -> tantivy.Schema:
+def _schema(*, keyed: bool = True) -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field(TEXT_FIELD, tokenizer_name=TEXT_ANALYZER)
     builder.add_text_field(SECTION_FIELD, tokenizer_name=TEXT_ANALYZER)
@@ -153,6 +158,8 @@ def _schema() -> tantivy.Schema:
         builder.add_text_field(name, tokenizer_name="raw", index_option="freq")
     builder.add_bytes_field(CHUNK_FIELD, stored=True, indexed=False)
     builder.add_bytes_field(INCOMPLETE_FIELD, stored=True, indexed=False)
+    if keyed:
+        builder.add_unsigned_field(KEY_FIELD, indexed=True, fast=True)
     return builder.build()
 
 
@@ -197,10 +204,19 @@ class LexicalIndex:
         self.directory = Path(directory)
         self.lock_timeout = lock_timeout
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.keyed = True
         self._schema = _schema()
         try:
             # Opens the index when the directory holds one, creates it otherwise.
-            self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
+            try:
+                self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
+            except ValueError as error:
+                if "schema does not match" not in str(error):
+                    raise
+                # Written before chunks carried keys: served (and written) in its own schema.
+                self.keyed = False
+                self._schema = _schema(keyed=False)
+                self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
         except ValueError as error:
             raise LoomError(
                 f"{self.directory} holds no index this version can read ({error}): remove "
@@ -291,6 +307,8 @@ class LexicalIndex:
         ):
             for term in dict.fromkeys(terms):
                 document.add_text(field, term)
+        if self.keyed:
+            document.add_unsigned(KEY_FIELD, chunk_key(chunk.chunk_id))
         record = json.dumps(chunk.chunk.record(), ensure_ascii=False)
         document.add_bytes(CHUNK_FIELD, record.encode("utf-8"))
         document.add_bytes(INCOMPLETE_FIELD, chunk.incomplete.encode("utf-8"))
@@ -314,15 +332,15 @@ class LexicalIndex:
                 formats=tuple(formats), sources=tuple(sources), block_types=tuple(block_types)
             )
         ranked = self.rank_bm25(query, search_filter, limit)
-        found = self.fetch([hit.chunk_id for hit in ranked])
+        found = self.fetch_keyed([hit.identity for hit in ranked], [h.chunk_id for h in ranked])
         return [
             Hit(
-                chunk=found[hit.chunk_id],
+                chunk=found[hit.identity],
                 score=hit.score,
-                incomplete=found[hit.chunk_id].incomplete,
+                incomplete=found[hit.identity].incomplete,
             )
             for hit in ranked
-            if hit.chunk_id in found
+            if hit.identity in found
         ]
 
     def rank_bm25(self, query: str, search_filter: SearchFilter, limit: int) -> list[LegHit]:
@@ -364,9 +382,17 @@ class LexicalIndex:
         tantivy_query = tantivy.Query.boolean_query(clauses)
 
         def run(searcher: tantivy.Searcher) -> list[LegHit]:
-            found = searcher.search(tantivy_query, limit, count=False)
+            found = searcher.search(tantivy_query, limit, count=False).hits
+            if self.keyed:
+                keys = searcher.fast_field_values(KEY_FIELD, [address for _, address in found])
+                known = [key for key in keys if isinstance(key, int)]
+                if len(known) == len(found):
+                    return [
+                        LegHit("", float(score), key)
+                        for (score, _), key in zip(found, known, strict=True)
+                    ]
             hits = []
-            for score, address in found.hits:
+            for score, address in found:
                 chunk_id = searcher.doc(address).get_first("chunk_id")
                 hits.append(LegHit(chunk_id=str(chunk_id), score=float(score)))
             return hits
@@ -385,6 +411,26 @@ class LexicalIndex:
             found = searcher.search(query, len(wanted), count=False)
             chunks = (self._indexed_chunk(searcher.doc(address)) for _, address in found.hits)
             return {chunk.chunk_id: chunk for chunk in chunks}
+
+        return self._read(run)
+
+    def fetch_keyed(
+        self, keys: Sequence[int], chunk_ids: Sequence[str] = ()
+    ) -> dict[int, IndexedChunk]:
+        """The stored chunks of these keys (legs.chunk_key), by key; a key no longer indexed
+        is left out. An index without keys is read by `chunk_ids` (its legs read ids)."""
+        if not self.keyed:
+            found = self.fetch(chunk_ids)
+            return {chunk_key(chunk_id): chunk for chunk_id, chunk in found.items()}
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        query = tantivy.Query.term_set_query(self._schema, KEY_FIELD, wanted)
+
+        def run(searcher: tantivy.Searcher) -> dict[int, IndexedChunk]:
+            found = searcher.search(query, len(wanted), count=False)
+            chunks = (self._indexed_chunk(searcher.doc(address)) for _, address in found.hits)
+            return {chunk_key(chunk.chunk_id): chunk for chunk in chunks}
 
         return self._read(run)
 
@@ -415,6 +461,24 @@ class LexicalIndex:
                 if not isinstance(source, str) or source in found:
                     return found
                 found.append(source)
+
+        return self._read(run)
+
+    def term_weights(self, words: Sequence[str]) -> list[float]:
+        """Each word's inverse document frequency over the live chunks' text, as BM25 weighs it
+        (a word no chunk holds weighs most); a word the analyzer drops weighs nothing."""
+
+        def run(searcher: tantivy.Searcher) -> list[float]:
+            total = searcher.num_docs
+            weights = []
+            for word in words:
+                terms = self._analyzer.analyze(word)
+                if not terms:
+                    weights.append(0.0)
+                    continue
+                frequency = min(searcher.doc_freq(TEXT_FIELD, term) for term in terms)
+                weights.append(math.log(1.0 + (total - frequency + 0.5) / (frequency + 0.5)))
+            return weights
 
         return self._read(run)
 

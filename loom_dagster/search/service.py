@@ -121,13 +121,13 @@ def search(
     fused = rank_all(
         default_legs(index) if legs is None else legs, query, search_filter, limit, k=k
     )
-    chunks = index.fetch([hit.chunk_id for hit in fused])
+    chunks = index.fetch_keyed([hit.key for hit in fused], [hit.chunk_id for hit in fused])
     # A chunk a vector leg still remembers but the index no longer holds was retired between
     # the two reads: it is not an answer.
     return [
-        SearchHit(chunks[hit.chunk_id], hit.score, hit.legs, chunks[hit.chunk_id].incomplete)
+        SearchHit(chunks[hit.key], hit.score, hit.legs, chunks[hit.key].incomplete)
         for hit in fused
-        if hit.chunk_id in chunks
+        if hit.key in chunks
     ]
 
 

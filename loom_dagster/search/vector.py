@@ -52,11 +52,13 @@ from loom_dagster.display import printable
 from loom_dagster.errors import LoomError
 from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.search.embedding import (
+    STOP_WORDS,
     Embedder,
     Matrix,
     embedded_text,
     normalized,
     text_hash,
+    weighted_embedding,
 )
 from loom_dagster.search.legs import LegHit, SearchFilter
 from loom_dagster.search.lexical import IndexBusy, IndexedChunk
@@ -82,9 +84,20 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 HNSW_THRESHOLD = 200_000
 # usearch's graph. Its default search width (64) gave recall@10 of 0.62 on the latency bench's
 # first synthetic chunks; 256 gave 0.997 at 2k and 0.73 at 100k (50 hits asked, 10 compared).
+# Measured again at 100k (2026-12-02, recall@10 against the exact scan, random / topical
+# queries): width 256 0.79 / 0.80, 1,024 0.92 / 0.92, 2,048 0.965 / 0.971; connectivity 32
+# reached 0.976 at 1,024 but took 4.8x as long to build. The search width is the smallest
+# measured at 0.95 or more: a fast wrong leg is not a win (README, "Search: the vector leg").
 HNSW_CONNECTIVITY = 16
 HNSW_EXPANSION_ADD = 128
-HNSW_EXPANSION_SEARCH = 256
+HNSW_EXPANSION_SEARCH = 2048
+# With `prefix_dimensions` (off by default; bench/search_latency.py measures it), the exact scan
+# is done in two stages: every row scored on the first dimensions of its vector (the default
+# model is trained so that a prefix of its dimensions also works alone), and the best
+# PREFIX_CANDIDATES rows scored again on all of them. On the latency bench's 100,000 random
+# queries' chunks, 64 of 128 dimensions and 1,000 candidates kept recall@10 at 0.96 against
+# the full scan.
+PREFIX_CANDIDATES = 1000
 # On HNSW with a filter: kept rows under this are searched exactly (a few ms), and an over-fetch
 # that yields fewer than the limit falls back to the same exact search over the kept rows.
 EXACT_FILTERED_MAX = 100_000
@@ -99,6 +112,10 @@ PASSAGE_CHARS = 0
 CENTER = False
 
 SourcesTagged = Callable[[Sequence[str]], Collection[str]]
+# A query's words to their weights in its embedding (the lexical index's inverse document
+# frequency over the live chunks: `LexicalIndex.term_weights`).
+TermWeights = Callable[[Sequence[str]], Sequence[float]]
+_QUERY_WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -182,13 +199,24 @@ class VectorIndex:
         center: bool = CENTER,
         context: bool = True,
         floor: float = 0.0,
+        hnsw_expansion: int = HNSW_EXPANSION_SEARCH,
+        term_weights: TermWeights | None = None,
+        stop_words: bool = False,
+        prefix_dimensions: int = 0,
     ) -> None:
         self.directory = Path(directory)
         self.embedder = embedder
         self.sources_tagged = sources_tagged
         self.lock_timeout = lock_timeout
         self.hnsw_threshold = hnsw_threshold
+        # The HNSW search width (usearch's expansion_search): a reader's choice, not the graph's.
+        self.hnsw_expansion = hnsw_expansion
+        self.prefix_dimensions = prefix_dimensions
         self.passage_chars = passage_chars
+        # How a query is embedded (the chunks' vectors do not depend on it): its function words
+        # dropped (`stop_words`), each word weighted by `term_weights`.
+        self.term_weights = term_weights
+        self.stop_words = stop_words
         self.center = center
         self.context = context
         # A hit only this leg finds is an answer only at this cosine or above (fusion.py).
@@ -527,7 +555,7 @@ class VectorIndex:
             if table is None or not len(table.chunk_ids):
                 return []
             if vector is None:
-                vector = self.embedder.embed([query])[0]
+                vector = self.query_vector(query)
             if not vector.any():
                 return []
             mask = self._mask(table, search_filter)
@@ -550,6 +578,20 @@ class VectorIndex:
                 LegHit(str(table.chunk_ids[r]), float(s)) for r, s in zip(rows, scores, strict=True)
             ]
         raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
+
+    def query_vector(self, query: str) -> Matrix:
+        """The query's embedding: the whole text, or its words weighted (and function words
+        dropped) as this index is set to."""
+        if self.term_weights is None and not self.stop_words:
+            return self.embedder.embed([query])[0]
+        words = _QUERY_WORDS.findall(query.casefold())
+        if self.stop_words:
+            # A query of function words only ("what is it") keeps them: they are all it says.
+            words = [word for word in words if word not in STOP_WORDS] or words
+        if not words:
+            return self.embedder.embed([query])[0]
+        weights = [1.0] * len(words) if self.term_weights is None else self.term_weights(words)
+        return weighted_embedding(self.embedder, words, weights)[0]
 
     def count(self) -> int:
         table = self._current()
@@ -599,7 +641,16 @@ class VectorIndex:
         if seen == self._seen:
             return self._table
         generation = self._generation(self._read_manifest())
-        self._table = None if generation is None else _Table(generation, center=self.center)
+        self._table = (
+            None
+            if generation is None
+            else _Table(
+                generation,
+                center=self.center,
+                expansion=self.hnsw_expansion,
+                prefix=self.prefix_dimensions,
+            )
+        )
         self._seen = seen
         return self._table
 
@@ -642,8 +693,17 @@ class _Table:
     """A generation as the reader searches it: every live passage vector in one mapped matrix (a
     chunk's passages on consecutive rows), with what a filter reads per chunk and per document."""
 
-    def __init__(self, generation: _Generation, *, center: bool = False) -> None:
+    def __init__(
+        self,
+        generation: _Generation,
+        *,
+        center: bool = False,
+        expansion: int = HNSW_EXPANSION_SEARCH,
+        prefix: int = 0,
+    ) -> None:
         self.generation = generation
+        self.expansion = expansion
+        self.prefix_dimensions = prefix
         self.vectors: Matrix = generation.vectors
         self.keys = generation.keys
         self.chunk_ids = generation.chunk_ids
@@ -692,9 +752,45 @@ class _Table:
                     return found
         return self._exact(vector, mask, limit)
 
+    @functools.cached_property
+    def prefix(self) -> Matrix:
+        """The rows' first `prefix_dimensions`, normalised, in one contiguous matrix (built by
+        the reader once per generation: a strided view would read every row whole)."""
+        return normalized(np.array(self.vectors[:, : self.prefix_dimensions], dtype=np.float32))
+
+    def _two_stage(
+        self, vector: Matrix, mask: npt.NDArray[np.bool_] | None, limit: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]] | None:
+        """Rows scored on the prefix, the best PREFIX_CANDIDATES scored again whole; None when
+        that would not be fewer rows than a full scan."""
+        wanted = max(PREFIX_CANDIDATES, limit * 4)
+        if not 0 < self.prefix_dimensions < self.vectors.shape[1] or len(self.vectors) <= wanted:
+            return None
+        head = vector[: self.prefix_dimensions]
+        norm = float(np.linalg.norm(head))
+        if norm == 0.0:
+            return None
+        rough = np.einsum("ij,j->i", self.prefix, head / norm)
+        if mask is not None:
+            inside = mask[np.asarray(self.row_chunk)]
+            if int(inside.sum()) <= wanted:
+                return None
+            rough[~inside] = -np.inf
+        rows = np.argpartition(-rough, wanted - 1)[:wanted]
+        scores = np.einsum("ij,j->i", self.vectors[np.sort(rows)], vector)
+        rows = np.sort(rows)
+        order = np.argsort(-scores, kind="stable")
+        chunks = np.asarray(self.row_chunk)[rows[order]]
+        chunks, first = np.unique(chunks, return_index=True)  # a chunk's best passage
+        best = np.argsort(first, kind="stable")[:limit]
+        return chunks[best].astype(np.intp), scores[order][first[best]].astype(np.float32)
+
     def _exact(
         self, vector: Matrix, mask: npt.NDArray[np.bool_] | None, limit: int
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        found = self._two_stage(vector, mask, limit) if self.prefix_dimensions else None
+        if found is not None:
+            return found
         # einsum, not `@`: one thread. A multi-threaded BLAS call waits for every thread, and on
         # a small busy machine one descheduled thread made a 100k scan 2-4x slower (measured).
         # Every row is scored and the filter applied to the scores: gathering the kept rows
@@ -752,7 +848,7 @@ class _Table:
                     np.asarray(self.keys, dtype=np.uint64),
                     np.ascontiguousarray(self.vectors, dtype=np.float32),
                 )
-            graph.expansion_search = HNSW_EXPANSION_SEARCH
+            graph.expansion_search = self.expansion
             self._hnsw = graph
         return self._hnsw
 

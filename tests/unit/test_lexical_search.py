@@ -285,3 +285,39 @@ def test_a_reader_never_sees_half_a_publish(tmp_path: Path) -> None:
     # Each read saw one revision whole: never the old chunks beside the new.
     assert all(len(revision_set) <= 1 for _, revision_set in seen)
     assert revisions(reader_side.search("passage", limit=200)) == {"a@r4"}
+
+
+def test_a_leg_reads_its_hits_keys_from_the_key_column_not_their_stored_chunks(
+    tmp_path: Path,
+) -> None:
+    from loom_dagster.search.legs import SearchFilter, chunk_key
+
+    index = LexicalIndex(tmp_path / "index")
+    index.publish_many({"a": [chunk("a", 0, "replication lag on the primary")]})
+    [hit] = index.rank_bm25("replication", SearchFilter(), 5)
+    # No stored document was read for it: the key came from the fast field.
+    assert hit.chunk_id == "" and hit.key == chunk_key("a@r1#0")
+    [found] = index.fetch_keyed([hit.identity]).values()
+    assert found.chunk_id == "a@r1#0" and found.locator.char_start == 10
+    assert [h.chunk.chunk_id for h in index.search("replication")] == ["a@r1#0"]
+
+
+def test_an_index_written_before_chunk_keys_is_served_and_written_in_its_own_schema(
+    tmp_path: Path,
+) -> None:
+    from loom_dagster.search import lexical
+    from loom_dagster.search.service import search
+
+    folder = tmp_path / "index"
+    folder.mkdir()
+    # The schema main wrote before the key column existed.
+    tantivy.Index(lexical._schema(keyed=False), path=str(folder), reuse=True)
+    index = LexicalIndex(folder)
+    assert not index.keyed
+    index.publish_many({"a": [chunk("a", 0, "replication lag on the primary")]})
+    reopened = LexicalIndex(folder)
+    assert not reopened.keyed
+    [hit] = search(reopened, "replication", limit=5)
+    assert hit.chunk.chunk_id == "a@r1#0" and hit.chunk.locator.char_start == 10
+    [leg_hit] = reopened.rank_bm25("replication", lexical.SearchFilter(), 5)
+    assert leg_hit.chunk_id == "a@r1#0"

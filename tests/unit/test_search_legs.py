@@ -12,7 +12,7 @@ from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.search.exact import ExactLeg, query_identifiers, text_identifiers
 from loom_dagster.search.fusion import LegRank, fuse
-from loom_dagster.search.legs import LegHit, SearchFilter
+from loom_dagster.search.legs import LegHit, SearchFilter, chunk_key
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
 from loom_dagster.search.service import BadSearch, SearchHit, make_filter, search
 
@@ -43,13 +43,22 @@ def indexed(
         format=format,
         names=names,
     )
-    return IndexedChunk.of(
+    made = IndexedChunk.of(
         chunk, document_id=document, source=source, path=path or f"{document}.md", tags=tags
     )
+    _KNOWN[chunk_key(made.chunk_id)] = made.chunk_id
+    return made
+
+
+# The ids of the chunks made here by key: the lexical and exact legs answer keys, not ids.
+_KNOWN: dict[int, str] = {}
 
 
 def ids(hits: Sequence[LegHit] | Sequence[SearchHit]) -> list[str]:
-    return [hit.chunk_id if isinstance(hit, LegHit) else hit.chunk.chunk_id for hit in hits]
+    return [
+        (hit.chunk_id or _KNOWN[hit.identity]) if isinstance(hit, LegHit) else hit.chunk.chunk_id
+        for hit in hits
+    ]
 
 
 @pytest.fixture
@@ -220,6 +229,21 @@ def test_fusion_breaks_a_tie_by_how_far_ahead_each_leg_put_it_then_for_the_first
     assert fused[0].score == fused[1].score
 
 
+def test_fusion_matches_a_hit_known_by_key_with_the_same_chunk_known_by_id() -> None:
+    # The lexical and exact legs read keys; the vector leg knows ids: one chunk, two legs.
+    lexical = [LegHit("", 5.0, chunk_key("a@r1#0")), LegHit("", 4.0, chunk_key("b@r1#0"))]
+    vector = [LegHit("a@r1#0", 0.9)]
+
+    fused = fuse([("lexical", lexical), ("vector", vector)], 10, k=60)
+
+    assert [(f.chunk_id, f.key) for f in fused] == [
+        ("a@r1#0", chunk_key("a@r1#0")),
+        ("", chunk_key("b@r1#0")),
+    ]
+    assert fused[0].legs == (LegRank("lexical", 1, 5.0), LegRank("vector", 1, 0.9))
+    assert fused[0].score == pytest.approx(2 / 61)
+
+
 def test_a_search_with_only_some_legs_still_answers(index: LexicalIndex) -> None:
     index.publish("a", [indexed("a", "lighthouse keeper logbook")])
 
@@ -271,3 +295,10 @@ def test_a_bad_request_is_refused_with_its_code(
         call(index)  # type: ignore[operator]
     assert raised.value.code == code
     assert raised.value.message.startswith(message)
+
+
+def test_a_chunk_key_is_stable_and_takes_an_id_that_is_not_utf8() -> None:
+    # A document id from a file name that is not UTF-8 carries surrogates: a key, not a crash.
+    key = chunk_key("caf\udce9@r1#0")
+    assert key == chunk_key("caf\udce9@r1#0") != chunk_key("caf\udce8@r1#0")
+    assert 0 <= key < 2**64

@@ -594,3 +594,66 @@ def test_rows_copied_into_a_new_generation_keep_their_chunks(tmp_path: Path, hns
     assert ids(reader.rank("cake", SearchFilter(), 1)) == ["a@r2#0"]
     assert sorted(ids(reader.rank("words", SearchFilter(), 10))) == ["a@r2#0", "c@r1#0", "d@r1#0"]
     assert reader.live_revisions() == {"a": "a@r2", "c": "c@r1", "d": "d@r1"}
+
+
+def test_a_query_can_drop_its_function_words_and_weight_its_words(tmp_path: Path) -> None:
+    # Measured and off by default (README, "Search: the vector leg"); what the knobs do.
+    embedder = NgramEmbedder()
+    plain = VectorIndex(tmp_path / "v", embedder)
+    dropping = VectorIndex(tmp_path / "v", embedder, stop_words=True)
+    assert np.allclose(
+        dropping.query_vector("what is the replicator"), plain.query_vector("replicator")
+    )
+    # A query of function words only keeps them rather than embedding nothing.
+    assert dropping.query_vector("what is it").any()
+    weighted = VectorIndex(
+        tmp_path / "v", embedder, term_weights=lambda words: [w == "disk" for w in words]
+    )
+    assert np.allclose(weighted.query_vector("disk replicator"), plain.query_vector("disk"))
+
+
+def test_term_weights_are_the_live_chunks_inverse_document_frequencies(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    index.publish_many(
+        {
+            "a": [chunk("a", 0, "disk full on the primary")],
+            "b": [chunk("b", 0, "disk latency on the replica")],
+            "c": [chunk("c", 0, "replica lag")],
+        }
+    )
+    common, rare, absent, dropped = index.term_weights(["disk", "primary", "zebra", "?"])
+    assert 0 < common < rare < absent and dropped == 0.0
+
+
+def test_the_two_stage_scan_keeps_the_nearest_and_the_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_dagster.search import vector
+
+    monkeypatch.setattr(vector, "PREFIX_CANDIDATES", 8)
+    words = "disk network cache replica primary lag latency quorum ledger queue shard".split()
+    documents = {
+        f"d{n}": [
+            chunk(
+                f"d{n}",
+                0,
+                f"{words[n % 11]} {words[(n * 3) % 11]} {words[(n * 7) % 11]} note {n}",
+                format="pdf" if n % 2 else "markdown",
+            )
+        ]
+        for n in range(60)
+    }
+    writer = VectorIndex(tmp_path / "v", NgramEmbedder())
+    writer.publish_many(documents)
+    full = VectorIndex(tmp_path / "v", NgramEmbedder())
+    staged = VectorIndex(tmp_path / "v", NgramEmbedder(), prefix_dimensions=256)
+    for n in (3, 17, 42):
+        query = documents[f"d{n}"][0].text
+        assert ids(staged.rank(query, SearchFilter(), 1)) == ids(
+            full.rank(query, SearchFilter(), 1)
+        )
+        assert ids(staged.rank(query, SearchFilter(), 1)) == [f"d{n}@r1#0"]
+        kept = staged.rank(query, SearchFilter(formats=("pdf",)), 5)
+        assert len(kept) == 5 and all(int(h.chunk_id[1:].split("@")[0]) % 2 for h in kept)
+        scores = [h.score for h in staged.rank(query, SearchFilter(), 10)]
+        assert scores == sorted(scores, reverse=True)
