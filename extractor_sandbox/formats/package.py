@@ -325,6 +325,24 @@ def feed(parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_
         pass
 
 
+def read_chunk(stream: IO[bytes], part: str) -> bytes:
+    """The next READ_CHUNK bytes of a part's stream; PartError when the package is damaged."""
+    try:
+        return stream.read(READ_CHUNK)
+    except _DAMAGED as error:
+        raise PartError(part, f"cannot be read: {error}") from None
+
+
+def parse_chunk(parser: Any, data: bytes, final: bool, part: str) -> None:
+    """Feed `data` to `parser`; PartError when it is no XML this parser can read."""
+    try:
+        parser.Parse(data, final)
+    except expat.ExpatError as error:
+        raise PartError(part, f"is not well-formed XML: {error}") from None
+    except LookupError as error:  # expat asks Python for the codec its declaration names
+        raise PartError(part, f"declares an encoding it cannot be read in: {error}") from None
+
+
 def _parse_in_chunks(
     parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds
 ) -> Iterator[None]:
@@ -334,16 +352,8 @@ def _parse_in_chunks(
     since_event = 0
     seen = parser.CurrentByteIndex
     while True:
-        try:
-            chunk = stream.read(READ_CHUNK)
-        except _DAMAGED as error:
-            raise PartError(part, f"cannot be read: {error}") from None
-        try:
-            parser.Parse(chunk, not chunk)
-        except expat.ExpatError as error:
-            raise PartError(part, f"is not well-formed XML: {error}") from None
-        except LookupError as error:  # expat asks Python for the codec its declaration names
-            raise PartError(part, f"declares an encoding it cannot be read in: {error}") from None
+        chunk = read_chunk(stream, part)
+        parse_chunk(parser, chunk, not chunk, part)
         now = parser.CurrentByteIndex
         if now != seen:
             seen = now

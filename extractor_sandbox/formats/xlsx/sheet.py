@@ -18,16 +18,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import IO
-from xml.parsers import expat
 
 from extractor_sandbox.formats.package import (
-    _DAMAGED,
     READ_CHUNK,
     SPREADSHEETML_NS,
     Package,
     PartError,
     XmlBounds,
     bounded_parser,
+    parse_chunk,
+    read_chunk,
 )
 from extractor_sandbox.formats.tables import Budget, Cell
 from extractor_sandbox.formats.xlsx import rowscan
@@ -611,18 +611,10 @@ def read_sheet(
         parser.CharacterDataHandler = characters_past if cut else characters
 
     def parse_piece(data: bytes, final: bool = False) -> None:
-        try:
-            parser.Parse(data, final)
-        except expat.ExpatError as error:
-            raise PartError(part, f"is not well-formed XML: {error}") from None
-        except LookupError as error:  # expat asks Python for the codec its declaration names
-            raise PartError(part, f"declares an encoding it cannot be read in: {error}") from None
+        parse_chunk(parser, data, final, part)
 
     def read_piece(stream: IO[bytes]) -> bytes:
-        try:
-            return stream.read(READ_CHUNK)
-        except _DAMAGED as error:
-            raise PartError(part, f"cannot be read: {error}") from None
+        return read_chunk(stream, part)
 
     def parse_part() -> None:
         """package.parse, with the rows in the middle read by rowscan where they allow it."""
