@@ -840,3 +840,64 @@ def test_authors_set_apart_on_a_title_page_are_no_heading() -> None:
             c.drawString(72, 595 - 12 * k, f"Line {k} of the introduction, in the body's face.")
 
     assert texts(read(drawn(draw)), "heading") == ["A Title Set Large", "1 Introduction"]
+
+
+# Ruled tables on real documents (issue 16, pdfruled)
+
+
+def test_rules_of_two_tables_a_hair_apart_in_line_are_each_tables_own() -> None:
+    # the lower table's column rules sit a third of a point right of the upper table's: taken
+    # in order across the line only, the lower table's pieces were read as inside the upper's
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        for top, shift, names in ((760, 0.0, ("a", "b", "c")), (560, 0.3, ("x", "y", "z"))):
+            c.grid([72 + shift, 200 + shift, 320 + shift, 440 + shift], [top, top - 20, top - 40])
+            for k, name in enumerate(names):
+                c.drawString(80 + 120 * k, top - 14, f"Head {name}")
+                c.drawString(80 + 120 * k, top - 34, f"cell {name}")
+
+    tables = read(drawn(draw))["tables"]
+    assert [[c["name"] for c in t["columns"]] for t in tables] == [
+        ["Head a", "Head b", "Head c"],
+        ["Head x", "Head y", "Head z"],
+    ]
+    assert [t["rows"] for t in tables] == [
+        [["cell a", "cell b", "cell c"]],
+        [["cell x", "cell y", "cell z"]],
+    ]
+    assert [t["attrs"].get("ruled") for t in tables] == [True, True]
+
+
+def test_a_ruled_header_cell_no_rule_parts_spans_its_rows_and_columns() -> None:
+    # "Country" and "Sample unit" over two header rows (no rule under them), "2007" over its
+    # two columns (no rule between them in the first row): each is one cell, its text at its
+    # top left, as a merged range's value is its first cell's
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs, ys = [72, 160, 250, 320, 390], [760, 740, 720, 700, 680]
+        c.line(xs[0], ys[0], xs[-1], ys[0])
+        c.line(xs[2], ys[1], xs[-1], ys[1])  # under "2007" only
+        for y in ys[2:]:
+            c.line(xs[0], y, xs[-1], y)
+        for x in (xs[0], xs[1], xs[2], xs[-1]):
+            c.line(x, ys[0], x, ys[-1])
+        c.line(xs[3], ys[1], xs[3], ys[-1])  # between "n" and "%", not through "2007"
+        c.drawString(80, 736, "Country")
+        c.drawString(168, 746, "Sample")
+        c.drawString(168, 726, "unit")
+        c.drawString(300, 746, "2007")
+        c.drawString(258, 726, "n")
+        c.drawString(328, 726, "%")
+        body = (("Austria", "Single", "109", "0.9"), ("Spain", "Pooled", "36", "0"))
+        for k, row in enumerate(body):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 8, 706 - 20 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    names = [c["name"] for c in table["columns"]]
+    assert names == ["Country", "Sample unit", "2007", "column 4"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["None", "None", "n", "%"],
+        ["Austria", "Single", "109", "0.9"],
+        ["Spain", "Pooled", "36", "0"],
+    ]

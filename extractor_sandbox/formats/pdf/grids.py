@@ -63,20 +63,34 @@ def _cluster(values: list[float]) -> list[float]:
 def _joined(rules: list[Rule], *, horizontal: bool) -> list[Rule]:
     """Pieces of one line drawn end to end (a rule stroked cell by cell) as one rule."""
 
-    def key(r: Rule) -> tuple[float, float]:
-        return (r.y0, r.x0) if horizontal else (r.x0, r.y0)
+    # Rules on one line (within half a point of the first) are taken in the order they run along
+    # it: sorted by their place across it alone, a piece a hair to the side of a longer rule of
+    # another table further along the same line would be read as inside it, and lost.
+    def across(r: Rule) -> float:
+        return r.y0 if horizontal else r.x0
 
+    def along(r: Rule) -> tuple[float, float]:
+        return (r.x0, r.x1) if horizontal else (r.y0, r.y1)
+
+    lines: list[list[Rule]] = []
+    for rule in sorted(rules, key=across):
+        if lines and across(rule) - across(lines[-1][0]) <= 0.5:
+            lines[-1].append(rule)
+        else:
+            lines.append([rule])
     out: list[Rule] = []
-    for rule in sorted(rules, key=key):
-        if out:
-            last = out[-1]
-            if horizontal and abs(last.y0 - rule.y0) <= 0.5 and rule.x0 <= last.x1 + SNAP:
-                last.x1 = max(last.x1, rule.x1)
+    for line in lines:
+        last: Rule | None = None
+        for rule in sorted(line, key=along):
+            start, end = along(rule)
+            if last is not None and start <= along(last)[1] + SNAP:
+                if horizontal:
+                    last.x1 = max(last.x1, end)
+                else:
+                    last.y1 = max(last.y1, end)
                 continue
-            if not horizontal and abs(last.x0 - rule.x0) <= 0.5 and rule.y0 <= last.y1 + SNAP:
-                last.y1 = max(last.y1, rule.y1)
-                continue
-        out.append(Rule(rule.x0, rule.y0, rule.x1, rule.y1))
+            last = Rule(rule.x0, rule.y0, rule.x1, rule.y1)
+            out.append(last)
     return out
 
 
@@ -154,12 +168,16 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         ]
         if not inside:
             continue
-        cells: dict[tuple[int, int], list[Run]] = {}
+        boxes: dict[tuple[int, int], list[Run]] = {}
         for _, run in inside:
             mid_x, mid_y = (run.x0 + run.x1) / 2, run.y0 + 0.3 * run.size
             col = max(k for k in range(len(xs) - 1) if xs[k] <= mid_x or k == 0)
             row = max(k for k in range(len(ys) - 1) if ys[k] <= mid_y or k == 0)
-            cells.setdefault((len(ys) - 2 - row, col), []).append(run)
+            boxes.setdefault((len(ys) - 2 - row, col), []).append(run)
+        span = _spans(hs, vs, xs, ys, boxes)
+        cells: dict[tuple[int, int], list[Run]] = {}
+        for box, held in boxes.items():
+            cells.setdefault(span[box], []).extend(held)
         grid = [
             [_cell_text(cells.get((r, c), [])) for c in range(len(xs) - 1)]
             for r in range(len(ys) - 1)
@@ -178,6 +196,76 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _spans(
+    hs: list[Rule],
+    vs: list[Rule],
+    xs: list[float],
+    ys: list[float],
+    boxes: dict[tuple[int, int], list[Run]],
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """Each box of a grid (row from the top, column) to the first box of the cell it is part of.
+
+    A box no rule parts from its neighbour is one cell with it when one of the two holds no text
+    (a year centred over its two columns, a name beside the rows it labels) or a run of text
+    crosses where the rule would be; in the header (the rows above the first rule across the
+    whole table), a box no rule parts from the one under it is a cell over both rows whatever
+    they hold ("Sample" over "unit"). A cell's text is its top left box's, as a merged range's
+    value is its first cell's. Boxes that each hold text with no rule between them (columns
+    told apart by their shading, rows by nothing) stay cells of their own."""
+    n_rows, n_cols = len(ys) - 1, len(xs) - 1
+    parent = {(r, c): (r, c) for r in range(n_rows) for c in range(n_cols)}
+    texts = {cell: 1 if boxes.get(cell) else 0 for cell in parent}
+
+    def find(cell: tuple[int, int]) -> tuple[int, int]:
+        while parent[cell] != cell:
+            parent[cell] = parent[parent[cell]]
+            cell = parent[cell]
+        return cell
+
+    def union(a: tuple[int, int], b: tuple[int, int], *, always: bool = False) -> None:
+        ra, rb = find(a), find(b)
+        if ra == rb or (not always and texts[ra] + texts[rb] > 1):
+            return
+        first = min(ra, rb)  # the top left box of the two (rows count from the top)
+        parent[ra] = parent[rb] = first
+        texts[first] = texts[ra] + texts[rb]
+
+    reach = SNAP + 0.5  # a cluster's values lie within SNAP of its first
+
+    def ruled_under(r: int, c: int) -> bool:
+        y, mid = ys[n_rows - 1 - r], (xs[c] + xs[c + 1]) / 2
+        return any(abs(h.y0 - y) <= reach and h.x0 - SNAP <= mid <= h.x1 + SNAP for h in hs)
+
+    def ruled_right(r: int, c: int) -> bool:
+        x, k = xs[c + 1], n_rows - 1 - r
+        mid = (ys[k] + ys[k + 1]) / 2
+        return any(abs(v.x0 - x) <= reach and v.y0 - SNAP <= mid <= v.y1 + SNAP for v in vs)
+
+    def crossed(r: int, c: int) -> bool:
+        # a run is put in the box its middle is in, so one that crosses an edge is on either side
+        x = xs[c + 1]
+        held = boxes.get((r, c), []) + boxes.get((r, c + 1), [])
+        return any(run.x0 < x - SNAP and run.x1 > x + SNAP for run in held)
+
+    header = next(
+        (r + 1 for r in range(n_rows - 1) if all(ruled_under(r, c) for c in range(n_cols))),
+        0,
+    )
+    for r in range(header - 1):
+        for c in range(n_cols):
+            if not ruled_under(r, c):
+                union((r, c), (r + 1, c), always=True)
+    for r in range(n_rows):
+        for c in range(n_cols - 1):
+            if not ruled_right(r, c):
+                union((r, c), (r, c + 1), always=crossed(r, c))
+    for r in range(n_rows - 1):
+        for c in range(n_cols):
+            if not ruled_under(r, c):
+                union((r, c), (r + 1, c))
+    return {cell: find(cell) for cell in parent}
 
 
 def _cell_text(runs: list[Run]) -> str:
