@@ -901,3 +901,117 @@ def test_a_ruled_header_cell_no_rule_parts_spans_its_rows_and_columns() -> None:
         ["Austria", "Single", "109", "0.9"],
         ["Spain", "Pooled", "36", "0"],
     ]
+
+
+def test_rows_no_rule_parts_inside_a_ruled_table_are_rows_a_line_each() -> None:
+    # rules under the header and over the total only: each line of the body whose first cell
+    # has text opens a row; a header's second line and a first cell wrapped in lower case join
+    # the row above
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs = [72, 200, 300, 400, 500]
+        for y in (760, 720, 610, 590):
+            c.line(xs[0], y, xs[-1], y)
+        for x in xs:
+            c.line(x, 760, x, 590)
+        for x, (top, under) in zip(
+            xs,
+            (("Country", ""), ("Cohesion", "EURbn"), ("ERDF", "EURbn"), ("Total", "EURbn")),
+            strict=False,
+        ):
+            c.drawString(x + 6, 744, top)
+            c.drawString(x + 6, 730, under)
+        body = [
+            ("Bulgaria", "2.3", "3.2", "5.5"),
+            ("Czech", "8.8", "13.4", "22.2"),
+            ("republic", "", "", ""),
+            ("Estonia", "1.1", "1.9", "3.0"),
+        ]
+        for k, row in enumerate(body):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 6, 706 - 14 * k, cell)
+        for x, cell in zip(xs, ("TOTAL", "12.2", "18.5", "30.7"), strict=False):
+            c.drawString(x + 6, 596, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Country",
+        "Cohesion EURbn",
+        "ERDF EURbn",
+        "Total EURbn",
+    ]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["Bulgaria", "2.3", "3.2", "5.5"],
+        ["Czech republic", "8.8", "13.4", "22.2"],
+        ["Estonia", "1.1", "1.9", "3.0"],
+        ["TOTAL", "12.2", "18.5", "30.7"],
+    ]
+
+
+def test_a_ruled_row_whose_first_cell_is_set_lower_stays_one_row() -> None:
+    # a three-line header whose first cell starts on its second line: one row, not three
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.grid([72, 220, 330, 440], [760, 714, 694, 674])
+        lines = (
+            ("", "Schools Identified", "Schools Not"),
+            ("Designation Under", "Under NCLB", "Identified"),
+            ("Initiative", "(n = 469)", "(n = 918)"),
+        )
+        for k, row in enumerate(lines):
+            for x, cell in zip((78, 226, 336), row, strict=True):
+                c.drawString(x, 748 - 13 * k, cell)
+        for k, row in enumerate((("Low-performing", "34%", "3%"), ("Other", "14%", "9%"))):
+            for x, cell in zip((78, 226, 336), row, strict=True):
+                c.drawString(x, 700 - 20 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Designation Under Initiative",
+        "Schools Identified Under NCLB (n = 469)",
+        "Schools Not Identified (n = 918)",
+    ]
+    assert len(table["rows"]) == 2
+
+
+def test_a_title_and_a_note_across_a_ruled_tables_frame_are_no_rows() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs, ys = [72, 250, 400], [780, 760, 740, 720, 700, 680]
+        for y in ys:
+            c.line(xs[0], y, xs[-1], y)
+        c.line(xs[0], ys[0], xs[0], ys[-1])
+        c.line(xs[-1], ys[0], xs[-1], ys[-1])
+        c.line(xs[1], ys[1], xs[1], ys[-2])  # the column rule stops at the title and the note
+        c.drawString(78, 766, "Exhibit 19 Share of schools by designation")
+        for k, row in enumerate((("Designation", "Share"), ("Low", "34%"), ("High", "2%"))):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 6, 746 - 20 * k, cell)
+        c.drawString(78, 686, "Exhibit reads: a third of the schools are low-performing.")
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Designation", "Share"]
+    assert [row[0] for row in table["rows"]] == ["Low", "High"]
+    assert "Exhibit 19 Share of schools by designation" in " ".join(texts(artifact))
+
+
+def test_a_word_drawn_in_pieces_across_where_a_rule_would_be_is_one_cell() -> None:
+    # "2010" shown as "20" and "10", its halves either side of the line between two columns
+    # of the row under it, which no rule draws in its own row
+    rules = [b"0.5 w"]
+    for y in (760, 740, 720, 700):
+        rules.append(b"72 %d m 372 %d l S" % (y, y))
+    for x in (72, 172, 372):
+        rules.append(b"%d 760 m %d 700 l S" % (x, x))
+    for x in (222, 272, 322):
+        rules.append(b"%d 740 m %d 700 l S" % (x, x))
+    text = [b"BT /F1 10 Tf"]
+    cells = [(80, 746, "Year"), (180, 746, "2005"), (262, 746, "20"), (273.12, 746, "10")]
+    cells += [(80, 726, "Kind"), (180, 726, "n"), (230, 726, "n"), (280, 726, "%"), (330, 726, "r")]
+    cells += [(80, 706, "All"), (180, 706, "7"), (230, 706, "8"), (280, 706, "9"), (330, 706, "5")]
+    for x, y, cell in cells:
+        text.append(b"1 0 0 1 %.2f %d Tm (%s) Tj" % (x, y, cell.encode()))
+    text.append(b"ET")
+    [table] = read(pdf(one_page(b"\n".join(rules + text))))["tables"]
+    assert "2010" in [c["name"] for c in table["columns"]]

@@ -168,6 +168,10 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         ]
         if not inside:
             continue
+        parts = _unruled_rows(xs, ys, [run for _, run in inside])
+        if parts:
+            ys = sorted(ys + parts)
+            hs = hs + [Rule(left, y, right, y) for y in parts]
         boxes: dict[tuple[int, int], list[Run]] = {}
         for _, run in inside:
             mid_x, mid_y = (run.x0 + run.x1) / 2, run.y0 + 0.3 * run.size
@@ -184,6 +188,18 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         ]
         keep_rows = [r for r in range(len(grid)) if any(grid[r])]
         keep_cols = [c for c in range(len(xs) - 1) if any(grid[r][c] for r in keep_rows)]
+        given_back: list[Run] = []
+        while len(keep_rows) > 2 and len(keep_cols) >= 2:
+            # a title over the table or a note under it, set inside its frame: one cell across
+            # the whole table, no rule parting it, is none of its rows but the page's lines
+            for end in (keep_rows[0], keep_rows[-1]):
+                first = span[(end, keep_cols[0])]
+                if all(span[(end, c)] == first for c in range(keep_cols[0], keep_cols[-1] + 1)):
+                    given_back += cells.get(first, [])
+                    keep_rows.remove(end)
+                    break
+            else:
+                break
         if len(keep_rows) < 2 or len(keep_cols) < 2:
             # one box around text is no table, nor is one row of boxes (a header over no row, a
             # figure's labels) or one column (a boxed note with a rule under its title): their
@@ -192,10 +208,55 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         if right_to_left(" ".join(cell for row in grid for cell in row)):
             keep_cols.reverse()  # a table in a right-to-left script reads from the right
         rows = [[grid[r][c] for c in keep_cols] for r in keep_rows]
-        taken.update(i for i, _ in inside)
+        back = {id(run) for run in given_back}
+        taken.update(i for i, run in inside if id(run) not in back)
         tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[float]:
+    """Where rows no rule parts begin, inside the grid's rows: a grid row whose lines of text
+    (three or more) mostly set text in two boxes or more, its first line in the first column
+    too, holds rows set one under the other with no rule between them (rules only under the
+    header and over the total). As in a borderless table, a line with text in the first column
+    opens a row there, one without adds to the row above (a wrapped cell, a header's second
+    line), as does one whose first cell goes on in lower case (a wrapped first cell)."""
+
+    def column(run: Run) -> int:
+        mid = (run.x0 + run.x1) / 2
+        return max(k for k in range(len(xs) - 1) if xs[k] <= mid or k == 0)
+
+    def middle(run: Run) -> float:
+        return run.y0 + 0.3 * run.size
+
+    def band(run: Run) -> int:
+        return max(k for k in range(len(ys) - 1) if ys[k] <= middle(run) or k == 0)
+
+    first = min(column(run) for run in runs)
+    parts: list[float] = []
+    for k in range(len(ys) - 1):
+        held = sorted((run for run in runs if band(run) == k), key=middle, reverse=True)
+        lines: list[list[Run]] = []
+        for run in held:
+            if lines and middle(lines[-1][0]) - middle(run) <= 0.5 * min(
+                run.size, lines[-1][0].size
+            ):
+                lines[-1].append(run)
+            else:
+                lines.append([run])
+        set_apart = sum(len({column(run) for run in line}) >= 2 for line in lines)
+        if len(lines) < 3 or set_apart < 3 or 3 * set_apart < 2 * len(lines):
+            continue
+        if not any(column(run) == first for run in lines[0]):
+            continue  # a first cell set lower than the others' first lines: one row's, wrapped
+        for above, line in zip(lines, lines[1:], strict=False):
+            stub = "".join(
+                run.text for run in sorted(line, key=lambda r: r.x0) if column(run) == first
+            )
+            if stub.strip() and not stub.strip()[0].islower():
+                parts.append((middle(above[0]) + middle(line[0])) / 2)
+    return parts
 
 
 def _spans(
@@ -244,10 +305,17 @@ def _spans(
         return any(abs(v.x0 - x) <= reach and v.y0 - SNAP <= mid <= v.y1 + SNAP for v in vs)
 
     def crossed(r: int, c: int) -> bool:
-        # a run is put in the box its middle is in, so one that crosses an edge is on either side
-        x = xs[c + 1]
-        held = boxes.get((r, c), []) + boxes.get((r, c + 1), [])
-        return any(run.x0 < x - SNAP and run.x1 > x + SNAP for run in held)
+        # a run is put in the box its middle is in, so one that crosses an edge is on either
+        # side of it; a word or a line drawn in pieces ("20" "10") runs on across it when a
+        # piece starts closer than a space or two after one on its line ends
+        x, before, after = xs[c + 1], boxes.get((r, c), []), boxes.get((r, c + 1), [])
+        if any(run.x0 < x - SNAP and run.x1 > x + SNAP for run in before + after):
+            return True
+        return any(
+            abs(a.y0 - b.y0) <= 0.2 * a.size and -SNAP <= b.x0 - a.x1 <= 0.4 * a.size
+            for a in before
+            for b in after
+        )
 
     header = next(
         (r + 1 for r in range(n_rows - 1) if all(ruled_under(r, c) for c in range(n_cols))),
