@@ -1015,3 +1015,30 @@ def test_a_word_drawn_in_pieces_across_where_a_rule_would_be_is_one_cell() -> No
     text.append(b"ET")
     [table] = read(pdf(one_page(b"\n".join(rules + text))))["tables"]
     assert "2010" in [c["name"] for c in table["columns"]]
+
+
+def test_columns_no_rule_parts_inside_a_ruled_column_are_columns_and_a_marker_is_none() -> None:
+    # two boxes side by side, each holding "Age" and "Total" columns with no rule between them;
+    # a third column of notes, each item's marker set apart from its text, is one column
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.grid([72, 232, 392, 540], [780, 640])
+        for k in range(7):
+            y = 766 - 18 * k
+            for left, first in ((72, 0), (232, 40)):
+                c.drawString(left + 6, y, f"{first + k - 1} years" if k else "Age")
+                c.drawString(left + 90, y, f"{3_000_000 + 1_000 * k:,}" if k else "Total")
+            if k:
+                c.drawString(398, y, "-")
+            c.drawString(420, y, "Counted twice" if k else "Note")
+
+    [table] = read(drawn(draw))["tables"]
+    names = [c["name"] for c in table["columns"]]
+    assert names == ["Age", "Total", "Age (2)", "Total (2)", "Note"]
+    assert [str(v) for v in table["rows"][0]] == [
+        "0 years",
+        "3,001,000",
+        "40 years",
+        "3,001,000",
+        "- Counted twice",
+    ]

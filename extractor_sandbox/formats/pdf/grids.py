@@ -168,6 +168,10 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         ]
         if not inside:
             continue
+        cuts = _unruled_columns(xs, [run for _, run in inside])
+        if cuts:
+            xs = sorted(xs + cuts)
+            vs = vs + [Rule(x, bottom, x, top) for x in cuts]
         parts = _unruled_rows(xs, ys, [run for _, run in inside])
         if parts:
             ys = sorted(ys + parts)
@@ -213,6 +217,27 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _unruled_columns(xs: list[float], runs: list[Run]) -> list[float]:
+    """Where columns no rule parts begin, inside the grid's columns: a grid column whose lines
+    (three or more, two thirds of those with text in it) are cut into two segments or more
+    (wider apart than their font size, as a borderless table's cells are; a list marker set
+    apart from its item's text is no column) holds columns set side by side with no rule between
+    them (tables set side by side in one frame), parted in the middle of each gap between the
+    bands those segments sit in."""
+    cuts: list[float] = []
+    for c in range(len(xs) - 1):
+        held = [run for run in runs if xs[c] <= (run.x0 + run.x1) / 2 < xs[c + 1]]
+        if len(held) < 6:
+            continue
+        lines = [_merge_markers(line) for line in build_lines(held)]
+        apart = [segs for segs in lines if len(segs) >= 2]
+        if len(apart) < 3 or 3 * len(apart) < 2 * len(lines):
+            continue
+        bands = _bands(apart)
+        cuts += [(a[1] + b[0]) / 2 for a, b in zip(bands, bands[1:], strict=False)]
+    return cuts
 
 
 def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[float]:
