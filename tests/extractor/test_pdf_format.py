@@ -1042,3 +1042,24 @@ def test_columns_no_rule_parts_inside_a_ruled_column_are_columns_and_a_marker_is
         "3,001,000",
         "- Counted twice",
     ]
+
+
+def test_a_charts_gridlines_over_its_scattered_labels_are_no_ruled_table() -> None:
+    # a bar chart's grid: ten by six boxes, a value or a label in a few of them
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.grid([72 + 40 * k for k in range(11)], [760 - 20 * k for k in range(7)])
+        for col, row, value in (
+            (0, 0, "50"),
+            (1, 2, "41"),
+            (3, 1, "34"),
+            (5, 4, "17"),
+            (8, 3, "22"),
+        ):
+            c.drawString(80 + 40 * col, 746 - 20 * row, value)
+        for col in range(0, 10, 3):
+            c.drawString(80 + 40 * col, 646, f"{1950 + 10 * col}s")
+
+    artifact = read(drawn(draw))
+    assert not any(t["attrs"].get("ruled") for t in artifact["tables"])
+    assert "1950s" in " ".join(texts(artifact))

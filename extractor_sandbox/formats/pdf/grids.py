@@ -1,8 +1,14 @@
 """Tables a page shows: ruled ones from the lines it draws, borderless ones from aligned segments.
 
 Ruled: horizontal and vertical rules that meet form a grid; each run of text goes to the box its
-middle is in; rows and columns with no text are dropped. One box around text (a single cell) is no
-table. Filled boxes set edge to edge in a row (shaded cells) give their edges as rules, for the
+middle is in; rows and columns with no text are dropped. A box no rule parts from its neighbour
+is one cell with it when one of the two is empty, a line of text runs across, or it is in the
+header (a cell over two rows or columns, its text at its top left); inside a grid row, lines set
+in two boxes or more with no rule between them are rows (a line with text in the first column
+opens one), and inside a grid column, lines cut into segments are columns. A title or note across
+the whole frame is no row. One box around text (a single cell) is no table, nor is a grid whose
+boxes mostly hold nothing (a chart's gridlines). Filled boxes set edge to edge in a row (shaded
+cells) give their edges as rules, for the
 text the drawn rules' tables leave. Borderless: a run of lines cut into segments that sit in two
 or more bands of the page (the bands of the rows that set the usual number of cells, so a header
 cell spanning two columns does not join them); a line with text in the first band opens a row,
@@ -208,6 +214,10 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
             # one box around text is no table, nor is one row of boxes (a header over no row, a
             # figure's labels) or one column (a boxed note with a rule under its title): their
             # text stays the page's lines
+            continue
+        filled = sum(1 for r in keep_rows for c in keep_cols if grid[r][c])
+        if 3 * filled < len(keep_rows) * len(keep_cols):
+            # a chart's gridlines over its scattered labels and values: most boxes empty
             continue
         if right_to_left(" ".join(cell for row in grid for cell in row)):
             keep_cols.reverse()  # a table in a right-to-left script reads from the right
