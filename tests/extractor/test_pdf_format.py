@@ -922,9 +922,11 @@ def test_rows_no_rule_parts_inside_a_ruled_table_are_rows_a_line_each() -> None:
             c.drawString(x + 6, 744, top)
             c.drawString(x + 6, 730, under)
         body = [
+            ("New members:", "", "", ""),
             ("Bulgaria", "2.3", "3.2", "5.5"),
             ("Czech", "8.8", "13.4", "22.2"),
             ("republic", "", "", ""),
+            ("Old members:", "", "", ""),
             ("Estonia", "1.1", "1.9", "3.0"),
         ]
         for k, row in enumerate(body):
@@ -941,8 +943,10 @@ def test_rows_no_rule_parts_inside_a_ruled_table_are_rows_a_line_each() -> None:
         "Total EURbn",
     ]
     assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["New members:", "None", "None", "None"],
         ["Bulgaria", "2.3", "3.2", "5.5"],
         ["Czech republic", "8.8", "13.4", "22.2"],
+        ["Old members:", "None", "None", "None"],
         ["Estonia", "1.1", "1.9", "3.0"],
         ["TOTAL", "12.2", "18.5", "30.7"],
     ]

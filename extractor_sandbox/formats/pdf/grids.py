@@ -251,10 +251,10 @@ def _unruled_columns(xs: list[float], runs: list[Run]) -> list[float]:
 
 
 def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[float]:
-    """Where rows no rule parts begin, inside the grid's rows: a grid row whose lines of text
-    (three or more) mostly set text in two boxes or more, its first line in the first column
+    """Where rows no rule parts begin, inside the grid's rows: a grid row of three lines of text
+    or more, half of them or more set in two boxes or more, its first line in the first column
     too, holds rows set one under the other with no rule between them (rules only under the
-    header and over the total). As in a borderless table, a line with text in the first column
+    header and over the total; a group's label alone on its line between them). As in a borderless table, a line with text in the first column
     opens a row there, one without adds to the row above (a wrapped cell, a header's second
     line), as does one whose first cell goes on in lower case (a wrapped first cell)."""
 
@@ -281,7 +281,7 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
             else:
                 lines.append([run])
         set_apart = sum(len({column(run) for run in line}) >= 2 for line in lines)
-        if len(lines) < 3 or set_apart < 3 or 3 * set_apart < 2 * len(lines):
+        if len(lines) < 3 or set_apart < 3 or 2 * set_apart < len(lines):
             continue
         if not any(column(run) == first for run in lines[0]):
             continue  # a first cell set lower than the others' first lines: one row's, wrapped
