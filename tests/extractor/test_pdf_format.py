@@ -1067,3 +1067,21 @@ def test_a_charts_gridlines_over_its_scattered_labels_are_no_ruled_table() -> No
     artifact = read(drawn(draw))
     assert not any(t["attrs"].get("ruled") for t in artifact["tables"])
     assert "1950s" in " ".join(texts(artifact))
+
+
+def test_a_grid_whose_rules_cut_through_its_figures_is_a_chart_not_a_table() -> None:
+    # a chart's gridlines drawn through its value labels: "30.5" shown as "30" and ".5" either
+    # side of a rule, with no space between them, in two places
+    rules = [b"0.5 w"]
+    for y in (760, 740, 720):
+        rules.append(b"72 %d m 372 %d l S" % (y, y))
+    for x in (72, 172, 272, 372):
+        rules.append(b"%d 760 m %d 720 l S" % (x, x))
+    text = [b"BT /F1 10 Tf"]
+    pieces = [(80, 746, "Year"), (160.88, 746, "30"), (172, 746, ".5"), (280, 746, "Rate")]
+    pieces += [(80, 726, "1996"), (160.88, 726, "29"), (172, 726, ".7"), (280, 726, "48.6")]
+    for x, y, piece in pieces:
+        text.append(b"1 0 0 1 %.2f %d Tm (%s) Tj" % (x, y, piece.encode()))
+    text.append(b"ET")
+    artifact = read(pdf(one_page(b"\n".join(rules + text))))
+    assert not any(t["attrs"].get("ruled") for t in artifact["tables"])

@@ -27,7 +27,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import MAX_RULES, Rule, Run
-from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, right_to_left
+from extractor_sandbox.formats.pdf.lines import (
+    SPACE_GAP,
+    Line,
+    Segment,
+    build_lines,
+    right_to_left,
+)
 
 SNAP = 2.0  # rules within this many points of each other are one rule
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
@@ -216,8 +222,9 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
             # text stays the page's lines
             continue
         filled = sum(1 for r in keep_rows for c in keep_cols if grid[r][c])
-        if 3 * filled < len(keep_rows) * len(keep_cols):
-            # a chart's gridlines over its scattered labels and values: most boxes empty
+        if 3 * filled < len(keep_rows) * len(keep_cols) or _cuts_words(vs, inside):
+            # a chart's gridlines over its scattered labels and values: most boxes empty, or
+            # its rules drawn through the words and figures it labels
             continue
         if right_to_left(" ".join(cell for row in grid for cell in row)):
             keep_cols.reverse()  # a table in a right-to-left script reads from the right
@@ -227,6 +234,24 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _cuts_words(vs: list[Rule], inside: list[tuple[int, Run]]) -> bool:
+    """Whether the grid's rules pass between the characters of words (two places or more): a
+    piece of text either side of a rule, on one line, with no space between them."""
+    pieces = sorted((run for _, run in inside), key=lambda r: (round(r.y0, 1), r.x0))
+    cuts = 0
+    for a, b in zip(pieces, pieces[1:], strict=False):
+        if abs(a.y0 - b.y0) > 0.1 or b.x0 - a.x1 > SPACE_GAP * a.size or b.x0 < a.x1 - SNAP:
+            continue
+        if any(
+            a.x0 < v.x0 < b.x1 and abs(v.x0 - (a.x1 + b.x0) / 2) <= SNAP and v.y0 <= a.y0 <= v.y1
+            for v in vs
+        ):
+            cuts += 1
+            if cuts >= 2:
+                return True
+    return False
 
 
 def _unruled_columns(xs: list[float], runs: list[Run]) -> list[float]:
