@@ -12,11 +12,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import pypdf
 import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
 from extractor_sandbox.formats.pdf import reader
+from extractor_sandbox.formats.pdf.content import read_drawing
 from extractor_sandbox.formats.pdf.reader import PARSER_VERSION, extract_pdf, page_cell
 from extractor_sandbox.registry import SPECS
 from extractor_sandbox.source import DECLARED_FORMATS, extract
@@ -1085,3 +1087,50 @@ def test_a_grid_whose_rules_cut_through_its_figures_is_a_chart_not_a_table() -> 
     text.append(b"ET")
     artifact = read(pdf(one_page(b"\n".join(rules + text))))
     assert not any(t["attrs"].get("ruled") for t in artifact["tables"])
+
+
+def _table_page(paths: list[bytes]) -> bytes:
+    """A page of a three by three table drawn by `paths`, its text in the boxes of
+    72-372 x 700-760."""
+    text = [b"BT /F1 10 Tf"]
+    rows = (("Name", "Kind", "Size"), ("alpha", "file", "12"), ("beta", "dir", "7"))
+    for k, row in enumerate(rows):
+        for x, cell in zip((80, 180, 280), row, strict=True):
+            text.append(b"1 0 0 1 %d %d Tm (%s) Tj" % (x, 746 - 20 * k, cell.encode()))
+    text.append(b"ET")
+    return pdf(one_page(b"\n".join(paths + text)))
+
+
+def test_rules_filled_as_thin_boxes_drawn_with_lines_are_rules() -> None:
+    # each rule a thin box outlined with m l l l h and filled, as some writers draw them
+    paths: list[bytes] = []
+    for y in (760, 740, 720, 700):
+        a, b, c, d = 72, y - 0.25, 372, y + 0.25
+        paths.append(
+            b"%.2f %.2f m %.2f %.2f l %.2f %.2f l %.2f %.2f l h f" % (a, b, c, b, c, d, a, d)
+        )
+    for x in (72, 172, 272, 372):
+        a, b, c, d = x - 0.25, 700, x + 0.25, 760
+        paths.append(
+            b"%.2f %.2f m %.2f %.2f l %.2f %.2f l %.2f %.2f l h f" % (a, b, c, b, c, d, a, d)
+        )
+    [table] = read(_table_page(paths))["tables"]
+    assert table["attrs"].get("ruled") is True
+    assert table["rows"] == [["alpha", "file", 12], ["beta", "dir", 7]]
+
+
+def test_a_closed_path_stroked_draws_its_closing_side_as_a_rule() -> None:
+    # m l l l then h and S, or s: the fourth side is the one the closing draws
+    for ops in (
+        b"72 700 m 72 760 l 372 760 l 372 700 l h S",
+        b"72 700 m 72 760 l 372 760 l 372 700 l s",
+    ):
+        page = pypdf.PdfReader(io.BytesIO(pdf(one_page(ops)))).pages[0]
+        rules = read_drawing(page, None).rules
+        sides = sorted((r.x0, r.y0, r.x1, r.y1) for r in rules)
+        assert sides == [
+            (72, 700, 72, 760),
+            (72, 700, 372, 700),
+            (72, 760, 372, 760),
+            (372, 700, 372, 760),
+        ]
