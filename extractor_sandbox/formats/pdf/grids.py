@@ -22,6 +22,7 @@ space or by groups' labels alone on their lines, are one table.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -191,8 +192,7 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         boxes: dict[tuple[int, int], list[Run]] = {}
         for _, run in inside:
             mid_x, mid_y = (run.x0 + run.x1) / 2, run.y0 + 0.3 * run.size
-            col = max(k for k in range(len(xs) - 1) if xs[k] <= mid_x or k == 0)
-            row = max(k for k in range(len(ys) - 1) if ys[k] <= mid_y or k == 0)
+            col, row = _slot(xs, mid_x), _slot(ys, mid_y)
             boxes.setdefault((len(ys) - 2 - row, col), []).append(run)
         span = _spans(hs, vs, xs, ys, boxes)
         cells: dict[tuple[int, int], list[Run]] = {}
@@ -279,44 +279,45 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
     """Where rows no rule parts begin, inside the grid's rows: a grid row of three lines of text
     or more, half of them or more set in two boxes or more, its first line in the first column
     too, holds rows set one under the other with no rule between them (rules only under the
-    header and over the total; a group's label alone on its line between them). As in a borderless table, a line with text in the first column
-    opens a row there, one without adds to the row above (a wrapped cell, a header's second
-    line), as does one whose first cell goes on in lower case (a wrapped first cell)."""
-
-    def column(run: Run) -> int:
-        mid = (run.x0 + run.x1) / 2
-        return max(k for k in range(len(xs) - 1) if xs[k] <= mid or k == 0)
+    header and over the total; a group's label alone on its line between them). As in a
+    borderless table, a line with text in the first column opens a row there, one without adds
+    to the row above (a wrapped cell, a header's second line), as does one whose first cell goes
+    on in lower case (a wrapped first cell)."""
 
     def middle(run: Run) -> float:
         return run.y0 + 0.3 * run.size
 
-    def band(run: Run) -> int:
-        return max(k for k in range(len(ys) - 1) if ys[k] <= middle(run) or k == 0)
-
-    first = min(column(run) for run in runs)
+    column = {id(run): _slot(xs, (run.x0 + run.x1) / 2) for run in runs}
+    bands: dict[int, list[Run]] = {}
+    for run in runs:
+        bands.setdefault(_slot(ys, middle(run)), []).append(run)
+    first = min(column.values())
     parts: list[float] = []
-    for k in range(len(ys) - 1):
-        held = sorted((run for run in runs if band(run) == k), key=middle, reverse=True)
+    for held in bands.values():
         lines: list[list[Run]] = []
-        for run in held:
-            if lines and middle(lines[-1][0]) - middle(run) <= 0.5 * min(
-                run.size, lines[-1][0].size
-            ):
+        for run in sorted(held, key=middle, reverse=True):
+            top = lines[-1][0] if lines else None
+            if top is not None and middle(top) - middle(run) <= 0.5 * min(run.size, top.size):
                 lines[-1].append(run)
             else:
                 lines.append([run])
-        set_apart = sum(len({column(run) for run in line}) >= 2 for line in lines)
+        set_apart = sum(len({column[id(run)] for run in line}) >= 2 for line in lines)
         if len(lines) < 3 or set_apart < 3 or 2 * set_apart < len(lines):
             continue
-        if not any(column(run) == first for run in lines[0]):
+        if not any(column[id(run)] == first for run in lines[0]):
             continue  # a first cell set lower than the others' first lines: one row's, wrapped
         for above, line in zip(lines, lines[1:], strict=False):
             stub = "".join(
-                run.text for run in sorted(line, key=lambda r: r.x0) if column(run) == first
-            )
-            if stub.strip() and not stub.strip()[0].islower():
+                run.text for run in sorted(line, key=lambda r: r.x0) if column[id(run)] == first
+            ).strip()
+            if stub and not stub[0].islower():
                 parts.append((middle(above[0]) + middle(line[0])) / 2)
     return parts
+
+
+def _slot(edges: list[float], value: float) -> int:
+    """The box between edges (sorted) that a value falls in, the outer ones taking the rest."""
+    return min(max(bisect.bisect_right(edges, value) - 1, 0), len(edges) - 2)
 
 
 def _spans(
