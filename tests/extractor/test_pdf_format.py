@@ -1134,3 +1134,28 @@ def test_a_closed_path_stroked_draws_its_closing_side_as_a_rule() -> None:
             (72, 760, 372, 760),
             (372, 700, 372, 760),
         ]
+
+
+def test_a_ruled_stub_cell_wrapped_over_two_rows_no_rule_parts_is_one_cell() -> None:
+    # "Chronic fatigue" over "syndrome" beside a Count and a Percentage row: the rule between
+    # them stops at the stub, whose text goes on in lower case in the box under it
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs = [72, 200, 290, 380]
+        for y in (760, 740, 700):
+            c.line(xs[0], y, xs[-1], y)
+        c.line(xs[1], 720, xs[-1], 720)
+        for x in xs:
+            c.line(x, 760, x, 700)
+        for x, cell in zip(xs, ("Illness", "Measure", "Suffered"), strict=False):
+            c.drawString(x + 6, 746, cell)
+        rows = (("Chronic fatigue", "Count", "19"), ("syndrome", "Percentage", "3.8%"))
+        for k, row in enumerate(rows):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 6, 726 - 20 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["Chronic fatigue syndrome", "Count", "19"],
+        ["None", "Percentage", "3.8%"],
+    ]

@@ -333,9 +333,10 @@ def _spans(
     (a year centred over its two columns, a name beside the rows it labels) or a run of text
     crosses where the rule would be; in the header (the rows above the first rule across the
     whole table), a box no rule parts from the one under it is a cell over both rows whatever
-    they hold ("Sample" over "unit"). A cell's text is its top left box's, as a merged range's
-    value is its first cell's. Boxes that each hold text with no rule between them (columns
-    told apart by their shading, rows by nothing) stay cells of their own."""
+    they hold ("Sample" over "unit"), and in the body one whose text goes on in lower case in
+    the box under it ("Chronic fatigue" over "syndrome"). A cell's text is its top left box's, as
+    a merged range's value is its first cell's. Boxes that each hold text with no rule between
+    them (columns told apart by their shading, rows by nothing) stay cells of their own."""
     n_rows, n_cols = len(ys) - 1, len(xs) - 1
     parent = {(r, c): (r, c) for r in range(n_rows) for c in range(n_cols)}
     texts = {cell: 1 if boxes.get(cell) else 0 for cell in parent}
@@ -390,10 +391,20 @@ def _spans(
         for c in range(n_cols - 1):
             if not ruled_right(r, c):
                 union((r, c), (r, c + 1), always=crossed(r, c))
+
+    def goes_on(r: int, c: int) -> bool:
+        # the box's first line begins in lower case: the text of the box above, wrapped
+        held = boxes.get((r, c), [])
+        if not held:
+            return False
+        top = max(run.y0 for run in held)
+        first = min((run for run in held if top - run.y0 <= 0.5 * run.size), key=lambda r: r.x0)
+        return first.text.strip()[:1].islower()
+
     for r in range(n_rows - 1):
         for c in range(n_cols):
             if not ruled_under(r, c):
-                union((r, c), (r + 1, c))
+                union((r, c), (r + 1, c), always=goes_on(r + 1, c))
     return {cell: find(cell) for cell in parent}
 
 
