@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import MAX_RULES, Rule, Run
@@ -37,6 +38,7 @@ from extractor_sandbox.formats.pdf.lines import (
 )
 
 SNAP = 2.0  # rules within this many points of each other are one rule
+MAX_SPAN_BOXES = 250_000  # a grid past this many boxes reads each box as a cell of its own
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
@@ -197,7 +199,7 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         span = _spans(hs, vs, xs, ys, boxes)
         cells: dict[tuple[int, int], list[Run]] = {}
         for box, held in boxes.items():
-            cells.setdefault(span[box], []).extend(held)
+            cells.setdefault(span(box), []).extend(held)
         grid = [
             [_cell_text(cells.get((r, c), [])) for c in range(len(xs) - 1)]
             for r in range(len(ys) - 1)
@@ -209,8 +211,8 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
             # a title over the table or a note under it, set inside its frame: one cell across
             # the whole table, no rule parting it, is none of its rows but the page's lines
             for end in (keep_rows[0], keep_rows[-1]):
-                first = span[(end, keep_cols[0])]
-                if all(span[(end, c)] == first for c in range(keep_cols[0], keep_cols[-1] + 1)):
+                first = span((end, keep_cols[0]))
+                if all(span((end, c)) == first for c in range(keep_cols[0], keep_cols[-1] + 1)):
                     given_back += cells.get(first, [])
                     keep_rows.remove(end)
                     break
@@ -239,15 +241,18 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
 def _cuts_words(vs: list[Rule], inside: list[tuple[int, Run]]) -> bool:
     """Whether the grid's rules pass between the characters of words (two places or more): a
     piece of text either side of a rule, on one line, with no space between them."""
+    rules = sorted(vs, key=lambda v: v.x0)
+    places = [v.x0 for v in rules]
     pieces = sorted((run for _, run in inside), key=lambda r: (round(r.y0, 1), r.x0))
     cuts = 0
     for a, b in zip(pieces, pieces[1:], strict=False):
         if abs(a.y0 - b.y0) > 0.1 or b.x0 - a.x1 > SPACE_GAP * a.size or b.x0 < a.x1 - SNAP:
             continue
-        if any(
-            a.x0 < v.x0 < b.x1 and abs(v.x0 - (a.x1 + b.x0) / 2) <= SNAP and v.y0 <= a.y0 <= v.y1
-            for v in vs
-        ):
+        middle = (a.x1 + b.x0) / 2
+        near = rules[
+            bisect.bisect_left(places, middle - SNAP) : bisect.bisect_right(places, middle + SNAP)
+        ]
+        if any(a.x0 < v.x0 < b.x1 and v.y0 <= a.y0 <= v.y1 for v in near):
             cuts += 1
             if cuts >= 2:
                 return True
@@ -326,7 +331,7 @@ def _spans(
     xs: list[float],
     ys: list[float],
     boxes: dict[tuple[int, int], list[Run]],
-) -> dict[tuple[int, int], tuple[int, int]]:
+) -> Callable[[tuple[int, int]], tuple[int, int]]:
     """Each box of a grid (row from the top, column) to the first box of the cell it is part of.
 
     A box no rule parts from its neighbour is one cell with it when one of the two holds no text
@@ -338,16 +343,21 @@ def _spans(
     a merged range's value is its first cell's. Boxes that each hold text with no rule between
     them (columns told apart by their shading, rows by nothing) stay cells of their own."""
     n_rows, n_cols = len(ys) - 1, len(xs) - 1
-    parent = {(r, c): (r, c) for r in range(n_rows) for c in range(n_cols)}
-    texts = {cell: 1 if boxes.get(cell) else 0 for cell in parent}
+    if n_rows * n_cols > MAX_SPAN_BOXES:
+        return lambda box: box  # past the bound each box is a cell of its own
+    parent = list(range(n_rows * n_cols))  # box (r, c) is r * n_cols + c
+    texts = [0] * (n_rows * n_cols)
+    for r, c in boxes:
+        texts[r * n_cols + c] = 1
+    under, right = _ruled_edges(hs, vs, xs, ys)
 
-    def find(cell: tuple[int, int]) -> tuple[int, int]:
-        while parent[cell] != cell:
-            parent[cell] = parent[parent[cell]]
-            cell = parent[cell]
-        return cell
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
 
-    def union(a: tuple[int, int], b: tuple[int, int], *, always: bool = False) -> None:
+    def union(a: int, b: int, *, always: bool = False) -> None:
         ra, rb = find(a), find(b)
         if ra == rb or (not always and texts[ra] + texts[rb] > 1):
             return
@@ -355,42 +365,8 @@ def _spans(
         parent[ra] = parent[rb] = first
         texts[first] = texts[ra] + texts[rb]
 
-    reach = SNAP + 0.5  # a cluster's values lie within SNAP of its first
-
     def ruled_under(r: int, c: int) -> bool:
-        y, mid = ys[n_rows - 1 - r], (xs[c] + xs[c + 1]) / 2
-        return any(abs(h.y0 - y) <= reach and h.x0 - SNAP <= mid <= h.x1 + SNAP for h in hs)
-
-    def ruled_right(r: int, c: int) -> bool:
-        x, k = xs[c + 1], n_rows - 1 - r
-        mid = (ys[k] + ys[k + 1]) / 2
-        return any(abs(v.x0 - x) <= reach and v.y0 - SNAP <= mid <= v.y1 + SNAP for v in vs)
-
-    def crossed(r: int, c: int) -> bool:
-        # a run is put in the box its middle is in, so one that crosses an edge is on either
-        # side of it; a word or a line drawn in pieces ("20" "10") runs on across it when a
-        # piece starts closer than a space or two after one on its line ends
-        x, before, after = xs[c + 1], boxes.get((r, c), []), boxes.get((r, c + 1), [])
-        if any(run.x0 < x - SNAP and run.x1 > x + SNAP for run in before + after):
-            return True
-        return any(
-            abs(a.y0 - b.y0) <= 0.2 * a.size and -SNAP <= b.x0 - a.x1 <= 0.4 * a.size
-            for a in before
-            for b in after
-        )
-
-    header = next(
-        (r + 1 for r in range(n_rows - 1) if all(ruled_under(r, c) for c in range(n_cols))),
-        0,
-    )
-    for r in range(header - 1):
-        for c in range(n_cols):
-            if not ruled_under(r, c):
-                union((r, c), (r + 1, c), always=True)
-    for r in range(n_rows):
-        for c in range(n_cols - 1):
-            if not ruled_right(r, c):
-                union((r, c), (r, c + 1), always=crossed(r, c))
+        return bool(under[(n_rows - 1 - r) * n_cols + c])
 
     def goes_on(r: int, c: int) -> bool:
         # the box's first line begins in lower case: the text of the box above, wrapped
@@ -401,11 +377,71 @@ def _spans(
         first = min((run for run in held if top - run.y0 <= 0.5 * run.size), key=lambda r: r.x0)
         return first.text.strip()[:1].islower()
 
+    header = next(
+        (r + 1 for r in range(n_rows - 1) if all(ruled_under(r, c) for c in range(n_cols))),
+        0,
+    )
+    for r in range(header - 1):
+        for c in range(n_cols):
+            if not ruled_under(r, c):
+                union(r * n_cols + c, (r + 1) * n_cols + c, always=True)
+    for r in range(n_rows):
+        for c in range(n_cols - 1):
+            if not right[(c + 1) * n_rows + n_rows - 1 - r]:
+                crossed = _runs_across(boxes.get((r, c), []), boxes.get((r, c + 1), []), xs[c + 1])
+                union(r * n_cols + c, r * n_cols + c + 1, always=crossed)
     for r in range(n_rows - 1):
         for c in range(n_cols):
             if not ruled_under(r, c):
-                union((r, c), (r + 1, c), always=goes_on(r + 1, c))
-    return {cell: find(cell) for cell in parent}
+                union(r * n_cols + c, (r + 1) * n_cols + c, always=goes_on(r + 1, c))
+
+    def cell(box: tuple[int, int]) -> tuple[int, int]:
+        row, col = divmod(find(box[0] * n_cols + box[1]), n_cols)
+        return (row, col)
+
+    return cell
+
+
+def _ruled_edges(
+    hs: list[Rule], vs: list[Rule], xs: list[float], ys: list[float]
+) -> tuple[bytearray, bytearray]:
+    """The sides of a grid's boxes that a rule draws: under[k * columns + c] for the line ys[k]
+    under column c (k counted from the bottom), right[c * rows + k] for the line xs[c] beside
+    grid row k."""
+    reach = SNAP + 0.5  # a cluster's values lie within SNAP of its first
+    n_rows, n_cols = len(ys) - 1, len(xs) - 1
+    col_mids = [(xs[c] + xs[c + 1]) / 2 for c in range(n_cols)]
+    row_mids = [(ys[k] + ys[k + 1]) / 2 for k in range(n_rows)]
+    under = bytearray(len(ys) * n_cols)
+    for h in hs:
+        first = bisect.bisect_left(col_mids, h.x0 - SNAP)
+        last = bisect.bisect_right(col_mids, h.x1 + SNAP)
+        for k in range(bisect.bisect_left(ys, h.y0 - reach), bisect.bisect_right(ys, h.y0 + reach)):
+            under[k * n_cols + first : k * n_cols + last] = b"\x01" * (last - first)
+    right = bytearray(len(xs) * n_rows)
+    for v in vs:
+        first = bisect.bisect_left(row_mids, v.y0 - SNAP)
+        last = bisect.bisect_right(row_mids, v.y1 + SNAP)
+        for c in range(bisect.bisect_left(xs, v.x0 - reach), bisect.bisect_right(xs, v.x0 + reach)):
+            right[c * n_rows + first : c * n_rows + last] = b"\x01" * (last - first)
+    return under, right
+
+
+def _runs_across(before: list[Run], after: list[Run], x: float) -> bool:
+    """Whether text runs on across x from one box into the next: a run crosses it (a run is put
+    in the box its middle is in, so it sits on either side), or a word or a line drawn in pieces
+    ("20" "10") goes on, a piece starting closer than a space or two after one on its line ends."""
+    if any(run.x0 < x - SNAP and run.x1 > x + SNAP for run in before + after):
+        return True
+    ends = [a for a in before if a.x1 >= x - 0.4 * a.size - SNAP]
+    starts = sorted((b for b in after if b.x0 <= x + 0.4 * b.size + SNAP), key=lambda b: b.y0)
+    heights = [b.y0 for b in starts]
+    for a in ends:
+        lo = bisect.bisect_left(heights, a.y0 - 0.2 * a.size)
+        hi = bisect.bisect_right(heights, a.y0 + 0.2 * a.size)
+        if any(-SNAP <= b.x0 - a.x1 <= 0.4 * a.size for b in starts[lo:hi]):
+            return True
+    return False
 
 
 def _cell_text(runs: list[Run]) -> str:
