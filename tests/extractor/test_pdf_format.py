@@ -908,7 +908,7 @@ def test_a_ruled_header_cell_no_rule_parts_spans_its_rows_and_columns() -> None:
 def test_rows_no_rule_parts_inside_a_ruled_table_are_rows_a_line_each() -> None:
     # rules under the header and over the total only: each line of the body whose first cell
     # has text opens a row; a header's second line and a first cell wrapped in lower case join
-    # the row above
+    # the row above, a name in lower case beside figures opens its own
     def draw(c: Any, _: int) -> None:
         c.setFont("Helvetica", 10)
         xs = [72, 200, 300, 400, 500]
@@ -930,6 +930,7 @@ def test_rows_no_rule_parts_inside_a_ruled_table_are_rows_a_line_each() -> None:
             ("republic", "", "", ""),
             ("Old members:", "", "", ""),
             ("Estonia", "1.1", "1.9", "3.0"),
+            ("netherlands", "0.4", "0.5", "0.9"),
         ]
         for k, row in enumerate(body):
             for x, cell in zip(xs, row, strict=False):
@@ -950,6 +951,7 @@ def test_rows_no_rule_parts_inside_a_ruled_table_are_rows_a_line_each() -> None:
         ["Czech republic", "8.8", "13.4", "22.2"],
         ["Old members:", "None", "None", "None"],
         ["Estonia", "1.1", "1.9", "3.0"],
+        ["netherlands", "0.4", "0.5", "0.9"],
         ["TOTAL", "12.2", "18.5", "30.7"],
     ]
 

@@ -286,8 +286,8 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
     too, holds rows set one under the other with no rule between them (rules only under the
     header and over the total; a group's label alone on its line between them). As in a
     borderless table, a line with text in the first column opens a row there, one without adds
-    to the row above (a wrapped cell, a header's second line), as does one whose first cell goes
-    on in lower case (a wrapped first cell)."""
+    to the row above (a wrapped cell, a header's second line), as does one whose every cell goes
+    on in lower case (a wrapped first cell, with the other cells wrapped beside it)."""
 
     def middle(run: Run) -> float:
         return run.y0 + 0.3 * run.size
@@ -312,11 +312,17 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
         if not any(column[id(run)] == first for run in lines[0]):
             continue  # a first cell set lower than the others' first lines: one row's, wrapped
         for above, line in zip(lines, lines[1:], strict=False):
-            stub = "".join(
-                run.text for run in sorted(line, key=lambda r: r.x0) if column[id(run)] == first
-            ).strip()
-            if stub and not stub[0].islower():
-                parts.append((middle(above[0]) + middle(line[0])) / 2)
+            starts: dict[int, str] = {}
+            for run in sorted(line, key=lambda r: r.x0):
+                if run.text.strip():
+                    starts.setdefault(column[id(run)], run.text.strip())
+            if first not in starts:
+                continue
+            # a first cell going on in lower case, beside nothing or beside cells that go on
+            # too, is a wrapped row's; beside figures ("netherlands  93.5") it opens a row
+            if all(text[0].islower() for text in starts.values()):
+                continue
+            parts.append((middle(above[0]) + middle(line[0])) / 2)
     return parts
 
 
