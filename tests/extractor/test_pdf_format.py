@@ -12,11 +12,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import pypdf
 import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
 from extractor_sandbox.formats.pdf import reader
+from extractor_sandbox.formats.pdf.content import read_drawing
 from extractor_sandbox.formats.pdf.reader import PARSER_VERSION, extract_pdf, page_cell
 from extractor_sandbox.registry import SPECS
 from extractor_sandbox.source import DECLARED_FORMATS, extract
@@ -840,3 +842,322 @@ def test_authors_set_apart_on_a_title_page_are_no_heading() -> None:
             c.drawString(72, 595 - 12 * k, f"Line {k} of the introduction, in the body's face.")
 
     assert texts(read(drawn(draw)), "heading") == ["A Title Set Large", "1 Introduction"]
+
+
+# Ruled tables on real documents (issue 16, pdfruled)
+
+
+def test_rules_of_two_tables_a_hair_apart_in_line_are_each_tables_own() -> None:
+    # the lower table's column rules sit a third of a point right of the upper table's: taken
+    # in order across the line only, the lower table's pieces were read as inside the upper's
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        for top, shift, names in ((760, 0.0, ("a", "b", "c")), (560, 0.3, ("x", "y", "z"))):
+            c.grid([72 + shift, 200 + shift, 320 + shift, 440 + shift], [top, top - 20, top - 40])
+            for k, name in enumerate(names):
+                c.drawString(80 + 120 * k, top - 14, f"Head {name}")
+                c.drawString(80 + 120 * k, top - 34, f"cell {name}")
+
+    tables = read(drawn(draw))["tables"]
+    assert [[c["name"] for c in t["columns"]] for t in tables] == [
+        ["Head a", "Head b", "Head c"],
+        ["Head x", "Head y", "Head z"],
+    ]
+    assert [t["rows"] for t in tables] == [
+        [["cell a", "cell b", "cell c"]],
+        [["cell x", "cell y", "cell z"]],
+    ]
+    assert [t["attrs"].get("ruled") for t in tables] == [True, True]
+
+
+def test_a_ruled_header_cell_no_rule_parts_spans_its_rows_and_columns() -> None:
+    # "Country" and "Sample unit" over two header rows (no rule under them), "2007" over its
+    # two columns (no rule between them in the first row): each is one cell, its text at its
+    # top left, as a merged range's value is its first cell's
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs, ys = [72, 160, 250, 320, 390], [760, 740, 720, 700, 680]
+        c.line(xs[0], ys[0], xs[-1], ys[0])
+        c.line(xs[2], ys[1], xs[-1], ys[1])  # under "2007" only
+        for y in ys[2:]:
+            c.line(xs[0], y, xs[-1], y)
+        for x in (xs[0], xs[1], xs[2], xs[-1]):
+            c.line(x, ys[0], x, ys[-1])
+        c.line(xs[3], ys[1], xs[3], ys[-1])  # between "n" and "%", not through "2007"
+        c.drawString(80, 736, "Country")
+        c.drawString(168, 746, "Sample")
+        c.drawString(168, 726, "unit")
+        c.drawString(300, 746, "2007")
+        c.drawString(258, 726, "n")
+        c.drawString(328, 726, "%")
+        body = (("Austria", "Single", "109", "0.9"), ("Spain", "Pooled", "36", "0"))
+        for k, row in enumerate(body):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 8, 706 - 20 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    names = [c["name"] for c in table["columns"]]
+    assert names == ["Country", "Sample unit", "2007", "column 4"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["None", "None", "n", "%"],
+        ["Austria", "Single", "109", "0.9"],
+        ["Spain", "Pooled", "36", "0"],
+    ]
+
+
+def test_rows_no_rule_parts_inside_a_ruled_table_are_rows_a_line_each() -> None:
+    # rules under the header and over the total only: each line of the body whose first cell
+    # has text opens a row; a header's second line and a first cell wrapped in lower case join
+    # the row above, a name in lower case beside figures opens its own
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs = [72, 200, 300, 400, 500]
+        for y in (760, 720, 610, 590):
+            c.line(xs[0], y, xs[-1], y)
+        for x in xs:
+            c.line(x, 760, x, 590)
+        for x, (top, under) in zip(
+            xs,
+            (("Country", ""), ("Cohesion", "EURbn"), ("ERDF", "EURbn"), ("Total", "EURbn")),
+            strict=False,
+        ):
+            c.drawString(x + 6, 744, top)
+            c.drawString(x + 6, 730, under)
+        body = [
+            ("New members:", "", "", ""),
+            ("Bulgaria", "2.3", "3.2", "5.5"),
+            ("Czech", "8.8", "13.4", "22.2"),
+            ("republic", "", "", ""),
+            ("Old members:", "", "", ""),
+            ("Estonia", "1.1", "1.9", "3.0"),
+            ("netherlands", "0.4", "0.5", "0.9"),
+        ]
+        for k, row in enumerate(body):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 6, 706 - 14 * k, cell)
+        for x, cell in zip(xs, ("TOTAL", "12.2", "18.5", "30.7"), strict=False):
+            c.drawString(x + 6, 596, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Country",
+        "Cohesion EURbn",
+        "ERDF EURbn",
+        "Total EURbn",
+    ]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["New members:", "None", "None", "None"],
+        ["Bulgaria", "2.3", "3.2", "5.5"],
+        ["Czech republic", "8.8", "13.4", "22.2"],
+        ["Old members:", "None", "None", "None"],
+        ["Estonia", "1.1", "1.9", "3.0"],
+        ["netherlands", "0.4", "0.5", "0.9"],
+        ["TOTAL", "12.2", "18.5", "30.7"],
+    ]
+
+
+def test_a_ruled_row_whose_first_cell_is_set_lower_stays_one_row() -> None:
+    # a three-line header whose first cell starts on its second line: one row, not three
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.grid([72, 220, 330, 440], [760, 714, 694, 674])
+        lines = (
+            ("", "Schools Identified", "Schools Not"),
+            ("Designation Under", "Under NCLB", "Identified"),
+            ("Initiative", "(n = 469)", "(n = 918)"),
+        )
+        for k, row in enumerate(lines):
+            for x, cell in zip((78, 226, 336), row, strict=True):
+                c.drawString(x, 748 - 13 * k, cell)
+        for k, row in enumerate((("Low-performing", "34%", "3%"), ("Other", "14%", "9%"))):
+            for x, cell in zip((78, 226, 336), row, strict=True):
+                c.drawString(x, 700 - 20 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Designation Under Initiative",
+        "Schools Identified Under NCLB (n = 469)",
+        "Schools Not Identified (n = 918)",
+    ]
+    assert len(table["rows"]) == 2
+
+
+def test_a_title_and_a_note_across_a_ruled_tables_frame_are_no_rows() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs, ys = [72, 250, 400], [780, 760, 740, 720, 700, 680]
+        for y in ys:
+            c.line(xs[0], y, xs[-1], y)
+        c.line(xs[0], ys[0], xs[0], ys[-1])
+        c.line(xs[-1], ys[0], xs[-1], ys[-1])
+        c.line(xs[1], ys[1], xs[1], ys[-2])  # the column rule stops at the title and the note
+        c.drawString(78, 766, "Exhibit 19 Share of schools by designation")
+        for k, row in enumerate((("Designation", "Share"), ("Low", "34%"), ("High", "2%"))):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 6, 746 - 20 * k, cell)
+        c.drawString(78, 686, "Exhibit reads: a third of the schools are low-performing.")
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Designation", "Share"]
+    assert [row[0] for row in table["rows"]] == ["Low", "High"]
+    assert "Exhibit 19 Share of schools by designation" in " ".join(texts(artifact))
+
+
+def test_a_word_drawn_in_pieces_across_where_a_rule_would_be_is_one_cell() -> None:
+    # "2010" shown as "20" and "10", its halves either side of the line between two columns
+    # of the row under it, which no rule draws in its own row
+    rules = [b"0.5 w"]
+    for y in (760, 740, 720, 700):
+        rules.append(b"72 %d m 372 %d l S" % (y, y))
+    for x in (72, 172, 372):
+        rules.append(b"%d 760 m %d 700 l S" % (x, x))
+    for x in (222, 272, 322):
+        rules.append(b"%d 740 m %d 700 l S" % (x, x))
+    text = [b"BT /F1 10 Tf"]
+    cells = [(80, 746, "Year"), (180, 746, "2005"), (262, 746, "20"), (273.12, 746, "10")]
+    cells += [(80, 726, "Kind"), (180, 726, "n"), (230, 726, "n"), (280, 726, "%"), (330, 726, "r")]
+    cells += [(80, 706, "All"), (180, 706, "7"), (230, 706, "8"), (280, 706, "9"), (330, 706, "5")]
+    for x, y, cell in cells:
+        text.append(b"1 0 0 1 %.2f %d Tm (%s) Tj" % (x, y, cell.encode()))
+    text.append(b"ET")
+    [table] = read(pdf(one_page(b"\n".join(rules + text))))["tables"]
+    assert "2010" in [c["name"] for c in table["columns"]]
+
+
+def test_columns_no_rule_parts_inside_a_ruled_column_are_columns_and_a_marker_is_none() -> None:
+    # two boxes side by side, each holding "Age" and "Total" columns with no rule between them;
+    # a third column of notes, each item's marker set apart from its text, is one column
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        c.grid([72, 232, 392, 540], [780, 640])
+        for k in range(7):
+            y = 766 - 18 * k
+            for left, first in ((72, 0), (232, 40)):
+                c.drawString(left + 6, y, f"{first + k - 1} years" if k else "Age")
+                c.drawString(left + 90, y, f"{3_000_000 + 1_000 * k:,}" if k else "Total")
+            if k:
+                c.drawString(398, y, "-")
+            c.drawString(420, y, "Counted twice" if k else "Note")
+
+    [table] = read(drawn(draw))["tables"]
+    names = [c["name"] for c in table["columns"]]
+    assert names == ["Age", "Total", "Age (2)", "Total (2)", "Note"]
+    assert [str(v) for v in table["rows"][0]] == [
+        "0 years",
+        "3,001,000",
+        "40 years",
+        "3,001,000",
+        "- Counted twice",
+    ]
+
+
+def test_a_charts_gridlines_over_its_scattered_labels_are_no_ruled_table() -> None:
+    # a bar chart's grid: ten by six boxes, a value or a label in a few of them
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.grid([72 + 40 * k for k in range(11)], [760 - 20 * k for k in range(7)])
+        for col, row, value in (
+            (0, 0, "50"),
+            (1, 2, "41"),
+            (3, 1, "34"),
+            (5, 4, "17"),
+            (8, 3, "22"),
+        ):
+            c.drawString(80 + 40 * col, 746 - 20 * row, value)
+        for col in range(0, 10, 3):
+            c.drawString(80 + 40 * col, 646, f"{1950 + 10 * col}s")
+
+    artifact = read(drawn(draw))
+    assert not any(t["attrs"].get("ruled") for t in artifact["tables"])
+    assert "1950s" in " ".join(texts(artifact))
+
+
+def test_a_grid_whose_rules_cut_through_its_figures_is_a_chart_not_a_table() -> None:
+    # a chart's gridlines drawn through its value labels: "30.5" shown as "30" and ".5" either
+    # side of a rule, with no space between them, in two places
+    rules = [b"0.5 w"]
+    for y in (760, 740, 720):
+        rules.append(b"72 %d m 372 %d l S" % (y, y))
+    for x in (72, 172, 272, 372):
+        rules.append(b"%d 760 m %d 720 l S" % (x, x))
+    text = [b"BT /F1 10 Tf"]
+    pieces = [(80, 746, "Year"), (160.88, 746, "30"), (172, 746, ".5"), (280, 746, "Rate")]
+    pieces += [(80, 726, "1996"), (160.88, 726, "29"), (172, 726, ".7"), (280, 726, "48.6")]
+    for x, y, piece in pieces:
+        text.append(b"1 0 0 1 %.2f %d Tm (%s) Tj" % (x, y, piece.encode()))
+    text.append(b"ET")
+    artifact = read(pdf(one_page(b"\n".join(rules + text))))
+    assert not any(t["attrs"].get("ruled") for t in artifact["tables"])
+
+
+def _table_page(paths: list[bytes]) -> bytes:
+    """A page of a three by three table drawn by `paths`, its text in the boxes of
+    72-372 x 700-760."""
+    text = [b"BT /F1 10 Tf"]
+    rows = (("Name", "Kind", "Size"), ("alpha", "file", "12"), ("beta", "dir", "7"))
+    for k, row in enumerate(rows):
+        for x, cell in zip((80, 180, 280), row, strict=True):
+            text.append(b"1 0 0 1 %d %d Tm (%s) Tj" % (x, 746 - 20 * k, cell.encode()))
+    text.append(b"ET")
+    return pdf(one_page(b"\n".join(paths + text)))
+
+
+def test_rules_filled_as_thin_boxes_drawn_with_lines_are_rules() -> None:
+    # each rule a thin box outlined with m l l l h and filled, as some writers draw them
+    paths: list[bytes] = []
+    for y in (760, 740, 720, 700):
+        a, b, c, d = 72, y - 0.25, 372, y + 0.25
+        paths.append(
+            b"%.2f %.2f m %.2f %.2f l %.2f %.2f l %.2f %.2f l h f" % (a, b, c, b, c, d, a, d)
+        )
+    for x in (72, 172, 272, 372):
+        a, b, c, d = x - 0.25, 700, x + 0.25, 760
+        paths.append(
+            b"%.2f %.2f m %.2f %.2f l %.2f %.2f l %.2f %.2f l h f" % (a, b, c, b, c, d, a, d)
+        )
+    [table] = read(_table_page(paths))["tables"]
+    assert table["attrs"].get("ruled") is True
+    assert table["rows"] == [["alpha", "file", 12], ["beta", "dir", 7]]
+
+
+def test_a_closed_path_stroked_draws_its_closing_side_as_a_rule() -> None:
+    # m l l l then h and S, or s: the fourth side is the one the closing draws
+    for ops in (
+        b"72 700 m 72 760 l 372 760 l 372 700 l h S",
+        b"72 700 m 72 760 l 372 760 l 372 700 l s",
+    ):
+        page = pypdf.PdfReader(io.BytesIO(pdf(one_page(ops)))).pages[0]
+        rules = read_drawing(page, None).rules
+        sides = sorted((r.x0, r.y0, r.x1, r.y1) for r in rules)
+        assert sides == [
+            (72, 700, 72, 760),
+            (72, 700, 372, 700),
+            (72, 760, 372, 760),
+            (372, 700, 372, 760),
+        ]
+
+
+def test_a_ruled_stub_cell_wrapped_over_two_rows_no_rule_parts_is_one_cell() -> None:
+    # "Chronic fatigue" over "syndrome" beside a Count and a Percentage row: the rule between
+    # them stops at the stub, whose text goes on in lower case in the box under it
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs = [72, 200, 290, 380]
+        for y in (760, 740, 700):
+            c.line(xs[0], y, xs[-1], y)
+        c.line(xs[1], 720, xs[-1], 720)
+        for x in xs:
+            c.line(x, 760, x, 700)
+        for x, cell in zip(xs, ("Illness", "Measure", "Suffered"), strict=False):
+            c.drawString(x + 6, 746, cell)
+        rows = (("Chronic fatigue", "Count", "19"), ("syndrome", "Percentage", "3.8%"))
+        for k, row in enumerate(rows):
+            for x, cell in zip(xs, row, strict=False):
+                c.drawString(x + 6, 726 - 20 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["Chronic fatigue syndrome", "Count", "19"],
+        ["None", "Percentage", "3.8%"],
+    ]

@@ -316,10 +316,16 @@ class _Walker:
             elif op == b"l" and len(operands) == 2 and path:
                 point = apply(ctm, _num(operands[0]), _num(operands[1]))
                 path[-1][1].append(point)
+            elif op == b"h" and path and path[-1][0] == "l" and len(path[-1][1]) > 2:
+                path[-1][1].append(path[-1][1][0])  # closed: its last side drawn too
             elif op == b"re" and len(operands) == 4:
                 x, y, w, h = (_num(v) for v in operands)
                 corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h), (x, y)]
                 path.append(("re", [apply(ctm, px, py) for px, py in corners]))
+            elif op == b"s" and path and path[-1][0] == "l" and len(path[-1][1]) > 2:
+                path[-1][1].append(path[-1][1][0])  # s closes the path before stroking it
+                self.stroke(path)
+                path = []
             elif op in (b"S", b"s"):
                 self.stroke(path)
                 path = []
@@ -424,7 +430,7 @@ class _Walker:
 
     def fill(self, path: list[tuple[str, list[tuple[float, float]]]]) -> None:
         for kind, points in path:
-            if kind != "re" or len(points) < 4:
+            if len(points) < 4 or (kind != "re" and not _box_outline(points)):
                 continue
             xs = [p[0] for p in points]
             ys = [p[1] for p in points]
@@ -479,6 +485,20 @@ class _Walker:
         inner = obj.get("/Resources")
         inner = inner.get_object() if inner is not None else resources
         self.walk(obj, inner, mult(matrix, ctm), depth + 1, (*seen, key))
+
+
+def _box_outline(points: list[tuple[float, float]]) -> bool:
+    """Whether a path drawn with lines (m l l l, closed or not) outlines an upright rectangle,
+    as `re` does: a rule or a box filled from four corners."""
+    corners = points[:-1] if len(points) == 5 and _near(points[0], points[-1]) else points
+    if len(corners) != 4:
+        return False
+    edges = zip(corners, corners[1:] + corners[:1], strict=True)
+    return all(abs(a[0] - b[0]) < 0.01 or abs(a[1] - b[1]) < 0.01 for a, b in edges)
+
+
+def _near(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return abs(a[0] - b[0]) < 0.01 and abs(a[1] - b[1]) < 0.01
 
 
 def _num(value: Any) -> float:

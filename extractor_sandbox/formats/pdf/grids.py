@@ -1,8 +1,14 @@
 """Tables a page shows: ruled ones from the lines it draws, borderless ones from aligned segments.
 
 Ruled: horizontal and vertical rules that meet form a grid; each run of text goes to the box its
-middle is in; rows and columns with no text are dropped. One box around text (a single cell) is no
-table. Filled boxes set edge to edge in a row (shaded cells) give their edges as rules, for the
+middle is in; rows and columns with no text are dropped. A box no rule parts from its neighbour
+is one cell with it when one of the two is empty, a line of text runs across, or it is in the
+header (a cell over two rows or columns, its text at its top left); inside a grid row, lines set
+in two boxes or more with no rule between them are rows (a line with text in the first column
+opens one), and inside a grid column, lines cut into segments are columns. A title or note across
+the whole frame is no row. One box around text (a single cell) is no table, nor is a grid whose
+boxes mostly hold nothing (a chart's gridlines). Filled boxes set edge to edge in a row (shaded
+cells) give their edges as rules, for the
 text the drawn rules' tables leave. Borderless: a run of lines cut into segments that sit in two
 or more bands of the page (the bands of the rows that set the usual number of cells, so a header
 cell spanning two columns does not join them); a line with text in the first band opens a row,
@@ -16,14 +22,23 @@ space or by groups' labels alone on their lines, are one table.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.pdf.content import MAX_RULES, Rule, Run
-from extractor_sandbox.formats.pdf.lines import Line, Segment, build_lines, right_to_left
+from extractor_sandbox.formats.pdf.lines import (
+    SPACE_GAP,
+    Line,
+    Segment,
+    build_lines,
+    right_to_left,
+)
 
 SNAP = 2.0  # rules within this many points of each other are one rule
+MAX_SPAN_BOXES = 250_000  # a grid past this many boxes reads each box as a cell of its own
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
@@ -63,20 +78,34 @@ def _cluster(values: list[float]) -> list[float]:
 def _joined(rules: list[Rule], *, horizontal: bool) -> list[Rule]:
     """Pieces of one line drawn end to end (a rule stroked cell by cell) as one rule."""
 
-    def key(r: Rule) -> tuple[float, float]:
-        return (r.y0, r.x0) if horizontal else (r.x0, r.y0)
+    # Rules on one line (within half a point of the first) are taken in the order they run along
+    # it: sorted by their place across it alone, a piece a hair to the side of a longer rule of
+    # another table further along the same line would be read as inside it, and lost.
+    def across(r: Rule) -> float:
+        return r.y0 if horizontal else r.x0
 
+    def along(r: Rule) -> tuple[float, float]:
+        return (r.x0, r.x1) if horizontal else (r.y0, r.y1)
+
+    lines: list[list[Rule]] = []
+    for rule in sorted(rules, key=across):
+        if lines and across(rule) - across(lines[-1][0]) <= 0.5:
+            lines[-1].append(rule)
+        else:
+            lines.append([rule])
     out: list[Rule] = []
-    for rule in sorted(rules, key=key):
-        if out:
-            last = out[-1]
-            if horizontal and abs(last.y0 - rule.y0) <= 0.5 and rule.x0 <= last.x1 + SNAP:
-                last.x1 = max(last.x1, rule.x1)
+    for line in lines:
+        last: Rule | None = None
+        for rule in sorted(line, key=along):
+            start, end = along(rule)
+            if last is not None and start <= along(last)[1] + SNAP:
+                if horizontal:
+                    last.x1 = max(last.x1, end)
+                else:
+                    last.y1 = max(last.y1, end)
                 continue
-            if not horizontal and abs(last.x0 - rule.x0) <= 0.5 and rule.y0 <= last.y1 + SNAP:
-                last.y1 = max(last.y1, rule.y1)
-                continue
-        out.append(Rule(rule.x0, rule.y0, rule.x1, rule.y1))
+            last = Rule(rule.x0, rule.y0, rule.x1, rule.y1)
+            out.append(last)
     return out
 
 
@@ -154,30 +183,271 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         ]
         if not inside:
             continue
-        cells: dict[tuple[int, int], list[Run]] = {}
+        cuts = _unruled_columns(xs, [run for _, run in inside])
+        if cuts:
+            xs = sorted(xs + cuts)
+            vs = vs + [Rule(x, bottom, x, top) for x in cuts]
+        parts = _unruled_rows(xs, ys, [run for _, run in inside])
+        if parts:
+            ys = sorted(ys + parts)
+            hs = hs + [Rule(left, y, right, y) for y in parts]
+        boxes: dict[tuple[int, int], list[Run]] = {}
         for _, run in inside:
             mid_x, mid_y = (run.x0 + run.x1) / 2, run.y0 + 0.3 * run.size
-            col = max(k for k in range(len(xs) - 1) if xs[k] <= mid_x or k == 0)
-            row = max(k for k in range(len(ys) - 1) if ys[k] <= mid_y or k == 0)
-            cells.setdefault((len(ys) - 2 - row, col), []).append(run)
+            col, row = _slot(xs, mid_x), _slot(ys, mid_y)
+            boxes.setdefault((len(ys) - 2 - row, col), []).append(run)
+        span = _spans(hs, vs, xs, ys, boxes)
+        cells: dict[tuple[int, int], list[Run]] = {}
+        for box, held in boxes.items():
+            cells.setdefault(span(box), []).extend(held)
         grid = [
             [_cell_text(cells.get((r, c), [])) for c in range(len(xs) - 1)]
             for r in range(len(ys) - 1)
         ]
         keep_rows = [r for r in range(len(grid)) if any(grid[r])]
         keep_cols = [c for c in range(len(xs) - 1) if any(grid[r][c] for r in keep_rows)]
+        given_back: list[Run] = []
+        while len(keep_rows) > 2 and len(keep_cols) >= 2:
+            # a title over the table or a note under it, set inside its frame: one cell across
+            # the whole table, no rule parting it, is none of its rows but the page's lines
+            for end in (keep_rows[0], keep_rows[-1]):
+                first = span((end, keep_cols[0]))
+                if all(span((end, c)) == first for c in range(keep_cols[0], keep_cols[-1] + 1)):
+                    given_back += cells.get(first, [])
+                    keep_rows.remove(end)
+                    break
+            else:
+                break
         if len(keep_rows) < 2 or len(keep_cols) < 2:
             # one box around text is no table, nor is one row of boxes (a header over no row, a
             # figure's labels) or one column (a boxed note with a rule under its title): their
             # text stays the page's lines
             continue
+        filled = sum(1 for r in keep_rows for c in keep_cols if grid[r][c])
+        if 3 * filled < len(keep_rows) * len(keep_cols) or _cuts_words(vs, inside):
+            # a chart's gridlines over its scattered labels and values: most boxes empty, or
+            # its rules drawn through the words and figures it labels
+            continue
         if right_to_left(" ".join(cell for row in grid for cell in row)):
             keep_cols.reverse()  # a table in a right-to-left script reads from the right
         rows = [[grid[r][c] for c in keep_cols] for r in keep_rows]
-        taken.update(i for i, _ in inside)
+        back = {id(run) for run in given_back}
+        taken.update(i for i, run in inside if id(run) not in back)
         tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _cuts_words(vs: list[Rule], inside: list[tuple[int, Run]]) -> bool:
+    """Whether the grid's rules pass between the characters of words (two places or more): a
+    piece of text either side of a rule, on one line, with no space between them."""
+    rules = sorted(vs, key=lambda v: v.x0)
+    places = [v.x0 for v in rules]
+    pieces = sorted((run for _, run in inside), key=lambda r: (round(r.y0, 1), r.x0))
+    cuts = 0
+    for a, b in zip(pieces, pieces[1:], strict=False):
+        if abs(a.y0 - b.y0) > 0.1 or b.x0 - a.x1 > SPACE_GAP * a.size or b.x0 < a.x1 - SNAP:
+            continue
+        middle = (a.x1 + b.x0) / 2
+        near = rules[
+            bisect.bisect_left(places, middle - SNAP) : bisect.bisect_right(places, middle + SNAP)
+        ]
+        if any(a.x0 < v.x0 < b.x1 and v.y0 <= a.y0 <= v.y1 for v in near):
+            cuts += 1
+            if cuts >= 2:
+                return True
+    return False
+
+
+def _unruled_columns(xs: list[float], runs: list[Run]) -> list[float]:
+    """Where columns no rule parts begin, inside the grid's columns: a grid column whose lines
+    (three or more, two thirds of those with text in it) are cut into two segments or more
+    (wider apart than their font size, as a borderless table's cells are; a list marker set
+    apart from its item's text is no column) holds columns set side by side with no rule between
+    them (tables set side by side in one frame), parted in the middle of each gap between the
+    bands those segments sit in."""
+    cuts: list[float] = []
+    for c in range(len(xs) - 1):
+        held = [run for run in runs if xs[c] <= (run.x0 + run.x1) / 2 < xs[c + 1]]
+        if len(held) < 6:
+            continue
+        lines = [_merge_markers(line) for line in build_lines(held)]
+        apart = [segs for segs in lines if len(segs) >= 2]
+        if len(apart) < 3 or 3 * len(apart) < 2 * len(lines):
+            continue
+        bands = _bands(apart)
+        cuts += [(a[1] + b[0]) / 2 for a, b in zip(bands, bands[1:], strict=False)]
+    return cuts
+
+
+def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[float]:
+    """Where rows no rule parts begin, inside the grid's rows: a grid row of three lines of text
+    or more, half of them or more set in two boxes or more, its first line in the first column
+    too, holds rows set one under the other with no rule between them (rules only under the
+    header and over the total; a group's label alone on its line between them). As in a
+    borderless table, a line with text in the first column opens a row there, one without adds
+    to the row above (a wrapped cell, a header's second line), as does one whose every cell goes
+    on in lower case (a wrapped first cell, with the other cells wrapped beside it)."""
+
+    def middle(run: Run) -> float:
+        return run.y0 + 0.3 * run.size
+
+    column = {id(run): _slot(xs, (run.x0 + run.x1) / 2) for run in runs}
+    bands: dict[int, list[Run]] = {}
+    for run in runs:
+        bands.setdefault(_slot(ys, middle(run)), []).append(run)
+    first = min(column.values())
+    parts: list[float] = []
+    for held in bands.values():
+        lines: list[list[Run]] = []
+        for run in sorted(held, key=middle, reverse=True):
+            top = lines[-1][0] if lines else None
+            if top is not None and middle(top) - middle(run) <= 0.5 * min(run.size, top.size):
+                lines[-1].append(run)
+            else:
+                lines.append([run])
+        set_apart = sum(len({column[id(run)] for run in line}) >= 2 for line in lines)
+        if len(lines) < 3 or set_apart < 3 or 2 * set_apart < len(lines):
+            continue
+        if not any(column[id(run)] == first for run in lines[0]):
+            continue  # a first cell set lower than the others' first lines: one row's, wrapped
+        for above, line in zip(lines, lines[1:], strict=False):
+            starts: dict[int, str] = {}
+            for run in sorted(line, key=lambda r: r.x0):
+                if run.text.strip():
+                    starts.setdefault(column[id(run)], run.text.strip())
+            if first not in starts:
+                continue
+            # a first cell going on in lower case, beside nothing or beside cells that go on
+            # too, is a wrapped row's; beside figures ("netherlands  93.5") it opens a row
+            if all(text[0].islower() for text in starts.values()):
+                continue
+            parts.append((middle(above[0]) + middle(line[0])) / 2)
+    return parts
+
+
+def _slot(edges: list[float], value: float) -> int:
+    """The box between edges (sorted) that a value falls in, the outer ones taking the rest."""
+    return min(max(bisect.bisect_right(edges, value) - 1, 0), len(edges) - 2)
+
+
+def _spans(
+    hs: list[Rule],
+    vs: list[Rule],
+    xs: list[float],
+    ys: list[float],
+    boxes: dict[tuple[int, int], list[Run]],
+) -> Callable[[tuple[int, int]], tuple[int, int]]:
+    """Each box of a grid (row from the top, column) to the first box of the cell it is part of.
+
+    A box no rule parts from its neighbour is one cell with it when one of the two holds no text
+    (a year centred over its two columns, a name beside the rows it labels) or a run of text
+    crosses where the rule would be; in the header (the rows above the first rule across the
+    whole table), a box no rule parts from the one under it is a cell over both rows whatever
+    they hold ("Sample" over "unit"), and in the body one whose text goes on in lower case in
+    the box under it ("Chronic fatigue" over "syndrome"). A cell's text is its top left box's, as
+    a merged range's value is its first cell's. Boxes that each hold text with no rule between
+    them (columns told apart by their shading, rows by nothing) stay cells of their own."""
+    n_rows, n_cols = len(ys) - 1, len(xs) - 1
+    if n_rows * n_cols > MAX_SPAN_BOXES:
+        return lambda box: box  # past the bound each box is a cell of its own
+    parent = list(range(n_rows * n_cols))  # box (r, c) is r * n_cols + c
+    texts = [0] * (n_rows * n_cols)
+    for r, c in boxes:
+        texts[r * n_cols + c] = 1
+    under, right = _ruled_edges(hs, vs, xs, ys)
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(a: int, b: int, *, always: bool = False) -> None:
+        ra, rb = find(a), find(b)
+        if ra == rb or (not always and texts[ra] + texts[rb] > 1):
+            return
+        first = min(ra, rb)  # the top left box of the two (rows count from the top)
+        parent[ra] = parent[rb] = first
+        texts[first] = texts[ra] + texts[rb]
+
+    def ruled_under(r: int, c: int) -> bool:
+        return bool(under[(n_rows - 1 - r) * n_cols + c])
+
+    def goes_on(r: int, c: int) -> bool:
+        # the box's first line begins in lower case: the text of the box above, wrapped
+        held = boxes.get((r, c), [])
+        if not held:
+            return False
+        top = max(run.y0 for run in held)
+        first = min((run for run in held if top - run.y0 <= 0.5 * run.size), key=lambda r: r.x0)
+        return first.text.strip()[:1].islower()
+
+    header = next(
+        (r + 1 for r in range(n_rows - 1) if all(ruled_under(r, c) for c in range(n_cols))),
+        0,
+    )
+    for r in range(header - 1):
+        for c in range(n_cols):
+            if not ruled_under(r, c):
+                union(r * n_cols + c, (r + 1) * n_cols + c, always=True)
+    for r in range(n_rows):
+        for c in range(n_cols - 1):
+            if not right[(c + 1) * n_rows + n_rows - 1 - r]:
+                crossed = _runs_across(boxes.get((r, c), []), boxes.get((r, c + 1), []), xs[c + 1])
+                union(r * n_cols + c, r * n_cols + c + 1, always=crossed)
+    for r in range(n_rows - 1):
+        for c in range(n_cols):
+            if not ruled_under(r, c):
+                union(r * n_cols + c, (r + 1) * n_cols + c, always=goes_on(r + 1, c))
+
+    def cell(box: tuple[int, int]) -> tuple[int, int]:
+        row, col = divmod(find(box[0] * n_cols + box[1]), n_cols)
+        return (row, col)
+
+    return cell
+
+
+def _ruled_edges(
+    hs: list[Rule], vs: list[Rule], xs: list[float], ys: list[float]
+) -> tuple[bytearray, bytearray]:
+    """The sides of a grid's boxes that a rule draws: under[k * columns + c] for the line ys[k]
+    under column c (k counted from the bottom), right[c * rows + k] for the line xs[c] beside
+    grid row k."""
+    reach = SNAP + 0.5  # a cluster's values lie within SNAP of its first
+    n_rows, n_cols = len(ys) - 1, len(xs) - 1
+    col_mids = [(xs[c] + xs[c + 1]) / 2 for c in range(n_cols)]
+    row_mids = [(ys[k] + ys[k + 1]) / 2 for k in range(n_rows)]
+    under = bytearray(len(ys) * n_cols)
+    for h in hs:
+        first = bisect.bisect_left(col_mids, h.x0 - SNAP)
+        last = bisect.bisect_right(col_mids, h.x1 + SNAP)
+        for k in range(bisect.bisect_left(ys, h.y0 - reach), bisect.bisect_right(ys, h.y0 + reach)):
+            under[k * n_cols + first : k * n_cols + last] = b"\x01" * (last - first)
+    right = bytearray(len(xs) * n_rows)
+    for v in vs:
+        first = bisect.bisect_left(row_mids, v.y0 - SNAP)
+        last = bisect.bisect_right(row_mids, v.y1 + SNAP)
+        for c in range(bisect.bisect_left(xs, v.x0 - reach), bisect.bisect_right(xs, v.x0 + reach)):
+            right[c * n_rows + first : c * n_rows + last] = b"\x01" * (last - first)
+    return under, right
+
+
+def _runs_across(before: list[Run], after: list[Run], x: float) -> bool:
+    """Whether text runs on across x from one box into the next: a run crosses it (a run is put
+    in the box its middle is in, so it sits on either side), or a word or a line drawn in pieces
+    ("20" "10") goes on, a piece starting closer than a space or two after one on its line ends."""
+    if any(run.x0 < x - SNAP and run.x1 > x + SNAP for run in before + after):
+        return True
+    ends = [a for a in before if a.x1 >= x - 0.4 * a.size - SNAP]
+    starts = sorted((b for b in after if b.x0 <= x + 0.4 * b.size + SNAP), key=lambda b: b.y0)
+    heights = [b.y0 for b in starts]
+    for a in ends:
+        lo = bisect.bisect_left(heights, a.y0 - 0.2 * a.size)
+        hi = bisect.bisect_right(heights, a.y0 + 0.2 * a.size)
+        if any(-SNAP <= b.x0 - a.x1 <= 0.4 * a.size for b in starts[lo:hi]):
+            return True
+    return False
 
 
 def _cell_text(runs: list[Run]) -> str:
