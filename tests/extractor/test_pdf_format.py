@@ -840,3 +840,37 @@ def test_authors_set_apart_on_a_title_page_are_no_heading() -> None:
             c.drawString(72, 595 - 12 * k, f"Line {k} of the introduction, in the body's face.")
 
     assert texts(read(drawn(draw)), "heading") == ["A Title Set Large", "1 Introduction"]
+
+
+# Borderless tables on real reports (issue 16: pdfborder)
+
+
+def _grouped_years(c: Any, top: float, names: tuple[str, str, str], gap: float) -> None:
+    """A header of wide names over three columns of small figures set flush right, then rows
+    under "Actual" and, `gap` points under them, rows under "Projected"."""
+    c.drawString(72, top, "Year")
+    for right, name in zip((300, 380, 460), names, strict=True):
+        c.drawRightString(right, top, name)
+    y = top
+    for group, label in enumerate(("Actual", "Projected")):
+        y -= gap if group else 14
+        c.drawString(72, y, label)
+        for k in range(4):
+            y -= 12
+            c.drawString(72, y, str(2000 + 4 * group + k))
+            for right, figure in zip((300, 380, 460), (k + 1, 10 * k + 7, 20 + k), strict=True):
+                c.drawRightString(right, y, str(figure))
+
+
+def test_groups_under_wide_header_cells_are_one_table_though_their_columns_start_apart() -> None:
+    # the header's wide cells start the first group's columns far left of where the second
+    # group's figures start; each column still meets the other group's column of its place
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _grouped_years(c, 760, ("Pupils (000s)", "Teachers (000s)", "Schools (000s)"), 24)
+
+    [table] = read(drawn(draw))["tables"]
+    assert len(table["rows"]) == 10  # "Actual", four rows, "Projected", four rows
+    assert table["rows"][5] == ["Projected", None, None, None]
+    assert [c["name"] for c in table["columns"]][:2] == ["Year", "Pupils (000s)"]
+    assert table["rows"][-1][0] == 2007

@@ -342,7 +342,10 @@ def _joined_groups(
             size = max(line.size for line in lines[top_last : first + 1])
             gaps = [lines[k].y - lines[k + 1].y for k in range(top_last, first)]
             labels = [merged[k] for k in between]
-            same = _same_columns(above.columns, table.columns, size)
+            same = _same_columns(above.columns, table.columns, size) or _overlapping_columns(
+                _extents(above, merged[top_first : top_last + 1]),
+                _extents(table, merged[first : last + 1]),
+            )
             if (
                 same
                 and len(between) <= 3
@@ -384,6 +387,39 @@ def _same_columns(above: list[float], below: list[float], size: float) -> bool:
     narrowest = min(abs(b - a) for a, b in pairs)
     slack = max(2 * size, 0.4 * narrowest)
     return all(abs(a - b) <= slack for a, b in zip(above, below, strict=True))
+
+
+def _extents(table: Table, lines: list[list[Segment]]) -> list[tuple[float, float]]:
+    """Where each column of a borderless table reaches: from the first start to the farthest end
+    of the cells its usual rows (those that set the usual count of cells or more, so no header
+    cell spanning two columns) hold there."""
+    starts = sorted(table.columns)
+    reach = [[start, start] for start in starts]
+    counts = Counter(len(segs) for segs in lines if len(segs) >= 2)
+    usual = max(counts, key=lambda n: (counts[n], n)) if counts else 2
+    for segs in lines:
+        if len(segs) < usual:
+            continue
+        for seg in segs:
+            mid = (seg.x0 + seg.x1) / 2
+            k = max((k for k, start in enumerate(starts) if start <= mid), default=0)
+            reach[k] = [min(reach[k][0], seg.x0), max(reach[k][1], seg.x1)]
+    return [(a, b) for a, b in reach]
+
+
+def _overlapping_columns(
+    above: list[tuple[float, float]], below: list[tuple[float, float]]
+) -> bool:
+    """Whether two tables set their cells in the same columns though a header's cells move a
+    column's start: as many columns, each meeting the other's column of the same place and no
+    other (figures set flush right under a wider header cell)."""
+    if len(above) != len(below) or len(above) < 2:
+        return False
+    for k, (a0, a1) in enumerate(above):
+        meets = [j for j, (b0, b1) in enumerate(below) if b0 <= a1 and a0 <= b1]
+        if meets != [k]:
+            return False
+    return True
 
 
 def _group_label(seg: Segment, table: Table, size: float) -> bool:
