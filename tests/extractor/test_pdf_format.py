@@ -874,3 +874,41 @@ def test_groups_under_wide_header_cells_are_one_table_though_their_columns_start
     assert table["rows"][5] == ["Projected", None, None, None]
     assert [c["name"] for c in table["columns"]][:2] == ["Year", "Pupils (000s)"]
     assert table["rows"][-1][0] == 2007
+
+
+def _spaced_rows(c: Any, top: float, pitch: float) -> None:
+    """Rows of a name and three figures `pitch` points apart at 8 points; the third row's name
+    is on two lines, one above its figures and one below them (the name set around the row's
+    middle)."""
+    c.setFont("Helvetica", 8)
+    c.drawString(72, top, "Measure")
+    for x, year in zip((260, 340, 420), ("2001", "2002", "2003"), strict=True):
+        c.drawString(x, top, year)
+    names = ("Median income", "Income inequality", None, "Premature mortality")
+    for k, name in enumerate(names):
+        y = top - pitch * (k + 1)
+        if name is None:
+            c.drawString(72, y + 4.5, "Between-state income inequality (Gini")
+            c.drawString(72, y - 4.5, "index)")
+        else:
+            c.drawString(72, y, name)
+        for x, figure in zip((260, 340, 420), (0.45 + k, 0.46 + k, 0.47 + k), strict=True):
+            c.drawString(x, y, f"{figure:.4f}")
+
+
+def test_a_row_name_on_lines_around_its_figures_is_one_cell_of_that_row() -> None:
+    [table] = read(drawn(lambda c, _: _spaced_rows(c, 700, 16)))["tables"]
+    assert [row[0] for row in table["rows"]] == [
+        "Median income",
+        "Income inequality",
+        "Between-state income inequality (Gini index)",
+        "Premature mortality",
+    ]
+    assert table["rows"][2][1:] == ["2.4500", "2.4600", "2.4700"]
+
+
+def test_rows_spaced_wider_than_usual_in_the_same_columns_are_one_table() -> None:
+    # rows 2.6 font sizes apart, room for names on two lines
+    [table] = read(drawn(lambda c, _: _spaced_rows(c, 700, 21)))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Measure", "2001", "2002", "2003"]
+    assert len(table["rows"]) == 4

@@ -299,7 +299,8 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
         multi = 1
         while j + 1 < len(lines):
             gap = lines[j].y - lines[j + 1].y
-            if gap > 2.2 * max(lines[j].size, lines[j + 1].size) or gap <= 0:
+            size = max(lines[j].size, lines[j + 1].size)
+            if gap <= 0 or (gap > 2.2 * size and not _spaced_row(lines, merged, j, size)):
                 break
             if len(merged[j + 1]) >= 2:
                 multi += 1
@@ -314,7 +315,9 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 and lines[j + 1].y - lines[j + 2].y < 2.2 * lines[j + 1].size
             )
             wrapped = merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
-            if follows and (wrapped or _label(merged[j + 1], merged[j], merged[j + 2])):
+            if (
+                follows and (wrapped or _label(merged[j + 1], merged[j], merged[j + 2]))
+            ) or _beside(lines, merged, j + 1):
                 j += 1
                 continue
             break
@@ -326,6 +329,40 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 continue
         i = max(j, i) + 1
     return _joined_groups(found, lines, merged)
+
+
+def _beside(lines: list[Line], merged: list[list[Segment]], k: int) -> bool:
+    """A line of one cell in the first column, set less than three quarters of its size from a
+    row of cells just above or below it: a row's name on lines around the row's middle, where
+    its figures are ("Between-state inequality (Gini" over the figures, "index)" under them)."""
+    if len(merged[k]) != 1:
+        return False
+    seg = merged[k][0]
+    for n in (k - 1, k + 1):
+        if not 0 <= n < len(lines) or len(merged[n]) < 2:
+            continue
+        if abs(lines[k].y - lines[n].y) >= 0.75 * lines[k].size:
+            continue
+        first, rest = merged[n][0], merged[n][1:]
+        if first.x1 >= seg.x0 and all(other.x0 > seg.x1 for other in rest):
+            return True
+    return False
+
+
+def _spaced_row(lines: list[Line], merged: list[list[Segment]], j: int, size: float) -> bool:
+    """Whether the row under line j, apart by more than a table's usual row spacing but by no
+    more than three and a half font sizes, sets its cells in the same columns as line j: three
+    or more cells, each under one of line j's (rows spaced wide to leave room for names on two
+    or three lines)."""
+    if lines[j].y - lines[j + 1].y > 3.5 * size or len(merged[j]) < 3:
+        return False
+    below = j + 1
+    if len(merged[below]) < 2 and _beside(lines, merged, below) and below + 1 < len(lines):
+        below += 1  # the row's name starts above its figures
+    upper, lower = merged[j], merged[below]
+    if len(lower) < 3:
+        return False
+    return all(any(a.x0 <= b.x1 and b.x0 <= a.x1 for a in upper) for b in lower)
 
 
 def _joined_groups(
@@ -467,6 +504,7 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     # a table in a right-to-left script reads its columns from the right
     rtl = right_to_left(" ".join(seg.text for segs in lines for seg in segs))
     rows: list[list[str]] = []
+    prev: list[Segment] | None = None
     for segs in lines:
         cells = [""] * len(bands)
         for seg in segs:
@@ -474,7 +512,11 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
             cells[k] = f"{cells[k]} {seg.text}".strip()
         if rtl:
             cells.reverse()
-        if cells[0] or not rows:
+        # a line closer than three quarters of its size under the line before it is set beside
+        # it: the same row's cells, written on lines around the row's middle
+        close = prev is not None and prev[0].y - segs[0].y < 0.75 * segs[0].size
+        prev = segs
+        if (cells[0] or not rows) and not close:
             rows.append(cells)
         else:
             rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
