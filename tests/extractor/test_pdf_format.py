@@ -912,3 +912,30 @@ def test_rows_spaced_wider_than_usual_in_the_same_columns_are_one_table() -> Non
     [table] = read(drawn(lambda c, _: _spaced_rows(c, 700, 21)))["tables"]
     assert [c["name"] for c in table["columns"]] == ["Measure", "2001", "2002", "2003"]
     assert len(table["rows"]) == 4
+
+
+def test_a_plain_text_table_in_a_monospaced_font_is_cut_at_the_columns_no_row_writes_in() -> None:
+    # columns laid out with spaces, a rule typed as dashes under the header, dot leaders, and
+    # figures one space apart ("960 1,040"); aligned code above it stays code
+    code = ["timeout    = 30", "retries    = 5", "log_level  = 'info'"]
+    head = f"{'Share':<16}" + "".join(f"{h:>6}" for h in ("1.0", "1.2", "1.4", "1.6"))
+    rows = [
+        f"{name} {'.' * 10} " + "".join(f"{v:>6}" for v in values)
+        for name, values in (
+            ("0.99", ("800", "960", "1,040", "1,280")),
+            ("0.95", ("160", "192", "208", "256")),
+            ("0.90", ("80", "96", "104", "128")),
+        )
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Courier", 10)
+        for k, text in enumerate([*code, "", head, "-" * len(head), *rows]):
+            c.drawString(72, 760 - 12 * k, text)
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Share", "1.0", "1.2", "1.4", "1.6"]
+    assert table["rows"][0] == [0.99, 800, 960, "1,040", "1,280"]
+    assert table["rows"][2] == ["0.90", 80, 96, 104, 128]
+    assert texts(artifact, "code") == ["timeout = 30\nretries = 5\nlog_level = 'info'"]

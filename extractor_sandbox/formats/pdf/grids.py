@@ -34,6 +34,8 @@ FIGURE = re.compile(
 )
 CAPTION = re.compile(r"^(?:table|figure|chart|exhibit)\s*[A-Z]?[-.]?\d", re.I)
 THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, its groups spaced
+LEADER = re.compile(r"\.(?: ?\.){2,}|\u2026+")  # dots leading a row's name to its figures
+TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
 
 
 @dataclass
@@ -289,7 +291,7 @@ def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
 def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     """Borderless tables in a flow of lines: (first line, last line, table)."""
     found: list[tuple[int, int, Table]] = []
-    merged = [_split_figures(_merge_markers(line)) for line in lines]
+    merged = _padded_cells(lines, [_split_figures(_merge_markers(line)) for line in lines])
     i = 0
     while i < len(lines):
         if len(merged[i]) < 2:
@@ -315,6 +317,9 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 and lines[j + 1].y - lines[j + 2].y < 2.2 * lines[j + 1].size
             )
             wrapped = merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
+            if follows and TEXT_RULE.match(merged[j + 1][0].text):
+                j += 1  # a rule typed under the header
+                continue
             if (
                 follows and (wrapped or _label(merged[j + 1], merged[j], merged[j + 2]))
             ) or _beside(lines, merged, j + 1):
@@ -329,6 +334,109 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 continue
         i = max(j, i) + 1
     return _joined_groups(found, lines, merged)
+
+
+def _padded(line: Line) -> bool:
+    """A line in a monospaced font laid out with spaces: two or more in a row between its words,
+    or a leader of dots."""
+    if not line.mono:
+        return False
+    text = "".join(run.text for seg in line.segments for run in seg.runs).strip()
+    return re.search(r"\S {2,}\S", text) is not None or LEADER.search(text) is not None
+
+
+def _padded_cells(lines: list[Line], merged: list[list[Segment]]) -> list[list[Segment]]:
+    """Lines of a plain-text table (a monospaced font, its columns laid out with spaces) cut into
+    cells: each run of such lines with no blank line between them (a rule typed as dashes among
+    them) is a grid of characters, and a cell is a stretch of a line's words that no blank
+    column of the grid parts, a blank column being a character's place where none of the run's
+    usual lines (those with the usual count of words or more) shows a character; dot leaders are
+    blank. Only a grid of three or more such lines, two thirds of whose cells after the first
+    are figures, is cut."""
+    out = list(merged)
+    k = 0
+    while k < len(lines):
+        if not _padded(lines[k]):
+            k += 1
+            continue
+        end = k
+        while (
+            end + 1 < len(lines)
+            and lines[end].y - lines[end + 1].y <= 2 * lines[end].size  # no blank line between
+            and (_padded(lines[end + 1]) or TEXT_RULE.match(lines[end + 1].text.strip()))
+        ):
+            end += 1
+        cells = _grid_cells(lines[k : end + 1])
+        if cells is not None:
+            for n, segs in enumerate(cells):
+                if segs:
+                    out[k + n] = segs
+        k = end + 1
+    return out
+
+
+def _grid_cells(lines: list[Line]) -> list[list[Segment]] | None:
+    runs = [run for line in lines for seg in line.segments for run in seg.runs if run.text]
+    widths = sorted((run.x1 - run.x0) / len(run.text) for run in runs)
+    width = widths[len(widths) // 2]
+    if width <= 0 or any(abs(w - width) > 0.05 * width for w in widths):
+        return None  # not one monospaced face and size
+    origin = min(run.x0 for run in runs)
+    grid: list[str | None] = []  # each line's characters by place; None for a typed rule
+    for line in lines:
+        if TEXT_RULE.match(line.text.strip()):
+            grid.append(None)
+            continue
+        chars: dict[int, str] = {}
+        for seg in line.segments:
+            for run in seg.runs:
+                start = round((run.x0 - origin) / width)
+                for i, ch in enumerate(run.text):
+                    if not ch.isspace():
+                        chars[start + i] = ch
+        placed = "".join(chars.get(p, " ") for p in range(max(chars, default=-1) + 1))
+        grid.append(LEADER.sub(lambda m: " " * len(m.group()), placed))
+    words = [None if row is None else list(re.finditer(r"\S+", row)) for row in grid]
+    counts = Counter(len(found) for found in words if found is not None and len(found) >= 2)
+    if not counts:
+        return None
+    usual = max(counts, key=lambda n: (counts[n], n))
+    usual_rows = [
+        row for row, found in zip(grid, words, strict=True) if found and len(found) >= usual
+    ]
+    if usual < 3 or len(usual_rows) < 3:
+        return None
+    filled = {p for row in usual_rows if row for p, ch in enumerate(row) if ch != " "}
+    out: list[list[Segment]] = []
+    later: list[str] = []  # the usual rows' cells after the first
+    for line, row, found in zip(lines, grid, words, strict=True):
+        if row is None or not found:
+            out.append([])
+            continue
+        groups: list[list[re.Match[str]]] = [[found[0]]]
+        for word in found[1:]:
+            if all(p in filled for p in range(groups[-1][-1].end(), word.start())):
+                groups[-1].append(word)
+            else:
+                groups.append([word])
+        segs = [
+            Segment(
+                " ".join(w.group() for w in group),
+                origin + group[0].start() * width,
+                origin + group[-1].end() * width,
+                line.y,
+                line.size,
+                line.bold,
+                True,
+            )
+            for group in groups
+        ]
+        if len(found) >= usual:
+            later.extend(seg.text for seg in segs[1:])
+        out.append(segs)
+    if sum(FIGURE.match(text) is not None for text in later) * 3 < 2 * len(later):
+        return None
+    return out
 
 
 def _beside(lines: list[Line], merged: list[list[Segment]], k: int) -> bool:
@@ -506,6 +614,8 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     rows: list[list[str]] = []
     prev: list[Segment] | None = None
     for segs in lines:
+        if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
+            continue
         cells = [""] * len(bands)
         for seg in segs:
             k = _band_of(seg, bands)
