@@ -939,3 +939,31 @@ def test_a_plain_text_table_in_a_monospaced_font_is_cut_at_the_columns_no_row_wr
     assert table["rows"][0] == [0.99, 800, 960, "1,040", "1,280"]
     assert table["rows"][2] == ["0.90", 80, 96, 104, 128]
     assert texts(artifact, "code") == ["timeout = 30\nretries = 5\nlog_level = 'info'"]
+
+
+def test_a_grid_ruled_between_blocks_of_columns_but_not_between_rows_reads_a_row_a_line() -> None:
+    # two blocks of "Age | Population" side by side, a rule between them and rules above, under
+    # the header and below: the grid's boxes each hold ten rows
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        for left in (72, 272):
+            c.drawString(left + 6, 744, "Age")
+            c.drawRightString(left + 190, 744, "Population")
+            for k in range(10):
+                y = 724 - 14 * k
+                c.drawString(left + 6, y, f"{k + 10 * (left > 100)} years")
+                c.drawRightString(left + 190, y, f"{3_000_000 - 1_000 * k:,}")
+        for y in (758, 738, 584):
+            c.line(72, y, 472, y)
+        for x in (72, 272, 472):
+            c.line(x, 758, x, 584)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Age",
+        "Population",
+        "Age (2)",
+        "Population (2)",
+    ]
+    assert table["rows"][0] == ["0 years", "3,000,000", "10 years", "3,000,000"]
+    assert len(table["rows"]) == 10
