@@ -967,3 +967,39 @@ def test_a_grid_ruled_between_blocks_of_columns_but_not_between_rows_reads_a_row
     ]
     assert table["rows"][0] == ["0 years", "3,000,000", "10 years", "3,000,000"]
     assert len(table["rows"]) == 10
+
+
+def test_a_header_cell_written_upward_over_one_column_is_one_header_row() -> None:
+    # "Elementary" over "ungraded": the header's top line leaves the first column and others
+    # blank; a header line that fills every column but the first stays the header by itself
+    rights = (300, 380, 460, 540)
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawRightString(460, 760, "Elementary")
+        c.drawRightString(540, 760, "Secondary")
+        c.drawString(72, 749, "Year")
+        for right, name in zip(rights, ("7", "8", "ungraded", "ungraded"), strict=True):
+            c.drawRightString(right, 749, name)
+        for k in range(3):
+            c.drawString(72, 737 - 12 * k, str(2001 + k))
+            for right, figure in zip(rights, (k + 1, k + 5, k + 9, k), strict=True):
+                c.drawRightString(right, 737 - 12 * k, str(figure))
+        for right, name in zip(rights, ("2006", "2007", "2008", "2009"), strict=True):
+            c.drawRightString(right, 660, name)
+        for k, name in enumerate(("Sales", "Costs")):
+            c.drawString(72, 648 - 12 * k, name)
+            for right, figure in zip(rights, (k + 1, k + 5, k + 9, k), strict=True):
+                c.drawRightString(right, 648 - 12 * k, str(figure))
+
+    first, second = read(drawn(draw))["tables"]
+    assert [c["name"] for c in first["columns"]] == [
+        "Year",
+        "7",
+        "8",
+        "Elementary ungraded",
+        "Secondary ungraded",
+    ]
+    assert first["rows"][0] == [2001, 1, 5, 9, 0]
+    assert [c["name"] for c in second["columns"]] == ["column 1", "2006", "2007", "2008", "2009"]
+    assert second["rows"][0] == ["Sales", 1, 5, 9, 0]

@@ -586,6 +586,55 @@ def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> b
     return all(a.x0 <= b.x1 and b.x0 <= a.x1 for a, b in zip(above[1:], below[1:], strict=True))
 
 
+def _over_one(seg: Segment, bands: list[tuple[float, float]]) -> bool:
+    """Whether a cell sits over one column: it reaches no column beside its own."""
+    k = _band_of(seg, bands)
+    return (k == 0 or seg.x0 > bands[k - 1][1]) and (
+        k + 1 == len(bands) or seg.x1 < bands[k + 1][0]
+    )
+
+
+def _rows(
+    lines: list[list[Segment]], bands: list[tuple[float, float]], rtl: bool, header_up: bool
+) -> list[list[str]]:
+    """A borderless table's rows: a line with text in the first band opens a row, one without
+    adds to the cells of the row above (a wrapped cell)."""
+    rows: list[list[str]] = []
+    prev: list[Segment] | None = None
+    over_one = True  # whether each cell of the first row's lines sits over one column
+    for segs in lines:
+        if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
+            continue
+        cells = [""] * len(bands)
+        for seg in segs:
+            k = _band_of(seg, bands)
+            cells[k] = f"{cells[k]} {seg.text}".strip()
+        if rtl:
+            cells.reverse()
+        # a line closer than three quarters of its size under the line before it is set beside
+        # it: the same row's cells, written on lines around the row's middle
+        close = prev is not None and prev[0].y - segs[0].y < 0.75 * segs[0].size
+        prev = segs
+        # the top lines of a header written on two lines or more, bottom-aligned: they leave
+        # the first column blank and others too, each cell over one column, and the line that
+        # names the first column ends the header's cells ("Elementary" over "Year ... ungraded")
+        wrapped_up = (
+            header_up
+            and len(rows) == 1
+            and not rtl
+            and over_one
+            and not rows[0][0]
+            and not all(rows[0][1:])
+        )
+        if (cells[0] or not rows) and not close and not wrapped_up:
+            rows.append(cells)
+        else:
+            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+        if len(rows) == 1 and not rows[0][0]:
+            over_one = over_one and all(_over_one(seg, bands) for seg in segs)
+    return rows
+
+
 def _borderless(lines: list[list[Segment]]) -> Table | None:
     # the columns are where the table's usual rows set their cells: a header cell spanning two
     # columns, or a row short of cells, does not join them
@@ -611,25 +660,9 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
         return None
     # a table in a right-to-left script reads its columns from the right
     rtl = right_to_left(" ".join(seg.text for segs in lines for seg in segs))
-    rows: list[list[str]] = []
-    prev: list[Segment] | None = None
-    for segs in lines:
-        if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
-            continue
-        cells = [""] * len(bands)
-        for seg in segs:
-            k = _band_of(seg, bands)
-            cells[k] = f"{cells[k]} {seg.text}".strip()
-        if rtl:
-            cells.reverse()
-        # a line closer than three quarters of its size under the line before it is set beside
-        # it: the same row's cells, written on lines around the row's middle
-        close = prev is not None and prev[0].y - segs[0].y < 0.75 * segs[0].size
-        prev = segs
-        if (cells[0] or not rows) and not close:
-            rows.append(cells)
-        else:
-            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+    rows = _rows(lines, bands, rtl, header_up=True)
+    if len(rows) < 2:
+        rows = _rows(lines, bands, rtl, header_up=False)  # a header alone is no table's rows
     if rtl:
         bands = bands[::-1]
     cols = [c for c in range(len(bands)) if any(row[c] for row in rows)]
