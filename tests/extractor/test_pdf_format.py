@@ -1003,3 +1003,26 @@ def test_a_header_cell_written_upward_over_one_column_is_one_header_row() -> Non
     assert first["rows"][0] == [2001, 1, 5, 9, 0]
     assert [c["name"] for c in second["columns"]] == ["column 1", "2006", "2007", "2008", "2009"]
     assert second["rows"][0] == ["Sales", 1, 5, 9, 0]
+
+
+def test_a_chart_s_value_axes_and_legend_are_no_table_but_years_beside_counts_are() -> None:
+    # two charts side by side: each a value axis stepping by 50 down six ticks, its legend
+    # beside the top ticks; then a table of years (stepping by one) beside counts
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 6)
+        for left in (72, 300):
+            c.drawString(left + 60, 770, "Spread vs Germany (bp)")
+            for k in range(6):
+                c.drawRightString(left + 20, 760 - 11 * k, str(250 - 50 * k))
+            c.drawString(left + 60, 749, "Diff 5-y CDS spread")
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 600, "Year")
+        c.drawRightString(300, 600, "Pupils")
+        for k, count in enumerate((3051, 3138, 3230, 3319, 3366, 3440)):
+            c.drawString(72, 588 - 12 * k, str(1996 + k))
+            c.drawRightString(300, 588 - 12 * k, f"{count:,}")
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Year", "Pupils"]
+    assert "Diff 5-y CDS spread" in " ".join(texts(artifact))

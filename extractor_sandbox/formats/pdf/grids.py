@@ -9,9 +9,13 @@ cell spanning two columns does not join them); a line with text in the first ban
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
 between rows set in the same columns is a row; a list marker set apart from its item's text is no
 column; bold section numbers apart from their titles (headings one under another) and columns of
-prose (long cells, words broken with hyphens) are no table. Figures set closer than a font size
-apart are cells of their own; tables one under the other in the same columns, apart by a wider
-space or by groups' labels alone on their lines, are one table.
+prose (long cells, words broken with hyphens) are no table, nor a chart's value axes (columns of
+ticks stepping by one amount, a legend beside them). Figures set closer than a font size apart
+are cells of their own; tables one under the other in the same columns (each column meeting the
+other's), apart by a wider space or by groups' labels alone on their lines, are one table. A
+row's name on lines set around its figures is one cell, rows spaced wide in the same columns
+stay one table, and a header's top lines over single columns are that header row's. A plain-text
+table in a monospaced font is cut at the character columns none of its usual rows writes in.
 """
 
 from __future__ import annotations
@@ -586,6 +590,29 @@ def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> b
     return all(a.x0 <= b.x1 and b.x0 <= a.x1 for a, b in zip(above[1:], below[1:], strict=True))
 
 
+def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
+    """Whether a table's cells are a chart's value axes: each column either steps by one
+    amount from row to row down five rows or more ("450", "400", "350" ... "-50": an axis's
+    ticks) or is filled in fewer than half the rows (the chart's title and legend beside them).
+    Years beside counts, or beside row names, are a table's."""
+    stepped = 0
+    for c in cols:
+        cells = [row[c] for row in rows if row[c]]
+        if len(cells) * 2 < len(rows):
+            continue
+        if len(cells) < 5 or not all(FIGURE.match(cell) for cell in cells):
+            return False
+        try:
+            values = [float(cell.replace(",", "").replace("\u2212", "-")) for cell in cells]
+        except ValueError:
+            return False  # a range or a share: a table's figures
+        steps = {round(b - a, 6) for a, b in zip(values, values[1:], strict=False)}
+        if len(steps) != 1 or 0 in steps:
+            return False
+        stepped += 1
+    return stepped > 0
+
+
 def _over_one(seg: Segment, bands: list[tuple[float, float]]) -> bool:
     """Whether a cell sits over one column: it reaches no column beside its own."""
     k = _band_of(seg, bands)
@@ -675,6 +702,8 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     # nor columns of prose side by side, whose lines break words with a hyphen ("impor-")
     broken = sum(HYPHENATED.search(cell) is not None for cell in filled)
     if broken >= 2 and broken * 10 >= len(filled):
+        return None
+    if _axis_ticks(rows, cols):
         return None
     return Table(
         [[row[c] for c in cols] for row in rows],
