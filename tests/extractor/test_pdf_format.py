@@ -1026,3 +1026,45 @@ def test_a_chart_s_value_axes_and_legend_are_no_table_but_years_beside_counts_ar
     [table] = artifact["tables"]
     assert [c["name"] for c in table["columns"]] == ["Year", "Pupils"]
     assert "Diff 5-y CDS spread" in " ".join(texts(artifact))
+
+
+def _justified(c: Any, text: str, left: float, right: float, y: float) -> None:
+    """A line of words spread to fill left..right, as justified text sets it."""
+    words = text.split()
+    widths = [c.stringWidth(word, "Helvetica", 9) for word in words]
+    gap = (right - left - sum(widths)) / (len(words) - 1)
+    x = left
+    for word, width in zip(words, widths, strict=True):
+        c.drawString(x, y, word)
+        x += width + gap
+
+
+def test_two_columns_of_justified_prose_side_by_side_are_no_table() -> None:
+    # full-width lines above keep the page from splitting at the gutter; the lines below are
+    # cut into two segments each, both columns justified to one left and one right edge
+    left = [
+        "the reader of this report will find that the method",
+        "used to count households in each of the states",
+        "follows the census of the year before and a sample of",
+        "addresses kept by the bureau",
+    ]
+    right = [
+        "income inequality between the states rose from a low",
+        "point in the first year to a high in the last one and",
+        "the gap between the richest and the poorest states",
+        "widened in most of the years of the period studied",
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        for k in range(4):
+            c.drawString(
+                72, 760 - 12 * k, "A line of prose across the whole page, set in the body's face."
+            )
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            _justified(c, a, 72, 290, 660 - 12 * k)
+            _justified(c, b, 310, 528, 660 - 12 * k)
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert "widened in most of the years of the period studied" in " ".join(texts(artifact))

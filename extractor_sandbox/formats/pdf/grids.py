@@ -9,8 +9,8 @@ cell spanning two columns does not join them); a line with text in the first ban
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
 between rows set in the same columns is a row; a list marker set apart from its item's text is no
 column; bold section numbers apart from their titles (headings one under another) and columns of
-prose (long cells, words broken with hyphens) are no table, nor a chart's value axes (columns of
-ticks stepping by one amount, a legend beside them). Figures set closer than a font size apart
+prose (long cells, words broken with hyphens, justified lines) are no table, nor a chart's value
+axes (columns of ticks stepping by one amount, a legend beside them). Figures set closer than a font size apart
 are cells of their own; tables one under the other in the same columns (each column meeting the
 other's), apart by a wider space or by groups' labels alone on their lines, are one table. A
 row's name on lines set around its figures is one cell, rows spaced wide in the same columns
@@ -590,6 +590,25 @@ def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> b
     return all(a.x0 <= b.x1 and b.x0 <= a.x1 for a, b in zip(above[1:], below[1:], strict=True))
 
 
+def _justified_columns(lines: list[list[Segment]], bands: list[tuple[float, float]]) -> int:
+    """How many of a table's columns are set as justified text: three lines or more of four
+    words or more, of different lengths, two thirds of them starting at one left edge and ending
+    at one right edge (two columns of prose side by side, not a table; right-aligned text, or
+    names of one length, are a table's)."""
+    cells: dict[int, list[Segment]] = {}
+    for segs in lines:
+        for seg in segs:
+            if len(seg.text.split()) >= 4:
+                cells.setdefault(_band_of(seg, bands), []).append(seg)
+    count = 0
+    for segs in cells.values():
+        left, right = min(seg.x0 for seg in segs), max(seg.x1 for seg in segs)
+        full = [seg for seg in segs if seg.x0 - left <= 1.5 and right - seg.x1 <= 1.5]
+        if len(full) >= 3 and len(full) * 3 >= 2 * len(segs):
+            count += len({len(seg.text) for seg in full}) >= 3
+    return count
+
+
 def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
     """Whether a table's cells are a chart's value axes: each column either steps by one
     amount from row to row down five rows or more ("450", "400", "350" ... "-50": an axis's
@@ -703,7 +722,7 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     broken = sum(HYPHENATED.search(cell) is not None for cell in filled)
     if broken >= 2 and broken * 10 >= len(filled):
         return None
-    if _axis_ticks(rows, cols):
+    if _axis_ticks(rows, cols) or _justified_columns(lines, bands) >= 2:
         return None
     return Table(
         [[row[c] for c in cols] for row in rows],
