@@ -1068,3 +1068,33 @@ def test_two_columns_of_justified_prose_side_by_side_are_no_table() -> None:
     artifact = read(drawn(draw))
     assert artifact["tables"] == []
     assert "widened in most of the years of the period studied" in " ".join(texts(artifact))
+
+
+def test_two_columns_of_ragged_prose_whose_lines_run_on_are_no_table() -> None:
+    # left-aligned lines of two columns, each line going on in lower case from the one above
+    left = [
+        "Specialized sections of the website",
+        "bring together data suppliers and",
+        "consumers around a specific topic",
+        "and give citizens a place to talk.",
+    ]
+    right = [
+        "Communities are able to gather",
+        "content, share it with others and",
+        "ask the agencies for more of the",
+        "data they hold about each place.",
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        for k in range(4):
+            c.drawString(
+                72, 760 - 12 * k, "A line of prose across the whole page, in the body's face."
+            )
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            c.drawString(72, 660 - 12 * k, a)
+            c.drawString(310, 660 - 12 * k, b)
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert "data they hold about each place." in " ".join(texts(artifact))

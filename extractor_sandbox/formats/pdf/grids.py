@@ -9,13 +9,14 @@ cell spanning two columns does not join them); a line with text in the first ban
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
 between rows set in the same columns is a row; a list marker set apart from its item's text is no
 column; bold section numbers apart from their titles (headings one under another) and columns of
-prose (long cells, words broken with hyphens, justified lines) are no table, nor a chart's value
-axes (columns of ticks stepping by one amount, a legend beside them). Figures set closer than a font size apart
-are cells of their own; tables one under the other in the same columns (each column meeting the
-other's), apart by a wider space or by groups' labels alone on their lines, are one table. A
-row's name on lines set around its figures is one cell, rows spaced wide in the same columns
-stay one table, and a header's top lines over single columns are that header row's. A plain-text
-table in a monospaced font is cut at the character columns none of its usual rows writes in.
+prose (long cells, words broken with hyphens, justified lines, lines running on in lower case)
+are no table, nor a chart's value axes (columns of ticks stepping by one amount, a legend beside
+them). Figures set closer than a font size apart are cells of their own; tables one under the
+other in the same columns (each column meeting the other's), apart by a wider space or by
+groups' labels alone on their lines, are one table. A row's name on lines set around its figures
+is one cell, rows spaced wide in the same columns stay one table, and a header's top lines over
+single columns are that header row's. A plain-text table in a monospaced font is cut at the
+character columns none of its usual rows writes in.
 """
 
 from __future__ import annotations
@@ -609,6 +610,23 @@ def _justified_columns(lines: list[list[Segment]], bands: list[tuple[float, floa
     return count
 
 
+def _running_columns(rows: list[list[str]], cols: list[int]) -> int:
+    """How many of a table's columns run on as sentences from row to row: in three rows or
+    more, a cell of three words or more starts in lower case under a cell of three words or
+    more that ends with no stop (a column of prose, each of its lines a row)."""
+    count = 0
+    for c in cols:
+        runs_on = sum(
+            len(above[c].split()) >= 3
+            and len(below[c].split()) >= 3
+            and below[c][0].islower()
+            and above[c][-1] not in ".:;!?"
+            for above, below in zip(rows, rows[1:], strict=False)
+        )
+        count += runs_on >= 3
+    return count
+
+
 def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
     """Whether a table's cells are a chart's value axes: each column either steps by one
     amount from row to row down five rows or more ("450", "400", "350" ... "-50": an axis's
@@ -722,7 +740,10 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     broken = sum(HYPHENATED.search(cell) is not None for cell in filled)
     if broken >= 2 and broken * 10 >= len(filled):
         return None
-    if _axis_ticks(rows, cols) or _justified_columns(lines, bands) >= 2:
+    if (
+        _axis_ticks(rows, cols)
+        or _justified_columns(lines, bands) + _running_columns(rows, cols) >= 2
+    ):
         return None
     return Table(
         [[row[c] for c in cols] for row in rows],
