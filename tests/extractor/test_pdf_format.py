@@ -1098,3 +1098,34 @@ def test_two_columns_of_ragged_prose_whose_lines_run_on_are_no_table() -> None:
     artifact = read(drawn(draw))
     assert artifact["tables"] == []
     assert "data they hold about each place." in " ".join(texts(artifact))
+
+
+def test_a_header_cell_written_upward_under_a_group_s_cell_joins_its_line_below() -> None:
+    # two blocks of columns: "total occupied" over "housing units" (one column) joins it; the
+    # group's cell over two columns above them stays a row of its own
+    blocks = ((200, 260, 320), (420, 480, 540))
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        for first, second, third in blocks:
+            c.drawString(second - 35, 760, "Inadequate housing units")
+            c.drawRightString(first, 749, "total occupied")
+            names = ("housing units", "no.", "(%)")
+            for right, name in zip((first, second, third), names, strict=True):
+                c.drawRightString(right, 738, name)
+        c.drawString(72, 738, "Characteristic")
+        for k, (name, figures) in enumerate(
+            (("Male", ("61,206", "2,862", "(4.7)")), ("Female", ("49,486", "2,909", "(5.9)")))
+        ):
+            c.drawString(72, 726 - 12 * k, name)
+            for right, figure in zip((*blocks[0], *blocks[1]), figures * 2, strict=True):
+                c.drawRightString(right, 726 - 12 * k, figure)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]][2] == "Inadequate housing units"
+    assert table["rows"][0][:4] == [
+        "Characteristic",
+        "total occupied housing units",
+        "no.",
+        "(%)",
+    ]

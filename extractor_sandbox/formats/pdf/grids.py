@@ -665,7 +665,7 @@ def _rows(
     adds to the cells of the row above (a wrapped cell)."""
     rows: list[list[str]] = []
     prev: list[Segment] | None = None
-    over_one = True  # whether each cell of the first row's lines sits over one column
+    top: list[tuple[list[tuple[int, str]], bool]] = []  # the first row's lines, cells over one
     for segs in lines:
         if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
             continue
@@ -679,24 +679,47 @@ def _rows(
         # it: the same row's cells, written on lines around the row's middle
         close = prev is not None and prev[0].y - segs[0].y < 0.75 * segs[0].size
         prev = segs
-        # the top lines of a header written on two lines or more, bottom-aligned: they leave
-        # the first column blank and others too, each cell over one column, and the line that
-        # names the first column ends the header's cells ("Elementary" over "Year ... ungraded")
-        wrapped_up = (
+        if (
             header_up
-            and len(rows) == 1
             and not rtl
-            and over_one
+            and len(rows) == 1
             and not rows[0][0]
             and not all(rows[0][1:])
-        )
-        if (cells[0] or not rows) and not close and not wrapped_up:
+            and cells[0]
+            and not close
+        ):
+            rows[0:1] = _header_up(top, cells)
+            continue
+        if (cells[0] or not rows) and not close:
             rows.append(cells)
         else:
             rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
         if len(rows) == 1 and not rows[0][0]:
-            over_one = over_one and all(_over_one(seg, bands) for seg in segs)
+            # a line of cells each over one column, or of a group's cells over several
+            one = all(_over_one(seg, bands) for seg in segs)
+            top.append(([(_band_of(seg, bands), seg.text) for seg in segs], one))
     return rows
+
+
+def _header_up(top: list[tuple[list[tuple[int, str]], bool]], named: list[str]) -> list[list[str]]:
+    """The rows of a header whose top lines leave the first column and others blank, when the
+    line under them names the first column: the header's cells written upward (bottom-aligned,
+    "Elementary" over "ungraded") are that line's. When each top line sets its cells over one
+    column each, all of them are; otherwise the lines of such cells just above the named line
+    give those above a cell of it, and from the first line of a group's cells up (a cell over
+    several columns: "Coronary heart disease" and "Stroke"), the lines stay a row above it."""
+    every = all(one for _, one in top)
+    moving = len(top)
+    while moving > 0 and top[moving - 1][1]:
+        moving -= 1
+    above = [""] * len(named)
+    up = [""] * len(named)
+    for n, (cells, _) in enumerate(top):
+        for k, text in cells:
+            into = up if n >= moving and (every or named[k]) else above
+            into[k] = f"{into[k]} {text}".strip()
+    header = [f"{a} {b}".strip() for a, b in zip(up, named, strict=True)]
+    return [above, header] if any(above) else [header]
 
 
 def _borderless(lines: list[list[Segment]]) -> Table | None:
