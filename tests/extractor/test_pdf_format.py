@@ -1129,3 +1129,21 @@ def test_a_header_cell_written_upward_under_a_group_s_cell_joins_its_line_below(
         "no.",
         "(%)",
     ]
+
+
+def test_a_table_under_a_caption_set_in_two_cells_is_found_under_its_title() -> None:
+    # "Table 6:" in the margin and its title beside it (two cells), the title's second line
+    # under it, then the table's rows: no table with the caption, the table from its rows
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 11)
+        c.drawString(72, 760, "Table 6:")
+        c.drawString(136, 760, "Number of participants in education and training in")
+        c.drawString(136, 746, "educational institutions in 2002 and 2004")
+        rows = (("2002", "2004"), ("13 951", "12 068"), ("44 307", "60 152"), ("20 922", "22 083"))
+        for k, (a, b) in enumerate(rows):
+            c.drawRightString(420, 726 - 16 * k, a)
+            c.drawRightString(500, 726 - 16 * k, b)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["2002", "2004"]
+    assert len(table["rows"]) == 3

@@ -337,6 +337,15 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 found.append((i, j, table))
                 i = j + 1
                 continue
+            # a run that is no table and opens with a caption set in two cells ("Table 6:" and
+            # its title), the title's lines of one cell under it, is read again from its next
+            # line of cells: the table's rows
+            k = i + 1
+            while k < j and len(merged[k]) < 2:
+                k += 1
+            if i + 1 < k < j and CAPTION.match(merged[i][0].text):
+                i = k
+                continue
         i = max(j, i) + 1
     return _joined_groups(found, lines, merged)
 
