@@ -1147,3 +1147,19 @@ def test_a_table_under_a_caption_set_in_two_cells_is_found_under_its_title() -> 
     [table] = read(drawn(draw))["tables"]
     assert [c["name"] for c in table["columns"]] == ["2002", "2004"]
     assert len(table["rows"]) == 3
+
+
+def test_a_plain_text_grid_wider_than_a_thousand_characters_is_not_built() -> None:
+    # monospaced lines with a second run ninety million points to the right, on a page that
+    # wide: a grid of characters that wide is never built, the lines stay as the segments
+    # the gap cuts them into (its figures apart)
+    buffer = io.BytesIO()
+    c = canvas.Canvas(buffer, pagesize=(1e8, 800), invariant=1)
+    c.setFont("Courier", 10)
+    for k in range(4):
+        c.drawString(72, 700 - 12 * k, f"0.9{k} .......   {800 + k}   {880 + k}   {960 + k}")
+        c.drawString(9e7, 700 - 12 * k, "  12   13")
+    c.showPage()
+    c.save()
+    [table] = read(buffer.getvalue())["tables"]
+    assert [col["name"] for col in table["columns"]] == ["0.90 ....... 800 880 960", "12", "13"]

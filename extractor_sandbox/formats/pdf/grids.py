@@ -40,6 +40,7 @@ FIGURE = re.compile(
 CAPTION = re.compile(r"^(?:table|figure|chart|exhibit)\s*[A-Z]?[-.]?\d", re.I)
 THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, its groups spaced
 LEADER = re.compile(r"\.(?: ?\.){2,}|\u2026+")  # dots leading a row's name to its figures
+MAX_GRID_CHARS = 1_000  # a plain-text table's widest line, in characters
 TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
 
 
@@ -396,6 +397,8 @@ def _grid_cells(lines: list[Line]) -> list[list[Segment]] | None:
     if width <= 0 or any(abs(w - width) > 0.05 * width for w in widths):
         return None  # not one monospaced face and size
     origin = min(run.x0 for run in runs)
+    if max(run.x1 for run in runs) - origin > MAX_GRID_CHARS * width:
+        return None  # wider than any page's line of characters: no grid is built
     grid: list[str | None] = []  # each line's characters by place; None for a typed rule
     for line in lines:
         if TEXT_RULE.match(line.text.strip()):
