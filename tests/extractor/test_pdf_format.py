@@ -1161,3 +1161,326 @@ def test_a_ruled_stub_cell_wrapped_over_two_rows_no_rule_parts_is_one_cell() -> 
         ["Chronic fatigue syndrome", "Count", "19"],
         ["None", "Percentage", "3.8%"],
     ]
+
+
+# Borderless tables on real reports (issue 16: pdfborder)
+
+
+def _grouped_years(c: Any, top: float, names: tuple[str, str, str], gap: float) -> None:
+    """A header of wide names over three columns of small figures set flush right, then rows
+    under "Actual" and, `gap` points under them, rows under "Projected"."""
+    c.drawString(72, top, "Year")
+    for right, name in zip((300, 380, 460), names, strict=True):
+        c.drawRightString(right, top, name)
+    y = top
+    for group, label in enumerate(("Actual", "Projected")):
+        y -= gap if group else 14
+        c.drawString(72, y, label)
+        for k in range(4):
+            y -= 12
+            c.drawString(72, y, str(2000 + 4 * group + k))
+            for right, figure in zip((300, 380, 460), (k + 1, 10 * k + 7, 20 + k), strict=True):
+                c.drawRightString(right, y, str(figure))
+
+
+def test_groups_under_wide_header_cells_are_one_table_though_their_columns_start_apart() -> None:
+    # the header's wide cells start the first group's columns far left of where the second
+    # group's figures start; each column still meets the other group's column of its place
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        _grouped_years(c, 760, ("Pupils (000s)", "Teachers (000s)", "Schools (000s)"), 24)
+
+    [table] = read(drawn(draw))["tables"]
+    assert len(table["rows"]) == 10  # "Actual", four rows, "Projected", four rows
+    assert table["rows"][5] == ["Projected", None, None, None]
+    assert [c["name"] for c in table["columns"]][:2] == ["Year", "Pupils (000s)"]
+    assert table["rows"][-1][0] == 2007
+
+
+def _spaced_rows(c: Any, top: float, pitch: float) -> None:
+    """Rows of a name and three figures `pitch` points apart at 8 points; the third row's name
+    is on two lines, one above its figures and one below them (the name set around the row's
+    middle)."""
+    c.setFont("Helvetica", 8)
+    c.drawString(72, top, "Measure")
+    for x, year in zip((260, 340, 420), ("2001", "2002", "2003"), strict=True):
+        c.drawString(x, top, year)
+    names = ("Median income", "Income inequality", None, "Premature mortality")
+    for k, name in enumerate(names):
+        y = top - pitch * (k + 1)
+        if name is None:
+            c.drawString(72, y + 4.5, "Between-state income inequality (Gini")
+            c.drawString(72, y - 4.5, "index)")
+        else:
+            c.drawString(72, y, name)
+        for x, figure in zip((260, 340, 420), (0.45 + k, 0.46 + k, 0.47 + k), strict=True):
+            c.drawString(x, y, f"{figure:.4f}")
+
+
+def test_a_row_name_on_lines_around_its_figures_is_one_cell_of_that_row() -> None:
+    [table] = read(drawn(lambda c, _: _spaced_rows(c, 700, 16)))["tables"]
+    assert [row[0] for row in table["rows"]] == [
+        "Median income",
+        "Income inequality",
+        "Between-state income inequality (Gini index)",
+        "Premature mortality",
+    ]
+    assert table["rows"][2][1:] == ["2.4500", "2.4600", "2.4700"]
+
+
+def test_rows_spaced_wider_than_usual_in_the_same_columns_are_one_table() -> None:
+    # rows 2.6 font sizes apart, room for names on two lines
+    [table] = read(drawn(lambda c, _: _spaced_rows(c, 700, 21)))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Measure", "2001", "2002", "2003"]
+    assert len(table["rows"]) == 4
+
+
+def test_a_plain_text_table_in_a_monospaced_font_is_cut_at_the_columns_no_row_writes_in() -> None:
+    # columns laid out with spaces, a rule typed as dashes under the header, dot leaders, and
+    # figures one space apart ("960 1,040"); aligned code above it stays code
+    code = ["timeout    = 30", "retries    = 5", "log_level  = 'info'"]
+    head = f"{'Share':<16}" + "".join(f"{h:>6}" for h in ("1.0", "1.2", "1.4", "1.6"))
+    rows = [
+        f"{name} {'.' * 10} " + "".join(f"{v:>6}" for v in values)
+        for name, values in (
+            ("0.99", ("800", "960", "1,040", "1,280")),
+            ("0.95", ("160", "192", "208", "256")),
+            ("0.90", ("80", "96", "104", "128")),
+        )
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Courier", 10)
+        for k, text in enumerate([*code, "", head, "-" * len(head), *rows]):
+            c.drawString(72, 760 - 12 * k, text)
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Share", "1.0", "1.2", "1.4", "1.6"]
+    assert table["rows"][0] == [0.99, 800, 960, "1,040", "1,280"]
+    assert table["rows"][2] == ["0.90", 80, 96, 104, 128]
+    assert texts(artifact, "code") == ["timeout = 30\nretries = 5\nlog_level = 'info'"]
+
+
+def test_a_grid_ruled_between_blocks_of_columns_but_not_between_rows_reads_a_row_a_line() -> None:
+    # two blocks of "Age | Population" side by side, a rule between them and rules above, under
+    # the header and below: the grid's boxes each hold ten rows
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        for left in (72, 272):
+            c.drawString(left + 6, 744, "Age")
+            c.drawRightString(left + 190, 744, "Population")
+            for k in range(10):
+                y = 724 - 14 * k
+                c.drawString(left + 6, y, f"{k + 10 * (left > 100)} years")
+                c.drawRightString(left + 190, y, f"{3_000_000 - 1_000 * k:,}")
+        for y in (758, 738, 584):
+            c.line(72, y, 472, y)
+        for x in (72, 272, 472):
+            c.line(x, 758, x, 584)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Age",
+        "Population",
+        "Age (2)",
+        "Population (2)",
+    ]
+    assert table["rows"][0] == ["0 years", "3,000,000", "10 years", "3,000,000"]
+    assert len(table["rows"]) == 10
+
+
+def test_a_header_cell_written_upward_over_one_column_is_one_header_row() -> None:
+    # "Elementary" over "ungraded": the header's top line leaves the first column and others
+    # blank; a header line that fills every column but the first stays the header by itself
+    rights = (300, 380, 460, 540)
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawRightString(460, 760, "Elementary")
+        c.drawRightString(540, 760, "Secondary")
+        c.drawString(72, 749, "Year")
+        for right, name in zip(rights, ("7", "8", "ungraded", "ungraded"), strict=True):
+            c.drawRightString(right, 749, name)
+        for k in range(3):
+            c.drawString(72, 737 - 12 * k, str(2001 + k))
+            for right, figure in zip(rights, (k + 1, k + 5, k + 9, k), strict=True):
+                c.drawRightString(right, 737 - 12 * k, str(figure))
+        for right, name in zip(rights, ("2006", "2007", "2008", "2009"), strict=True):
+            c.drawRightString(right, 660, name)
+        for k, name in enumerate(("Sales", "Costs")):
+            c.drawString(72, 648 - 12 * k, name)
+            for right, figure in zip(rights, (k + 1, k + 5, k + 9, k), strict=True):
+                c.drawRightString(right, 648 - 12 * k, str(figure))
+
+    first, second = read(drawn(draw))["tables"]
+    assert [c["name"] for c in first["columns"]] == [
+        "Year",
+        "7",
+        "8",
+        "Elementary ungraded",
+        "Secondary ungraded",
+    ]
+    assert first["rows"][0] == [2001, 1, 5, 9, 0]
+    assert [c["name"] for c in second["columns"]] == ["column 1", "2006", "2007", "2008", "2009"]
+    assert second["rows"][0] == ["Sales", 1, 5, 9, 0]
+
+
+def test_a_chart_s_value_axes_and_legend_are_no_table_but_years_beside_counts_are() -> None:
+    # two charts side by side: each a value axis stepping by 50 down six ticks, its legend
+    # beside the top ticks; then a table of years (stepping by one) beside counts
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 6)
+        for left in (72, 300):
+            c.drawString(left + 60, 770, "Spread vs Germany (bp)")
+            for k in range(6):
+                c.drawRightString(left + 20, 760 - 11 * k, str(250 - 50 * k))
+            c.drawString(left + 60, 749, "Diff 5-y CDS spread")
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 600, "Year")
+        c.drawRightString(300, 600, "Pupils")
+        for k, count in enumerate((3051, 3138, 3230, 3319, 3366, 3440)):
+            c.drawString(72, 588 - 12 * k, str(1996 + k))
+            c.drawRightString(300, 588 - 12 * k, f"{count:,}")
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Year", "Pupils"]
+    assert "Diff 5-y CDS spread" in " ".join(texts(artifact))
+
+
+def _justified(c: Any, text: str, left: float, right: float, y: float) -> None:
+    """A line of words spread to fill left..right, as justified text sets it."""
+    words = text.split()
+    widths = [c.stringWidth(word, "Helvetica", 9) for word in words]
+    gap = (right - left - sum(widths)) / (len(words) - 1)
+    x = left
+    for word, width in zip(words, widths, strict=True):
+        c.drawString(x, y, word)
+        x += width + gap
+
+
+def test_two_columns_of_justified_prose_side_by_side_are_no_table() -> None:
+    # full-width lines above keep the page from splitting at the gutter; the lines below are
+    # cut into two segments each, both columns justified to one left and one right edge
+    left = [
+        "the reader of this report will find that the method",
+        "used to count households in each of the states",
+        "follows the census of the year before and a sample of",
+        "addresses kept by the bureau",
+    ]
+    right = [
+        "income inequality between the states rose from a low",
+        "point in the first year to a high in the last one and",
+        "the gap between the richest and the poorest states",
+        "widened in most of the years of the period studied",
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        for k in range(4):
+            c.drawString(
+                72, 760 - 12 * k, "A line of prose across the whole page, set in the body's face."
+            )
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            _justified(c, a, 72, 290, 660 - 12 * k)
+            _justified(c, b, 310, 528, 660 - 12 * k)
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert "widened in most of the years of the period studied" in " ".join(texts(artifact))
+
+
+def test_two_columns_of_ragged_prose_whose_lines_run_on_are_no_table() -> None:
+    # left-aligned lines of two columns, each line going on in lower case from the one above
+    left = [
+        "Specialized sections of the website",
+        "bring together data suppliers and",
+        "consumers around a specific topic",
+        "and give citizens a place to talk.",
+    ]
+    right = [
+        "Communities are able to gather",
+        "content, share it with others and",
+        "ask the agencies for more of the",
+        "data they hold about each place.",
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        for k in range(4):
+            c.drawString(
+                72, 760 - 12 * k, "A line of prose across the whole page, in the body's face."
+            )
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            c.drawString(72, 660 - 12 * k, a)
+            c.drawString(310, 660 - 12 * k, b)
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert "data they hold about each place." in " ".join(texts(artifact))
+
+
+def test_a_header_cell_written_upward_under_a_group_s_cell_joins_its_line_below() -> None:
+    # two blocks of columns: "total occupied" over "housing units" (one column) joins it; the
+    # group's cell over two columns above them stays a row of its own
+    blocks = ((200, 260, 320), (420, 480, 540))
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        for first, second, third in blocks:
+            c.drawString(second - 35, 760, "Inadequate housing units")
+            c.drawRightString(first, 749, "total occupied")
+            names = ("housing units", "no.", "(%)")
+            for right, name in zip((first, second, third), names, strict=True):
+                c.drawRightString(right, 738, name)
+        c.drawString(72, 738, "Characteristic")
+        for k, (name, figures) in enumerate(
+            (("Male", ("61,206", "2,862", "(4.7)")), ("Female", ("49,486", "2,909", "(5.9)")))
+        ):
+            c.drawString(72, 726 - 12 * k, name)
+            for right, figure in zip((*blocks[0], *blocks[1]), figures * 2, strict=True):
+                c.drawRightString(right, 726 - 12 * k, figure)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]][2] == "Inadequate housing units"
+    assert table["rows"][0][:4] == [
+        "Characteristic",
+        "total occupied housing units",
+        "no.",
+        "(%)",
+    ]
+
+
+def test_a_table_under_a_caption_set_in_two_cells_is_found_under_its_title() -> None:
+    # "Table 6:" in the margin and its title beside it (two cells), the title's second line
+    # under it, then the table's rows: no table with the caption, the table from its rows
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 11)
+        c.drawString(72, 760, "Table 6:")
+        c.drawString(136, 760, "Number of participants in education and training in")
+        c.drawString(136, 746, "educational institutions in 2002 and 2004")
+        rows = (("2002", "2004"), ("13 951", "12 068"), ("44 307", "60 152"), ("20 922", "22 083"))
+        for k, (a, b) in enumerate(rows):
+            c.drawRightString(420, 726 - 16 * k, a)
+            c.drawRightString(500, 726 - 16 * k, b)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["2002", "2004"]
+    assert len(table["rows"]) == 3
+
+
+def test_a_plain_text_grid_wider_than_a_thousand_characters_is_not_built() -> None:
+    # monospaced lines with a second run ninety million points to the right, on a page that
+    # wide: a grid of characters that wide is never built, the lines stay as the segments
+    # the gap cuts them into (its figures apart)
+    buffer = io.BytesIO()
+    c = canvas.Canvas(buffer, pagesize=(1e8, 800), invariant=1)
+    c.setFont("Courier", 10)
+    for k in range(4):
+        c.drawString(72, 700 - 12 * k, f"0.9{k} .......   {800 + k}   {880 + k}   {960 + k}")
+        c.drawString(9e7, 700 - 12 * k, "  12   13")
+    c.showPage()
+    c.save()
+    [table] = read(buffer.getvalue())["tables"]
+    assert [col["name"] for col in table["columns"]] == ["0.90 ....... 800 880 960", "12", "13"]

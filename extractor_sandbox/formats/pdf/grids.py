@@ -15,9 +15,14 @@ cell spanning two columns does not join them); a line with text in the first ban
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
 between rows set in the same columns is a row; a list marker set apart from its item's text is no
 column; bold section numbers apart from their titles (headings one under another) and columns of
-prose (long cells, words broken with hyphens) are no table. Figures set closer than a font size
-apart are cells of their own; tables one under the other in the same columns, apart by a wider
-space or by groups' labels alone on their lines, are one table.
+prose (long cells, words broken with hyphens, justified lines, lines running on in lower case)
+are no table, nor a chart's value axes (columns of ticks stepping by one amount, a legend beside
+them). Figures set closer than a font size apart are cells of their own; tables one under the
+other in the same columns (each column meeting the other's), apart by a wider space or by
+groups' labels alone on their lines, are one table. A row's name on lines set around its figures
+is one cell, rows spaced wide in the same columns stay one table, and a header's top lines over
+single columns are that header row's. A plain-text table in a monospaced font is cut at the
+character columns none of its usual rows writes in.
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ FIGURE = re.compile(
 )
 CAPTION = re.compile(r"^(?:table|figure|chart|exhibit)\s*[A-Z]?[-.]?\d", re.I)
 THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, its groups spaced
+LEADER = re.compile(r"\.(?: ?\.){2,}|\u2026+")  # dots leading a row's name to its figures
+MAX_GRID_CHARS = 1_000  # a plain-text table's widest line, in characters
+TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
 
 
 @dataclass
@@ -559,7 +567,7 @@ def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
 def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     """Borderless tables in a flow of lines: (first line, last line, table)."""
     found: list[tuple[int, int, Table]] = []
-    merged = [_split_figures(_merge_markers(line)) for line in lines]
+    merged = _padded_cells(lines, [_split_figures(_merge_markers(line)) for line in lines])
     i = 0
     while i < len(lines):
         if len(merged[i]) < 2:
@@ -569,7 +577,8 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
         multi = 1
         while j + 1 < len(lines):
             gap = lines[j].y - lines[j + 1].y
-            if gap > 2.2 * max(lines[j].size, lines[j + 1].size) or gap <= 0:
+            size = max(lines[j].size, lines[j + 1].size)
+            if gap <= 0 or (gap > 2.2 * size and not _spaced_row(lines, merged, j, size)):
                 break
             if len(merged[j + 1]) >= 2:
                 multi += 1
@@ -584,7 +593,12 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 and lines[j + 1].y - lines[j + 2].y < 2.2 * lines[j + 1].size
             )
             wrapped = merged[j + 1][0].x0 > lines[i].x0 + 2 * lines[j + 1].size
-            if follows and (wrapped or _label(merged[j + 1], merged[j], merged[j + 2])):
+            if follows and TEXT_RULE.match(merged[j + 1][0].text):
+                j += 1  # a rule typed under the header
+                continue
+            if (
+                follows and (wrapped or _label(merged[j + 1], merged[j], merged[j + 2]))
+            ) or _beside(lines, merged, j + 1):
                 j += 1
                 continue
             break
@@ -594,8 +608,156 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
                 found.append((i, j, table))
                 i = j + 1
                 continue
+            # a run that is no table and opens with a caption set in two cells ("Table 6:" and
+            # its title), the title's lines of one cell under it, is read again from its next
+            # line of cells: the table's rows
+            k = i + 1
+            while k < j and len(merged[k]) < 2:
+                k += 1
+            if i + 1 < k < j and CAPTION.match(merged[i][0].text):
+                i = k
+                continue
         i = max(j, i) + 1
     return _joined_groups(found, lines, merged)
+
+
+def _padded(line: Line) -> bool:
+    """A line in a monospaced font laid out with spaces: two or more in a row between its words,
+    or a leader of dots."""
+    if not line.mono:
+        return False
+    text = "".join(run.text for seg in line.segments for run in seg.runs).strip()
+    return re.search(r"\S {2,}\S", text) is not None or LEADER.search(text) is not None
+
+
+def _padded_cells(lines: list[Line], merged: list[list[Segment]]) -> list[list[Segment]]:
+    """Lines of a plain-text table (a monospaced font, its columns laid out with spaces) cut into
+    cells: each run of such lines with no blank line between them (a rule typed as dashes among
+    them) is a grid of characters, and a cell is a stretch of a line's words that no blank
+    column of the grid parts, a blank column being a character's place where none of the run's
+    usual lines (those with the usual count of words or more) shows a character; dot leaders are
+    blank. Only a grid of three or more such lines, two thirds of whose cells after the first
+    are figures, is cut."""
+    out = list(merged)
+    k = 0
+    while k < len(lines):
+        if not _padded(lines[k]):
+            k += 1
+            continue
+        end = k
+        while (
+            end + 1 < len(lines)
+            and lines[end].y - lines[end + 1].y <= 2 * lines[end].size  # no blank line between
+            and (_padded(lines[end + 1]) or TEXT_RULE.match(lines[end + 1].text.strip()))
+        ):
+            end += 1
+        cells = _grid_cells(lines[k : end + 1])
+        if cells is not None:
+            for n, segs in enumerate(cells):
+                if segs:
+                    out[k + n] = segs
+        k = end + 1
+    return out
+
+
+def _grid_cells(lines: list[Line]) -> list[list[Segment]] | None:
+    runs = [run for line in lines for seg in line.segments for run in seg.runs if run.text]
+    widths = sorted((run.x1 - run.x0) / len(run.text) for run in runs)
+    width = widths[len(widths) // 2]
+    if width <= 0 or any(abs(w - width) > 0.05 * width for w in widths):
+        return None  # not one monospaced face and size
+    origin = min(run.x0 for run in runs)
+    if max(run.x1 for run in runs) - origin > MAX_GRID_CHARS * width:
+        return None  # wider than any page's line of characters: no grid is built
+    grid: list[str | None] = []  # each line's characters by place; None for a typed rule
+    for line in lines:
+        if TEXT_RULE.match(line.text.strip()):
+            grid.append(None)
+            continue
+        chars: dict[int, str] = {}
+        for seg in line.segments:
+            for run in seg.runs:
+                start = round((run.x0 - origin) / width)
+                for i, ch in enumerate(run.text):
+                    if not ch.isspace():
+                        chars[start + i] = ch
+        placed = "".join(chars.get(p, " ") for p in range(max(chars, default=-1) + 1))
+        grid.append(LEADER.sub(lambda m: " " * len(m.group()), placed))
+    words = [None if row is None else list(re.finditer(r"\S+", row)) for row in grid]
+    counts = Counter(len(found) for found in words if found is not None and len(found) >= 2)
+    if not counts:
+        return None
+    usual = max(counts, key=lambda n: (counts[n], n))
+    usual_rows = [
+        row for row, found in zip(grid, words, strict=True) if found and len(found) >= usual
+    ]
+    if usual < 3 or len(usual_rows) < 3:
+        return None
+    filled = {p for row in usual_rows if row for p, ch in enumerate(row) if ch != " "}
+    out: list[list[Segment]] = []
+    later: list[str] = []  # the usual rows' cells after the first
+    for line, row, found in zip(lines, grid, words, strict=True):
+        if row is None or not found:
+            out.append([])
+            continue
+        groups: list[list[re.Match[str]]] = [[found[0]]]
+        for word in found[1:]:
+            if all(p in filled for p in range(groups[-1][-1].end(), word.start())):
+                groups[-1].append(word)
+            else:
+                groups.append([word])
+        segs = [
+            Segment(
+                " ".join(w.group() for w in group),
+                origin + group[0].start() * width,
+                origin + group[-1].end() * width,
+                line.y,
+                line.size,
+                line.bold,
+                True,
+            )
+            for group in groups
+        ]
+        if len(found) >= usual:
+            later.extend(seg.text for seg in segs[1:])
+        out.append(segs)
+    if sum(FIGURE.match(text) is not None for text in later) * 3 < 2 * len(later):
+        return None
+    return out
+
+
+def _beside(lines: list[Line], merged: list[list[Segment]], k: int) -> bool:
+    """A line of one cell in the first column, set less than three quarters of its size from a
+    row of cells just above or below it: a row's name on lines around the row's middle, where
+    its figures are ("Between-state inequality (Gini" over the figures, "index)" under them)."""
+    if len(merged[k]) != 1:
+        return False
+    seg = merged[k][0]
+    for n in (k - 1, k + 1):
+        if not 0 <= n < len(lines) or len(merged[n]) < 2:
+            continue
+        if abs(lines[k].y - lines[n].y) >= 0.75 * lines[k].size:
+            continue
+        first, rest = merged[n][0], merged[n][1:]
+        if first.x1 >= seg.x0 and all(other.x0 > seg.x1 for other in rest):
+            return True
+    return False
+
+
+def _spaced_row(lines: list[Line], merged: list[list[Segment]], j: int, size: float) -> bool:
+    """Whether the row under line j, apart by more than a table's usual row spacing but by no
+    more than three and a half font sizes, sets its cells in the same columns as line j: three
+    or more cells, each under one of line j's (rows spaced wide to leave room for names on two
+    or three lines)."""
+    if lines[j].y - lines[j + 1].y > 3.5 * size or len(merged[j]) < 3:
+        return False
+    below = j + 1
+    if len(merged[below]) < 2 and _beside(lines, merged, below) and below + 1 < len(lines):
+        below += 1  # the row's name starts above its figures
+    upper, lower = merged[j], merged[below]
+    if len(lower) < 3:
+        return False
+    return all(any(a.x0 <= b.x1 and b.x0 <= a.x1 for a in upper) for b in lower)
 
 
 def _joined_groups(
@@ -612,7 +774,10 @@ def _joined_groups(
             size = max(line.size for line in lines[top_last : first + 1])
             gaps = [lines[k].y - lines[k + 1].y for k in range(top_last, first)]
             labels = [merged[k] for k in between]
-            same = _same_columns(above.columns, table.columns, size)
+            same = _same_columns(above.columns, table.columns, size) or _overlapping_columns(
+                _extents(above, merged[top_first : top_last + 1]),
+                _extents(table, merged[first : last + 1]),
+            )
             if (
                 same
                 and len(between) <= 3
@@ -656,6 +821,39 @@ def _same_columns(above: list[float], below: list[float], size: float) -> bool:
     return all(abs(a - b) <= slack for a, b in zip(above, below, strict=True))
 
 
+def _extents(table: Table, lines: list[list[Segment]]) -> list[tuple[float, float]]:
+    """Where each column of a borderless table reaches: from the first start to the farthest end
+    of the cells its usual rows (those that set the usual count of cells or more, so no header
+    cell spanning two columns) hold there."""
+    starts = sorted(table.columns)
+    reach = [[start, start] for start in starts]
+    counts = Counter(len(segs) for segs in lines if len(segs) >= 2)
+    usual = max(counts, key=lambda n: (counts[n], n)) if counts else 2
+    for segs in lines:
+        if len(segs) < usual:
+            continue
+        for seg in segs:
+            mid = (seg.x0 + seg.x1) / 2
+            k = max((k for k, start in enumerate(starts) if start <= mid), default=0)
+            reach[k] = [min(reach[k][0], seg.x0), max(reach[k][1], seg.x1)]
+    return [(a, b) for a, b in reach]
+
+
+def _overlapping_columns(
+    above: list[tuple[float, float]], below: list[tuple[float, float]]
+) -> bool:
+    """Whether two tables set their cells in the same columns though a header's cells move a
+    column's start: as many columns, each meeting the other's column of the same place and no
+    other (figures set flush right under a wider header cell)."""
+    if len(above) != len(below) or len(above) < 2:
+        return False
+    for k, (a0, a1) in enumerate(above):
+        meets = [j for j, (b0, b1) in enumerate(below) if b0 <= a1 and a0 <= b1]
+        if meets != [k]:
+            return False
+    return True
+
+
 def _group_label(seg: Segment, table: Table, size: float) -> bool:
     """A line between two tables' rows that labels the rows under it: within the first column,
     or over the columns of figures (not from the left margin across them, as a title is); a
@@ -673,6 +871,137 @@ def _label(line: list[Segment], above: list[Segment], below: list[Segment]) -> b
     if len(above) < 2 or len(above) != len(below) or line[-1].x1 >= min(above[1].x0, below[1].x0):
         return False
     return all(a.x0 <= b.x1 and b.x0 <= a.x1 for a, b in zip(above[1:], below[1:], strict=True))
+
+
+def _justified_columns(lines: list[list[Segment]], bands: list[tuple[float, float]]) -> int:
+    """How many of a table's columns are set as justified text: three lines or more of four
+    words or more, of different lengths, two thirds of them starting at one left edge and ending
+    at one right edge (two columns of prose side by side, not a table; right-aligned text, or
+    names of one length, are a table's)."""
+    cells: dict[int, list[Segment]] = {}
+    for segs in lines:
+        for seg in segs:
+            if len(seg.text.split()) >= 4:
+                cells.setdefault(_band_of(seg, bands), []).append(seg)
+    count = 0
+    for segs in cells.values():
+        left, right = min(seg.x0 for seg in segs), max(seg.x1 for seg in segs)
+        full = [seg for seg in segs if seg.x0 - left <= 1.5 and right - seg.x1 <= 1.5]
+        if len(full) >= 3 and len(full) * 3 >= 2 * len(segs):
+            count += len({len(seg.text) for seg in full}) >= 3
+    return count
+
+
+def _running_columns(rows: list[list[str]], cols: list[int]) -> int:
+    """How many of a table's columns run on as sentences from row to row: in three rows or
+    more, a cell of three words or more starts in lower case under a cell of three words or
+    more that ends with no stop (a column of prose, each of its lines a row)."""
+    count = 0
+    for c in cols:
+        runs_on = sum(
+            len(above[c].split()) >= 3
+            and len(below[c].split()) >= 3
+            and below[c][0].islower()
+            and above[c][-1] not in ".:;!?"
+            for above, below in zip(rows, rows[1:], strict=False)
+        )
+        count += runs_on >= 3
+    return count
+
+
+def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
+    """Whether a table's cells are a chart's value axes: each column either steps by one
+    amount from row to row down five rows or more ("450", "400", "350" ... "-50": an axis's
+    ticks) or is filled in fewer than half the rows (the chart's title and legend beside them).
+    Years beside counts, or beside row names, are a table's."""
+    stepped = 0
+    for c in cols:
+        cells = [row[c] for row in rows if row[c]]
+        if len(cells) * 2 < len(rows):
+            continue
+        if len(cells) < 5 or not all(FIGURE.match(cell) for cell in cells):
+            return False
+        try:
+            values = [float(cell.replace(",", "").replace("\u2212", "-")) for cell in cells]
+        except ValueError:
+            return False  # a range or a share: a table's figures
+        steps = {round(b - a, 6) for a, b in zip(values, values[1:], strict=False)}
+        if len(steps) != 1 or 0 in steps:
+            return False
+        stepped += 1
+    return stepped > 0
+
+
+def _over_one(seg: Segment, bands: list[tuple[float, float]]) -> bool:
+    """Whether a cell sits over one column: it reaches no column beside its own."""
+    k = _band_of(seg, bands)
+    return (k == 0 or seg.x0 > bands[k - 1][1]) and (
+        k + 1 == len(bands) or seg.x1 < bands[k + 1][0]
+    )
+
+
+def _rows(
+    lines: list[list[Segment]], bands: list[tuple[float, float]], rtl: bool, header_up: bool
+) -> list[list[str]]:
+    """A borderless table's rows: a line with text in the first band opens a row, one without
+    adds to the cells of the row above (a wrapped cell)."""
+    rows: list[list[str]] = []
+    prev: list[Segment] | None = None
+    top: list[tuple[list[tuple[int, str]], bool]] = []  # the first row's lines, cells over one
+    for segs in lines:
+        if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
+            continue
+        cells = [""] * len(bands)
+        for seg in segs:
+            k = _band_of(seg, bands)
+            cells[k] = f"{cells[k]} {seg.text}".strip()
+        if rtl:
+            cells.reverse()
+        # a line closer than three quarters of its size under the line before it is set beside
+        # it: the same row's cells, written on lines around the row's middle
+        close = prev is not None and prev[0].y - segs[0].y < 0.75 * segs[0].size
+        prev = segs
+        if (
+            header_up
+            and not rtl
+            and len(rows) == 1
+            and not rows[0][0]
+            and not all(rows[0][1:])
+            and cells[0]
+            and not close
+        ):
+            rows[0:1] = _header_up(top, cells)
+            continue
+        if (cells[0] or not rows) and not close:
+            rows.append(cells)
+        else:
+            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+        if len(rows) == 1 and not rows[0][0]:
+            # a line of cells each over one column, or of a group's cells over several
+            one = all(_over_one(seg, bands) for seg in segs)
+            top.append(([(_band_of(seg, bands), seg.text) for seg in segs], one))
+    return rows
+
+
+def _header_up(top: list[tuple[list[tuple[int, str]], bool]], named: list[str]) -> list[list[str]]:
+    """The rows of a header whose top lines leave the first column and others blank, when the
+    line under them names the first column: the header's cells written upward (bottom-aligned,
+    "Elementary" over "ungraded") are that line's. When each top line sets its cells over one
+    column each, all of them are; otherwise the lines of such cells just above the named line
+    give those above a cell of it, and from the first line of a group's cells up (a cell over
+    several columns: "Coronary heart disease" and "Stroke"), the lines stay a row above it."""
+    every = all(one for _, one in top)
+    moving = len(top)
+    while moving > 0 and top[moving - 1][1]:
+        moving -= 1
+    above = [""] * len(named)
+    up = [""] * len(named)
+    for n, (cells, _) in enumerate(top):
+        for k, text in cells:
+            into = up if n >= moving and (every or named[k]) else above
+            into[k] = f"{into[k]} {text}".strip()
+    header = [f"{a} {b}".strip() for a, b in zip(up, named, strict=True)]
+    return [above, header] if any(above) else [header]
 
 
 def _borderless(lines: list[list[Segment]]) -> Table | None:
@@ -700,18 +1029,9 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
         return None
     # a table in a right-to-left script reads its columns from the right
     rtl = right_to_left(" ".join(seg.text for segs in lines for seg in segs))
-    rows: list[list[str]] = []
-    for segs in lines:
-        cells = [""] * len(bands)
-        for seg in segs:
-            k = _band_of(seg, bands)
-            cells[k] = f"{cells[k]} {seg.text}".strip()
-        if rtl:
-            cells.reverse()
-        if cells[0] or not rows:
-            rows.append(cells)
-        else:
-            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+    rows = _rows(lines, bands, rtl, header_up=True)
+    if len(rows) < 2:
+        rows = _rows(lines, bands, rtl, header_up=False)  # a header alone is no table's rows
     if rtl:
         bands = bands[::-1]
     cols = [c for c in range(len(bands)) if any(row[c] for row in rows)]
@@ -724,6 +1044,11 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     # nor columns of prose side by side, whose lines break words with a hyphen ("impor-")
     broken = sum(HYPHENATED.search(cell) is not None for cell in filled)
     if broken >= 2 and broken * 10 >= len(filled):
+        return None
+    if (
+        _axis_ticks(rows, cols)
+        or _justified_columns(lines, bands) + _running_columns(rows, cols) >= 2
+    ):
         return None
     return Table(
         [[row[c] for c in cols] for row in rows],
