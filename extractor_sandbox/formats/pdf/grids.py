@@ -7,9 +7,9 @@ header (a cell over two rows or columns, its text at its top left); inside a gri
 in two boxes or more with no rule between them are rows (a line with text in the first column
 opens one), and inside a grid column, lines cut into segments are columns. A title or note across
 the whole frame is no row. One box around text (a single cell) is no table, nor is a grid whose
-boxes mostly hold nothing (a chart's gridlines). Filled boxes set edge to edge in a row (shaded
-cells) give their edges as rules, for the
-text the drawn rules' tables leave. Borderless: a run of lines cut into segments that sit in two
+boxes mostly hold nothing (a chart's gridlines) or whose rules cut words. Filled boxes set edge
+to edge in a row (shaded cells) give their edges as rules, for the text the drawn rules' tables
+leave. Borderless: a run of lines cut into segments that sit in two
 or more bands of the page (the bands of the rows that set the usual number of cells, so a header
 cell spanning two columns does not join them); a line with text in the first band opens a row,
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from extractor_sandbox.formats.pdf.content import Drawing, Rule, Run
+from extractor_sandbox.formats.pdf.content import Drawing, Rule
 from extractor_sandbox.formats.pdf.grids import (
     LIST_MARKER,
     Table,
@@ -75,7 +75,6 @@ def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> 
     if edges:
         shaded, rest = ruled_tables(rules + edges, rest)
         tables += shaded
-    tables, rest = _grids_over_rows(tables, main, rest)
     lines = build_lines(rest, layer)
     if len(lines) > MAX_LINES:
         raise LayoutUnreadable(f"it holds more than {MAX_LINES:,} lines")
@@ -92,36 +91,6 @@ def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> 
             items.append(Item(line=line, flow=-1 - other, orientation=(other - angle) % 360))
     reading.items = items
     return reading
-
-
-def _grids_over_rows(
-    tables: list[Table], runs: list[Run], rest: list[Run]
-) -> tuple[list[Table], list[Run]]:
-    """A grid whose boxes each hold many rows of a borderless table (rules between blocks of
-    columns and under the header, none between the rows) is read from its lines instead: its
-    text goes back to the page's lines when the borderless tables there hold four fifths of its
-    lines or more, in three times as many rows as the grid has or more."""
-    free = {id(run) for run in rest}
-    kept: list[Table] = []
-    for table in tables:
-        inside = [
-            run
-            for run in runs
-            if id(run) not in free
-            and table.x0 <= (run.x0 + run.x1) / 2 <= table.x1
-            and table.bottom <= run.y0 + 0.3 * run.size <= table.top
-        ]
-        lines = build_lines(inside)
-        found = borderless_tables(lines) if len(lines) >= 3 * len(table.rows) else []
-        held = sum(last - first + 1 for first, last, _ in found)
-        rows = sum(len(t.rows) for _, _, t in found)
-        if table.ruled and held * 5 >= 4 * len(lines) and rows >= 3 * len(table.rows):
-            free.update(id(run) for run in inside)
-        else:
-            kept.append(table)
-    if len(kept) < len(tables):
-        rest = [run for run in runs if id(run) in free]  # in the page's order
-    return kept, rest
 
 
 def _layer(runs: list) -> list[tuple[str, float]]:
