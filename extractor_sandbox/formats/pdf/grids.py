@@ -422,23 +422,31 @@ def _ruled_edges(
     """The sides of a grid's boxes that a rule draws: under[k * columns + c] for the line ys[k]
     under column c (k counted from the bottom), right[c * rows + k] for the line xs[c] beside
     grid row k."""
-    reach = SNAP + 0.5  # a cluster's values lie within SNAP of its first
     n_rows, n_cols = len(ys) - 1, len(xs) - 1
     col_mids = [(xs[c] + xs[c + 1]) / 2 for c in range(n_cols)]
     row_mids = [(ys[k] + ys[k + 1]) / 2 for k in range(n_rows)]
-    under = bytearray(len(ys) * n_cols)
-    for h in hs:
-        first = bisect.bisect_left(col_mids, h.x0 - SNAP)
-        last = bisect.bisect_right(col_mids, h.x1 + SNAP)
-        for k in range(bisect.bisect_left(ys, h.y0 - reach), bisect.bisect_right(ys, h.y0 + reach)):
-            under[k * n_cols + first : k * n_cols + last] = b"\x01" * (last - first)
-    right = bytearray(len(xs) * n_rows)
-    for v in vs:
-        first = bisect.bisect_left(row_mids, v.y0 - SNAP)
-        last = bisect.bisect_right(row_mids, v.y1 + SNAP)
-        for c in range(bisect.bisect_left(xs, v.x0 - reach), bisect.bisect_right(xs, v.x0 + reach)):
-            right[c * n_rows + first : c * n_rows + last] = b"\x01" * (last - first)
+    under = _drawn_sides([(h.y0, h.x0, h.x1) for h in hs], ys, col_mids)
+    right = _drawn_sides([(v.x0, v.y0, v.y1) for v in vs], xs, row_mids)
     return under, right
+
+
+def _drawn_sides(
+    rules: list[tuple[float, float, float]], lines: list[float], mids: list[float]
+) -> bytearray:
+    """For rules given as (place across, start, end along), the boxes' sides they draw: one
+    byte per grid line (`lines`, sorted) and box along it (`mids`, the boxes' middles), set where
+    a rule runs on that line past that box's middle."""
+    reach = SNAP + 0.5  # a cluster's values lie within SNAP of its first
+    n = len(mids)
+    sides = bytearray(len(lines) * n)
+    for place, start, end in rules:
+        first = bisect.bisect_left(mids, start - SNAP)
+        last = bisect.bisect_right(mids, end + SNAP)
+        for k in range(
+            bisect.bisect_left(lines, place - reach), bisect.bisect_right(lines, place + reach)
+        ):
+            sides[k * n + first : k * n + last] = b"\x01" * (last - first)
+    return sides
 
 
 def _runs_across(before: list[Run], after: list[Run], x: float) -> bool:
