@@ -1484,3 +1484,37 @@ def test_a_plain_text_grid_wider_than_a_thousand_characters_is_not_built() -> No
     c.save()
     [table] = read(buffer.getvalue())["tables"]
     assert [col["name"] for col in table["columns"]] == ["0.90 ....... 800 880 960", "12", "13"]
+
+
+# Charts and figures read as tables (pdfcharts)
+
+
+def _line_chart(c: Any, left: float, title: str) -> None:
+    """A line chart as statistical reports draw one: its title, a value axis stepping by 50,
+    its legend's labels set among the top ticks, the curve, and the dates under the axis."""
+    c.setFont("Helvetica", 6)
+    c.drawString(left, 770, title)
+    for k in range(10):
+        c.drawRightString(left + 20, 758 - 11 * k, str(400 - 50 * k))
+        if k in (2, 4):
+            c.drawString(left, 752 - 11 * k, "Diff 5-y CDS spread" if k == 2 else "Diff bond yield")
+    path = c.beginPath()
+    path.moveTo(left + 25, 700)
+    for k in range(1, 20):
+        path.lineTo(left + 25 + 8 * k, 700 + 30 * ((k * 7) % 5 - 2))
+    c.drawPath(path, stroke=1, fill=0)
+    for k, date in enumerate(("Jan-08", "Jul-08", "Jan-09", "Jul-09")):
+        c.drawString(left + 25 + 40 * k, 647, date)
+
+
+def test_a_value_axis_with_its_legend_set_among_the_ticks_is_no_table() -> None:
+    # two line charts side by side: each value axis (ten ticks stepping by 50) holds the
+    # legend's labels between its ticks and the dates under it, the rest of the "table" empty;
+    # the ticks, legend and dates stay the page's lines
+    def draw(c: Any, _: int) -> None:
+        _line_chart(c, 72, "Portugal vs Germany (bp)")
+        _line_chart(c, 320, "Spain vs Germany (bp)")
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert "Diff 5-y CDS spread" in " ".join(texts(artifact))

@@ -17,7 +17,7 @@ between rows set in the same columns is a row; a list marker set apart from its 
 column; bold section numbers apart from their titles (headings one under another) and columns of
 prose (long cells, words broken with hyphens, justified lines, lines running on in lower case)
 are no table, nor a chart's value axes (columns of ticks stepping by one amount, a legend beside
-them). Figures set closer than a font size apart are cells of their own; tables one under the
+or among them). Figures set closer than a font size apart are cells of their own; tables one under the
 other in the same columns (each column meeting the other's), apart by a wider space or by
 groups' labels alone on their lines, are one table. A row's name on lines set around its figures
 is one cell, rows spaced wide in the same columns stay one table, and a header's top lines over
@@ -920,17 +920,19 @@ def _running_columns(rows: list[list[str]], cols: list[int]) -> int:
 def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
     """Whether a table's cells are a chart's value axes: each column either steps by one
     amount from row to row down five rows or more ("450", "400", "350" ... "-50": an axis's
-    ticks) or is filled in fewer than half the rows (the chart's title and legend beside them).
-    Years beside counts, or beside row names, are a table's."""
+    ticks, among which the chart's title, its legend's labels or the axis's dates may be set,
+    two in three of its cells being ticks) or is filled in fewer than half the rows (the chart's title and legend
+    beside them). Years beside counts, or beside row names, are a table's."""
     stepped = 0
     for c in cols:
         cells = [row[c] for row in rows if row[c]]
         if len(cells) * 2 < len(rows):
             continue
-        if len(cells) < 5 or not all(FIGURE.match(cell) for cell in cells):
+        ticks = [cell for cell in cells if FIGURE.match(cell)]
+        if len(ticks) < 5 or 3 * len(ticks) < 2 * len(cells):
             return False
         try:
-            values = [float(cell.replace(",", "").replace("\u2212", "-")) for cell in cells]
+            values = [float(cell.replace(",", "").replace("\u2212", "-")) for cell in ticks]
         except ValueError:
             return False  # a range or a share: a table's figures
         steps = {round(b - a, 6) for a, b in zip(values, values[1:], strict=False)}
