@@ -1518,3 +1518,32 @@ def test_a_value_axis_with_its_legend_set_among_the_ticks_is_no_table() -> None:
     artifact = read(drawn(draw))
     assert artifact["tables"] == []
     assert "Diff 5-y CDS spread" in " ".join(texts(artifact))
+
+
+def test_labels_and_values_beside_a_bar_chart_s_bars_are_no_table() -> None:
+    # a horizontal bar chart: each age group's name at the left of its bar (filled boxes
+    # standing on one base, each its own length), its value at the bar's end; then a table
+    # whose rows are shaded (filled boxes of one length), which stays a table
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 8)
+        groups = (("Under 15", 10.8), ("15 to 24", 14.2), ("25 to 44", 21.6), ("45 to 64", 35.4))
+        groups += (("65 to 74", 52.9), ("75 and over", 70.5))
+        for k, (name, value) in enumerate(groups):
+            y = 700 - 14 * k
+            c.setFillGray(0.5)
+            c.rect(140, y - 3, 4 * value, 12, stroke=0, fill=1)
+            c.setFillGray(0)
+            c.drawRightString(130, y, name)
+            c.drawString(146 + 4 * value, y, f"{value}")
+        for k, (name, count) in enumerate((("Men", "1,204"), ("Women", "1,377"), ("All", "2,581"))):
+            y = 500 - 14 * k
+            c.setFillGray(0.9)
+            c.rect(70, y - 3, 300, 13, stroke=0, fill=1)
+            c.setFillGray(0)
+            c.drawString(72, y, name)
+            c.drawRightString(360, y, count)
+
+    artifact = read(drawn(draw))
+    [table] = artifact["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Men", "1,204"]
+    assert "75 and over 70.5" in " ".join(texts(artifact))

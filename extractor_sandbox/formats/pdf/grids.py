@@ -43,7 +43,8 @@ from extractor_sandbox.formats.pdf.lines import (
 )
 
 SNAP = 2.0  # rules within this many points of each other are one rule
-MAX_SPAN_BOXES = 250_000  # a grid past this many boxes reads each box as a cell of its own
+MAX_SPAN_BOXES = 250_000
+MAX_CHART_BOXES = 2_000  # a page filling more boxes is a picture drawn in them: no bars are read  # a grid past this many boxes reads each box as a cell of its own
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
@@ -164,6 +165,73 @@ def cell_edges(boxes: list[Rule]) -> list[Rule]:
             Rule(a.x1, a.y0, a.x1, a.y1),
         ]
     return edges
+
+
+def chart_areas(boxes: list[Rule]) -> list[Rule]:
+    """Where a bar chart draws its bars: three filled boxes or more of one thickness standing on
+    one base (their bottoms, or their left ends, within SNAP of each other), each ending free (no
+    box goes on from its end, as a row's shaded cells go on one from the other), of lengths
+    mostly their own (three or more, two in three of the bars a length no other has). A table's
+    shaded cells are set edge to edge or repeat their lengths row after row, as a dotted line's
+    dots do; the area is the bars' bounds."""
+    areas: list[Rule] = []
+    if len(boxes) > MAX_CHART_BOXES:
+        return areas
+    for upright in (True, False):
+        continued = _continued(boxes, upright=upright)
+        # each box as (base, thickness, length): upright bars stand on their bottoms
+        sides = [
+            (b.y0, b.x1 - b.x0, b.y1 - b.y0, b) if upright else (b.x0, b.y1 - b.y0, b.x1 - b.x0, b)
+            for b in boxes
+        ]
+        sides.sort(key=lambda side: side[0])
+        on_base: list[list[tuple[float, float, float, Rule]]] = []
+        for side in sides:
+            if on_base and side[0] - on_base[-1][0][0] <= SNAP:
+                on_base[-1].append(side)
+            else:
+                on_base.append([side])
+        for group in on_base:
+            series: dict[int, list[tuple[float, float, float, Rule]]] = {}
+            for side in group:
+                if id(side[3]) not in continued:
+                    series.setdefault(round(side[1]), []).append(side)
+            for held in series.values():
+                lengths = Counter(round(side[2]) for side in held)
+                own = sum(1 for side in held if lengths[round(side[2])] == 1)
+                if len(held) >= 3 and own >= 3 and 3 * own >= 2 * len(held):
+                    bars = [side[3] for side in held]
+                    areas.append(
+                        Rule(
+                            min(b.x0 for b in bars),
+                            min(b.y0 for b in bars),
+                            max(b.x1 for b in bars),
+                            max(b.y1 for b in bars),
+                        )
+                    )
+    return areas
+
+
+def _continued(boxes: list[Rule], *, upright: bool) -> set[int]:
+    """The boxes (by id) another box goes on from: it starts where the box ends (within SNAP),
+    beside it across."""
+    starts = sorted(boxes, key=lambda o: o.y0 if upright else o.x0)
+    places = [o.y0 if upright else o.x0 for o in starts]
+    out: set[int] = set()
+    for box in boxes:
+        end = box.y1 if upright else box.x1
+        lo, hi = bisect.bisect_left(places, end - SNAP), bisect.bisect_right(places, end + SNAP)
+        for o in starts[lo:hi]:
+            if (o.x0 < box.x1 and box.x0 < o.x1) if upright else (o.y0 < box.y1 and box.y0 < o.y1):
+                out.add(id(box))
+                break
+    return out
+
+
+def _over_chart(left: float, right: float, bottom: float, top: float, charts: list[Rule]) -> bool:
+    """Whether a table's frame meets a chart's bars: its text is the chart's ticks, labels and
+    legend, which stay the page's lines."""
+    return any(left < c.x1 and c.x0 < right and bottom < c.y1 and c.y0 < top for c in charts)
 
 
 def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[Run]]:
@@ -572,8 +640,11 @@ def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
     return min(range(len(bands)), key=lambda k: abs((bands[k][0] + bands[k][1]) / 2 - mid))
 
 
-def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
-    """Borderless tables in a flow of lines: (first line, last line, table)."""
+def borderless_tables(
+    lines: list[Line], charts: list[Rule] | None = None
+) -> list[tuple[int, int, Table]]:
+    """Borderless tables in a flow of lines: (first line, last line, table); none over a chart's
+    bars (`charts`, from chart_areas)."""
     found: list[tuple[int, int, Table]] = []
     merged = _padded_cells(lines, [_split_figures(_merge_markers(line)) for line in lines])
     i = 0
@@ -612,6 +683,10 @@ def borderless_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
             break
         if multi >= 2:
             table = _borderless(merged[i : j + 1])
+            if table is not None and _over_chart(
+                table.x0, table.x1, table.bottom, table.top, charts or []
+            ):
+                table = None
             if table is not None:
                 found.append((i, j, table))
                 i = j + 1

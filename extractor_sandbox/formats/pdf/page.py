@@ -19,6 +19,7 @@ from extractor_sandbox.formats.pdf.grids import (
     Table,
     borderless_tables,
     cell_edges,
+    chart_areas,
     ruled_tables,
 )
 from extractor_sandbox.formats.pdf.lines import (
@@ -57,6 +58,7 @@ class PageReading:
     items: list[Item] = field(default_factory=list)
     layer_text: str = ""  # the text layer: the runs in the order the content shows them
     layer_lines: list[tuple[str, float]] = field(default_factory=list)
+    charts: list[Rule] = field(default_factory=list)  # where bar charts draw their bars
 
 
 def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> PageReading:
@@ -69,9 +71,11 @@ def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> 
     )
     reading.layer_lines = _layer(main)
     rules = _turn_rules(drawing.rules, angle, drawing.width, drawing.height)
+    boxes = _turn_rules(drawing.boxes, angle, drawing.width, drawing.height)
+    reading.charts = chart_areas(boxes)
     tables, rest = ruled_tables(rules, main)
     # then the tables shaded cells draw, from the text no ruled table holds
-    edges = cell_edges(_turn_rules(drawing.boxes, angle, drawing.width, drawing.height))
+    edges = cell_edges(boxes)
     if edges:
         shaded, rest = ruled_tables(rules + edges, rest)
         tables += shaded
@@ -378,7 +382,10 @@ def _end(spans: list[tuple[float, float]]) -> float:
 
 
 def with_tables(
-    items: list[Item], kind: Callable[[Line], str | None], dropped: list[Line] | None = None
+    items: list[Item],
+    kind: Callable[[Line], str | None],
+    dropped: list[Line] | None = None,
+    charts: list[Rule] | None = None,
 ) -> list[Item]:
     """The page's items with the borderless tables of each flow's stretches of lines read, and
     its furniture left out: `kind` says whether a line is furniture ("furniture", or "number" for
@@ -402,15 +409,23 @@ def with_tables(
         ):
             j += 1
         lines = [it.line for it in items[k:j] if it.line is not None]
-        out.extend(_stretch_items(lines, item.flow, kind, dropped if dropped is not None else []))
+        out.extend(
+            _stretch_items(
+                lines, item.flow, kind, dropped if dropped is not None else [], charts or []
+            )
+        )
         k = j
     return out
 
 
 def _stretch_items(
-    lines: list[Line], flow: int, kind: Callable[[Line], str | None], dropped_out: list[Line]
+    lines: list[Line],
+    flow: int,
+    kind: Callable[[Line], str | None],
+    dropped_out: list[Line],
+    charts: list[Rule],
 ) -> list[Item]:
-    tables = borderless_tables(lines)
+    tables = borderless_tables(lines, charts)
     held: set[int] = set()  # the lines a table holds as its rows
     for first, last, table in tables:
         held.update(id(line) for line in lines[first : last + 1])
@@ -423,7 +438,7 @@ def _stretch_items(
     if dropped:
         dropped_out.extend(line for line in lines if id(line) in dropped)
         lines = [line for line in lines if id(line) not in dropped]
-        tables = borderless_tables(lines)
+        tables = borderless_tables(lines, charts)
     items: list[Item] = []
     i = 0
     for first, last, table in tables:

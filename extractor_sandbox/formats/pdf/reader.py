@@ -358,7 +358,7 @@ class _Document:
                 return "furniture" if (zone, _furniture_key(text)) in furniture else None
 
             dropped: list[Line] = []
-            reading.items = with_tables(reading.items, line_kind, dropped)
+            reading.items = with_tables(reading.items, line_kind, dropped, reading.charts)
             for line in dropped:
                 what = line_kind(line)
                 if what:
