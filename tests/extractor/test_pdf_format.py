@@ -18,7 +18,8 @@ from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
 from extractor_sandbox.formats.pdf import reader
-from extractor_sandbox.formats.pdf.content import read_drawing
+from extractor_sandbox.formats.pdf.content import Rule, read_drawing
+from extractor_sandbox.formats.pdf.grids import chart_areas
 from extractor_sandbox.formats.pdf.reader import PARSER_VERSION, extract_pdf, page_cell
 from extractor_sandbox.registry import SPECS
 from extractor_sandbox.source import DECLARED_FORMATS, extract
@@ -1547,3 +1548,19 @@ def test_labels_and_values_beside_a_bar_chart_s_bars_are_no_table() -> None:
     [table] = artifact["tables"]
     assert [c["name"] for c in table["columns"]] == ["Men", "1,204"]
     assert "75 and over 70.5" in " ".join(texts(artifact))
+
+
+def test_bars_are_told_from_a_table_s_shaded_cells_and_a_dotted_line() -> None:
+    # upright bars of one width on one base, each its own height: one chart area
+    bars = [Rule(100 + 20 * k, 400, 112 + 20 * k, 420 + 13 * k) for k in range(5)]
+    assert [(a.x0, a.y0, a.x1, a.y1) for a in chart_areas(bars)] == [(100, 400, 192, 472)]
+    # a header's shaded cells over one, two and four columns, set edge to edge: cells that go
+    # on one from the other, and the full row repeats no length, yet they are no bars
+    header = [Rule(134, 492, 190, 503), Rule(191, 492, 296, 503), Rule(297, 492, 466, 503)]
+    header += [Rule(134, 504, 296, 515), Rule(297, 504, 466, 515), Rule(134, 516, 466, 527)]
+    assert chart_areas(header) == []
+    # a table's shaded first column, its groups' boxes of three lengths each repeated, and a
+    # dotted line
+    stub = [Rule(97, 94 + 10 * k, (262, 267, 278)[k % 3], 103 + 10 * k) for k in range(9)]
+    dots = [Rule(256 + 1.4 * k, 490.6, 256.7 + 1.4 * k, 491.2) for k in range(30)]
+    assert chart_areas(stub) == [] and chart_areas(dots) == []
