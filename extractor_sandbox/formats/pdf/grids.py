@@ -995,17 +995,23 @@ def _running_columns(rows: list[list[str]], cols: list[int]) -> int:
 def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
     """Whether a table's cells are a chart's value axes: each column either steps by one
     amount from row to row down five rows or more ("450", "400", "350" ... "-50": an axis's
-    ticks, among which the chart's title, its legend's labels or the axis's dates may be set,
-    two in three of its cells being ticks) or is filled in fewer than half the rows (the chart's title and legend
-    beside them). Years beside counts, or beside row names, are a table's."""
-    stepped = 0
+    ticks) or is filled in fewer than half the rows (the chart's title and legend beside them).
+    The chart's title, its legend's labels or the axis's dates may be set among an axis's ticks
+    (two in three of its cells being ticks) when the columns filled in fewer than half the rows
+    are as many as the axes or more: the rest of the chart nearly empty, not a table whose
+    figures happen to step evenly under its header. Years beside counts, or beside row names,
+    are a table's."""
+    stepped = sparse = 0
+    labelled = False
     for c in cols:
         cells = [row[c] for row in rows if row[c]]
         if len(cells) * 2 < len(rows):
+            sparse += 1
             continue
         ticks = [cell for cell in cells if FIGURE.match(cell)]
         if len(ticks) < 5 or 3 * len(ticks) < 2 * len(cells):
             return False
+        labelled = labelled or len(ticks) < len(cells)
         try:
             values = [float(cell.replace(",", "").replace("\u2212", "-")) for cell in ticks]
         except ValueError:
@@ -1014,7 +1020,7 @@ def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
         if len(steps) != 1 or 0 in steps:
             return False
         stepped += 1
-    return stepped > 0
+    return stepped > 0 and (not labelled or sparse >= stepped)
 
 
 def _over_one(seg: Segment, bands: list[tuple[float, float]]) -> bool:
