@@ -17,7 +17,8 @@ between rows set in the same columns is a row; a list marker set apart from its 
 column; bold section numbers apart from their titles (headings one under another) and columns of
 prose (long cells, words broken with hyphens, justified lines, lines running on in lower case)
 are no table, nor a chart's value axes (columns of ticks stepping by one amount, a legend beside
-or among them). Figures set closer than a font size apart are cells of their own; tables one under the
+or among them, the rest nearly empty), nor lines over a bar chart's bars (filled boxes of one
+thickness on one base, ending free, each mostly its own length). Figures set closer than a font size apart are cells of their own; tables one under the
 other in the same columns (each column meeting the other's), apart by a wider space or by
 groups' labels alone on their lines, are one table. A row's name on lines set around its figures
 is one cell, rows spaced wide in the same columns stay one table, and a header's top lines over
