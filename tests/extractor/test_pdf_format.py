@@ -1564,3 +1564,12 @@ def test_bars_are_told_from_a_table_s_shaded_cells_and_a_dotted_line() -> None:
     stub = [Rule(97, 94 + 10 * k, (262, 267, 278)[k % 3], 103 + 10 * k) for k in range(9)]
     dots = [Rule(256 + 1.4 * k, 490.6, 256.7 + 1.4 * k, 491.2) for k in range(30)]
     assert chart_areas(stub) == [] and chart_areas(dots) == []
+
+
+def test_past_two_thousand_filled_boxes_a_page_gives_no_bars() -> None:
+    # a picture drawn in boxes: bars are looked for only among a bounded number of boxes, as
+    # the work to find them grows with the boxes on one base
+    bars = [Rule(100 + 20 * k, 400, 112 + 20 * k, 420 + 13 * k) for k in range(5)]
+    specks = [Rule(k % 50, 10 + k // 50, k % 50 + 0.5, 10.5 + k // 50) for k in range(1_996)]
+    assert chart_areas(bars + specks) == []
+    assert len(chart_areas(bars + specks[:-1])) == 1
