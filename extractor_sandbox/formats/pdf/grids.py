@@ -18,9 +18,10 @@ column; bold section numbers apart from their titles (headings one under another
 prose (long cells, words broken with hyphens, justified lines, lines running on in lower case)
 are no table, nor a chart's value axes (columns of ticks stepping by one amount, a legend beside
 or among them, the rest nearly empty), nor lines over a bar chart's bars (filled boxes of one
-thickness on one base, ending free, each mostly its own length). Figures set closer than a font size apart are cells of their own; tables one under the
-other in the same columns (each column meeting the other's), apart by a wider space or by
-groups' labels alone on their lines, are one table. A row's name on lines set around its figures
+thickness on one base, ending free, each mostly its own length). Figures set closer than a font
+size apart are cells of their own; tables one under the other in the same columns (each column
+meeting the other's), apart by a wider space or by groups' labels alone on their lines, are one
+table. A row's name on lines set around its figures
 is one cell, rows spaced wide in the same columns stay one table, and a header's top lines over
 single columns are that header row's. A plain-text table in a monospaced font is cut at the
 character columns none of its usual rows writes in.
@@ -44,8 +45,8 @@ from extractor_sandbox.formats.pdf.lines import (
 )
 
 SNAP = 2.0  # rules within this many points of each other are one rule
-MAX_SPAN_BOXES = 250_000
-MAX_CHART_BOXES = 2_000  # a page filling more boxes is a picture drawn in them: no bars are read  # a grid past this many boxes reads each box as a cell of its own
+MAX_SPAN_BOXES = 250_000  # a grid past this many boxes reads each box as a cell of its own
+MAX_CHART_BOXES = 2_000  # a page filling more boxes is a picture drawn in them: no bars are read
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
