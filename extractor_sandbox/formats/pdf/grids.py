@@ -21,10 +21,10 @@ or among them, the rest nearly empty), nor lines over a bar chart's bars (filled
 thickness on one base, ending free, each mostly its own length). Figures set closer than a font
 size apart are cells of their own; tables one under the other in the same columns (each column
 meeting the other's), apart by a wider space or by groups' labels alone on their lines, are one
-table. A row's name on lines set around its figures
-is one cell, rows spaced wide in the same columns stay one table, and a header's top lines over
-single columns are that header row's. A plain-text table in a monospaced font is cut at the
-character columns none of its usual rows writes in.
+table. A row's name on lines set around its figures is one cell, rows spaced wide in the same
+columns stay one table, and a header's top lines over single columns are that header row's. A
+plain-text table in a monospaced font is cut at the character columns none of its usual rows
+writes in.
 """
 
 from __future__ import annotations
