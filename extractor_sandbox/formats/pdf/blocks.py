@@ -130,9 +130,10 @@ def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = Fals
 
 
 def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
-    """A heading whose line runs to the next block's right edge, under which that block goes on
-    in lower case, is its paragraph's first line (a question set bold whose second line is not):
-    the two are one paragraph."""
+    """A heading whose line runs to the next block's right edge (or so near it that the next
+    block's first word would not have fit after it), under which that block goes on in lower
+    case, is its paragraph's first line (a question set bold whose second line is not): the two
+    are one paragraph."""
     out: list[Block] = []
     for block in blocks:
         top = out[-1] if out else None
@@ -141,7 +142,8 @@ def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
             and top.kind == "heading"
             and block.kind == "paragraph"
             and block.text[:1].islower()
-            and top.lines[-1].x1 >= max(ln.x1 for ln in block.lines) - 3 * block.size
+            and top.lines[-1].x1 + _first_word_width(block.lines[0])
+            >= max(ln.x1 for ln in block.lines) - 3 * block.size
             and 0 < top.lines[-1].y - block.lines[0].y <= m.gap_limit(block.lines[0].size)
         ):
             block.lines = top.lines + block.lines
@@ -151,6 +153,14 @@ def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
             continue
         out.append(block)
     return out
+
+
+def _first_word_width(line: Line) -> float:
+    """About how wide the line's first word is with the space before it: its share of the line's
+    characters times the line's width."""
+    text = line.text
+    word = len(text.split(maxsplit=1)[0]) + 1 if text.strip() else 0
+    return (line.x1 - line.x0) * word / max(len(text), 1)
 
 
 def _kind(line: Line) -> str:
