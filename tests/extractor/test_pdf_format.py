@@ -1587,3 +1587,44 @@ def test_a_bold_question_wrapped_into_a_plain_line_is_its_paragraphs_first_line(
     artifact = read(drawn(draw))
     assert texts(artifact, "heading") == []
     assert texts(artifact)[0].startswith("Will the dataset be updated (e.g., to correct")
+
+
+def _body(c: Any, top: float, lines: int) -> None:
+    c.setFont("Helvetica", 10)
+    for k in range(lines):
+        c.drawString(
+            72, top - 12 * k, "Plain body text of the page, set at the body's own size here."
+        )
+
+
+def test_bold_lines_over_a_tables_columns_are_its_header_not_headings() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 760, "Results")
+        _body(c, 742, 4)
+        # a group's name over two columns, set bold at the body's size just over the table
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(230, 670, "Number of Parameters")
+        c.setFont("Helvetica", 10)
+        for k, row in enumerate(
+            [("Model", "Medium", "Large"), ("Fine tuning", "354", "774"), ("Adapter", "25", "47")]
+        ):
+            for x, cell in zip((72, 220, 320), row, strict=True):
+                c.drawString(x, 655 - 12 * k, cell)
+        _body(c, 600, 4)
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == ["Results"]
+    assert "Number of Parameters" in texts(artifact, "paragraph")
+    [table] = artifact["tables"]
+    assert table["rows"][0] == ["Fine tuning", 354, 774]
+
+
+def test_a_large_line_that_ends_in_a_web_address_is_no_heading() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 16)
+        c.drawString(72, 760, 'This figure "QQP140.png" is available in "png" format from:')
+        c.drawString(72, 740, "http://arxiv.org/ps/2202.00535v1")
+        _body(c, 700, 6)
+
+    assert texts(read(drawn(draw)), "heading") == []

@@ -5,7 +5,8 @@ A heading is a short block set larger than the body, or bold at the body's size,
 sentence (or is numbered); or a numbered section's title alone on its line in the body's own face
 ("3.2 Results"). Not a heading: a bold title that runs on into its paragraph's text, text across
 the page's direction (a margin stamp), a line of authors' names parted by commas, a block that
-ends one sentence and begins another."""
+ends one sentence and begins another or ends in a web address, bold lines over a table's columns
+(its header lines)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ NAME = re.compile(r"^(?:[A-Z][\w'.-]*\s?){1,4}\s*[*†‡\d]*$")
 # where a title's abbreviation ("U.S. Policy", "vs. Baseline") ends no word of three letters
 INNER_SENTENCE = re.compile(r"[a-z]{3}[\"'”’)]?[.?!][\"'”’)]?\s+[A-Z]")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
+# a block that ends in a web address points somewhere ("... is available from: http://..."): a
+# sentence, not a title
+WEB_END = re.compile(r"(?:https?://|www\.)\S+$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
 # A page read with OCR: Tesseract reads whole points, so a heading is a step of 8%, and sizes under
@@ -62,8 +66,11 @@ class Measures:
     body: float
     spacing: dict[float, float]
 
+    def spacing_of(self, size: float) -> float:
+        return self.spacing.get(size_key(size), 1.2 * size)
+
     def gap_limit(self, size: float) -> float:
-        return SPACING_SLACK * self.spacing.get(size_key(size), 1.2 * size)
+        return SPACING_SLACK * self.spacing_of(size)
 
 
 def size_key(size: float, ocr: bool = False) -> float:
@@ -126,7 +133,33 @@ def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = Fals
     for block in blocks:
         if block.kind != "table":
             _finish(block, m, ocr)
+    _table_headers(blocks, m)
     return _run_on(blocks, m, ocr)
+
+
+def _table_headers(blocks: list[Block], m: Measures) -> None:
+    """Bold lines at the body's size (not larger, not numbered) set over a table, inside its
+    width and no further above it, or above such a line, than two lines' spacing, are the
+    header lines of its columns the table left out ("Number of Parameters" over "GPT2 Medium",
+    "GPT2 Large"), not headings: they are paragraphs."""
+    for k, block in enumerate(blocks):
+        table = block.table
+        if table is None:
+            continue
+        floor = table.top
+        for above in reversed(blocks[:k]):
+            if above.kind != "heading" or above.size >= HEADING_RATIO * m.body:
+                break
+            line = above.lines[-1]
+            if (
+                NUMBERED.match(above.text)
+                or min(ln.x0 for ln in above.lines) < table.x0 - line.size
+                or max(ln.x1 for ln in above.lines) > table.x1 + line.size
+                or not -0.5 * line.size <= line.y - floor <= 2 * m.spacing_of(line.size)
+            ):
+                break
+            above.kind = "paragraph"
+            floor = line.y
 
 
 def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
@@ -259,7 +292,7 @@ def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
         )
     if not large and _run_in(block):
         return False
-    if _names(text) or _names_apart(block) or INNER_SENTENCE.search(text):
+    if _names(text) or _names_apart(block) or INNER_SENTENCE.search(text) or WEB_END.search(text):
         return False
     numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):
