@@ -1628,3 +1628,22 @@ def test_a_large_line_that_ends_in_a_web_address_is_no_heading() -> None:
         _body(c, 700, 6)
 
     assert texts(read(drawn(draw)), "heading") == []
+
+
+def test_a_numbered_heading_set_just_over_a_table_stays_a_heading() -> None:
+    # the shared corpus's right_to_left_03: "2-5- ..." bold at the body's size, right over a table
+    def draw(c: Any, _: int) -> None:
+        _body(c, 760, 4)
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(230, 700, "2-5- Standard goods")
+        c.setFont("Helvetica", 10)
+        for k, row in enumerate(
+            [("Model", "Medium", "Large"), ("Fine tuning", "354", "774"), ("Adapter", "25", "47")]
+        ):
+            for x, cell in zip((72, 220, 320), row, strict=True):
+                c.drawString(x, 685 - 12 * k, cell)
+        _body(c, 630, 4)
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == ["2-5- Standard goods"]
+    assert len(artifact["tables"]) == 1

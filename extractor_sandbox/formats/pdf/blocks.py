@@ -138,7 +138,7 @@ def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = Fals
 
 
 def _table_headers(blocks: list[Block], m: Measures) -> None:
-    """Bold lines at the body's size (not larger, not numbered) set over a table, inside its
+    """Bold lines at the body's own size (not numbered) set over a table, inside its
     width and no further above it, or above such a line, than two lines' spacing, are the
     header lines of its columns the table left out ("Number of Parameters" over "GPT2 Medium",
     "GPT2 Large"), not headings: they are paragraphs."""
@@ -148,11 +148,12 @@ def _table_headers(blocks: list[Block], m: Measures) -> None:
             continue
         floor = table.top
         for above in reversed(blocks[:k]):
-            if above.kind != "heading" or above.size >= HEADING_RATIO * m.body:
+            if above.kind != "heading" or size_key(above.size) != size_key(m.body):
                 break
             line = above.lines[-1]
             if (
-                NUMBERED.match(above.text)
+                above.text[:1].isdigit()  # a section's number, however it is punctuated ("2-5-")
+                or NUMBERED.match(above.text)
                 or min(ln.x0 for ln in above.lines) < table.x0 - line.size
                 or max(ln.x1 for ln in above.lines) > table.x1 + line.size
                 or not -0.5 * line.size <= line.y - floor <= 2 * m.spacing_of(line.size)

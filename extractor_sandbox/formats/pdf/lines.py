@@ -1,5 +1,9 @@
 """From runs to lines: the page turned to read left to right, duplicates dropped, runs on one
-baseline made a line, and a line cut into segments at a gap wider than its font size."""
+baseline made a line, and a line cut into segments at a gap wider than its font size.
+
+Inside a segment, a gap wider than SPACE_GAP of the font size is a space; on a line drawn a letter
+a run (a letter-spaced heading, a page printed glyph by glyph) it must be that much wider than the
+line's own letter spacing, the median gap between its one-letter runs."""
 
 from __future__ import annotations
 
