@@ -1604,7 +1604,7 @@ def test_bold_lines_over_a_tables_columns_are_its_header_not_headings() -> None:
         _body(c, 742, 4)
         # a group's name over two columns, set bold at the body's size just over the table
         c.setFont("Helvetica-Bold", 10)
-        c.drawString(230, 670, "Number of Parameters")
+        c.drawString(220, 670, "Number of Parameters")
         c.setFont("Helvetica", 10)
         for k, row in enumerate(
             [("Model", "Medium", "Large"), ("Fine tuning", "354", "774"), ("Adapter", "25", "47")]
@@ -1647,3 +1647,18 @@ def test_a_numbered_heading_set_just_over_a_table_stays_a_heading() -> None:
     artifact = read(drawn(draw))
     assert texts(artifact, "heading") == ["2-5- Standard goods"]
     assert len(artifact["tables"]) == 1
+
+
+def test_a_short_heading_over_lines_in_lower_case_stays_a_heading() -> None:
+    # a title of two words over a column of web addresses, the first wider than three font
+    # sizes past the title's end: no sentence wrapped there
+    def draw(c: Any, _: int) -> None:
+        _body(c, 760, 5)
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 690, "Helpful Links")
+        c.setFont("Helvetica", 10)
+        links = ["www.gsa.gov/ocsit/innovation/programs", "www.usa.gov", "www.search.usa.gov"]
+        for k, link in enumerate(links):
+            c.drawString(72, 676 - 12 * k, link)
+
+    assert texts(read(drawn(draw)), "heading") == ["Helpful Links"]

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.formats.pdf.grids import Table
+from extractor_sandbox.formats.pdf.grids import CAPTION, Table
 from extractor_sandbox.formats.pdf.lines import Line
 from extractor_sandbox.formats.pdf.page import Item
 
@@ -138,15 +138,19 @@ def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = Fals
 
 
 def _table_headers(blocks: list[Block], m: Measures) -> None:
-    """Bold lines at the body's own size (not numbered) set over a table, inside its
-    width and no further above it, or above such a line, than two lines' spacing, are the
-    header lines of its columns the table left out ("Number of Parameters" over "GPT2 Medium",
-    "GPT2 Large"), not headings: they are paragraphs."""
+    """Bold lines at the body's own size (not numbered) set over a table, inside its width and
+    no further above it, or above such a line, than two lines' spacing, are the header lines of
+    its columns that the table left out, not headings, when they read as cells: a line cut into
+    segments, two such lines on one baseline ("Method" and "Dataset: QQP 50K"), or a line over
+    the table's inner columns, clear of both its edges ("Number of Parameters" over "GPT2
+    Medium", "GPT2 Large"). A caption ("Table 6.1: ..."), and a title starting at the table's
+    edge or centred over it, stay what they were."""
     for k, block in enumerate(blocks):
         table = block.table
         if table is None:
             continue
         floor = table.top
+        over: list[Block] = []
         for above in reversed(blocks[:k]):
             if above.kind != "heading" or size_key(above.size) != size_key(m.body):
                 break
@@ -154,20 +158,35 @@ def _table_headers(blocks: list[Block], m: Measures) -> None:
             if (
                 above.text[:1].isdigit()  # a section's number, however it is punctuated ("2-5-")
                 or NUMBERED.match(above.text)
+                or CAPTION.match(above.text)
                 or min(ln.x0 for ln in above.lines) < table.x0 - line.size
                 or max(ln.x1 for ln in above.lines) > table.x1 + line.size
                 or not -0.5 * line.size <= line.y - floor <= 2 * m.spacing_of(line.size)
             ):
                 break
-            above.kind = "paragraph"
+            over.append(above)
             floor = line.y
+        for above in over:
+            line = above.lines[-1]
+            beside = any(
+                other is not above and abs(other.lines[-1].y - line.y) <= 0.3 * line.size
+                for other in over
+            )
+            x0, x1 = min(ln.x0 for ln in above.lines), max(ln.x1 for ln in above.lines)
+            inner = (
+                x0 > table.x0 + line.size
+                and x1 < table.x1 - line.size
+                and abs((x0 + x1) - (table.x0 + table.x1)) > 2 * line.size  # not its centred title
+            )
+            if beside or inner or any(len(ln.segments) > 1 for ln in above.lines):
+                above.kind = "paragraph"
 
 
 def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
-    """A heading whose line runs to the next block's right edge (or so near it that the next
-    block's first word would not have fit after it), under which that block goes on in lower
-    case, is its paragraph's first line (a question set bold whose second line is not): the two
-    are one paragraph."""
+    """A heading whose line runs to the next block's right edge (or, a line of several words, so
+    near it that the block's first word would not have fit after it), under which that block
+    goes on in lower case, is its paragraph's first line (a question set bold whose second line
+    is not): the two are one paragraph."""
     out: list[Block] = []
     for block in blocks:
         top = out[-1] if out else None
@@ -176,8 +195,7 @@ def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
             and top.kind == "heading"
             and block.kind == "paragraph"
             and block.text[:1].islower()
-            and top.lines[-1].x1 + _first_word_width(block.lines[0])
-            >= max(ln.x1 for ln in block.lines) - 3 * block.size
+            and _runs_to_edge(top.lines[-1], block, block.size)
             and 0 < top.lines[-1].y - block.lines[0].y <= m.gap_limit(block.lines[0].size)
         ):
             block.lines = top.lines + block.lines
@@ -189,12 +207,19 @@ def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
     return out
 
 
-def _first_word_width(line: Line) -> float:
-    """About how wide the line's first word is with the space before it: its share of the line's
-    characters times the line's width."""
-    text = line.text
-    word = len(text.split(maxsplit=1)[0]) + 1 if text.strip() else 0
-    return (line.x1 - line.x0) * word / max(len(text), 1)
+def _runs_to_edge(line: Line, block: Block, size: float) -> bool:
+    """Whether `line` ends where a line of `block` would be wrapped: within three font sizes of
+    the block's right edge, or, a line of several words (a sentence, not a title of one or two),
+    so near it that the block's first word (about its share of its line's characters times the
+    line's width) would not have fit after it."""
+    right = max(ln.x1 for ln in block.lines)
+    if line.x1 >= right - 3 * size:
+        return True
+    first = block.lines[0]
+    words = first.text.split(maxsplit=1)
+    if len(line.text.split()) < 4 or not words:
+        return False
+    return line.x1 + (first.x1 - first.x0) * (len(words[0]) + 1) / len(first.text) >= right
 
 
 def _kind(line: Line) -> str:

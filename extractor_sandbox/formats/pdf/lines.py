@@ -20,6 +20,7 @@ SPACE_GAP = 0.15  # a gap wider than this share of the font size is a space betw
 # this many gaps between two one-letter runs, and they are most of the line's gaps.
 LETTER_RUNS = 3
 MAX_TRACKING = 0.5  # letter spacing wider than this share of the font size is letters apart
+MIN_TRACKING = 0.05  # letter gaps narrower than this share of the font size are a position's noise
 DUPLICATE_SLACK = 1.5  # a run drawn again within this many points is the same run (a faked bold)
 
 
@@ -208,10 +209,11 @@ def build_line(group: list[Run], layer: TextLayer | None = None) -> Line | None:
 
 def letter_spacing(group: list[Run]) -> float | None:
     """The gap a line drawn a letter a run leaves between the letters of a word (its tracking):
-    the median gap between neighbouring one-letter runs, at least zero. None when the line is not
-    drawn that way (fewer than LETTER_RUNS such gaps, or fewer than half of its gaps), or when the
-    letters stand further apart than MAX_TRACKING font sizes (letters set apart on purpose, in
-    cells or as single-letter words). `group` is sorted left to right."""
+    the median gap between neighbouring one-letter runs. None when the line is not
+    drawn that way (fewer than LETTER_RUNS such gaps, or fewer than half of its gaps). Zero when
+    the gaps are under MIN_TRACKING font sizes (positions rounded glyph by glyph, not tracking),
+    None as well when the letters stand further apart than MAX_TRACKING font sizes (letters set
+    apart on purpose, in cells or as single-letter words). `group` is sorted left to right."""
     pairs = 0
     letter_gaps: list[float] = []
     for prev, run in zip(group, group[1:], strict=False):
@@ -223,8 +225,10 @@ def letter_spacing(group: list[Run]) -> float | None:
     if len(letter_gaps) < LETTER_RUNS or 2 * len(letter_gaps) < pairs:
         return None
     letter_gaps.sort()
-    tracking = max(letter_gaps[len(letter_gaps) // 2], 0.0)
+    tracking = letter_gaps[len(letter_gaps) // 2]
     size = min(r.size for r in group)
+    if tracking < MIN_TRACKING * size:
+        return 0.0
     return tracking if tracking <= MAX_TRACKING * size else None
 
 
