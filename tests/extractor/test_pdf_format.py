@@ -1662,3 +1662,17 @@ def test_a_short_heading_over_lines_in_lower_case_stays_a_heading() -> None:
             c.drawString(72, 676 - 12 * k, link)
 
     assert texts(read(drawn(draw)), "heading") == ["Helpful Links"]
+
+
+def test_letter_gaps_of_rounded_positions_are_no_tracking_and_a_word_gap_stays_a_space() -> None:
+    from extractor_sandbox.formats.pdf.content import Run
+    from extractor_sandbox.formats.pdf.lines import build_line
+
+    # a chart's legend drawn glyph by glyph at 5.4 points (eu-011): letters 0.2 apart (0.04 em,
+    # the positions' rounding), the words 0.9 apart (0.17 em, over SPACE_GAP)
+    runs, x = [], 0.0
+    for k, ch in enumerate("yieldbond"):
+        x += 0.9 if k == 5 else (0.2 if k else 0.0)
+        runs.append(Run(ch, x, 0, x + 3, 0, 5.4, "F", False, False, 0, k, None, k))
+        x += 3
+    assert build_line(runs).text == "yield bond"  # type: ignore[union-attr]
