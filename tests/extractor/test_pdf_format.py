@@ -1573,3 +1573,195 @@ def test_past_two_thousand_filled_boxes_a_page_gives_no_bars() -> None:
     specks = [Rule(k % 50, 10 + k // 50, k % 50 + 0.5, 10.5 + k // 50) for k in range(1_996)]
     assert chart_areas(bars + specks) == []
     assert len(chart_areas(bars + specks[:-1])) == 1
+
+
+# Letter-spaced words and lines drawn a letter a run (issue 16, pdfspacing)
+
+
+def _letter_by_letter(c: Any, text: str, x: float, y: float, size: float, tracking: float) -> None:
+    # each letter its own text object, placed where the tracked line puts it (as a page printed
+    # glyph by glyph draws its headings); a space is a step of the space's width, not drawn
+    c.setFont("Helvetica-Bold", size)
+    for ch in text:
+        if ch != " ":
+            c.drawString(x, y, ch)
+        x += c.stringWidth(ch, "Helvetica-Bold", size) + tracking
+
+
+def test_a_tracked_heading_drawn_a_letter_a_run_reads_as_whole_words() -> None:
+    def draw(c: Any, _: int) -> None:
+        _letter_by_letter(c, "COMPOSITION", 72, 720, 14, 3.0)  # tracking 0.21 em
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 690, "What do the instances that comprise the dataset represent?")
+        _letter_by_letter(c, "DATA SHEET", 72, 650, 14, 3.0)
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 620, "The dataset is described in this sheet, question by question.")
+
+    headings = texts(read(drawn(draw)), "heading")
+    assert headings == ["COMPOSITION", "DATA SHEET"]
+
+
+def test_letters_spaced_by_a_tj_array_read_as_words_and_a_wider_gap_parts_them() -> None:
+    # [(C) -250 (O) -250 ...]: every letter a quarter em from the next, the words' gap wider
+    def tracked(word: str) -> bytes:
+        return b" -250 ".join(b"(%s)" % ch.encode() for ch in word)
+
+    content = (
+        b"BT /F1 12 Tf 72 700 Td [" + tracked("COMPOSITION") + b"] TJ ET\n"
+        b"BT /F1 12 Tf 72 670 Td [" + tracked("LETTER") + b" -700 " + tracked("SPACED") + b"] TJ ET"
+    )
+    assert texts(read(pdf(one_page(content)))) == ["COMPOSITION LETTER SPACED"]
+
+
+def test_character_spacing_keeps_a_tracked_line_whole_and_its_word_space() -> None:
+    def draw(c: Any, _: int) -> None:
+        text = c.beginText(72, 700)
+        text.setFont("Helvetica", 12)
+        text.setCharSpace(3)
+        text.textLine("TRACKED CAPITALS")
+        c.drawText(text)
+
+    assert texts(read(drawn(draw))) == ["TRACKED CAPITALS"]
+
+
+def test_justified_text_keeps_every_space_set_by_word_spacing_or_by_gaps() -> None:
+    def draw(c: Any, _: int) -> None:
+        text = c.beginText(72, 700)
+        text.setFont("Helvetica", 10)
+        text.setWordSpace(6)
+        text.textLine("ordinary justified text keeps every space")
+        c.drawText(text)
+        # the same words drawn a letter a run, no space drawn: the words' gaps alone part them
+        x = 72.0
+        c.setFont("Helvetica", 10)
+        for word in "a b c letters drawn one by one".split():
+            for ch in word:
+                c.drawString(x, 680, ch)
+                x += c.stringWidth(ch, "Helvetica", 10)
+            x += 4.0
+
+    assert texts(read(drawn(draw))) == [
+        "ordinary justified text keeps every space a b c letters drawn one by one"
+    ]
+
+
+def test_a_line_drawn_a_letter_a_run_is_not_parted_by_the_text_layers_one_letter_words() -> None:
+    from extractor_sandbox.formats.pdf.content import Run
+    from extractor_sandbox.formats.pdf.lines import TextLayer, build_line
+
+    # "MAINTENANCE" a letter an operator, set close; the page's text layer holds "main" and the
+    # one-letter words "t", "e", "n" (of "don't", "e.g.") that would part every letter
+    runs, x = [], 0.0
+    for k, ch in enumerate("MAINTENANCE"):
+        runs.append(Run(ch, x, 0, x + 9, 0, 14, "F", True, False, 0, k, None, k))
+        x += 9
+    layer = TextLayer(lambda: "the main contact; don't, e.g. n ance")
+    assert build_line(runs, layer).text == "MAINTENANCE"  # type: ignore[union-attr]
+
+
+def test_a_bold_question_wrapped_into_a_plain_line_is_its_paragraphs_first_line() -> None:
+    # the question's first line ends short of the next line's end by more than three font sizes
+    # (37 points), because the next word ("reorganisations)?", 88 points) did not fit after it
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica-Bold", 11)
+        c.drawString(72, 700, "Will the dataset be updated (e.g., to correct labeling errors, add")
+        c.setFont("Helvetica", 11)
+        c.drawString(
+            72, 686, "reorganisations)? If so, please describe how often, by whom, and how it will"
+        )
+        c.drawString(72, 672, "be communicated to users of the dataset (mailing list).")
+        for k in range(6):
+            c.drawString(72, 640 - 14 * k, "Body text of the page, set plain at the body size.")
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == []
+    assert texts(artifact)[0].startswith("Will the dataset be updated (e.g., to correct")
+
+
+def _body(c: Any, top: float, lines: int) -> None:
+    c.setFont("Helvetica", 10)
+    for k in range(lines):
+        c.drawString(
+            72, top - 12 * k, "Plain body text of the page, set at the body's own size here."
+        )
+
+
+def test_bold_lines_over_a_tables_columns_are_its_header_not_headings() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 760, "Results")
+        _body(c, 742, 4)
+        # a group's name over two columns, set bold at the body's size just over the table
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(220, 670, "Number of Parameters")
+        c.setFont("Helvetica", 10)
+        for k, row in enumerate(
+            [("Model", "Medium", "Large"), ("Fine tuning", "354", "774"), ("Adapter", "25", "47")]
+        ):
+            for x, cell in zip((72, 220, 320), row, strict=True):
+                c.drawString(x, 655 - 12 * k, cell)
+        _body(c, 600, 4)
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == ["Results"]
+    assert "Number of Parameters" in texts(artifact, "paragraph")
+    [table] = artifact["tables"]
+    assert table["rows"][0] == ["Fine tuning", 354, 774]
+
+
+def test_a_large_line_that_ends_in_a_web_address_is_no_heading() -> None:
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 16)
+        c.drawString(72, 760, 'This figure "QQP140.png" is available in "png" format from:')
+        c.drawString(72, 740, "http://arxiv.org/ps/2202.00535v1")
+        _body(c, 700, 6)
+
+    assert texts(read(drawn(draw)), "heading") == []
+
+
+def test_a_numbered_heading_set_just_over_a_table_stays_a_heading() -> None:
+    # the shared corpus's right_to_left_03: "2-5- ..." bold at the body's size, right over a table
+    def draw(c: Any, _: int) -> None:
+        _body(c, 760, 4)
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(230, 700, "2-5- Standard goods")
+        c.setFont("Helvetica", 10)
+        for k, row in enumerate(
+            [("Model", "Medium", "Large"), ("Fine tuning", "354", "774"), ("Adapter", "25", "47")]
+        ):
+            for x, cell in zip((72, 220, 320), row, strict=True):
+                c.drawString(x, 685 - 12 * k, cell)
+        _body(c, 630, 4)
+
+    artifact = read(drawn(draw))
+    assert texts(artifact, "heading") == ["2-5- Standard goods"]
+    assert len(artifact["tables"]) == 1
+
+
+def test_a_short_heading_over_lines_in_lower_case_stays_a_heading() -> None:
+    # a title of two words over a column of web addresses, the first wider than three font
+    # sizes past the title's end: no sentence wrapped there
+    def draw(c: Any, _: int) -> None:
+        _body(c, 760, 5)
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 690, "Helpful Links")
+        c.setFont("Helvetica", 10)
+        links = ["www.gsa.gov/ocsit/innovation/programs", "www.usa.gov", "www.search.usa.gov"]
+        for k, link in enumerate(links):
+            c.drawString(72, 676 - 12 * k, link)
+
+    assert texts(read(drawn(draw)), "heading") == ["Helpful Links"]
+
+
+def test_letter_gaps_of_rounded_positions_are_no_tracking_and_a_word_gap_stays_a_space() -> None:
+    from extractor_sandbox.formats.pdf.content import Run
+    from extractor_sandbox.formats.pdf.lines import build_line
+
+    # a chart's legend drawn glyph by glyph at 5.4 points (eu-011): letters 0.2 apart (0.04 em,
+    # the positions' rounding), the words 0.9 apart (0.17 em, over SPACE_GAP)
+    runs, x = [], 0.0
+    for k, ch in enumerate("yieldbond"):
+        x += 0.9 if k == 5 else (0.2 if k else 0.0)
+        runs.append(Run(ch, x, 0, x + 3, 0, 5.4, "F", False, False, 0, k, None, k))
+        x += 3
+    assert build_line(runs).text == "yield bond"  # type: ignore[union-attr]

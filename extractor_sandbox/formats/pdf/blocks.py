@@ -5,7 +5,8 @@ A heading is a short block set larger than the body, or bold at the body's size,
 sentence (or is numbered); or a numbered section's title alone on its line in the body's own face
 ("3.2 Results"). Not a heading: a bold title that runs on into its paragraph's text, text across
 the page's direction (a margin stamp), a line of authors' names parted by commas, a block that
-ends one sentence and begins another."""
+ends one sentence and begins another or ends in a web address, bold lines over a table's columns
+(its header lines)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor_sandbox.formats.pdf.grids import Table
+from extractor_sandbox.formats.pdf.grids import CAPTION, Table
 from extractor_sandbox.formats.pdf.lines import Line
 from extractor_sandbox.formats.pdf.page import Item
 
@@ -30,6 +31,9 @@ NAME = re.compile(r"^(?:[A-Z][\w'.-]*\s?){1,4}\s*[*†‡\d]*$")
 # where a title's abbreviation ("U.S. Policy", "vs. Baseline") ends no word of three letters
 INNER_SENTENCE = re.compile(r"[a-z]{3}[\"'”’)]?[.?!][\"'”’)]?\s+[A-Z]")
 SENTENCE_END = re.compile(r"[.!?:;,]$")
+# a block that ends in a web address points somewhere ("... is available from: http://..."): a
+# sentence, not a title
+WEB_END = re.compile(r"(?:https?://|www\.)\S+$")
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
 # A page read with OCR: Tesseract reads whole points, so a heading is a step of 8%, and sizes under
@@ -62,8 +66,11 @@ class Measures:
     body: float
     spacing: dict[float, float]
 
+    def spacing_of(self, size: float) -> float:
+        return self.spacing.get(size_key(size), 1.2 * size)
+
     def gap_limit(self, size: float) -> float:
-        return SPACING_SLACK * self.spacing.get(size_key(size), 1.2 * size)
+        return SPACING_SLACK * self.spacing_of(size)
 
 
 def size_key(size: float, ocr: bool = False) -> float:
@@ -126,13 +133,60 @@ def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = Fals
     for block in blocks:
         if block.kind != "table":
             _finish(block, m, ocr)
+    _table_headers(blocks, m)
     return _run_on(blocks, m, ocr)
 
 
+def _table_headers(blocks: list[Block], m: Measures) -> None:
+    """Bold lines at the body's own size (not numbered) set over a table, inside its width and
+    no further above it, or above such a line, than two lines' spacing, are the header lines of
+    its columns that the table left out, not headings, when they read as cells: a line cut into
+    segments, two such lines on one baseline ("Method" and "Dataset: QQP 50K"), or a line over
+    the table's inner columns, clear of both its edges ("Number of Parameters" over "GPT2
+    Medium", "GPT2 Large"). A caption ("Table 6.1: ..."), and a title starting at the table's
+    edge or centred over it, stay what they were."""
+    for k, block in enumerate(blocks):
+        table = block.table
+        if table is None:
+            continue
+        floor = table.top
+        over: list[Block] = []
+        for above in reversed(blocks[:k]):
+            if above.kind != "heading" or size_key(above.size) != size_key(m.body):
+                break
+            line = above.lines[-1]
+            if (
+                above.text[:1].isdigit()  # a section's number, however it is punctuated ("2-5-")
+                or NUMBERED.match(above.text)
+                or CAPTION.match(above.text)
+                or min(ln.x0 for ln in above.lines) < table.x0 - line.size
+                or max(ln.x1 for ln in above.lines) > table.x1 + line.size
+                or not -0.5 * line.size <= line.y - floor <= 2 * m.spacing_of(line.size)
+            ):
+                break
+            over.append(above)
+            floor = line.y
+        for above in over:
+            line = above.lines[-1]
+            beside = any(
+                other is not above and abs(other.lines[-1].y - line.y) <= 0.3 * line.size
+                for other in over
+            )
+            x0, x1 = min(ln.x0 for ln in above.lines), max(ln.x1 for ln in above.lines)
+            inner = (
+                x0 > table.x0 + line.size
+                and x1 < table.x1 - line.size
+                and abs((x0 + x1) - (table.x0 + table.x1)) > 2 * line.size  # not its centred title
+            )
+            if beside or inner or any(len(ln.segments) > 1 for ln in above.lines):
+                above.kind = "paragraph"
+
+
 def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
-    """A heading whose line runs to the next block's right edge, under which that block goes on
-    in lower case, is its paragraph's first line (a question set bold whose second line is not):
-    the two are one paragraph."""
+    """A heading whose line runs to the next block's right edge (or, a line of several words, so
+    near it that the block's first word would not have fit after it), under which that block
+    goes on in lower case, is its paragraph's first line (a question set bold whose second line
+    is not): the two are one paragraph."""
     out: list[Block] = []
     for block in blocks:
         top = out[-1] if out else None
@@ -141,7 +195,7 @@ def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
             and top.kind == "heading"
             and block.kind == "paragraph"
             and block.text[:1].islower()
-            and top.lines[-1].x1 >= max(ln.x1 for ln in block.lines) - 3 * block.size
+            and _runs_to_edge(top.lines[-1], block, block.size)
             and 0 < top.lines[-1].y - block.lines[0].y <= m.gap_limit(block.lines[0].size)
         ):
             block.lines = top.lines + block.lines
@@ -151,6 +205,21 @@ def _run_on(blocks: list[Block], m: Measures, ocr: bool) -> list[Block]:
             continue
         out.append(block)
     return out
+
+
+def _runs_to_edge(line: Line, block: Block, size: float) -> bool:
+    """Whether `line` ends where a line of `block` would be wrapped: within three font sizes of
+    the block's right edge, or, a line of several words (a sentence, not a title of one or two),
+    so near it that the block's first word (about its share of its line's characters times the
+    line's width) would not have fit after it."""
+    right = max(ln.x1 for ln in block.lines)
+    if line.x1 >= right - 3 * size:
+        return True
+    first = block.lines[0]
+    words = first.text.split(maxsplit=1)
+    if len(line.text.split()) < 4 or not words:
+        return False
+    return line.x1 + (first.x1 - first.x0) * (len(words[0]) + 1) / len(first.text) >= right
 
 
 def _kind(line: Line) -> str:
@@ -249,7 +318,7 @@ def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
         )
     if not large and _run_in(block):
         return False
-    if _names(text) or _names_apart(block) or INNER_SENTENCE.search(text):
+    if _names(text) or _names_apart(block) or INNER_SENTENCE.search(text) or WEB_END.search(text):
         return False
     numbered = NUMBERED.match(text) is not None or LIST_NUMBER.match(text) is not None
     if block.kind == "list" and not (numbered and len(block.lines) == 1):

@@ -1,5 +1,9 @@
 """From runs to lines: the page turned to read left to right, duplicates dropped, runs on one
-baseline made a line, and a line cut into segments at a gap wider than its font size."""
+baseline made a line, and a line cut into segments at a gap wider than its font size.
+
+Inside a segment, a gap wider than SPACE_GAP of the font size is a space; on a line drawn a letter
+a run (a letter-spaced heading, a page printed glyph by glyph) it must be that much wider than the
+line's own letter spacing, the median gap between its one-letter runs."""
 
 from __future__ import annotations
 
@@ -12,6 +16,11 @@ from dataclasses import dataclass, field
 from extractor_sandbox.formats.pdf.content import Run
 
 SPACE_GAP = 0.15  # a gap wider than this share of the font size is a space between words
+# A line drawn a letter a run (a letter-spaced heading, a page printed glyph by glyph): at least
+# this many gaps between two one-letter runs, and they are most of the line's gaps.
+LETTER_RUNS = 3
+MAX_TRACKING = 0.5  # letter spacing wider than this share of the font size is letters apart
+MIN_TRACKING = 0.05  # letter gaps narrower than this share of the font size are a position's noise
 DUPLICATE_SLACK = 1.5  # a run drawn again within this many points is the same run (a faked bold)
 
 
@@ -198,9 +207,40 @@ def build_line(group: list[Run], layer: TextLayer | None = None) -> Line | None:
     return _line(list(group), layer) if group else None
 
 
+def letter_spacing(group: list[Run]) -> float | None:
+    """The gap a line drawn a letter a run leaves between the letters of a word (its tracking):
+    the median gap between neighbouring one-letter runs. None when the line is not
+    drawn that way (fewer than LETTER_RUNS such gaps, or fewer than half of its gaps). Zero when
+    the gaps are under MIN_TRACKING font sizes (positions rounded glyph by glyph, not tracking),
+    None as well when the letters stand further apart than MAX_TRACKING font sizes (letters set
+    apart on purpose, in cells or as single-letter words). `group` is sorted left to right."""
+    pairs = 0
+    letter_gaps: list[float] = []
+    for prev, run in zip(group, group[1:], strict=False):
+        if not prev.text.strip() or not run.text.strip():
+            continue  # a drawn space parts words whatever the gaps
+        pairs += 1
+        if len(prev.text) == len(run.text) == 1 and (prev.text + run.text).isalpha():
+            letter_gaps.append(run.x0 - prev.x1)
+    if len(letter_gaps) < LETTER_RUNS or 2 * len(letter_gaps) < pairs:
+        return None
+    letter_gaps.sort()
+    tracking = letter_gaps[len(letter_gaps) // 2]
+    size = min(r.size for r in group)
+    if tracking < MIN_TRACKING * size:
+        return 0.0
+    return tracking if tracking <= MAX_TRACKING * size else None
+
+
 def _line(group: list[Run], layer: TextLayer | None = None) -> Line | None:
     group.sort(key=lambda r: r.x0)
     rtl = right_to_left("".join(r.text for r in group))
+    # On a line drawn a letter a run, where one run ends says nothing of where a word does: a
+    # space is a gap wider than the line's own letter spacing by SPACE_GAP, and the text layer's
+    # words (whose one-letter words would part every letter) are not asked.
+    tracking = letter_spacing(group)
+    if tracking is not None:
+        layer = None
     segments: list[Segment] = []
     current: list[Run] = []
     parts: list[str] = []
@@ -213,7 +253,7 @@ def _line(group: list[Run], layer: TextLayer | None = None) -> Line | None:
                 segments.append(_segment(current, parts))
                 current, parts = [], []
             elif not (parts[-1].endswith(" ") or run.text.startswith(" ")) and (
-                gap > SPACE_GAP * min(prev.size, run.size)
+                gap > SPACE_GAP * min(prev.size, run.size) + (tracking or 0.0)
                 or (
                     layer is not None
                     and not rtl
