@@ -189,7 +189,7 @@ def baseline(checkout: Path, paths: list[Path]) -> list[dict[str, Any]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=2, help="source pages per condition")
-    parser.add_argument("--corpus", type=Path, default=REPO.parent.parent / "shared" / "corpus")
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--baseline-checkout", type=Path, help="a checkout from before OCR")
     args = parser.parse_args()
     if shutil.which("tesseract") is None:
