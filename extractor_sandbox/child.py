@@ -31,7 +31,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Mapping, Sequence  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
 
 from extractor_sandbox.errors import ExtractError  # noqa: E402
 from extractor_sandbox.sandbox import SandboxError, confine_child, landlock_abi  # noqa: E402
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from extractor_sandbox.template import is_template
 
     if not is_template():
-        return extract_one(cpu_s=parsed.cpu_s, memory_mb=parsed.memory_mb)
+        leave(extract_one(cpu_s=parsed.cpu_s, memory_mb=parsed.memory_mb))
     from extractor_sandbox.template import run
 
     # Returns only in a fork made for one extraction, before anything of it was read.
@@ -121,14 +121,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         traceback.print_exc()
     finally:
-        # A fork leaves without tearing the template's whole heap down (the interpreter's
-        # finalization would touch, and so copy, every page it shares): its answer is flushed.
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(status)
+        leave(status)
+
+
+def leave(status: int) -> NoReturn:
+    """End the child with its answer flushed and without the interpreter's finalization. A fork
+    would touch, and so copy, every page of the template's heap it tore down; and a confined
+    child's native libraries may abort tearing down what the limits no longer let them manage
+    (pyarrow's thread pool: "terminate called without an active exception", SIGABRT), which
+    would turn an answer already written into a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def read_header(fd: int) -> bytes:

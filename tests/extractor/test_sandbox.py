@@ -237,7 +237,8 @@ def main():
                           "threads started after confinement": sorted(tasks() - confined_tasks),
                           "a new thread": attempt(lambda: threading.Thread(target=int).start())}),
               flush=True)
-        return
+        from extractor_sandbox.child import leave
+        leave(0)  # as the child leaves: no finalization tearing pyarrow's pool down confined
     if mode == "pypdf":
         import pypdf
         configuration = pypdf.get_configuration()
@@ -1219,3 +1220,25 @@ def test_without_landlock_every_format_is_warmed_before_the_child_opens_nothing(
             answer = bare.post(f"{without.url}/v1/extract", params=params, content=data)
             assert answer.status_code == 200, (fmt, answer.text)
             assert answer.json() == expected.json(), fmt
+
+
+def test_a_child_leaves_with_its_answer_flushed_and_no_finalization() -> None:
+    # A confined child's native libraries may abort tearing down at the interpreter's exit what
+    # the limits no longer let them manage (pyarrow's pool: SIGABRT after the answer was
+    # written); the child leaves without that teardown, its answer and its status intact.
+    program = (
+        "import atexit, sys\n"
+        "from extractor_sandbox.child import leave\n"
+        "atexit.register(lambda: sys.stdout.write(' finalized'))\n"
+        "sys.stdout.write('the answer')\n"
+        "sys.stderr.write('a note')\n"
+        "leave(3)\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (finished.returncode, finished.stdout, finished.stderr) == (3, "the answer", "a note")
