@@ -343,25 +343,42 @@ def parse_chunk(parser: Any, data: bytes, final: bool, part: str) -> None:
         raise PartError(part, f"declares an encoding it cannot be read in: {error}") from None
 
 
+class NoEventWatch:
+    """Refuses a part once 16 MiB (`max_bytes_between_events`) are fed with no event: expat's
+    CurrentByteIndex, the place of its last event, stands still inside a tag."""
+
+    def __init__(self, parser: Any, part: str, bounds: XmlBounds) -> None:
+        self.parser, self.part, self.limit = parser, part, bounds.max_bytes_between_events
+        self.seen = parser.CurrentByteIndex
+        self.since_event = 0
+
+    def restart(self) -> None:
+        """Count from here (bytes the parser had its events of)."""
+        self.seen = self.parser.CurrentByteIndex
+        self.since_event = 0
+
+    def fed(self, length: int) -> None:
+        """After `length` more bytes went to the parser: PartError when no event came since."""
+        now = self.parser.CurrentByteIndex
+        if now != self.seen:
+            self.seen = now
+            self.since_event = 0
+            return
+        self.since_event += length
+        if self.since_event >= self.limit:
+            raise PartError(self.part, "holds a tag or text of 16 MiB or more")
+
+
 def _parse_in_chunks(
     parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds
 ) -> Iterator[None]:
     """Feed `stream` to `parser` a chunk at a time, yielding after each; PartError on damage, or
-    when 16 MiB pass with no event (expat's CurrentByteIndex, the place of its last event, stands
-    still inside a tag)."""
-    since_event = 0
-    seen = parser.CurrentByteIndex
+    when 16 MiB pass with no event (NoEventWatch)."""
+    watch = NoEventWatch(parser, part, bounds)
     while True:
         chunk = read_chunk(stream, part)
         parse_chunk(parser, chunk, not chunk, part)
-        now = parser.CurrentByteIndex
-        if now != seen:
-            seen = now
-            since_event = 0
-        else:
-            since_event += len(chunk)
-            if since_event >= bounds.max_bytes_between_events:
-                raise PartError(part, "holds a tag or text of 16 MiB or more")
+        watch.fed(len(chunk))
         yield
         if not chunk:
             return

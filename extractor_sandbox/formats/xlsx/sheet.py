@@ -22,6 +22,7 @@ from typing import IO
 from extractor_sandbox.formats.package import (
     READ_CHUNK,
     SPREADSHEETML_NS,
+    NoEventWatch,
     Package,
     PartError,
     XmlBounds,
@@ -625,9 +626,7 @@ def read_sheet(
             stream.close()
 
     def parse_stream(stream: IO[bytes]) -> None:
-        # As package._parse_in_chunks: refused once 16 MiB pass with no event.
-        since_event = 0
-        seen = parser.CurrentByteIndex
+        watch = NoEventWatch(parser, part, bounds)  # as package._parse_in_chunks
         offset = 0  # of the next read in the part
         # Looking for <sheetData> at depth 2, where rowscan may start.
         looking = rows_by_pattern and max_depth >= 5 and longest_wait > 0
@@ -657,7 +656,7 @@ def read_sheet(
                         parser.StartNamespaceDeclHandler = None
                         parser.EndNamespaceDeclHandler = None
                         scope = frozenset(p for p, open_ in prefixes.items() if open_ > 0)
-                        since_event, seen = read_fast(stream, chunk[split:], offset + split, scope)
+                        read_fast(stream, chunk[split:], offset + split, scope, watch)
                         offset = -1  # no longer needed
                         continue
                     pieces = [chunk[split:]]
@@ -666,22 +665,15 @@ def read_sheet(
                 parse_piece(piece, not chunk)
             if offset >= 0:
                 offset += len(chunk)
-            now = parser.CurrentByteIndex
-            if now != seen:
-                seen = now
-                since_event = 0
-            else:
-                since_event += len(chunk)
-                if since_event >= bounds.max_bytes_between_events:
-                    raise PartError(part, "holds a tag or text of 16 MiB or more")
+            watch.fed(len(chunk))
             if not chunk:
                 return
 
     def read_fast(
-        stream: IO[bytes], rest: bytes, at: int, scope: frozenset[str]
-    ) -> tuple[int, int]:
+        stream: IO[bytes], rest: bytes, at: int, scope: frozenset[str], watch: NoEventWatch
+    ) -> None:
         """Rows by rowscan from `rest` (at `at` in the part) on, until one is for the handlers;
-        the bytes held then go to them, each read as it came. Returns (since_event, seen)."""
+        the bytes held then go to them, each read as it came, `watch` counting from there."""
         held = [rest]  # what is not yet parsed, by the reads it came in
         mute()
         try:
@@ -705,20 +697,13 @@ def read_sheet(
             # The held bytes go to the handlers, each read on its own, as package.parse feeds
             # them; the first read had events parsed already.
             unmute()
-            since_event = 0
-            seen = parser.CurrentByteIndex
             for number, piece in enumerate(held):
                 if piece:
                     parse_piece(piece)
-                now = parser.CurrentByteIndex
-                if now != seen or number == 0:
-                    seen = now
-                    since_event = 0
+                if number == 0:
+                    watch.restart()
                 else:
-                    since_event += len(piece)
-                    if since_event >= bounds.max_bytes_between_events:
-                        raise PartError(part, "holds a tag or text of 16 MiB or more")
-        return since_event, seen
+                    watch.fed(len(piece))
 
     def drop(held: list[bytes], count: int) -> list[bytes]:
         """`held` without its first `count` bytes."""
