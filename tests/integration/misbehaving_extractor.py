@@ -134,6 +134,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    _answering: str | None = None  # the path of the request counted in flight
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -148,10 +149,18 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         path = urlsplit(self.path).path
         owner._enter(path)
+        self._answering = path
         try:
             self._answer_recorded(owner)
         finally:
-            owner._leave(path)
+            self._done_answering()
+
+    def _done_answering(self) -> None:
+        """Count this request out before its last byte goes: once the client has that byte it
+        may send its next request, which can arrive before this thread runs again."""
+        path, self._answering = self._answering, None
+        if path is not None:
+            self.server.owner._leave(path)
 
     def _answer_recorded(self, owner: MisbehavingExtractor) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -169,16 +178,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if owner.stopping.wait(reply.delay_s) or reply.close_without_answer:
             return
+        if not reply.body:
+            self._done_answering()
         self._write_head(reply)
         if owner.stopping.wait(reply.stall_after_headers_s):
             return
         if reply.trickle_s:
             for index in range(len(reply.body)):
+                if index == len(reply.body) - 1:
+                    self._done_answering()
                 self.wfile.write(reply.body[index : index + 1])
                 self.wfile.flush()
                 if owner.stopping.wait(reply.trickle_s):
                     return
         else:
+            self._done_answering()
             self.wfile.write(reply.body)
 
     def _write_head(self, reply: Reply) -> None:
