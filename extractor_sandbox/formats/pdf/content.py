@@ -316,17 +316,15 @@ class _Walker:
             elif op == b"l" and len(operands) == 2 and path:
                 point = apply(ctm, _num(operands[0]), _num(operands[1]))
                 path[-1][1].append(point)
-            elif op == b"h" and path and path[-1][0] == "l" and len(path[-1][1]) > 2:
-                path[-1][1].append(path[-1][1][0])  # closed: its last side drawn too
+            elif op == b"h":
+                _close(path)
             elif op == b"re" and len(operands) == 4:
                 x, y, w, h = (_num(v) for v in operands)
                 corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h), (x, y)]
                 path.append(("re", [apply(ctm, px, py) for px, py in corners]))
-            elif op == b"s" and path and path[-1][0] == "l" and len(path[-1][1]) > 2:
-                path[-1][1].append(path[-1][1][0])  # s closes the path before stroking it
-                self.stroke(path)
-                path = []
             elif op in (b"S", b"s"):
+                if op == b"s":
+                    _close(path)
                 self.stroke(path)
                 path = []
             elif op in (b"f", b"F", b"f*"):
@@ -485,6 +483,13 @@ class _Walker:
         inner = obj.get("/Resources")
         inner = inner.get_object() if inner is not None else resources
         self.walk(obj, inner, mult(matrix, ctm), depth + 1, (*seen, key))
+
+
+def _close(path: list[tuple[str, list[tuple[float, float]]]]) -> None:
+    """Close the path's last subpath drawn with lines (h, and s before stroking): its last side
+    is drawn too."""
+    if path and path[-1][0] == "l" and len(path[-1][1]) > 2:
+        path[-1][1].append(path[-1][1][0])
 
 
 def _box_outline(points: list[tuple[float, float]]) -> bool:

@@ -772,7 +772,7 @@ def _grid_cells(lines: list[Line]) -> list[list[Segment]] | None:
     counts = Counter(len(found) for found in words if found is not None and len(found) >= 2)
     if not counts:
         return None
-    usual = max(counts, key=lambda n: (counts[n], n))
+    usual = _usual(counts)
     usual_rows = [
         row for row, found in zip(grid, words, strict=True) if found and len(found) >= usual
     ]
@@ -906,6 +906,11 @@ def _same_columns(above: list[float], below: list[float], size: float) -> bool:
     return all(abs(a - b) <= slack for a, b in zip(above, below, strict=True))
 
 
+def _usual(counts: Counter[int]) -> int:
+    """The count (of cells or words a line sets) most lines set, the larger of a tie."""
+    return max(counts, key=lambda n: (counts[n], n))
+
+
 def _extents(table: Table, lines: list[list[Segment]]) -> list[tuple[float, float]]:
     """Where each column of a borderless table reaches: from the first start to the farthest end
     of the cells its usual rows (those that set the usual count of cells or more, so no header
@@ -913,7 +918,7 @@ def _extents(table: Table, lines: list[list[Segment]]) -> list[tuple[float, floa
     starts = sorted(table.columns)
     reach = [[start, start] for start in starts]
     counts = Counter(len(segs) for segs in lines if len(segs) >= 2)
-    usual = max(counts, key=lambda n: (counts[n], n)) if counts else 2
+    usual = _usual(counts) if counts else 2
     for segs in lines:
         if len(segs) < usual:
             continue
@@ -1101,7 +1106,7 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     # the columns are where the table's usual rows set their cells: a header cell spanning two
     # columns, or a row short of cells, does not join them
     counts = Counter(len(segs) for segs in lines if len(segs) >= 2)
-    usual = max(counts, key=lambda n: (counts[n], n))
+    usual = _usual(counts)
     if counts[usual] < 2:
         usual = 2  # no count of cells is usual: every row sets the columns
     core = _bands([segs for segs in lines if len(segs) >= usual])
