@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,34 +32,48 @@ def imported_modules(package: str, root: Path = ROOT) -> dict[str, set[str]]:
     return found
 
 
-@pytest.mark.parametrize("package", ["loom_dagster", "extractor_sandbox"])
+@pytest.mark.parametrize("package", ["loom_dagster", "loom_query", "extractor_sandbox"])
 def test_the_package_has_modules_to_check(package: str) -> None:
     assert len(imported_modules(package)) > 3
 
 
-# The query package builds its statements with sqlglot's expression builder and parses the
-# SELECT `loom sql` is given; it never parses a document, so sqlglot is allowed there alone.
-QUERY_PACKAGE = "loom_dagster/query/"
-
-
-def forbidden(path: str, names: set[str]) -> set[str]:
-    allowed = {"sqlglot"} if path.startswith(QUERY_PACKAGE) else set()
-    return (names & PARSER_LIBRARIES) - allowed
-
-
 def test_the_pipeline_imports_no_parser_library_and_not_the_extractor() -> None:
     offenders = {
-        path: forbidden(path, names)
+        path: names & PARSER_LIBRARIES
         for path, names in imported_modules("loom_dagster").items()
-        if forbidden(path, names)
+        if names & PARSER_LIBRARIES
     }
     assert offenders == {}
 
 
-def test_only_the_query_package_may_import_sqlglot() -> None:
-    assert forbidden("loom_dagster/query/compile.py", {"sqlglot"}) == set()
-    assert forbidden("loom_dagster/query/compile.py", {"pypdf"}) == {"pypdf"}
-    assert forbidden("loom_dagster/chunking.py", {"sqlglot"}) == {"sqlglot"}
+# The query package builds its statements with sqlglot's expression builder and parses the
+# SELECT `loom sql` is given; it never parses a document. It stands beside the pipeline, which
+# imports it only inside the functions that answer a query.
+def test_the_query_package_imports_no_document_parser_and_no_dagster() -> None:
+    # loom_dagster's plain modules (the catalog, the datasets) it may use; Dagster it may not
+    forbidden = (PARSER_LIBRARIES - {"sqlglot"}) | (PIPELINE - {"loom_dagster"})
+    offenders = {
+        path: names & forbidden
+        for path, names in imported_modules("loom_query").items()
+        if names & forbidden
+    }
+    assert offenders == {}
+
+
+def test_the_code_location_loads_no_parser_library() -> None:
+    # Dagster's processes (the code server, each run) import the definitions: no sqlglot nor
+    # pypdf may come in with them, through the query package or anything else.
+    program = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "import loom_dagster.definitions\n"
+        "print(sorted(name for name in ('sqlglot', 'pypdf', 'extractor_sandbox', 'loom_query')"
+        " if name in sys.modules))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert (loaded.returncode, loaded.stdout.strip()) == (0, "[]"), loaded.stderr[-2000:]
 
 
 def test_the_extractor_imports_neither_the_pipeline_nor_dagster() -> None:
