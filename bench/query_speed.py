@@ -46,8 +46,8 @@ from loom_dagster.datasets.model import (  # noqa: E402
     DatasetSchema,
 )
 from loom_dagster.objectstore import ObjectStore  # noqa: E402
+from loom_dagster.query.run import Ceilings  # noqa: E402
 from loom_dagster.settings import LoomSettings  # noqa: E402
-from loom_query.run import Ceilings  # noqa: E402
 from tests.support.query_datasets import serve_in_catalog  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "query_speed.json"

@@ -48,7 +48,7 @@ from loom_dagster.sources import (
 if TYPE_CHECKING:
     from dagster import DagsterInstance
 
-    from loom_query.run import Answer, Ceilings
+    from loom_dagster.query.run import Answer, Ceilings
 
 Progress = Callable[[str], None]
 
@@ -701,9 +701,9 @@ def approve_dataset(
 
 def query(plan: str | bytes | Mapping[str, object], *, ceilings: Ceilings | None = None) -> Answer:
     """Answer a typed plan (seed 000 "Queries") over the served datasets, with its receipt."""
-    from loom_query.catalog import ServedDatasets
-    from loom_query.run import StoreSnapshots
-    from loom_query.service import run_query
+    from loom_dagster.query.catalog import ServedDatasets
+    from loom_dagster.query.run import StoreSnapshots
+    from loom_dagster.query.service import run_query
 
     settings = LoomSettings.from_env()
     settings.prepare()
@@ -713,9 +713,9 @@ def query(plan: str | bytes | Mapping[str, object], *, ceilings: Ceilings | None
 
 def sql(text: str, *, ceilings: Ceilings | None = None) -> Answer:
     """Answer one allowlisted SELECT over dataset names as tables (`loom sql`)."""
-    from loom_query.catalog import ServedDatasets
-    from loom_query.run import StoreSnapshots
-    from loom_query.service import run_sql
+    from loom_dagster.query.catalog import ServedDatasets
+    from loom_dagster.query.run import StoreSnapshots
+    from loom_dagster.query.service import run_sql
 
     settings = LoomSettings.from_env()
     settings.prepare()

@@ -764,7 +764,7 @@ def _answer_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _ceilings(args: argparse.Namespace) -> Any:
-    from loom_query.run import Ceilings
+    from loom_dagster.query.run import Ceilings
 
     return Ceilings(max_rows=args.max_rows, seconds=args.timeout)
 
@@ -815,7 +815,7 @@ def _print_answer(answer: Any, *, as_json: bool) -> int:
 
 
 def _cell(value: object) -> str:
-    from loom_query.plan import json_value
+    from loom_dagster.query.plan import json_value
 
     if value is None:
         return "NULL"

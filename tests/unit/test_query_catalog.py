@@ -18,10 +18,10 @@ from loom_dagster.datasets.model import (
     DatasetSchema,
 )
 from loom_dagster.objectstore import ObjectStore
-from loom_query.catalog import ServedDatasets
-from loom_query.errors import QueryError
-from loom_query.run import StoreSnapshots
-from loom_query.service import run_query
+from loom_dagster.query.catalog import ServedDatasets
+from loom_dagster.query.errors import QueryError
+from loom_dagster.query.run import StoreSnapshots
+from loom_dagster.query.service import run_query
 from tests.support.query_datasets import parquet_bytes, serve_in_catalog
 
 SCHEMA = DatasetSchema((DatasetColumn("n", ColumnType.DECIMAL),))

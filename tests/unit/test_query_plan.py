@@ -14,8 +14,8 @@ import pytest
 from loom_dagster.datasets.model import ColumnType as T
 from loom_dagster.datasets.model import DatasetState
 from loom_dagster.objectstore import ObjectStore
-from loom_query.errors import QueryError
-from loom_query.plan import read_plan, validate
+from loom_dagster.query.errors import QueryError
+from loom_dagster.query.plan import read_plan, validate
 from tests.support.query_datasets import MemoryCatalog, publish
 
 USAGE = [

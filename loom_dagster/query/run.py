@@ -26,9 +26,9 @@ from fsspec.implementations.local import LocalFileSystem
 
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.objectstore import ObjectStore
-from loom_query.compile import Compiled, Output
-from loom_query.errors import DatasetChanged, QueryError
-from loom_query.plan import json_value, shown
+from loom_dagster.query.compile import Compiled, Output
+from loom_dagster.query.errors import DatasetChanged, QueryError
+from loom_dagster.query.plan import json_value, shown
 
 # An average is the exact sum over the count, divided at 18 places and rounded to nine.
 _DIVISION = Context(prec=80, rounding=ROUND_DOWN)

@@ -22,7 +22,7 @@ from loom_dagster.catalog import open_shared
 from loom_dagster.catalog_postgres import catalog_url
 from loom_dagster.datasets import catalog as datasets
 from loom_dagster.datasets.model import Dataset
-from loom_query.errors import QueryError
+from loom_dagster.query.errors import QueryError
 
 _ALIAS = "loom_catalog"
 # A publish holds the file's lock for a short transaction: wait for it, as CatalogResource does.

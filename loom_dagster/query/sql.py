@@ -22,9 +22,9 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from loom_dagster.datasets.model import Dataset, DatasetState
 from loom_dagster.display import one_line
-from loom_query.compile import DIALECT
-from loom_query.errors import QueryError
-from loom_query.plan import MAX_DATASETS, shown
+from loom_dagster.query.compile import DIALECT
+from loom_dagster.query.errors import QueryError
+from loom_dagster.query.plan import MAX_DATASETS, shown
 
 # sqlglot warns on stderr when it falls back to a bare command (LOAD, EXPLAIN, CALL); the
 # refusal that follows says it in one line.

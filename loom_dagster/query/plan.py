@@ -37,7 +37,7 @@ from loom_dagster.datasets.model import (
     DatasetState,
 )
 from loom_dagster.display import bounded, printable
-from loom_query.errors import QueryError
+from loom_dagster.query.errors import QueryError
 
 MAX_DATASETS = 4
 MAX_FILTERS = 64

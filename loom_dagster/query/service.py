@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loom_query.compile import Output, compile_plan
-from loom_query.errors import QueryError
-from loom_query.plan import read_plan, validate
-from loom_query.run import (
+from loom_dagster.query.compile import Output, compile_plan
+from loom_dagster.query.errors import QueryError
+from loom_dagster.query.plan import read_plan, validate
+from loom_dagster.query.run import (
     Answer,
     Catalog,
     Ceilings,
@@ -21,7 +21,7 @@ from loom_query.run import (
     snapshot_reads,
     still_served,
 )
-from loom_query.sql import check_sql, rewrite
+from loom_dagster.query.sql import check_sql, rewrite
 
 
 def run_query(
