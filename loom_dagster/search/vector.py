@@ -26,6 +26,10 @@ and the generation's HNSW graph beyond it; a filter is applied inside the search
 the rows before the top-k, or, on HNSW, an over-fetch that falls back to exact search over the
 kept rows), so every hit is in the filter and a filter never empties a result that has
 in-filter matches.
+
+This module is the index and its leg; its parts are beside it: `vector_files.py` (the files'
+names), `generations.py` (the generations and the manifest), `embedding_cache.py`
+(`embeddings.duckdb`), `hnsw.py` (the graph) and `vector_table.py` (the reader's search).
 """
 
 from __future__ import annotations
