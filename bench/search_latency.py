@@ -43,10 +43,11 @@ import numpy as np
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.search.embedding import Matrix, WordLlamaEmbedder, normalized
+from loom_dagster.search.hnsw import HNSW_EXPANSION_SEARCH
 from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import TEXT_ANALYZER, IndexedChunk, LexicalIndex, text_analyzer
 from loom_dagster.search.service import default_legs, search
-from loom_dagster.search.vector import HNSW_EXPANSION_SEARCH, VectorIndex
+from loom_dagster.search.vector import VectorIndex
 
 HERE = Path(__file__).resolve().parent
 CORPUS_TEXT = HERE.parent.parent / "shared" / "corpus" / "gold"

@@ -64,8 +64,8 @@ class SearchIndexResource(ConfigurableResource):
     def vectors(self) -> VectorIndex | None:
         if not self.vectors_directory:
             return None
-        from loom_dagster.search.embedder_spec import EmbedderSpec
         from loom_dagster.search.vector import VectorIndex, shared_embedder
+        from loom_dagster.settings.embedder import EmbedderSpec
 
         embedder = shared_embedder(EmbedderSpec.parse(self.embedder))
         return VectorIndex(self.vectors_directory, embedder)

@@ -29,9 +29,12 @@ import numpy as np
 import numpy.typing as npt
 
 from loom_dagster.errors import LoomError
-from loom_dagster.search.embedder_spec import (
+from loom_dagster.settings.embedder import (
+    NGRAM,
     SENTENCE_TRANSFORMERS,
+    WORDLLAMA,
     WORDLLAMA_DIMENSION,
+    EmbedderSpec,
 )
 
 Matrix = npt.NDArray[np.float32]
@@ -339,6 +342,19 @@ class LocalModelEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return normalized(np.asarray(encode(list(texts))))
+
+
+# -- the embedder a setting names -------------------------------------------------------------
+
+
+def build_embedder(spec: EmbedderSpec) -> Embedder:
+    """The embedder LOOM_EMBEDDER names (its model loads on first use)."""
+    if spec.kind == NGRAM:
+        return NgramEmbedder()
+    if spec.kind == WORDLLAMA:
+        return WordLlamaEmbedder()
+    assert spec.path is not None
+    return LocalModelEmbedder(spec.kind, spec.path)
 
 
 def _version(package: str) -> str:

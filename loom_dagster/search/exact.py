@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from loom_dagster.search.legs import LegHit, SearchFilter
-
-if TYPE_CHECKING:
-    from loom_dagster.search.lexical import LexicalIndex
 
 NAMES_FIELD = "ident_name"
 KEYS_FIELD = "ident_key"
@@ -110,12 +107,24 @@ def heading_identifiers(section_path: Sequence[str]) -> list[str]:
     return text_identifiers(section_path[-1]) if section_path else []
 
 
+class TermIndex(Protocol):
+    """What the leg asks of the index that holds the identifier fields (the lexical index,
+    search/lexical.py, which imports this module for the fields' names)."""
+
+    def rank_terms(
+        self,
+        fields: Sequence[tuple[str, float, Sequence[str]]],
+        search_filter: SearchFilter,
+        limit: int,
+    ) -> Sequence[LegHit]: ...
+
+
 class ExactLeg:
     """Exact, case-insensitive lookup of the query's identifiers among the chunks' keys."""
 
     name = "exact"
 
-    def __init__(self, index: LexicalIndex) -> None:
+    def __init__(self, index: TermIndex) -> None:
         self.index = index
 
     def rank(self, query: str, search_filter: SearchFilter, limit: int) -> Sequence[LegHit]:

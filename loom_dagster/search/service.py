@@ -14,15 +14,12 @@ from dataclasses import dataclass
 from loom_dagster.contract.formats import FORMATS
 from loom_dagster.display import printable
 from loom_dagster.errors import LoomError, SourceError
+from loom_dagster.search import vector_files
 from loom_dagster.search.exact import ExactLeg, query_identifiers
 from loom_dagster.search.fusion import RRF_K, LegRank, rank_all
 from loom_dagster.search.legs import Leg, SearchFilter
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
 from loom_dagster.sources import validate_tag
-
-# The vector index's manifest (search/vector.py's MANIFEST), named here so that a search can
-# tell whether there are vectors without importing numpy.
-VECTOR_MANIFEST = "manifest.json"
 
 MAX_LIMIT = 1000
 
@@ -59,7 +56,7 @@ def open_vector_leg(index: LexicalIndex) -> Leg | None:
     from loom_dagster.settings import LoomSettings
 
     settings = LoomSettings.from_env()
-    if not (settings.vectors_dir / VECTOR_MANIFEST).is_file():
+    if not (settings.vectors_dir / vector_files.MANIFEST).is_file():
         return None
     from loom_dagster.search.vector import open_vectors
 

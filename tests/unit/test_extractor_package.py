@@ -12,8 +12,8 @@ DAGSTER = {"dagster", "dagster_duckdb", "dagster_webserver"}
 
 def test_the_extractor_package_and_the_settings_import_no_dagster() -> None:
     modules = imported_modules("loom_dagster/extractor")
-    modules["loom_dagster/settings.py"] = imported_modules("loom_dagster", ROOT)[
-        "loom_dagster/settings.py"
+    modules["loom_dagster/settings/__init__.py"] = imported_modules("loom_dagster", ROOT)[
+        "loom_dagster/settings/__init__.py"
     ]
     assert len(modules) >= 6
     assert {path: names & DAGSTER for path, names in modules.items() if names & DAGSTER} == {}

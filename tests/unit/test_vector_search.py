@@ -14,16 +14,18 @@ import pytest
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import SettingsError
-from loom_dagster.search.embedder_spec import EmbedderSpec
 from loom_dagster.search.embedding import (
     Matrix,
     NgramEmbedder,
     WordLlamaEmbedder,
+    build_embedder,
     embedded_text,
 )
+from loom_dagster.search.hnsw import HNSW_THRESHOLD
 from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
-from loom_dagster.search.vector import HNSW_THRESHOLD, VectorIndex
+from loom_dagster.search.vector import VectorIndex
+from loom_dagster.settings.embedder import EmbedderSpec
 
 
 def chunk(
@@ -281,7 +283,7 @@ def test_vectors_of_another_model_are_not_compared_with_a_query(tmp_path: Path) 
 
 def test_the_embedder_setting_is_checked_at_load(tmp_path: Path) -> None:
     assert EmbedderSpec.parse(None).kind == "wordllama"
-    assert EmbedderSpec.parse("ngram").build().model.startswith("ngram-")
+    assert build_embedder(EmbedderSpec.parse("ngram")).model.startswith("ngram-")
     assert EmbedderSpec.parse(f"fastembed:{tmp_path}").path == tmp_path.resolve()
     with pytest.raises(SettingsError, match="LOOM_EMBEDDER must be wordllama, ngram"):
         EmbedderSpec.parse("openai")
@@ -342,7 +344,7 @@ def test_a_local_model_is_loaded_from_its_folder_only_and_a_missing_package_is_t
         types.SimpleNamespace(SentenceTransformer=SentenceTransformer),
     )
     spec = EmbedderSpec.parse(f"sentence-transformers:{tmp_path}")
-    embedder = spec.build()
+    embedder = build_embedder(spec)
     rows = embedder.embed(["abc", "de"])
     assert opened == [(str(tmp_path.resolve()), {"device": "cpu", "local_files_only": True})]
     assert embedder.dimension == 3 and np.allclose(np.linalg.norm(rows, axis=1), 1.0)
@@ -358,7 +360,7 @@ def test_a_local_model_is_loaded_from_its_folder_only_and_a_missing_package_is_t
 def test_the_writer_keeps_the_hnsw_graph_and_a_reader_maps_it_without_building(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import loom_dagster.search.vector as vector
+    import loom_dagster.search.hnsw as hnsw
 
     directory = tmp_path / "vectors"
     writer = VectorIndex(directory, NgramEmbedder(), hnsw_threshold=0)
@@ -371,13 +373,13 @@ def test_the_writer_keeps_the_hnsw_graph_and_a_reader_maps_it_without_building(
     (generation,) = (directory / "generations").iterdir()
     assert (generation / "graph.usearch").is_file()
     built: list[int] = []
-    real_new_graph = vector._new_graph
+    real_new_graph = hnsw._new_graph
 
     def counted(dimension: int) -> object:
         built.append(dimension)
         return real_new_graph(dimension)
 
-    monkeypatch.setattr(vector, "_new_graph", counted)
+    monkeypatch.setattr(hnsw, "_new_graph", counted)
     reader = VectorIndex(directory, NgramEmbedder(), hnsw_threshold=0)
     assert ids(reader.rank("replication daemon", SearchFilter(), 1)) == ["a@r1#0"]
 
@@ -628,9 +630,9 @@ def test_term_weights_are_the_live_chunks_inverse_document_frequencies(tmp_path:
 def test_the_two_stage_scan_keeps_the_nearest_and_the_filter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from loom_dagster.search import vector
+    from loom_dagster.search import vector_table
 
-    monkeypatch.setattr(vector, "PREFIX_CANDIDATES", 8)
+    monkeypatch.setattr(vector_table, "PREFIX_CANDIDATES", 8)
     words = "disk network cache replica primary lag latency quorum ledger queue shard".split()
     documents = {
         f"d{n}": [

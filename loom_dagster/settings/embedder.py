@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from loom_dagster.errors import SettingsError
-
-if TYPE_CHECKING:
-    from loom_dagster.search.embedding import Embedder
 
 # LOOM_EMBEDDER's values: a built-in name, or a kind and a local path ("fastembed:/models/bge").
 WORDLLAMA = "wordllama"
@@ -67,17 +63,3 @@ class EmbedderSpec:
     def setting(self) -> str:
         """The LOOM_EMBEDDER value that parses back to this spec."""
         return self.kind if self.path is None else f"{self.kind}:{self.path}"
-
-    def build(self) -> Embedder:
-        from loom_dagster.search.embedding import (
-            LocalModelEmbedder,
-            NgramEmbedder,
-            WordLlamaEmbedder,
-        )
-
-        if self.kind == NGRAM:
-            return NgramEmbedder()
-        if self.kind == WORDLLAMA:
-            return WordLlamaEmbedder()
-        assert self.path is not None
-        return LocalModelEmbedder(self.kind, self.path)

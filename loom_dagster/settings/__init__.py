@@ -15,7 +15,7 @@ from loom_dagster.errors import SettingsError
 from loom_dagster.extractor.settings import ExtractorSettings, ServiceLimits
 from loom_dagster.lifecycle import Retention
 from loom_dagster.retries import RetrySettings
-from loom_dagster.search.embedder_spec import EmbedderSpec
+from loom_dagster.settings.embedder import EmbedderSpec
 from loom_dagster.variables import positive_int
 
 DEFAULT_HOME = ".loom"
