@@ -39,13 +39,17 @@ PHASES = [
         "dagster/_core/instance/runs/run_domain.py",
         "create_run",
     ),
-    ("  store original", "loom_dagster/pipeline.py", "store_original"),
-    ("  extract (the batch, in the pool's threads)", "loom_dagster/pipeline.py", "extract_batch"),
-    ("  chunk", "loom_dagster/pipeline.py", "make_chunks"),
-    ("  read extraction back", "loom_dagster/pipeline.py", "read_extraction"),
-    ("  publish (catalog, index)", "loom_dagster/pipeline.py", "publish"),
-    ("  per-partition metadata", "loom_dagster/assets/revisions.py", "add_partition_metadata"),
-    ("  check targets (storage ids)", "loom_dagster/assets/revisions.py", "_targets"),
+    ("  store original", "loom_dagster/pipeline/steps.py", "store_original"),
+    (
+        "  extract (the batch, in the pool's threads)",
+        "loom_dagster/pipeline/steps.py",
+        "extract_batch",
+    ),
+    ("  chunk", "loom_dagster/pipeline/steps.py", "make_chunks"),
+    ("  read extraction back", "loom_dagster/pipeline/records.py", "read_extraction"),
+    ("  publish (catalog, index)", "loom_dagster/pipeline/publishing.py", "publish"),
+    ("  per-partition metadata", "loom_dagster/assets/metadata.py", "add_partition_metadata"),
+    ("  check targets (storage ids)", "loom_dagster/assets/runtime.py", "check_targets"),
     (
         "  events: handle_new_event (all)",
         "dagster/_core/instance/methods/event_methods.py",
@@ -65,7 +69,7 @@ PHASES = [
     ("    events: serialize", "dagster_shared/serdes/serdes.py", "serialize_value"),
     ("    events: sqlite commit", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
     ("    events: sqlite execute", "~", "<method 'execute' of 'sqlite3.Cursor' objects>"),
-    ("vectors after the runs", "loom_dagster/pipeline.py", "sync_vectors"),
+    ("vectors after the runs", "loom_dagster/pipeline/publishing.py", "sync_vectors"),
     ("prune partitions", "loom_dagster/api.py", "prune_partitions_now"),
 ]
 

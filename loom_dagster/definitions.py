@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
-from loom_dagster import parsers
-from loom_dagster.assets.revisions import (
-    PACKAGE_VERSION,
-    artifact_asset,
-    original,
-    published,
-)
+from loom_dagster.assets import PACKAGE_VERSION, artifact_asset, original, published
 from loom_dagster.jobs import ingest_job, sync_job
+from loom_dagster.pipeline import parsers
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource

@@ -12,13 +12,7 @@ from dagster import (
 )
 
 from loom_dagster import catalog, pipeline
-from loom_dagster.assets.revisions import (
-    RUN_CHECKS,
-    artifact,
-    original,
-    published,
-    report_retired,
-)
+from loom_dagster.assets import RUN_CHECKS, artifact, original, published, report_retired
 from loom_dagster.resources.storage import CatalogResource, SearchIndexResource
 
 INGEST_JOB = "ingest"

@@ -31,7 +31,7 @@ from dagster import (
 )
 
 from loom_dagster import catalog, lifecycle, pipeline
-from loom_dagster.assets.revisions import GROUP, ORIGINAL, RUN_CHECKS
+from loom_dagster.assets import GROUP, ORIGINAL, RUN_CHECKS
 from loom_dagster.jobs import INGEST_JOB, SYNC_JOB, ingest_job, sync_job
 from loom_dagster.partitions import PARTITIONS_NAME, revisions
 from loom_dagster.resources.settings import SettingsResource

@@ -14,7 +14,7 @@ import pytest
 from dagster import AssetCheckEvaluation, DagsterEventType, DagsterInstance, materialize
 
 from loom_dagster import api, catalog, pipeline
-from loom_dagster.assets.revisions import EXTRACTED_CHECK, artifact, original, published
+from loom_dagster.assets import EXTRACTED_CHECK, artifact, original, published
 from loom_dagster.extractor.settings import ENV_ROUTES
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import PARTITIONS_NAME

@@ -1,5 +1,5 @@
 """A capabilities answer's per-format parsers (an extension of contract v1's answer), and what
-makes a revision stale (loom_dagster/parsers.py)."""
+makes a revision stale (loom_dagster/pipeline/parsers.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_dagster import parsers
 from loom_dagster.extractor.routing import NotCapabilities, parse_capabilities
-from loom_dagster.pipeline import Extraction
+from loom_dagster.pipeline import Extraction, parsers
 
 
 def answer(**fields: object) -> bytes:

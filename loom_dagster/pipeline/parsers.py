@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.pipeline import Extraction, read_extraction
+from loom_dagster.pipeline.records import Extraction, read_extraction
 
 DECLARED_FILE = "parsers.json"
 

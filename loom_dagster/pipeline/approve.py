@@ -14,6 +14,7 @@ from loom_dagster.datasets.model import ColumnType, Dataset
 from loom_dagster.datasets.snapshots import delete_snapshots
 from loom_dagster.display import one_line
 from loom_dagster.objectstore import ObjectStore
+from loom_dagster.pipeline.records import load_artifact, read_extraction  # the step's own reader
 
 
 def parse_types(dataset: Dataset, pairs: Mapping[str, str]) -> dict[str, ColumnType]:
@@ -59,8 +60,6 @@ def approve(
     if the document still serves that revision and that snapshot, else nothing changes and
     the new snapshot is deleted (revision_conflict).
     """
-    from loom_dagster.pipeline import load_artifact, read_extraction  # the step's own reader
-
     dataset = served_dataset(con, id_or_name)
     if dataset is None:
         raise DatasetError(

@@ -1,0 +1,59 @@
+"""The `original` asset: each revision's bytes kept verbatim and content-addressed, after the
+run registered the revisions its sensor only computed keys for."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from loom_dagster import catalog, hold, pipeline
+from loom_dagster.assets.live import report_retired
+from loom_dagster.assets.metadata import UNREGISTERED, add_partition_metadata, original_metadata
+from loom_dagster.assets.runtime import registered, retried_only_when_retryable
+from loom_dagster.assets.specs import AUTOMATED, BATCHED, ORIGINAL, PACKAGE_VERSION
+from loom_dagster.contract.metadata import metadata_text
+from loom_dagster.errors import SourceError
+from loom_dagster.resources.events import EventBatchResource
+from loom_dagster.resources.settings import SettingsResource
+from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
+
+
+@asset(
+    key=ORIGINAL,
+    **BATCHED,
+    **AUTOMATED,
+    kinds={"python"},
+    code_version=PACKAGE_VERSION,
+    description="The file's bytes, kept verbatim and content-addressed before anything parses them.",
+)
+def original(
+    context: AssetExecutionContext,
+    catalog_db: CatalogResource,
+    store: ObjectStoreResource,
+    search_index: SearchIndexResource,
+    loom: SettingsResource,
+    event_batches: EventBatchResource,
+) -> MaterializeResult:
+    object_store = store.get()
+    with retried_only_when_retryable(loom.retry(), context.retry_number):
+        # The sensor only computed these keys: their revisions are registered here, from the
+        # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
+        with catalog_db.connect() as con:
+            retired = pipeline.register_for_run(con, search_index.get(), context.partition_keys)
+            states = catalog.document_states(con, retired) if retired else []
+        report_retired(context.instance, states)
+        batch = registered(context, catalog_db)
+        facts: dict[str, Mapping[str, Any]] = dict.fromkeys(context.partition_keys, UNREGISTERED)
+        for revision, root in batch:
+            metadata = original_metadata(revision, root, object_store)
+            try:
+                pipeline.store_original(object_store, root, revision)
+            except SourceError as error:
+                metadata["unreadable"] = MetadataValue.text(metadata_text(str(error)))
+                pipeline.refuse(
+                    object_store, revision, error.code, error.message, run_id=context.run.run_id
+                )
+            facts[revision.key] = metadata
+    add_partition_metadata(context, ORIGINAL, facts)
+    hold.reached("original")
+    return MaterializeResult()

@@ -1,0 +1,222 @@
+"""The step that makes `chunks`, `published` and `datasets`: each revision's chunks cut, the
+batch made live in the catalog and search with its tables typed as datasets, and the `live` and
+`typed` checks of each partition."""
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetMaterialization,
+    AssetObservation,
+    AssetSpec,
+    MetadataValue,
+    Output,
+    multi_asset,
+)
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
+
+from loom_dagster import catalog, hold, pipeline
+from loom_dagster.assets.live import live_evaluation
+from loom_dagster.assets.metadata import chunk_metadata, datasets_metadata
+from loom_dagster.assets.runtime import check_targets, registered, retried_only_when_retryable
+from loom_dagster.assets.specs import (
+    ARTIFACT,
+    AUTOMATED,
+    BATCHED,
+    CHUNKS,
+    DATASETS,
+    LIVE_CHECK,
+    PACKAGE_VERSION,
+    PREFIX,
+    PUBLISHED,
+    TYPED_CHECK,
+)
+from loom_dagster.contract.metadata import metadata_text
+from loom_dagster.datasets.catalog import datasets_of_revisions
+from loom_dagster.datasets.model import Dataset, DatasetState
+from loom_dagster.partitions import revisions
+from loom_dagster.resources.events import EventBatchResource
+from loom_dagster.resources.settings import SettingsResource
+from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
+
+
+@multi_asset(
+    specs=[
+        AssetSpec(
+            CHUNKS,
+            deps=[ARTIFACT],
+            description="Structural chunks cut from the artifact's blocks, each citing its locator.",
+            kinds={"parquet"},
+            code_version=PACKAGE_VERSION,
+            skippable=True,  # materialized per revision below, only for those it chunked
+            **AUTOMATED,
+        ),
+        AssetSpec(
+            PUBLISHED,
+            deps=[CHUNKS],
+            description="The revision made live in the catalog and search, replacing the one "
+            "before; refusals recorded.",
+            kinds={"duckdb", "tantivy"},
+            code_version=PACKAGE_VERSION,
+            skippable=True,  # materialized per revision below, only for those made live
+            **AUTOMATED,
+        ),
+        AssetSpec(
+            DATASETS,
+            deps=[ARTIFACT],
+            description="The revision's tables as typed datasets (one Parquet snapshot each), "
+            "switched with its chunks: served while the revision is live.",
+            kinds={"parquet", "duckdb"},
+            code_version=PACKAGE_VERSION,
+            skippable=True,  # materialized per revision below, only for those with tables
+            **AUTOMATED,
+        ),
+    ],
+    check_specs=[
+        AssetCheckSpec(
+            LIVE_CHECK,
+            asset=PUBLISHED,
+            partitions_def=revisions,
+            description="The revision is the one search serves (warning: superseded by a newer "
+            "revision of its file, or retired with its deleted file).",
+        ),
+        AssetCheckSpec(
+            TYPED_CHECK,
+            asset=DATASETS,
+            partitions_def=revisions,
+            description="Every row of the revision's tables is typed and every schema settled "
+            "(warning: a dataset needs clarification; error: rows were rejected).",
+        ),
+    ],
+    can_subset=True,
+    pool="loom_catalog",  # DuckDB takes one writing process per file: a pool of size 1
+    **BATCHED,
+)
+def published(
+    context: AssetExecutionContext,
+    catalog_db: CatalogResource,
+    store: ObjectStoreResource,
+    search_index: SearchIndexResource,
+    loom: SettingsResource,
+    event_batches: EventBatchResource,
+) -> Iterator[Any]:
+    object_store = store.get()
+    run_id = context.run.run_id
+    retry = loom.retry()
+    with retried_only_when_retryable(retry, context.retry_number):
+        batch = [revision for revision, _ in registered(context, catalog_db)]
+    extractions: dict[str, pipeline.Extraction | None] = {}
+    if CHUNKS in context.selected_asset_keys:
+        made: list[AssetMaterialization] = []
+        with retried_only_when_retryable(retry, context.retry_number):
+            for revision in batch:
+                extraction = pipeline.read_extraction(object_store, revision.key)
+                extractions[revision.key] = extraction
+                if extraction is None or extraction.refused:
+                    continue
+                cut = pipeline.make_chunks(object_store, extraction, revision)
+                made.append(
+                    AssetMaterialization(
+                        CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)
+                    )
+                )
+        yield from made
+        hold.reached("chunks")
+    if PUBLISHED not in context.selected_asset_keys:
+        return
+    index = search_index.get()
+    hold.reached("slot")  # the pool's slot held, the catalog not yet open
+    with retried_only_when_retryable(retry, context.retry_number):
+        with catalog_db.connect() as con:
+            outcomes = pipeline.publish(
+                con, index, object_store, batch, run_id=run_id, vectors=search_index.vectors()
+            )
+            states = catalog.document_states(con, {r.document_id for r in batch})
+            # Every revision of the batch: one with no table (or refused) passes the check.
+            tables = datasets_of_revisions(
+                con, [o.revision for o in outcomes if o.status == catalog.PUBLISHED]
+            )
+            typed = {o.revision: tables.get(o.revision, []) for o in outcomes}
+    for outcome in outcomes:
+        extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
+            object_store, outcome.revision
+        )
+        yield published_event(outcome, extraction)
+    yield from datasets_events(context, typed)
+    if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
+        targets = check_targets(context, PUBLISHED, [state.key for state in states])
+        for state in states:
+            if state.status is not None:
+                yield live_evaluation(state, targets.get(state.key))
+        yield Output(None, output_name=f"{PREFIX}__published_{LIVE_CHECK}")
+
+
+def datasets_events(
+    context: AssetExecutionContext, typed: Mapping[str, Sequence[Dataset]]
+) -> Iterator[Any]:
+    """A materialization of `datasets` per revision that published tables, then the check of
+    every revision (passed for one with none, so no partition's check reads as never run)."""
+    if DATASETS not in context.selected_asset_keys:
+        return
+    for key, found in typed.items():
+        if found:
+            yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
+    if any(check.name == TYPED_CHECK for check in context.selected_asset_check_keys):
+        targets = check_targets(context, DATASETS, list(typed))
+        for key, found in typed.items():
+            yield typed_evaluation(key, found, targets.get(key))
+        yield Output(None, output_name=f"{PREFIX}__datasets_{TYPED_CHECK}")
+
+
+def typed_evaluation(
+    key: str,
+    found: Sequence[Dataset],
+    target: AssetCheckEvaluationTargetMaterializationData | None = None,
+) -> AssetCheckEvaluation:
+    """Passed when every row was typed and no schema asks a question; an error when rows were
+    rejected, a warning while a dataset needs clarification."""
+    rejected = sum(d.rows_rejected for d in found)
+    unclear = [d for d in found if d.state is DatasetState.NEEDS_CLARIFICATION]
+    why: list[str] = []
+    if rejected:
+        why.append(f"{rejected} rows rejected")
+    if unclear:
+        why.append(f"{len(unclear)} datasets need clarification: {unclear[0].questions[0]}")
+    return AssetCheckEvaluation(
+        asset_key=DATASETS,
+        check_name=TYPED_CHECK,
+        passed=not why,
+        partition=key,
+        target_materialization_data=target,
+        severity=AssetCheckSeverity.ERROR if rejected else AssetCheckSeverity.WARN,
+        description=metadata_text("; ".join(why)) if why else None,
+        metadata={
+            "datasets": len(found),
+            "rows_rejected": rejected,
+            "needs_clarification": len(unclear),
+        },
+    )
+
+
+def published_event(
+    outcome: catalog.Outcome, extraction: pipeline.Extraction | None
+) -> AssetMaterialization | AssetObservation:
+    """A live revision is a materialization of `published`; a refused or superseded one is an
+    observation that says so, and leaves the partition unmaterialized."""
+    metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status)}
+    if outcome.chunk_count is not None:
+        metadata["chunks"] = MetadataValue.int(outcome.chunk_count)
+    if outcome.code:
+        metadata["code"] = MetadataValue.text(metadata_text(outcome.code))
+        metadata["message"] = MetadataValue.text(metadata_text(outcome.message))
+    if extraction is not None and extraction.incomplete:
+        metadata["incomplete"] = MetadataValue.text(metadata_text(extraction.describe_gaps()))
+    if outcome.status == catalog.PUBLISHED:
+        return AssetMaterialization(PUBLISHED, partition=outcome.revision, metadata=metadata)
+    return AssetObservation(PUBLISHED, partition=outcome.revision, metadata=metadata)

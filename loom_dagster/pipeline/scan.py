@@ -1,0 +1,164 @@
+"""A folder's scan read and applied: what changed since the catalog last recorded it
+(`scan_source`, `plan_source`), its new revisions registered and its deleted files retired
+(`apply_scan`, `sync_source`, `sync_folders`), and a run's partitions registered
+(`register_for_run`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import duckdb
+
+from loom_dagster import catalog
+from loom_dagster.errors import SourceError
+from loom_dagster.pipeline.publishing import retire
+from loom_dagster.search.lexical import LexicalIndex
+from loom_dagster.search.vector import VectorIndex
+from loom_dagster.sources import ScanResult, Source, document_id, scan
+
+# A file modified this recently may still be being written: scans that watch folders (the
+# sensor's, and a run registering what a sensor saw) leave it for later.
+SETTLE_S = 2.0
+
+
+def scan_source(
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    *,
+    settle_s: float = 0.0,
+    max_hashed: int | None = None,
+    resume_after: str | None = None,
+) -> ScanResult:
+    """What changed in a folder since the catalog last recorded it. Writes nothing."""
+    return scan(
+        source,
+        catalog.known_files(con, source.name),
+        settle_s=settle_s,
+        max_hashed=max_hashed,
+        resume_after=resume_after,
+    )
+
+
+def apply_scan(
+    con: duckdb.DuckDBPyConnection,
+    index: LexicalIndex,
+    source: Source,
+    result: ScanResult,
+    *,
+    vectors: VectorIndex | None = None,
+) -> ScanResult:
+    """Register a scan's new revisions, record its moved files' identity, retire its deleted
+    files; returns the scan with the keys that must run again."""
+    came_back = catalog.register_revisions(con, result.new)
+    # A revision refused because its file was rewritten (same bytes, another inode) runs again.
+    again = set(catalog.refresh_identity(con, result.moved))
+    retire(con, index, source.name, result.deleted, vectors=vectors)
+    catalog.mark_synced(con, source.name)
+    return replace(
+        result,
+        new=result.new + tuple(r for r in result.moved if r.key in again),
+        rerun=tuple(sorted(set(came_back) | again)),
+    )
+
+
+def sync_source(
+    con: duckdb.DuckDBPyConnection,
+    index: LexicalIndex,
+    source: Source,
+    *,
+    settle_s: float = 0.0,
+    max_hashed: int | None = None,
+    resume_after: str | None = None,
+    vectors: VectorIndex | None = None,
+) -> ScanResult:
+    """Register what changed in a folder since the last scan, and retire what was deleted."""
+    result = scan_source(
+        con, source, settle_s=settle_s, max_hashed=max_hashed, resume_after=resume_after
+    )
+    return apply_scan(con, index, source, result, vectors=vectors)
+
+
+@dataclass(frozen=True)
+class FolderPlan:
+    """What a scan of one folder found that runs must apply, computed without a write: the
+    sensor's view (its evaluation changes nothing, so a preview or a lost tick loses nothing)."""
+
+    scan: ScanResult
+    keys: tuple[str, ...]  # a partition for each: every new revision, and each to run again
+    again: tuple[str, ...]  # registered before and to run again: asked for by name
+    sync: bool  # deleted files to retire or identities to record: a run of the sync job
+
+
+def plan_source(
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    *,
+    settle_s: float = 0.0,
+    max_hashed: int | None = None,
+    resume_after: str | None = None,
+) -> FolderPlan:
+    result = scan_source(
+        con, source, settle_s=settle_s, max_hashed=max_hashed, resume_after=resume_after
+    )
+    new = [r.key for r in result.new]
+    moved = [r.key for r in result.moved]
+    # A new key with a record is a file back to bytes it had (an edit undone, a file deleted
+    # and written again): its partition may hold a materialization, so it is asked for by
+    # name. A moved file refused as replaced runs again too; either way the run's first step
+    # registers it (register_for_run).
+    again = catalog.registered_keys(con, new) | (
+        catalog.needs_registration(con, moved) & set(moved)
+    )
+    return FolderPlan(
+        result,
+        tuple(sorted(set(new) | again)),
+        tuple(sorted(again)),
+        sync=bool(result.deleted) or any(key not in again for key in moved),
+    )
+
+
+def sync_folders(
+    con: duckdb.DuckDBPyConnection,
+    index: LexicalIndex,
+    sources: Iterable[Source],
+    *,
+    settle_s: float = SETTLE_S,
+    vectors: VectorIndex | None = None,
+) -> list[str]:
+    """Apply a scan of each folder (register, record identities, retire); returns the ids of
+    the documents it retired. A folder that is gone is skipped: its files are not deleted,
+    they are out of reach (`loom sources remove` retires them)."""
+    retired: list[str] = []
+    for source in sources:
+        try:
+            result = sync_source(con, index, source, settle_s=settle_s, vectors=vectors)
+        except SourceError as error:
+            if error.code != "missing_folder":
+                raise
+            continue
+        retired += [document_id(source.name, path) for path in result.deleted]
+    return retired
+
+
+def register_for_run(
+    con: duckdb.DuckDBPyConnection,
+    index: LexicalIndex,
+    keys: Sequence[str],
+    *,
+    settle_s: float = SETTLE_S,
+) -> list[str]:
+    """Register the revisions of a run's partitions that no scan has registered yet (the
+    sensor computes keys and writes nothing), re-scanning the folders that may hold them; a
+    key whose file changed again since stays unregistered. Returns the ids of the documents
+    those scans retired. With every key registered already (`loom ingest`), one query."""
+    need = catalog.needs_registration(con, keys)
+    if not need:
+        return []
+    known = catalog.registered_keys(con, need)
+    if need - known:  # a key names no source: any folder may hold it
+        sources = catalog.list_sources(con)
+    else:
+        names = sorted({revision.source for revision in catalog.revisions_of(con, known).values()})
+        sources = [s for s in catalog.list_sources(con) if s.name in names]
+    return sync_folders(con, index, sources, settle_s=settle_s)
