@@ -18,8 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from loom_dagster.catalog import open_shared
-from loom_dagster.catalog_postgres import catalog_url
+from loom_dagster.catalog import catalog_url, open_shared
 from loom_dagster.datasets import catalog as datasets
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.query.errors import QueryError

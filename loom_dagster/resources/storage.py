@@ -11,8 +11,7 @@ import duckdb
 from dagster import ConfigurableResource
 from dagster_duckdb import DuckDBResource
 
-from loom_dagster.catalog import ensure_schema, open_shared
-from loom_dagster.catalog_postgres import catalog_url
+from loom_dagster.catalog import catalog_url, ensure_schema, open_shared
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.search.lexical import LexicalIndex
 

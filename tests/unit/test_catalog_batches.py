@@ -20,7 +20,7 @@ import duckdb
 import pytest
 
 from loom_dagster import catalog, hold
-from loom_dagster.catalog_postgres import PostgresCatalog
+from loom_dagster.catalog import PostgresCatalog
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.sources import Revision, Source, document_id, revision_key

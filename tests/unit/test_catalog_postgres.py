@@ -18,7 +18,7 @@ import psycopg2
 import pytest
 
 from loom_dagster import catalog
-from loom_dagster.catalog_postgres import PostgresCatalog, _placeholders, _redacted, _upsert
+from loom_dagster.catalog.postgres import PostgresCatalog, _placeholders, _redacted, _upsert
 from loom_dagster.sources import Source
 from tests.support.postgres import server_binaries
 from tests.unit.catalog_backends import fresh_url, server_url

@@ -24,6 +24,7 @@ import psycopg2
 import psycopg2.errorcodes
 import psycopg2.extensions
 
+from loom_dagster.catalog.errors import CatalogError, CatalogRefused, CatalogUnavailable
 from loom_dagster.display import one_line
 from loom_dagster.errors import LoomError
 
@@ -60,8 +61,6 @@ def _redacted(url: str) -> str:
 
 def translated(error: psycopg2.Error, url: str) -> LoomError:
     """A driver error as the typed error a caller acts on: retry, fix a setting, or a bug."""
-    from loom_dagster.catalog import CatalogError, CatalogRefused, CatalogUnavailable
-
     state = error.pgcode or ""
     text = one_line(str(error).strip() or type(error).__name__, 300)
     if state in _REFUSED_STATES or (
