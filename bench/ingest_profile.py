@@ -27,8 +27,8 @@ from ingest_throughput import fresh_home, load, make_folder, written_bytes  # no
 
 # (label, module path suffix, function name): inclusive time of each, summed over its entries.
 PHASES = [
-    ("whole ingest", "loom_dagster/api.py", "ingest_folder"),
-    ("register and scan (catalog)", "loom_dagster/api.py", "register"),
+    ("whole ingest", "loom_dagster/api/ingest.py", "ingest_folder"),
+    ("register and scan (catalog)", "loom_dagster/api/registration.py", "register"),
     (
         "runs (execute_in_process)",
         "dagster/_core/definitions/job_definition.py",
@@ -70,7 +70,7 @@ PHASES = [
     ("    events: sqlite commit", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
     ("    events: sqlite execute", "~", "<method 'execute' of 'sqlite3.Cursor' objects>"),
     ("vectors after the runs", "loom_dagster/pipeline/publishing.py", "sync_vectors"),
-    ("prune partitions", "loom_dagster/api.py", "prune_partitions_now"),
+    ("prune partitions", "loom_dagster/api/cleanup.py", "prune_partitions_now"),
 ]
 
 

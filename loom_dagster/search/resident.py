@@ -346,7 +346,7 @@ class ResidentClient:
         env = {**self.env, "LOOM_HOME": self.place.home}
         boot = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
-            "from loom_dagster.search.resident_server import main; sys.exit(main())"
+            "from loom_dagster.cli.resident_server import main; sys.exit(main())"
         )
         try:
             log = os.open(

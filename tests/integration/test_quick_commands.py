@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from loom_dagster.quick import STATE
+from loom_dagster.api.quick import STATE
 
 # What a command with nothing to run must not load (`loom ingest` needs DuckDB: the catalog).
 # Not tantivy: the settings load `loom_dagster.search.embedder_spec`, whose package imports

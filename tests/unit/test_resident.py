@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from loom_dagster.cli.resident_server import ResidentServer, take_lock
 from loom_dagster.errors import SettingsError
 from loom_dagster.search import resident
 from loom_dagster.search.resident import (
@@ -30,7 +31,6 @@ from loom_dagster.search.resident import (
     idle_seconds,
     key_for,
 )
-from loom_dagster.search.resident_server import ResidentServer, take_lock
 from loom_dagster.settings import LoomSettings
 
 FIELDS: dict[str, Any] = {

@@ -34,8 +34,8 @@ from loom_dagster.settings import LoomSettings
 if TYPE_CHECKING:
     import duckdb
 
+    from loom_dagster.api.reports import IngestReport
     from loom_dagster.catalog import SourceSummary
-    from loom_dagster.reports import IngestReport
     from loom_dagster.sources import OptionRule
 
 # Each command imports what it uses inside its function: `loom formats` reads no catalog, so
@@ -113,7 +113,7 @@ def unchanged_ingest(
     import duckdb
 
     from loom_dagster import catalog, runs
-    from loom_dagster.reports import FileOutcome, IngestReport
+    from loom_dagster.api.reports import FileOutcome, IngestReport
     from loom_dagster.sources import check_option, scan, validate_source_name, validate_tag
 
     if reprocess_stale or not folder.is_dir():

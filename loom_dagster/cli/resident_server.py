@@ -1,6 +1,6 @@
 """The resident searcher of one LOOM_HOME: a process that keeps the search modules, the index,
-numpy and the embedder loaded and answers `loom search` over a Unix socket (resident.py says
-what the two sides share and why).
+numpy and the embedder loaded and answers `loom search` over a Unix socket (search/resident.py
+says what the two sides share and why).
 
 Each answer is what the command would print in its own process: the same cli code renders it,
 and the index is re-read per request (the lexical reader reloads, the vector manifest is
@@ -118,11 +118,11 @@ def valid_search(fields: object) -> bool:
 
 def render(fields: Mapping[str, Any], find: Callable[..., list[SearchHit]]) -> Reply:
     """The command's output for a search, rendered by the command's own code."""
-    from loom_dagster import cli
+    from loom_dagster.cli.search import search_status
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        status = cli.search_status(argparse.Namespace(**fields), find)
+        status = search_status(argparse.Namespace(**fields), find)
     return {"status": "ok", "exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
