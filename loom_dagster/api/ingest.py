@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from loom_dagster import catalog, parsers, pipeline, runs
+from loom_dagster import catalog, pipeline, runs
 from loom_dagster.api import quick
 from loom_dagster.api.cleanup import prune_partitions_now
 from loom_dagster.api.home import dagster_instance, prepare_environment
@@ -14,6 +14,7 @@ from loom_dagster.api.registration import register
 from loom_dagster.api.reports import FileOutcome, IngestReport
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
 from loom_dagster.objectstore import ObjectStore
+from loom_dagster.pipeline import parsers
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.lexical import LexicalIndex
 from loom_dagster.search.vector import open_vectors
@@ -67,7 +68,7 @@ def _ingest(
     tags: Sequence[str] | None = None,
     reprocess_stale: bool = False,
 ) -> IngestReport:
-    from loom_dagster.assets.revisions import report_retired
+    from loom_dagster.assets import report_retired
 
     # No record of a complete ingest until this one completes (an exception leaves none).
     quick.forget(settings)

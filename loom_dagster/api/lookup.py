@@ -9,10 +9,11 @@ from pathlib import Path
 
 import duckdb
 
-from loom_dagster import catalog, parsers
+from loom_dagster import catalog
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import SourceError
 from loom_dagster.objectstore import ObjectStore
+from loom_dagster.pipeline import parsers
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.search.legs import Leg
 from loom_dagster.search.service import (

@@ -65,7 +65,7 @@ def state_of(
     prunes, and the search and vector indexes' own files (a commit, a folder removed, another
     embedder)."""
     from loom_dagster import catalog
-    from loom_dagster.search.service import VECTOR_MANIFEST
+    from loom_dagster.search.vector_files import MANIFEST as VECTOR_MANIFEST
 
     return {
         "live": _digest(catalog.live_documents(con)),
@@ -118,7 +118,7 @@ def unchanged_ingest(
 
     if reprocess_stale or not folder.is_dir():
         return None  # the full path says why a folder is missing, in its own words
-    from loom_dagster.catalog_postgres import catalog_url
+    from loom_dagster.catalog import catalog_url
 
     if catalog_url() is not None:
         return None  # a shared catalog: the full path, which opens it (this reads the file)

@@ -48,8 +48,8 @@ def dataset(id_or_name: str) -> Dataset:
 def approve_dataset(
     id_or_name: str, types: Mapping[str, str], *, revision: str | None = None
 ) -> Dataset:
-    """Approve a served dataset, retyping the columns `types` names (datasets.approve)."""
-    from loom_dagster.datasets.approve import approve
+    """Approve a served dataset, retyping the columns `types` names (pipeline.approve)."""
+    from loom_dagster.pipeline.approve import approve
 
     settings = LoomSettings.from_env()
     settings.prepare()

@@ -93,7 +93,8 @@ class HomeSearcher:
         return self._index
 
     def _leg(self, index: LexicalIndex) -> Leg | None:
-        from loom_dagster.search.service import VECTOR_MANIFEST, open_vector_leg
+        from loom_dagster.search.service import open_vector_leg
+        from loom_dagster.search.vector_files import MANIFEST as VECTOR_MANIFEST
 
         # No manifest, no vector leg: what an in-process search runs when nothing is embedded.
         if not (self.settings.vectors_dir / VECTOR_MANIFEST).is_file():
