@@ -41,7 +41,9 @@ KEEP_DAYS_ENV = "LOOM_KEEP_DAYS"
 DEFAULT_KEEP_REVISIONS = 3
 DEFAULT_GRACE_S = 3600.0
 KINDS = ("originals", "artifacts", "revisions")
-EXTRACTION = "extraction.json"  # the name pipeline.py writes each revision's extraction under
+EXTRACTION = (
+    "extraction.json"  # the name pipeline/records.py writes each revision's extraction under
+)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
 """Registered folders: what files they hold, which changed, and the revision keys they get.
+Over 500 lines: one idea, reading a registered folder safely (walk, scan, the checked open, keys).
 
 A revision key is `<path trace>~<10 hex>@<first 16 hex of the sha256>`, followed by `~<10 hex>`
 when extraction options apply to the file (see `revision_key`), made only of `[A-Za-z0-9._~@-]`

@@ -39,7 +39,7 @@ def ingest_folder(
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
     With `reprocess_stale`, also every live revision whose artifact a parser made that its
-    format's extractor no longer declares (parsers.py): re-extracted and published again.
+    format's extractor no longer declares (pipeline/parsers.py): re-extracted and published again.
 
     One ingest of a source runs at a time (a second waits, then finds nothing left to do);
     runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with

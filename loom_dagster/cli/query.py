@@ -91,7 +91,7 @@ def _print_answer(answer: Any, *, as_json: bool) -> int:
 
 
 def _cell(value: object) -> str:
-    from loom_dagster.query.plan import json_value
+    from loom_dagster.query.validated import json_value
 
     if value is None:
         return "NULL"

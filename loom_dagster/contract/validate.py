@@ -1,4 +1,5 @@
 """parse_artifact: turn an extractor's untrusted bytes into an Artifact, or refuse them.
+Over 500 lines: one idea, every rule of contract v1 an artifact must pass, in the order the contract states them.
 
 An extractor is a separate, possibly hostile, service, so its answer is checked against every
 rule of the extractor contract v1 before anything is chunked, embedded or published. Each

@@ -16,7 +16,7 @@ from typing import Any
 from sqlglot import exp
 
 from loom_dagster.datasets.model import DECIMAL_PRECISION, DECIMAL_SCALE, ColumnType
-from loom_dagster.query.plan import Column, ValidatedPlan
+from loom_dagster.query.validated import Column, ValidatedPlan
 
 DIALECT = "duckdb"
 ROW = "r"  # the row id's name inside a dataset's subquery

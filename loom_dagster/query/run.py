@@ -28,7 +28,8 @@ from loom_dagster.datasets.model import Dataset
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.compile import Compiled, Output
 from loom_dagster.query.errors import DatasetChanged, QueryError
-from loom_dagster.query.plan import json_value, shown
+from loom_dagster.query.plan import shown
+from loom_dagster.query.validated import json_value
 
 # An average is the exact sum over the count, divided at 18 places and rounded to nine.
 _DIVISION = Context(prec=80, rounding=ROUND_DOWN)

@@ -7,7 +7,7 @@ from typing import Any
 
 from loom_dagster.query.compile import Output, compile_plan
 from loom_dagster.query.errors import QueryError
-from loom_dagster.query.plan import read_plan, validate
+from loom_dagster.query.plan import read_plan
 from loom_dagster.query.run import (
     Answer,
     Catalog,
@@ -22,6 +22,7 @@ from loom_dagster.query.run import (
     still_served,
 )
 from loom_dagster.query.sql import check_sql, rewrite
+from loom_dagster.query.validated import validate
 
 
 def run_query(

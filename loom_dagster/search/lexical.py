@@ -1,5 +1,5 @@
 """The lexical search leg: BM25 over chunk text and section paths, on a tantivy index directory.
-Past ~500 lines as one idea: one tantivy index, whose schema, writer and readers share its fields.
+Over 500 lines: one idea, one tantivy index, whose schema, writer and readers share its fields.
 
 Concurrency is tantivy's own and is what this module leans on:
 

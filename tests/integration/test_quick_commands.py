@@ -1,5 +1,5 @@
 """Issue 15 part 4: `loom ingest` with nothing to do, `loom sources list` and `loom formats`
-import only what they use (loom_dagster/quick.py). Guards, not timings: a fresh interpreter runs
+import only what they use (loom_dagster/api/quick.py). Guards, not timings: a fresh interpreter runs
 the command and says which heavy modules it loaded. The answer is the full path's, line for
 line; anything changed takes the full path.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 from loom_dagster.api.quick import STATE
 
 # What a command with nothing to run must not load (`loom ingest` needs DuckDB: the catalog).
-# Not tantivy: the settings load `loom_dagster.search.embedder_spec`, whose package imports
-# the lexical index (about 0.07 s).
-HEAVY = ("dagster", "httpx", "pyarrow", "numpy", "fsspec", "loom_dagster.pipeline")
+# tantivy neither: the settings' embedder spec is plain data (settings/embedder.py) and imports
+# nothing of search.
+HEAVY = ("dagster", "httpx", "pyarrow", "numpy", "fsspec", "tantivy", "loom_dagster.pipeline")
 ALSO = ("duckdb",)  # `loom formats` reads no catalog
 
 PROBE = """

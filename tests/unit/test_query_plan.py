@@ -15,7 +15,8 @@ from loom_dagster.datasets.model import ColumnType as T
 from loom_dagster.datasets.model import DatasetState
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.errors import QueryError
-from loom_dagster.query.plan import read_plan, validate
+from loom_dagster.query.plan import read_plan
+from loom_dagster.query.validated import validate
 from tests.support.query_datasets import MemoryCatalog, publish
 
 USAGE = [
