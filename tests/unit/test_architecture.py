@@ -106,7 +106,12 @@ def test_the_page_shows_the_map_the_contract_makes() -> None:
 
 
 @pytest.mark.parametrize(
-    "package", sorted(str(p.parent.relative_to(ROOT)) for p in PACKAGE.rglob("__init__.py"))
+    "package",
+    sorted(
+        str(path.parent.relative_to(ROOT))
+        for top in (PACKAGE, ROOT / "extractor_sandbox")
+        for path in top.rglob("__init__.py")
+    ),
 )
 def test_every_package_says_what_it_holds(package: str) -> None:
     source = (ROOT / package / "__init__.py").read_text(encoding="utf-8")
