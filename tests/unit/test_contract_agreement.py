@@ -1,7 +1,7 @@
 """Both packages hold the same contract facts: the format list, the options, the key and section
 bounds (and the chunker's section entry limit), the schema version.
 
-The two packages may not import each other (DESIGN.md; test_package_contracts.py), so each keeps
+The two packages may not import each other (DESIGN.md; the import contract in pyproject.toml), so each keeps
 its own copy; this test reads both and fails when they differ. On the extractor's side every fact
 is written once, in extractor_sandbox/contract.py, which the last test holds. The output bounds
 are checked by test_contract_bounds.py.

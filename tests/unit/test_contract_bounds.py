@@ -1,6 +1,6 @@
 """The output bounds: the extractor fits its artifacts to the numbers the server refuses past.
 
-The two packages may not import each other (test_package_contracts.py), so each holds its own
+The two packages may not import each other (the import contract in pyproject.toml), so each holds its own
 copy of the numbers; this test, which may import both, holds them equal. And the helper the
 Dagster side puts extractor or document strings into metadata with keeps them bounded.
 """
