@@ -123,8 +123,11 @@ def plain_loop(
 def through_dagster(folder: Path) -> tuple[float, int]:
     from loom_dagster import api
 
+    # The API's names load on first use (loom_dagster/api/__init__.py): resolve the one timed
+    # here before the clock starts, so both sides time the ingest, not the imports.
+    ingest_folder = api.ingest_folder
     started = time.perf_counter()
-    report = api.ingest_folder(folder, name="bench")
+    report = ingest_folder(folder, name="bench")
     elapsed = time.perf_counter() - started
     if not report.conserved or report.count("published") != report.files:
         # What went wrong, before the scratch folder (and the instance) is removed with it.
