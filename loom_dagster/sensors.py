@@ -85,6 +85,7 @@ def loom_folders(
                 settle_s=SETTLE_S,
                 max_hashed=MAX_HASHED_PER_TICK,
                 resume_after=resume.get(source.name),
+                max_bytes=loom.max_input_bytes,
             )
             keys.extend(plan.keys)
             again.extend(plan.again)

@@ -321,6 +321,32 @@ def open_checked(
             os.close(descriptor)
 
 
+def too_large_message(size: int, max_bytes: int) -> str:
+    return (
+        f"the file is {size} bytes, over the {max_bytes} the extractor takes "
+        "(LOOM_EXTRACTOR_MAX_BYTES); not read"
+    )
+
+
+def blocks_as_scanned(fd: int, size: int) -> Iterator[bytes]:
+    """The file's bytes from its descriptor, a block (HASH_CHUNK) at a time; more or fewer
+    than `size` raises `source_changed` at the end."""
+    remaining = size + 1  # one byte more tells a file that grew
+    read = 0
+    while remaining > 0 and (block := os.read(fd, min(HASH_CHUNK, remaining))):
+        remaining -= len(block)
+        read += len(block)
+        if read > size:
+            break
+        yield block
+    if read != size:
+        raise SourceError(
+            f"the file is {read}{'+' if read > size else ''} bytes now, not {size}; "
+            "the next scan registers it again",
+            code="source_changed",
+        )
+
+
 def read_all(fd: int, size: int) -> bytes:
     """The file's bytes from its descriptor; more or fewer than `size` is `source_changed`."""
     blocks: list[bytes] = []
@@ -422,6 +448,7 @@ def scan(
     max_hashed: int | None = None,
     resume_after: str | None = None,
     now: float | None = None,
+    max_bytes: int | None = None,
 ) -> ScanResult:
     """Stat every file, hash only what changed, and report new revisions and deleted paths.
 
@@ -430,7 +457,9 @@ def scan(
     hashing that many files and says where to resume; deletions are reported only by a scan
     that reached the end, since an early stop has not seen every path. A file whose options
     changed is a new revision with the bytes it had. A file swapped (for a symlink, another
-    file) between its stat and its hash is refused for this scan, not registered.
+    file) between its stat and its hash is refused for this scan, not registered. A file
+    larger than `max_bytes` (the extractor's input limit) is refused `too_large` from its
+    size: not a byte of it is read, hashed or stored.
     """
     now = time.time() if now is None else now
     new: list[Revision] = []
@@ -473,6 +502,11 @@ def scan(
             continue
         if now - stat.st_mtime_ns / 1e9 < settle_s:
             unsettled.append(relative)
+            continue
+        if max_bytes is not None and stat.st_size > max_bytes:
+            refused.append(
+                Refusal(relative, "too_large", too_large_message(stat.st_size, max_bytes))
+            )
             continue
         try:
             with open_checked(

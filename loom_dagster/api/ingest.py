@@ -91,7 +91,7 @@ def _ingest(
         )
         if repaired:
             progress(f"search index repaired for {len(repaired)} document(s)")
-        scan = pipeline.sync_source(con, index, source)
+        scan = pipeline.sync_source(con, index, source, max_bytes=settings.limits.max_bytes)
         # A deleted file's datasets stopped serving with its document; their snapshots go now.
         pipeline.drop_stale_datasets(con, ObjectStore(settings.object_store_url))
         retired = catalog.document_states(

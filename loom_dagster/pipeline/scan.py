@@ -29,14 +29,17 @@ def scan_source(
     settle_s: float = 0.0,
     max_hashed: int | None = None,
     resume_after: str | None = None,
+    max_bytes: int | None = None,
 ) -> ScanResult:
-    """What changed in a folder since the catalog last recorded it. Writes nothing."""
+    """What changed in a folder since the catalog last recorded it. Writes nothing. A file
+    over `max_bytes` (the extractor's input limit) is refused `too_large` unread."""
     return scan(
         source,
         catalog.known_files(con, source.name),
         settle_s=settle_s,
         max_hashed=max_hashed,
         resume_after=resume_after,
+        max_bytes=max_bytes,
     )
 
 
@@ -71,10 +74,16 @@ def sync_source(
     max_hashed: int | None = None,
     resume_after: str | None = None,
     vectors: VectorIndex | None = None,
+    max_bytes: int | None = None,
 ) -> ScanResult:
     """Register what changed in a folder since the last scan, and retire what was deleted."""
     result = scan_source(
-        con, source, settle_s=settle_s, max_hashed=max_hashed, resume_after=resume_after
+        con,
+        source,
+        settle_s=settle_s,
+        max_hashed=max_hashed,
+        resume_after=resume_after,
+        max_bytes=max_bytes,
     )
     return apply_scan(con, index, source, result, vectors=vectors)
 
@@ -97,9 +106,15 @@ def plan_source(
     settle_s: float = 0.0,
     max_hashed: int | None = None,
     resume_after: str | None = None,
+    max_bytes: int | None = None,
 ) -> FolderPlan:
     result = scan_source(
-        con, source, settle_s=settle_s, max_hashed=max_hashed, resume_after=resume_after
+        con,
+        source,
+        settle_s=settle_s,
+        max_hashed=max_hashed,
+        resume_after=resume_after,
+        max_bytes=max_bytes,
     )
     new = [r.key for r in result.new]
     moved = [r.key for r in result.moved]
@@ -125,6 +140,7 @@ def sync_folders(
     *,
     settle_s: float = SETTLE_S,
     vectors: VectorIndex | None = None,
+    max_bytes: int | None = None,
 ) -> list[str]:
     """Apply a scan of each folder (register, record identities, retire); returns the ids of
     the documents it retired. A folder that is gone is skipped: its files are not deleted,
@@ -132,7 +148,9 @@ def sync_folders(
     retired: list[str] = []
     for source in sources:
         try:
-            result = sync_source(con, index, source, settle_s=settle_s, vectors=vectors)
+            result = sync_source(
+                con, index, source, settle_s=settle_s, vectors=vectors, max_bytes=max_bytes
+            )
         except SourceError as error:
             if error.code != "missing_folder":
                 raise
@@ -147,6 +165,7 @@ def register_for_run(
     keys: Sequence[str],
     *,
     settle_s: float = SETTLE_S,
+    max_bytes: int | None = None,
 ) -> list[str]:
     """Register the revisions of a run's partitions that no scan has registered yet (the
     sensor computes keys and writes nothing), re-scanning the folders that may hold them; a
@@ -161,4 +180,4 @@ def register_for_run(
     else:
         names = sorted({revision.source for revision in catalog.revisions_of(con, known).values()})
         sources = [s for s in catalog.list_sources(con) if s.name in names]
-    return sync_folders(con, index, sources, settle_s=settle_s)
+    return sync_folders(con, index, sources, settle_s=settle_s, max_bytes=max_bytes)

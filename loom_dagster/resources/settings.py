@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from loom_dagster.extractor.settings import DEFAULT_SERVICE_MAX_BYTES
 from loom_dagster.lifecycle import Retention
 from loom_dagster.retries import DEFAULT_DELAY_S, DEFAULT_RETRIES, RetrySettings
 from loom_dagster.settings import LoomSettings
@@ -18,6 +19,7 @@ class SettingsResource(dg.ConfigurableResource):
     retry_delay_s: float = DEFAULT_DELAY_S
     keep_revisions: int = Retention.keep_revisions
     keep_days: int = Retention.keep_days
+    max_input_bytes: int = DEFAULT_SERVICE_MAX_BYTES  # LOOM_EXTRACTOR_MAX_BYTES
     home: str = ""  # LOOM_HOME: where the last declared parsers are kept ("" keeps none)
 
     @classmethod
@@ -28,6 +30,7 @@ class SettingsResource(dg.ConfigurableResource):
             keep_revisions=settings.retention.keep_revisions,
             keep_days=settings.retention.keep_days,
             home=str(settings.home),
+            max_input_bytes=settings.limits.max_bytes,
         )
 
     def retry(self) -> RetrySettings:
