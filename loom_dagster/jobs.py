@@ -51,6 +51,8 @@ def sync_folders(
             catalog.list_sources(con),
             vectors=search_index.vectors(),
             max_bytes=loom.max_input_bytes,
+            guard=loom.retire_guard(),
+            say=context.log.warning,
         )
         states = catalog.document_states(con, retired)
     report_retired(context.instance, states)

@@ -40,7 +40,11 @@ def original(
         # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
         with catalog_db.connect() as con:
             retired = pipeline.register_for_run(
-                con, search_index.get(), context.partition_keys, max_bytes=loom.max_input_bytes
+                con,
+                search_index.get(),
+                context.partition_keys,
+                max_bytes=loom.max_input_bytes,
+                guard=loom.retire_guard(),
             )
             states = catalog.document_states(con, retired) if retired else []
         report_retired(context.instance, states)

@@ -111,3 +111,94 @@ def test_bytes_that_do_not_hash_to_the_revision_leave_nothing_in_the_store(
         store_original(store, str(folder), revision)
     assert raised.value.code == "source_changed"
     assert [p for p in (tmp_path / "store").rglob("*") if p.is_file()] == []
+
+
+# Row 9: every thing skipped is said, with its reason ------------------------------------------
+
+
+def skipped_of(folder: Path) -> dict[str, tuple[str, str]]:
+    result = scan(Source("docs", str(folder)), {})
+    return {s.path: (s.code, s.message) for s in result.skipped}
+
+
+def test_a_fifo_is_skipped_as_not_regular(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.txt")
+    assert skipped_of(folder) == {
+        "pipe.txt": ("not_regular", "a FIFO, not a regular file: not read")
+    }
+
+
+def test_symlinks_loops_and_one_to_etc_shadow_are_skipped_unread(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    (folder / "real").mkdir(parents=True)
+    (folder / "shadow.txt").symlink_to("/etc/shadow")
+    (folder / "loop.txt").symlink_to(folder / "loop.txt")
+    (folder / "linked").symlink_to(folder / "real")
+    found = skipped_of(folder)
+    assert found == {
+        "linked": ("symlink", "a symbolic link: not followed"),
+        "loop.txt": ("symlink", "a symbolic link: not followed, nothing of it read"),
+        "shadow.txt": ("symlink", "a symbolic link: not followed, nothing of it read"),
+    }
+
+
+def test_a_path_past_the_systems_limit_is_skipped_as_too_long(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    limit = os.pathconf(folder, "PC_PATH_MAX")
+    deep = os.open(folder, os.O_RDONLY)
+    part = "d" * 200
+    depth = 0
+    try:  # made from descriptors: the path as a whole is past what the system takes
+        while depth * (len(part) + 1) < limit + 256:
+            os.mkdir(part, dir_fd=deep)
+            inner = os.open(part, os.O_RDONLY, dir_fd=deep)
+            os.close(deep)
+            deep = inner
+            depth += 1
+        os.close(os.open("note.md", os.O_WRONLY | os.O_CREAT, dir_fd=deep))
+    finally:
+        os.close(deep)
+    found = skipped_of(folder)
+    [(path, (code, message))] = found.items()
+    assert code == "path_too_long"
+    assert message == "its path is longer than the system allows: not read"
+    assert path.startswith(part + "/")
+
+
+def test_an_unreadable_subfolder_is_skipped_and_its_files_are_not_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "docs"
+    (folder / "locked").mkdir(parents=True)
+    (folder / "locked" / "l.md").write_text("# L\n")
+    (folder / "a.md").write_text("# A\n")
+    first = scan(Source("docs", str(folder)), {})
+    known = {
+        r.path: sources.FileState(r.size, r.mtime_ns, r.sha256, r.device, r.inode)
+        for r in first.new
+    }
+    lock_for_real = os.geteuid() != 0
+    if lock_for_real:
+        (folder / "locked").chmod(0)
+    else:  # root reads any folder: the scan sees what a non-root user (or a dead mount) would
+        real_scandir = os.scandir
+
+        def refusing(path: object = ".") -> object:
+            if Path(str(path)) == folder / "locked":
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_scandir(path)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "scandir", refusing)
+    try:
+        result = scan(Source("docs", str(folder)), known)
+    finally:
+        if lock_for_real:
+            (folder / "locked").chmod(0o755)
+    assert result.deleted == ()
+    assert [(s.path, s.code) for s in result.skipped] == [("locked", "unreadable_folder")]
+    assert result.skipped[0].message == (
+        "the folder cannot be read (Permission denied): its documents stay live until it can"
+    )
