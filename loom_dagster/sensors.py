@@ -32,6 +32,8 @@ from dagster import (
 
 from loom_dagster import catalog, lifecycle, pipeline
 from loom_dagster.assets import GROUP, ORIGINAL, RUN_CHECKS
+from loom_dagster.display import printable
+from loom_dagster.errors import SourceError
 from loom_dagster.jobs import INGEST_JOB, SYNC_JOB, ingest_job, sync_job
 from loom_dagster.partitions import PARTITIONS_NAME, revisions
 from loom_dagster.resources.settings import SettingsResource
@@ -79,13 +81,29 @@ def loom_folders(
     with catalog_db.connect() as con:  # read only: nothing here writes the catalog
         sources = catalog.list_sources(con)
         for source in sources:
-            plan = pipeline.plan_source(
-                con,
-                source,
-                settle_s=SETTLE_S,
-                max_hashed=MAX_HASHED_PER_TICK,
-                resume_after=resume.get(source.name),
-            )
+            try:
+                plan = pipeline.plan_source(
+                    con,
+                    source,
+                    settle_s=SETTLE_S,
+                    max_hashed=MAX_HASHED_PER_TICK,
+                    resume_after=resume.get(source.name),
+                    max_bytes=loom.max_input_bytes,
+                    guard=loom.retire_guard(),
+                )
+            except SourceError as error:
+                # A folder gone or unreadable: an error for that folder, its documents kept.
+                if error.code not in ("missing_folder", "unreadable_folder"):
+                    raise
+                context.log.warning(f"{source.name}: {error.code}: {error.message}")
+                continue
+            for skipped in plan.scan.skipped:
+                context.log.info(
+                    f"{source.name}: skipped {printable(skipped.path)}: "
+                    f"{skipped.code}: {skipped.message}"
+                )
+            if plan.scan.held:
+                context.log.warning(pipeline.held_line(source.name, plan.scan))
             keys.extend(plan.keys)
             again.extend(plan.again)
             # Registered by a run (or `loom ingest`) and never given a partition: a run

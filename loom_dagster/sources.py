@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import stat as stat_module
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -114,6 +115,18 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """A thing in a watched folder the scan did not take, with why: a symbolic link
+    (`symlink`), a FIFO, socket or device (`not_regular`), a folder it cannot read
+    (`unreadable_folder`: its documents stay live), a path past the system's limit
+    (`path_too_long`), an entry it cannot stat (`unreadable`)."""
+
+    path: str  # relative to the root; show it with printable()
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
 class ScanResult:
     new: tuple[Revision, ...]
     unchanged: tuple[str, ...]
@@ -128,6 +141,11 @@ class ScanResult:
     # rewritten file whose read was refused): their partitions may already hold a
     # materialization, so whoever schedules runs asks for them by name.
     rerun: tuple[str, ...] = field(default=())
+    # Not taken, each with its reason (announced, and counted in the conservation identity).
+    skipped: tuple[Skipped, ...] = field(default=())
+    # Deleted paths whose retirement is held until confirmed (pipeline/scan.py's guard).
+    held: tuple[str, ...] = field(default=())
+    held_why: str = ""  # why they are held, for the one line that says so
 
 
 def source_name_for(folder: Path) -> str:
@@ -322,6 +340,32 @@ def open_checked(
             os.close(descriptor)
 
 
+def too_large_message(size: int, max_bytes: int) -> str:
+    return (
+        f"the file is {size} bytes, over the {max_bytes} the extractor takes "
+        "(LOOM_EXTRACTOR_MAX_BYTES); not read"
+    )
+
+
+def blocks_as_scanned(fd: int, size: int) -> Iterator[bytes]:
+    """The file's bytes from its descriptor, a block (HASH_CHUNK) at a time; more or fewer
+    than `size` raises `source_changed` at the end."""
+    remaining = size + 1  # one byte more tells a file that grew
+    read = 0
+    while remaining > 0 and (block := os.read(fd, min(HASH_CHUNK, remaining))):
+        remaining -= len(block)
+        read += len(block)
+        if read > size:
+            break
+        yield block
+    if read != size:
+        raise SourceError(
+            f"the file is {read}{'+' if read > size else ''} bytes now, not {size}; "
+            "the next scan registers it again",
+            code="source_changed",
+        )
+
+
 def read_all(fd: int, size: int) -> bytes:
     """The file's bytes from its descriptor; more or fewer than `size` is `source_changed`."""
     blocks: list[bytes] = []
@@ -369,22 +413,91 @@ def sha256_as_scanned(fd: int, relative: str, *, size: int, mtime_ns: int) -> st
 # Scanning --------------------------------------------------------------------------------------
 
 
-def walk(source: Source) -> tuple[list[tuple[str, os.stat_result]], list[Refusal]]:
-    """Every regular file under the root matching an include glob, in path order, and refusals.
+_KINDS = {
+    stat_module.S_IFIFO: "a FIFO",
+    stat_module.S_IFSOCK: "a socket",
+    stat_module.S_IFCHR: "a character device",
+    stat_module.S_IFBLK: "a block device",
+}
+
+
+def _not_taken(relative: str, stat: os.stat_result) -> Skipped | None:
+    """Why an entry that is not a folder is skipped, or None for a regular file."""
+    if S_ISREG(stat.st_mode):
+        return None
+    if stat_module.S_ISLNK(stat.st_mode):
+        return Skipped(relative, "symlink", "a symbolic link: not followed, nothing of it read")
+    kind = _KINDS.get(stat_module.S_IFMT(stat.st_mode), "not a regular file")
+    return Skipped(relative, "not_regular", f"{kind}, not a regular file: not read")
+
+
+def _unreadable(relative: str, error: OSError) -> Skipped:
+    if error.errno == errno.ENAMETOOLONG:
+        return Skipped(
+            relative, "path_too_long", "its path is longer than the system allows: not read"
+        )
+    return Skipped(
+        relative,
+        "unreadable_folder",
+        f"the folder cannot be read ({error.strerror}): its documents stay live until it can",
+    )
+
+
+def walk(
+    source: Source,
+) -> tuple[list[tuple[str, os.stat_result]], list[Refusal], list[Skipped]]:
+    """Every regular file under the root matching an include glob, in path order, refusals,
+    and what was skipped with its reason.
 
     Path order (not the walk's order) is what lets a capped scan resume after a path. A name
     that is not UTF-8 is refused (`invalid_name`) on its own: nothing downstream can key,
-    store or show it, and it must not stop its neighbours.
+    store or show it, and it must not stop its neighbours. Symbolic links (to files or
+    folders, loops included), FIFOs, sockets and devices, folders that cannot be read and
+    paths past the system's limit are skipped, each with a `Skipped` saying why; a root that
+    cannot be read is an error for the whole folder (`unreadable_folder`).
     """
     root = Path(source.root)
     if not root.is_dir():
         raise SourceError(
             f"folder {source.root} does not exist or is not a folder", code="missing_folder"
         )
+    try:
+        os.scandir(root).close()
+    except OSError as error:
+        raise SourceError(
+            f"folder {printable(source.root)} cannot be read ({error.strerror}); "
+            "its documents stay live until it can",
+            code="unreadable_folder",
+        ) from None
     found: list[tuple[str, os.stat_result]] = []
     refused: list[Refusal] = []
-    for directory, subdirs, files in os.walk(root):
-        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+    skipped: list[Skipped] = []
+
+    def relative_of(path: str | os.PathLike[str]) -> str:
+        return Path(path).relative_to(root).as_posix()
+
+    def folder_error(error: OSError) -> None:
+        if error.filename is not None:
+            skipped.append(_unreadable(relative_of(error.filename), error))
+
+    for directory, subdirs, files in os.walk(root, onerror=folder_error):
+        kept = []
+        for name in subdirs:
+            if name.startswith("."):
+                continue
+            full = Path(directory) / name
+            try:
+                stat = full.stat(follow_symlinks=False)
+            except OSError as error:
+                skipped.append(_unreadable(relative_of(full), error))
+                continue
+            if stat_module.S_ISLNK(stat.st_mode):  # os.walk lists a link to a folder here
+                skipped.append(
+                    Skipped(relative_of(full), "symlink", "a symbolic link: not followed")
+                )
+                continue
+            kept.append(name)
+        subdirs[:] = kept
         for name in files:
             full = Path(directory) / name
             relative = full.relative_to(root).as_posix()
@@ -401,11 +514,26 @@ def walk(source: Source) -> tuple[list[tuple[str, os.stat_result]], list[Refusal
                 stat = full.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            if S_ISREG(stat.st_mode):  # not a link, a device or a folder
+            except OSError as error:
+                skipped.append(
+                    Skipped(
+                        relative,
+                        "path_too_long",
+                        "its path is longer than the system allows: not read",
+                    )
+                    if error.errno == errno.ENAMETOOLONG
+                    else Skipped(relative, "unreadable", f"cannot be read ({error.strerror})")
+                )
+                continue
+            why = _not_taken(relative, stat)
+            if why is None:
                 found.append((relative, stat))
+            else:
+                skipped.append(why)
     found.sort(key=lambda item: item[0])
     refused.sort(key=lambda item: item.path)
-    return found, refused
+    skipped.sort(key=lambda item: item.path)
+    return found, refused, skipped
 
 
 def _included(relative: str, globs: Sequence[str]) -> bool:
@@ -423,6 +551,7 @@ def scan(
     max_hashed: int | None = None,
     resume_after: str | None = None,
     now: float | None = None,
+    max_bytes: int | None = None,
 ) -> ScanResult:
     """Stat every file, hash only what changed, and report new revisions and deleted paths.
 
@@ -431,15 +560,23 @@ def scan(
     hashing that many files and says where to resume; deletions are reported only by a scan
     that reached the end, since an early stop has not seen every path. A file whose options
     changed is a new revision with the bytes it had. A file swapped (for a symlink, another
-    file) between its stat and its hash is refused for this scan, not registered.
+    file) between its stat and its hash is refused for this scan, not registered. A file
+    larger than `max_bytes` (the extractor's input limit) is refused `too_large` from its
+    size: not a byte of it is read, hashed or stored.
     """
     now = time.time() if now is None else now
     new: list[Revision] = []
     moved: list[Revision] = []
     unchanged: list[str] = []
     unsettled: list[str] = []
-    files, refused = walk(source)
+    files, refused, skipped = walk(source)
     seen: set[str] = {path for path, _ in files} | {r.path for r in refused}
+    # A folder that cannot be read (or a path past the limit) hides its files, it does not
+    # delete them: what the catalog knows under it is kept as seen, so it stays live.
+    hidden = [
+        s.path for s in skipped if s.code in ("unreadable_folder", "path_too_long", "unreadable")
+    ]
+    seen |= {path for path in known if any(path == h or path.startswith(h + "/") for h in hidden)}
     refused = [r for r in refused if resume_after is None or r.path > resume_after]
     hashed = 0
     last_done = resume_after
@@ -453,6 +590,7 @@ def scan(
             resume,
             tuple(r for r in refused if resume is None or r.path <= resume),
             tuple(moved),
+            skipped=tuple(skipped),
         )
 
     for relative, stat in files:
@@ -474,6 +612,11 @@ def scan(
             continue
         if now - stat.st_mtime_ns / 1e9 < settle_s:
             unsettled.append(relative)
+            continue
+        if max_bytes is not None and stat.st_size > max_bytes:
+            refused.append(
+                Refusal(relative, "too_large", too_large_message(stat.st_size, max_bytes))
+            )
             continue
         try:
             with open_checked(

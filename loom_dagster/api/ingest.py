@@ -35,11 +35,13 @@ def ingest_folder(
     settings: LoomSettings | None = None,
     tags: Sequence[str] | None = None,
     reprocess_stale: bool = False,
+    confirm_retire: bool = False,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
     With `reprocess_stale`, also every live revision whose artifact a parser made that its
     format's extractor no longer declares (pipeline/parsers.py): re-extracted and published again.
+    Deletions the retire guard holds (settings.retire_guard) stay live unless `confirm_retire`.
 
     One ingest of a source runs at a time (a second waits, then finds nothing left to do);
     runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
@@ -53,7 +55,16 @@ def ingest_folder(
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
         return _ingest(
-            settings, folder, name, include, options, replace, progress, tags, reprocess_stale
+            settings,
+            folder,
+            name,
+            include,
+            options,
+            replace,
+            progress,
+            tags,
+            reprocess_stale,
+            confirm_retire,
         )
 
 
@@ -67,6 +78,7 @@ def _ingest(
     progress: Progress,
     tags: Sequence[str] | None = None,
     reprocess_stale: bool = False,
+    confirm_retire: bool = False,
 ) -> IngestReport:
     from loom_dagster.assets import report_retired
 
@@ -91,7 +103,14 @@ def _ingest(
         )
         if repaired:
             progress(f"search index repaired for {len(repaired)} document(s)")
-        scan = pipeline.sync_source(con, index, source)
+        scan = pipeline.sync_source(
+            con,
+            index,
+            source,
+            max_bytes=settings.limits.max_bytes,
+            guard=settings.retire_guard,
+            confirm_retire=confirm_retire,
+        )
         # A deleted file's datasets stopped serving with its document; their snapshots go now.
         pipeline.drop_stale_datasets(con, ObjectStore(settings.object_store_url))
         retired = catalog.document_states(
@@ -100,7 +119,14 @@ def _ingest(
         # Revisions an earlier run registered but never finished are taken up again.
         todo = catalog.pending_revisions(con, source.name)
     report_retired(instance, retired)
-    report = IngestReport(source.name, retired=list(scan.deleted))
+    report = IngestReport(source.name, retired=list(scan.deleted), held=list(scan.held))
+    if scan.held:
+        report.held_line = pipeline.held_line(source.name, scan)
+        progress(report.held_line)
+    # Not taken, each with its reason: a symlink, a FIFO, a folder that cannot be read.
+    report.outcomes.extend(
+        FileOutcome("skipped", s.path, None, f"{s.code}: {s.message}") for s in scan.skipped
+    )
     stale = stale_live_revisions(settings, source.name, todo) if reprocess_stale else {}
     todo += [revision for revision, _ in stale.values()]
     waiting = {revision.path for revision in todo}

@@ -39,7 +39,13 @@ def original(
         # The sensor only computed these keys: their revisions are registered here, from the
         # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
         with catalog_db.connect() as con:
-            retired = pipeline.register_for_run(con, search_index.get(), context.partition_keys)
+            retired = pipeline.register_for_run(
+                con,
+                search_index.get(),
+                context.partition_keys,
+                max_bytes=loom.max_input_bytes,
+                guard=loom.retire_guard(),
+            )
             states = catalog.document_states(con, retired) if retired else []
         report_retired(context.instance, states)
         batch = registered(context, catalog_db)
@@ -47,7 +53,9 @@ def original(
         for revision, root in batch:
             metadata = original_metadata(revision, root, object_store)
             try:
-                pipeline.store_original(object_store, root, revision)
+                pipeline.store_original(
+                    object_store, root, revision, max_bytes=loom.max_input_bytes
+                )
             except SourceError as error:
                 metadata["unreadable"] = MetadataValue.text(metadata_text(str(error)))
                 pipeline.refuse(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from loom_dagster.lifecycle import Retention
+from loom_dagster.extractor.settings import DEFAULT_SERVICE_MAX_BYTES
+from loom_dagster.lifecycle import Retention, RetireGuard
 from loom_dagster.retries import DEFAULT_DELAY_S, DEFAULT_RETRIES, RetrySettings
 from loom_dagster.settings import LoomSettings
 
@@ -18,6 +19,9 @@ class SettingsResource(dg.ConfigurableResource):
     retry_delay_s: float = DEFAULT_DELAY_S
     keep_revisions: int = Retention.keep_revisions
     keep_days: int = Retention.keep_days
+    max_input_bytes: int = DEFAULT_SERVICE_MAX_BYTES  # LOOM_EXTRACTOR_MAX_BYTES
+    retire_max_share: float = RetireGuard.max_share  # LOOM_RETIRE_MAX_SHARE
+    retire_min_count: int = RetireGuard.min_count  # LOOM_RETIRE_MIN_COUNT
     home: str = ""  # LOOM_HOME: where the last declared parsers are kept ("" keeps none)
 
     @classmethod
@@ -28,7 +32,13 @@ class SettingsResource(dg.ConfigurableResource):
             keep_revisions=settings.retention.keep_revisions,
             keep_days=settings.retention.keep_days,
             home=str(settings.home),
+            max_input_bytes=settings.limits.max_bytes,
+            retire_max_share=settings.retire_guard.max_share,
+            retire_min_count=settings.retire_guard.min_count,
         )
+
+    def retire_guard(self) -> RetireGuard:
+        return RetireGuard(max_share=self.retire_max_share, min_count=self.retire_min_count)
 
     def retry(self) -> RetrySettings:
         return RetrySettings(retries=self.retry_attempts, delay_s=self.retry_delay_s)
