@@ -120,7 +120,10 @@ def published(
                 extractions[revision.key] = extraction
                 if extraction is None or extraction.refused:
                     continue
-                cut = pipeline.make_chunks(object_store, extraction, revision)
+                cut = pipeline.make_chunks(object_store, extraction, revision, loom.chunk_limits())
+                if len(cut) >= loom.chunk_limits().budget(revision.size):
+                    # Cut: the record was rewritten incomplete, as the events below say.
+                    extractions[revision.key] = pipeline.read_extraction(object_store, revision.key)
                 made.append(
                     AssetMaterialization(
                         CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
 from loom_dagster import catalog
-from loom_dagster.chunking import Chunk, chunk_artifact
+from loom_dagster.chunking import Chunk, ChunkLimits, chunk_within
 from loom_dagster.contract.artifact import Artifact
 from loom_dagster.display import bounded, printable
 from loom_dagster.errors import ExtractionFailed, LoomError, SourceError
@@ -205,8 +205,24 @@ def exhausted(
     )
 
 
-def make_chunks(store: ObjectStore, extraction: Extraction, revision: Revision) -> list[Chunk]:
+def make_chunks(
+    store: ObjectStore,
+    extraction: Extraction,
+    revision: Revision,
+    limits: ChunkLimits | None = None,
+) -> list[Chunk]:
+    """Cut the revision's chunks, at most its budget of them (`ChunkLimits`): an artifact of any
+    size, from any extractor, indexes in bounded time. A cut is announced where an extractor's
+    own losses are: the extraction record is rewritten incomplete, naming the text past the
+    last chunk as a failed unit (`resource_limit`), so `loom ingest`, the published event and
+    every hit of the revision say so."""
     artifact = load_artifact(store, extraction, revision)
-    chunks = chunk_artifact(artifact, revision=revision.key)
-    store.put(store.revision_key(revision.key, CHUNKS), chunks_to_parquet(chunks))
-    return chunks
+    cut = chunk_within(artifact, revision=revision.key, original_size=revision.size, limits=limits)
+    store.put(store.revision_key(revision.key, CHUNKS), chunks_to_parquet(cut.chunks))
+    loss = cut.loss()
+    if loss is not None and loss not in extraction.failed_units:
+        _record(
+            store,
+            replace(extraction, complete=False, failed_units=(loss, *extraction.failed_units)),
+        )
+    return cut.chunks

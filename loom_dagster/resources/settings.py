@@ -6,6 +6,7 @@ from __future__ import annotations
 import dagster as dg
 
 from loom_dagster.extractor.settings import DEFAULT_SERVICE_MAX_BYTES
+from loom_dagster.chunking import ChunkLimits
 from loom_dagster.lifecycle import Retention, RetireGuard
 from loom_dagster.retries import DEFAULT_DELAY_S, DEFAULT_RETRIES, RetrySettings
 from loom_dagster.settings import LoomSettings
@@ -23,6 +24,8 @@ class SettingsResource(dg.ConfigurableResource):
     retire_max_share: float = RetireGuard.max_share  # LOOM_RETIRE_MAX_SHARE
     retire_min_count: int = RetireGuard.min_count  # LOOM_RETIRE_MIN_COUNT
     home: str = ""  # LOOM_HOME: where the last declared parsers are kept ("" keeps none)
+    max_chunks_per_document: int = ChunkLimits.max_chunks
+    max_chunks_per_input_kib: int = ChunkLimits.chunks_per_kib
 
     @classmethod
     def of(cls, settings: LoomSettings) -> SettingsResource:
@@ -35,6 +38,8 @@ class SettingsResource(dg.ConfigurableResource):
             max_input_bytes=settings.limits.max_bytes,
             retire_max_share=settings.retire_guard.max_share,
             retire_min_count=settings.retire_guard.min_count,
+            max_chunks_per_document=settings.chunk_limits.max_chunks,
+            max_chunks_per_input_kib=settings.chunk_limits.chunks_per_kib,
         )
 
     def retire_guard(self) -> RetireGuard:
@@ -45,3 +50,8 @@ class SettingsResource(dg.ConfigurableResource):
 
     def retention(self) -> Retention:
         return Retention(keep_revisions=self.keep_revisions, keep_days=self.keep_days)
+
+    def chunk_limits(self) -> ChunkLimits:
+        return ChunkLimits(
+            max_chunks=self.max_chunks_per_document, chunks_per_kib=self.max_chunks_per_input_kib
+        )
