@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from loom_dagster.extractor.settings import DEFAULT_SERVICE_MAX_BYTES
 from loom_dagster.chunking import ChunkLimits
+from loom_dagster.extractor.settings import DEFAULT_SERVICE_MAX_BYTES
 from loom_dagster.lifecycle import Retention, RetireGuard
 from loom_dagster.retries import DEFAULT_DELAY_S, DEFAULT_RETRIES, RetrySettings
 from loom_dagster.settings import LoomSettings
