@@ -61,7 +61,7 @@ def test_a_file_swapped_for_a_symlink_while_the_folder_is_scanned_is_refused(
         (folder / "notes.txt").symlink_to(secret)
         return listed
 
-    monkeypatch.setattr(sources, "walk", walk_then_swap)
+    monkeypatch.setattr(sources.scanning, "walk", walk_then_swap)
     report = api.ingest_folder(folder)
 
     by_path = {o.path: o for o in report.outcomes}

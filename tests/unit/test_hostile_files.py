@@ -44,7 +44,7 @@ def test_a_file_over_the_input_limit_is_refused_too_large_from_its_size_unread(
         read.append(len(block))
         return block
 
-    monkeypatch.setattr(sources.os, "read", counting_read)
+    monkeypatch.setattr(sources.reading.os, "read", counting_read)
     result = scan(Source("docs", str(folder)), {}, max_bytes=64 * MIB)
 
     [refusal] = result.refused
