@@ -11,7 +11,9 @@ MAX_REVISIONS_PER_RUN revisions.
 """
 
 import json
+import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from dagster import (
     AddDynamicPartitionsRequest,
@@ -33,7 +35,15 @@ from dagster import (
 from loom_dagster import catalog, lifecycle, pipeline
 from loom_dagster.assets.revisions import GROUP, ORIGINAL, RUN_CHECKS
 from loom_dagster.jobs import INGEST_JOB, SYNC_JOB, ingest_job, sync_job
-from loom_dagster.partitions import PARTITIONS_NAME, revisions
+from loom_dagster.partitions import (
+    MAX_REVISIONS_PER_RUN,
+    PARTITIONS_NAME,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    contiguous_batches,
+    keys_of_runs,
+    revisions,
+)
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource
 
@@ -50,6 +60,17 @@ IN_FLIGHT = [
     DagsterRunStatus.STARTING,
     DagsterRunStatus.STARTED,
 ]
+# A run being canceled still holds its partitions; an ended one does not.
+BUSY = [*IN_FLIGHT, DagsterRunStatus.CANCELING]
+ENDED = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+# A revision whose run ended (failed, canceled, or ended without finishing it: an extractor
+# that stayed down) is asked for again only this long after: a failing key is no hot loop.
+RETRY_AFTER_S = 300.0
+# Runs asked for by one tick (MAX_REVISIONS_PER_RUN revisions each); the rest waits a tick,
+# so a first load of many thousand files does not flood the run queue at once.
+MAX_RUNS_PER_TICK = 10
+# Runs read to learn which keys are taken; more in flight than this is a queue to wait for.
+MAX_RUNS_SEEN = 1000
 
 
 def in_flight(instance: DagsterInstance, job: str, partition: str | None = None) -> bool:
@@ -71,7 +92,8 @@ def loom_folders(
     context: SensorEvaluationContext, catalog_db: CatalogResource, loom: SettingsResource
 ) -> SensorResult | SkipReason:
     resume: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    existing = set(context.instance.get_dynamic_partitions(PARTITIONS_NAME))
+    existing_order = context.instance.get_dynamic_partitions(PARTITIONS_NAME)
+    existing = set(existing_order)
     keys: list[str] = []
     again: list[str] = []
     waiting: list[str] = []
@@ -123,7 +145,18 @@ def loom_folders(
     )
     if prune:
         requests.append(revisions.build_delete_request(prune))
-    runs = run_requests(context.instance, sorted(set(again)), sync)
+    # Partitions as they are once this tick's requests are applied (adds and deletes first).
+    order = [key for key in existing_order if key not in set(prune)] + to_add
+    registered_waiting = existing.intersection(waiting) - set(prune)
+    never_run = existing - context.instance.get_materialized_partitions(ORIGINAL) - set(prune)
+    runs = run_requests(
+        context.instance,
+        order,
+        fresh=to_add,
+        again=sorted(set(again)),
+        idle=sorted(never_run | registered_waiting),
+        sync=sync,
+    )
     # The tick's own line in its log: the UI's "0 runs requested" says nothing of partitions.
     context.log.info(
         f"added {len(to_add)} partitions, deleted {len(prune)}, requested {len(runs)} runs"
@@ -148,19 +181,71 @@ def orphans(instance: DagsterInstance, unregistered: set[str]) -> set[str]:
 
 
 def run_requests(
-    instance: DagsterInstance, again: Sequence[str], sync: Sequence[str]
+    instance: DagsterInstance,
+    order: Sequence[str],
+    *,
+    fresh: Sequence[str] = (),
+    again: Sequence[str] = (),
+    idle: Sequence[str] = (),
+    sync: Sequence[str] = (),
+    now: float | None = None,
 ) -> list[RunRequest]:
-    """A run by name for each key that must run again (its partition may hold a
-    materialization, so automation sees nothing missing), and one sync run when a folder has
-    deleted files to retire; none that an earlier tick's run is still doing."""
-    runs = [
-        RunRequest(partition_key=key, job_name=INGEST_JOB)
-        for key in again
-        if not in_flight(instance, INGEST_JOB, key)
-    ]
+    """The runs this tick asks for: the ingest job over `fresh` keys (partitions this tick
+    adds), `again` keys (registered before, to run again: their partition may hold a
+    materialization) and `idle` ones (a partition no run took, or a revision registered and
+    never finished), in runs of neighbouring partitions, MAX_REVISIONS_PER_RUN each; and one
+    sync run when a folder has deleted files to retire.
+
+    The folder sensor is the one path that asks for a revision's first run, whatever state
+    automation is in: a partition that existed before automation's first evaluation is never
+    "newly missing" to it. Nothing is asked for twice: a key a run in flight takes is left to
+    it, and a key whose run ended less than RETRY_AFTER_S ago (failed, canceled, or ended
+    without finishing it) waits that long before it is asked for again.
+    """
+    now = time.time() if now is None else now
+    busy, ended, failed = runs_holding(instance, order, now - RETRY_AFTER_S)
+    todo = set(fresh) | (set(again) - busy - failed) | (set(idle) - busy - ended)
+    batches = contiguous_batches(order, todo, MAX_REVISIONS_PER_RUN)[:MAX_RUNS_PER_TICK]
+    runs = [ingest_request(batch) for batch in batches]
     if sync and not in_flight(instance, SYNC_JOB):
         runs.append(RunRequest(job_name=SYNC_JOB, tags={"loom/sources": ",".join(sync)[:200]}))
     return runs
+
+
+def ingest_request(batch: Sequence[str]) -> RunRequest:
+    """A run of the ingest job over a batch of neighbouring partitions: one by name, more as a
+    key range (the tags `loom ingest`'s runs and the UI's backfills use)."""
+    if len(batch) == 1:
+        return RunRequest(partition_key=batch[0], job_name=INGEST_JOB)
+    return RunRequest(
+        job_name=INGEST_JOB,
+        tags={RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1]},
+    )
+
+
+def runs_holding(
+    instance: DagsterInstance, order: Sequence[str], since: float
+) -> tuple[set[str], set[str], set[str]]:
+    """Which keys a run takes now (queued or running, whoever launched it: this sensor,
+    automation, a backfill, `loom ingest`), which a run that ended after `since` took, and
+    which of those a run that failed or was canceled took."""
+    busy_runs = instance.get_run_records(RunsFilter(statuses=BUSY), limit=MAX_RUNS_SEEN)
+    ended_runs = instance.get_run_records(
+        RunsFilter(statuses=ENDED, updated_after=datetime.fromtimestamp(since, tz=UTC)),
+        limit=MAX_RUNS_SEEN,
+    )
+    busy = {
+        k for keys in keys_of_runs(order, (r.dagster_run.tags for r in busy_runs)) for k in keys
+    }
+    ended: set[str] = set()
+    failed: set[str] = set()
+    for record, keys in zip(
+        ended_runs, keys_of_runs(order, (r.dagster_run.tags for r in ended_runs)), strict=True
+    ):
+        ended.update(keys)
+        if record.dagster_run.status != DagsterRunStatus.SUCCESS:
+            failed.update(keys)
+    return busy, ended, failed
 
 
 loom_ingest_automation = AutomationConditionSensorDefinition(
