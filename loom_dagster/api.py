@@ -398,7 +398,7 @@ def materialize_in_batches(
     from loom_dagster.definitions import build_definitions
     from loom_dagster.event_log import batched_events
     from loom_dagster.jobs import INGEST_JOB
-    from loom_dagster.partitions import PARTITIONS_NAME
+    from loom_dagster.partitions import PARTITIONS_NAME, contiguous_batches
 
     assert isinstance(instance, DagsterInstance)
     existing = instance.get_dynamic_partitions(PARTITIONS_NAME)
@@ -438,22 +438,6 @@ def materialize_in_batches(
 
     runs.run_stoppably(run_all, on_stop)
     return failed
-
-
-def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -> list[list[str]]:
-    """Split `keys` into runs of neighbours in the partition order, at most `size` each.
-
-    A run's partitions are a key range, so a batch must not span a key it should not touch.
-    """
-    position = {key: i for i, key in enumerate(ordered)}
-    batches: list[list[str]] = []
-    for key in sorted(keys, key=position.__getitem__):
-        last = batches[-1] if batches else None
-        if last and len(last) < size and position[last[-1]] + 1 == position[key]:
-            last.append(key)
-        else:
-            batches.append([key])
-    return batches
 
 
 def sources() -> list[catalog.SourceSummary]:
