@@ -2,7 +2,12 @@
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from dagster import BackfillPolicy, DagsterInstance, DynamicPartitionsDefinition
+from dagster import (
+    AutomationCondition,
+    BackfillPolicy,
+    DagsterInstance,
+    DynamicPartitionsDefinition,
+)
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG as RANGE_END_TAG,
 )
@@ -18,6 +23,27 @@ revisions = DynamicPartitionsDefinition(name=PARTITIONS_NAME)
 # must be a few runs, each looping over its partition keys.
 MAX_REVISIONS_PER_RUN = 200
 batch_policy = BackfillPolicy.multi_run(max_partitions_per_run=MAX_REVISIONS_PER_RUN)
+
+# Who runs a revision. Its first run, and a run again after one that failed, is asked for by the
+# `loom_folders` sensor alone (sensors.run_requests), whatever state automation is in: `eager`
+# runs a partition only when it becomes missing after its first evaluation, so a partition that
+# existed before it (a fresh home, where both sensors tick together) would wait for ever. So
+# the root asset `original` has no automation condition, and automation keeps the rest:
+# - `artifact` is `eager`: it follows a re-materialized `original` (a UI run of it alone), and
+#   runs once more a partition whose run stopped after `original` (its `newly_missing`). When
+#   the sensor's run materializes it, that resets it: nothing is asked for twice.
+# - the skippable outputs of the publishing step (`chunks`, `published`, `datasets`) follow an
+#   upstream update only. `newly_missing` is left out: a refused revision never gets `chunks`
+#   or `published`, and a revision with no table never gets `datasets`, so `eager` would run
+#   the publishing step a second time for every such partition it first saw missing.
+# `any_deps_updated` ignores an update made by a run that also targeted the asset, so a run of
+# the `ingest` job (all of them at once) asks automation for nothing.
+AFTER_UPSTREAM = (
+    AutomationCondition.any_deps_updated().since_last_handled()
+    & ~AutomationCondition.any_deps_missing()
+    & ~AutomationCondition.any_deps_in_progress()
+    & ~AutomationCondition.in_progress()
+).with_label("after_upstream")
 
 
 def prune_partitions(
