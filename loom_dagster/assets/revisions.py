@@ -60,7 +60,7 @@ from loom_dagster.datasets.catalog import datasets_of_revisions
 from loom_dagster.datasets.model import Dataset, DatasetState
 from loom_dagster.errors import LoomError, SourceError
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.partitions import PARTITIONS_NAME, batch_policy, revisions
+from loom_dagster.partitions import AFTER_UPSTREAM, PARTITIONS_NAME, batch_policy, revisions
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.resources.settings import SettingsResource
@@ -127,6 +127,9 @@ AUTOMATED: dict[str, Any] = dict(
     owners=OWNERS,
     tags={"domain": "documents"},
 )
+# The sensor asks for each revision's first run: see partitions.AFTER_UPSTREAM.
+ROOT = {**AUTOMATED, "automation_condition": None}
+SKIPPABLE = {**AUTOMATED, "automation_condition": AFTER_UPSTREAM}
 
 
 @contextmanager
@@ -298,7 +301,7 @@ def _targets(
 @asset(
     key=ORIGINAL,
     **BATCHED,
-    **AUTOMATED,
+    **ROOT,
     kinds={"python"},
     code_version=PACKAGE_VERSION,
     description="The file's bytes, kept verbatim and content-addressed before anything parses them.",
@@ -574,7 +577,7 @@ def complete_evaluation(
             kinds={"parquet"},
             code_version=PACKAGE_VERSION,
             skippable=True,  # materialized per revision below, only for those it chunked
-            **AUTOMATED,
+            **SKIPPABLE,
         ),
         AssetSpec(
             PUBLISHED,
@@ -584,7 +587,7 @@ def complete_evaluation(
             kinds={"duckdb", "tantivy"},
             code_version=PACKAGE_VERSION,
             skippable=True,  # materialized per revision below, only for those made live
-            **AUTOMATED,
+            **SKIPPABLE,
         ),
         AssetSpec(
             DATASETS,
@@ -594,7 +597,7 @@ def complete_evaluation(
             kinds={"parquet", "duckdb"},
             code_version=PACKAGE_VERSION,
             skippable=True,  # materialized per revision below, only for those with tables
-            **AUTOMATED,
+            **SKIPPABLE,
         ),
     ],
     check_specs=[
