@@ -637,15 +637,12 @@ def _extractor_serve(args: argparse.Namespace) -> int:
 
 def _ui(args: argparse.Namespace) -> int:
     from loom_dagster.api import prepare_environment
+    from loom_dagster.dagster_dev import run_ui
     from loom_dagster.settings import LoomSettings
 
     settings = LoomSettings.from_env()
     prepare_environment(settings)
-    workspace = Path(__file__).resolve().parent.parent / "workspace.yaml"
-    return subprocess.call(
-        [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port)],
-        env={**os.environ, "DAGSTER_HOME": str(settings.dagster_home)},
-    )
+    return run_ui(settings, args.port)
 
 
 # Datasets --------------------------------------------------------------------------------------
