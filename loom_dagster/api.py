@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from loom_dagster import catalog, lifecycle, parsers, pipeline, quick, runs
+from loom_dagster import catalog, dagster_dev, lifecycle, parsers, pipeline, quick, runs
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import SourceError
@@ -206,6 +206,8 @@ def ingest_folder(
     if settings is None:  # every setting, so a bad one stops here, before any work
         settings = LoomSettings.from_env()
     prepare_environment(settings)
+    # A `loom ui`'s daemon ingests the home's folders itself: two at once would run files twice.
+    dagster_dev.refuse_if_daemon_runs(settings.home, "loom ingest")
     # A missing bucket or refused credentials would fail every file, one retry after another.
     ObjectStore(settings.object_store_url).check()
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
