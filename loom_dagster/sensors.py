@@ -17,6 +17,10 @@ from datetime import UTC, datetime
 
 from dagster import (
     AddDynamicPartitionsRequest,
+    AssetCheckEvaluation,
+    AssetCheckKey,
+    AssetCheckResult,
+    AssetCheckSeverity,
     AssetSelection,
     AutomationConditionSensorDefinition,
     DagsterEventType,
@@ -29,11 +33,13 @@ from dagster import (
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
+    asset_check,
     sensor,
 )
 
 from loom_dagster import catalog, lifecycle, pipeline
 from loom_dagster.assets.revisions import GROUP, ORIGINAL, RUN_CHECKS
+from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.jobs import INGEST_JOB, SYNC_JOB, ingest_job, sync_job
 from loom_dagster.partitions import (
     MAX_REVISIONS_PER_RUN,
@@ -46,6 +52,14 @@ from loom_dagster.partitions import (
 )
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource
+from loom_dagster.waiting import (
+    WAIT_BOUND_S,
+    Waiting,
+    duration,
+    scan_waiting,
+    waiting_in,
+    waiting_paths,
+)
 
 # A tick has 60 s; hashing is the slow part, so a tick hashes at most this many files and
 # keeps its place in the cursor.
@@ -98,6 +112,7 @@ def loom_folders(
     again: list[str] = []
     waiting: list[str] = []
     sync: list[str] = []
+    late: list[Waiting] = []
     with catalog_db.connect() as con:  # read only: nothing here writes the catalog
         sources = catalog.list_sources(con)
         for source in sources:
@@ -121,6 +136,10 @@ def loom_folders(
                 sync.append(source.name)
             if plan.scan.deleted:
                 context.log.info(f"{source.name}: {len(plan.scan.deleted)} deleted files to retire")
+            new = [r.path for r in plan.scan.new if r.key not in plan.again]
+            waits = waiting_in(con, source, waiting_paths(con, source, new))
+            if waits.late:
+                late.append(waits)
         retention = lifecycle.plan_retention(catalog.revision_states(con), loom.retention())
         unregistered = existing - catalog.registered_keys(con, existing)
     if not sources:
@@ -162,10 +181,70 @@ def loom_folders(
         f"added {len(to_add)} partitions, deleted {len(prune)}, requested {len(runs)} runs"
         + (f" (sync of {', '.join(sync)})" if any(r.job_name == SYNC_JOB for r in runs) else "")
     )
+    for waits in late:
+        context.log.warning(waits.alarm())
     return SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=requests,
         cursor=json.dumps(resume, sort_keys=True),
+        asset_events=waiting_events(context.instance, late),
+    )
+
+
+# The `waiting` check: red while a revision has waited past WAIT_BOUND_S -------------------
+
+WAITING_CHECK = AssetCheckKey(ORIGINAL, "waiting")
+
+
+def waiting_evaluation(late: Sequence[Waiting]) -> AssetCheckEvaluation:
+    return AssetCheckEvaluation(
+        asset_key=ORIGINAL,
+        check_name=WAITING_CHECK.name,
+        passed=not late,
+        severity=AssetCheckSeverity.ERROR,
+        description=metadata_text(
+            "; ".join(w.alarm() for w in late)
+            if late
+            else f"no revision has waited more than {duration(WAIT_BOUND_S)}"
+        ),
+        metadata={"late_folders": len(late)},
+    )
+
+
+def waiting_events(
+    instance: DagsterInstance, late: Sequence[Waiting]
+) -> list[AssetCheckEvaluation]:
+    """The check's evaluation when it changes (red, a red naming another file, green again),
+    none otherwise: a tick every 30 s would otherwise log one event each."""
+    evaluation = waiting_evaluation(late)
+    history = instance.event_log_storage.get_asset_check_execution_history(WAITING_CHECK, limit=1)
+    last = history[0].event if history else None
+    before = last.dagster_event if last is not None else None
+    data = before.event_specific_data if before is not None else None
+    if isinstance(data, AssetCheckEvaluation):
+        if data.passed == evaluation.passed and data.description == evaluation.description:
+            return []
+    elif evaluation.passed:
+        return []  # never red: nothing to say
+    return [evaluation]
+
+
+@asset_check(
+    asset=ORIGINAL,
+    name=WAITING_CHECK.name,
+    description="No revision of a watched folder has waited for a run more than "
+    f"{duration(WAIT_BOUND_S)} (evaluated by the loom_folders sensor when it "
+    "changes; red names the file). See the README's 'Watched folders'.",
+)
+def waiting_check(catalog_db: CatalogResource) -> AssetCheckResult:
+    with catalog_db.connect() as con:
+        found = [scan_waiting(con, source) for source in catalog.list_sources(con)]
+    evaluation = waiting_evaluation([w for w in found if w.late])
+    return AssetCheckResult(
+        passed=evaluation.passed,
+        severity=evaluation.severity,
+        description=evaluation.description,
+        metadata=evaluation.metadata,
     )
 
 

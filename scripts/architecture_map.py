@@ -24,7 +24,7 @@ END = "<!-- end of map -->"
 GROUPS = (
     ("entry points", "cli", "the `loom` command and the Python API (drive Dagster)"),
     ("Dagster shell", "definitions", "Dagster's objects over the domain; no domain rule of its own"),
-    ("domain", "pipeline", "plain Python: never imports Dagster"),
+    ("domain", "waiting", "plain Python: never imports Dagster"),
     ("foundation", "retries | variables | hold", "what every layer shares; never imports Dagster"),
 )
 
