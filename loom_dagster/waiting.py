@@ -21,6 +21,7 @@ from typing import Any
 from loom_dagster import catalog, pipeline
 from loom_dagster.display import printable
 from loom_dagster.errors import SourceError
+from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import Source
 
 # The folder sensor asks for a revision's run at its first tick (30 s) and again RETRY_AFTER_S
@@ -121,3 +122,11 @@ def registered_at(con: Any, source: str, now: float) -> float:
     if row is None or not isinstance(row[0], datetime) or not isinstance(row[1], datetime):
         return 0.0
     return now - (row[1] - row[0]).total_seconds()
+
+
+def waiting_by_source(settings: LoomSettings | None = None) -> dict[str, Waiting]:
+    """What waits in each registered folder, read from the catalog and a scan (no Dagster)."""
+    settings = settings or LoomSettings.from_env()
+    settings.prepare()
+    with catalog.connect(settings.catalog_path) as con:
+        return {s.name: scan_waiting(con, s) for s in catalog.list_sources(con)}
