@@ -207,22 +207,25 @@ def waiting_evaluation(late: Sequence[Waiting]) -> AssetCheckEvaluation:
             if late
             else f"no revision has waited more than {duration(WAIT_BOUND_S)}"
         ),
-        metadata={"late_folders": len(late)},
+        # What the check is about, without the durations that grow at every tick.
+        metadata={"late": "; ".join(f"{w.source}:{w.oldest_path}" for w in late)},
     )
 
 
 def waiting_events(
     instance: DagsterInstance, late: Sequence[Waiting]
 ) -> list[AssetCheckEvaluation]:
-    """The check's evaluation when it changes (red, a red naming another file, green again),
-    none otherwise: a tick every 30 s would otherwise log one event each."""
+    """The check's evaluation when it changes (red, red for another file, green again), none
+    otherwise: a tick every 30 s would otherwise log an event each."""
     evaluation = waiting_evaluation(late)
     history = instance.event_log_storage.get_asset_check_execution_history(WAITING_CHECK, limit=1)
     last = history[0].event if history else None
     before = last.dagster_event if last is not None else None
     data = before.event_specific_data if before is not None else None
     if isinstance(data, AssetCheckEvaluation):
-        if data.passed == evaluation.passed and data.description == evaluation.description:
+        if data.passed == evaluation.passed and data.metadata.get("late") == (
+            evaluation.metadata.get("late")
+        ):
             return []
     elif evaluation.passed:
         return []  # never red: nothing to say

@@ -18,11 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from loom_dagster import catalog, pipeline
+from loom_dagster import catalog
 from loom_dagster.display import printable
 from loom_dagster.errors import SourceError
 from loom_dagster.settings import LoomSettings
-from loom_dagster.sources import Source
+from loom_dagster.sources import Source, scan
 
 # The folder sensor asks for a revision's run at its first tick (30 s) and again RETRY_AFTER_S
 # (300 s) after a run that did not finish it; past this, something is wrong.
@@ -103,12 +103,12 @@ def waiting_paths(con: Any, source: Source, new: Iterable[str]) -> set[str]:
 
 def scan_waiting(con: Any, source: Source, *, now: float | None = None) -> Waiting:
     """Scan the folder (hashing only what changed) and say what waits in it."""
-    try:
-        plan = pipeline.plan_source(con, source)
+    try:  # the sensor's scan (pipeline.plan_source), without loading the pipeline
+        found = scan(source, catalog.known_files(con, source.name))
     except SourceError:  # the folder is gone: nothing in it can be run
         return Waiting(source.name)
-    registered = catalog.registered_keys(con, plan.keys)
-    new = [r.path for r in plan.scan.new if r.key not in registered]
+    registered = catalog.registered_keys(con, [r.key for r in found.new])
+    new = [r.path for r in found.new if r.key not in registered]
     return waiting_in(con, source, waiting_paths(con, source, new), now=now)
 
 

@@ -7,6 +7,7 @@ The daemon runs as a real process (`dagster-daemon run` on the workspace), as `l
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -131,3 +132,53 @@ def test_a_registered_folder_is_published_under_the_daemon_on_every_fresh_home(
             path: catalog.REFUSED if path.startswith("legacy/") else catalog.PUBLISHED
             for path in files
         }, f"home {attempt}"
+
+
+# Waiting is visible ---------------------------------------------------------------------------
+
+
+def test_sources_list_says_what_waits_for_a_run_and_since_when(
+    loom_home: Path, tmp_path: Path
+) -> None:
+    folder = notes(tmp_path / "docs", 3)
+    assert loom("sources", "add", str(folder)).returncode == 0
+
+    listed = loom("sources", "list")
+
+    assert listed.returncode == 0, listed.stderr
+    [line] = [x for x in listed.stdout.splitlines() if x.startswith("  waiting ")]
+    assert re.fullmatch(
+        r"  waiting   3 revisions wait for a run, the oldest note-0\d\.md for \d+ s", line
+    ), line
+
+    api.ingest_folder(folder)
+    assert "  waiting   none" in loom("sources", "list").stdout.splitlines()
+
+
+def test_the_folder_sensor_turns_the_waiting_check_red_naming_the_file_and_green_again(
+    loom_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster import AssetCheckEvaluation
+
+    from loom_dagster import waiting
+    from tests.integration.test_pipeline_end_to_end import register, tick
+
+    folder = notes(tmp_path / "docs", 1)
+    register(folder)
+    monkeypatch.setattr(waiting, "WAIT_BOUND_S", -1.0)  # every waiting revision is late
+    instance = DagsterInstance.get()
+
+    [red] = tick().asset_events
+    assert isinstance(red, AssetCheckEvaluation)
+    assert (red.asset_key.to_user_string(), red.check_name, red.passed) == (
+        "loom/original",
+        "waiting",
+        False,
+    )
+    assert red.description is not None and "docs: note-00.md has waited" in red.description
+    instance.report_runless_asset_event(red)
+    assert tick().asset_events == []  # said once, not at every tick
+
+    api.ingest_folder(folder)
+    [green] = tick().asset_events
+    assert isinstance(green, AssetCheckEvaluation) and green.passed
