@@ -110,10 +110,21 @@ def _running_message(fd: int, path: Path) -> str:
 WORKSPACE = Path(__file__).resolve().parent.parent / "workspace.yaml"
 
 
+def prepare_instance(dagster_home: Path) -> None:
+    """Make the instance's storages (their SQLite tables) once, before `dagster dev`'s webserver
+    and daemon start together: on a fresh home each would create them, and the loser of that race
+    (`table … already exists`) dies, the daemon with it."""
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
+        instance.get_run_records(limit=1)
+
+
 def run_ui(settings: LoomSettings, port: int) -> int:
     """`dagster dev` on the home's instance, the home's daemon lock held, until it ends or a
     signal stops it (see the module's docstring); returns the exit status for `loom ui`."""
     with daemon_lock(settings.home):
+        prepare_instance(settings.dagster_home)
         started = time.time()
         command = [sys.executable, "-m", "dagster", "dev", "-w", str(WORKSPACE), "-p", str(port)]
 

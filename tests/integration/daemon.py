@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from dagster import AssetKey, DagsterInstance
 
+from loom_dagster.dagster_dev import prepare_instance
 from tests.integration.loom_command import alive_among, descendants
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +33,8 @@ T = TypeVar("T")
 def running_daemon(log: Path) -> Iterator[subprocess.Popen[bytes]]:
     """`dagster-daemon run` on the workspace, with this process's environment (LOOM_HOME,
     DAGSTER_HOME, the extractor); ended with every process it started, whatever the test did."""
+    # As `loom ui` does: the instance's tables made before the daemon and this test both would.
+    prepare_instance(Path(os.environ["DAGSTER_HOME"]))
     daemon = Path(sys.executable).with_name("dagster-daemon")
     with open(log, "wb") as out:
         process = subprocess.Popen(
