@@ -127,9 +127,7 @@ def ticked_after(sensor: str, moment: float) -> Callable[[], bool]:
                 if state.instigator_name != sensor:
                     continue
                 ticks = dagster.get_ticks(state.instigator_origin_id, state.selector_id, limit=5)
-                if any(
-                    t.timestamp > moment and t.status != TickStatus.STARTED for t in ticks
-                ):
+                if any(t.timestamp > moment and t.status != TickStatus.STARTED for t in ticks):
                     return True
         return False
 
