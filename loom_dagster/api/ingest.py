@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from loom_dagster import catalog, pipeline, runs
+from loom_dagster import catalog, dagster_dev, pipeline, runs
 from loom_dagster.api import quick
 from loom_dagster.api.cleanup import prune_partitions_now
 from loom_dagster.api.home import dagster_instance, prepare_environment
@@ -50,6 +50,8 @@ def ingest_folder(
     if settings is None:  # every setting, so a bad one stops here, before any work
         settings = LoomSettings.from_env()
     prepare_environment(settings)
+    # A `loom ui`'s daemon ingests the home's folders itself: two at once would run files twice.
+    dagster_dev.refuse_if_daemon_runs(settings.home, "loom ingest")
     # A missing bucket or refused credentials would fail every file, one retry after another.
     ObjectStore(settings.object_store_url).check()
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
@@ -266,7 +268,7 @@ def materialize_in_batches(
     from loom_dagster.definitions import build_definitions
     from loom_dagster.event_log import batched_events
     from loom_dagster.jobs import INGEST_JOB
-    from loom_dagster.partitions import PARTITIONS_NAME
+    from loom_dagster.partitions import PARTITIONS_NAME, contiguous_batches
 
     assert isinstance(instance, DagsterInstance)
     existing = instance.get_dynamic_partitions(PARTITIONS_NAME)
@@ -306,19 +308,3 @@ def materialize_in_batches(
 
     runs.run_stoppably(run_all, on_stop)
     return failed
-
-
-def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -> list[list[str]]:
-    """Split `keys` into runs of neighbours in the partition order, at most `size` each.
-
-    A run's partitions are a key range, so a batch must not span a key it should not touch.
-    """
-    position = {key: i for i, key in enumerate(ordered)}
-    batches: list[list[str]] = []
-    for key in sorted(keys, key=position.__getitem__):
-        last = batches[-1] if batches else None
-        if last and len(last) < size and position[last[-1]] + 1 == position[key]:
-            last.append(key)
-        else:
-            batches.append([key])
-    return batches

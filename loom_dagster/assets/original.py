@@ -10,7 +10,7 @@ from loom_dagster import catalog, hold, pipeline
 from loom_dagster.assets.live import report_retired
 from loom_dagster.assets.metadata import UNREGISTERED, add_partition_metadata, original_metadata
 from loom_dagster.assets.runtime import registered, retried_only_when_retryable
-from loom_dagster.assets.specs import AUTOMATED, BATCHED, ORIGINAL, PACKAGE_VERSION
+from loom_dagster.assets.specs import BATCHED, ORIGINAL, PACKAGE_VERSION, ROOT
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.errors import SourceError
 from loom_dagster.resources.events import EventBatchResource
@@ -21,7 +21,7 @@ from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource,
 @asset(
     key=ORIGINAL,
     **BATCHED,
-    **AUTOMATED,
+    **ROOT,
     kinds={"python"},
     code_version=PACKAGE_VERSION,
     description="The file's bytes, kept verbatim and content-addressed before anything parses them.",
