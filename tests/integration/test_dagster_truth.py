@@ -509,7 +509,7 @@ def test_a_parser_upgrade_makes_exactly_its_formats_revisions_stale_and_reproces
         out = capsys.readouterr().out
         assert len(markdown.requests_to(EXTRACT)) - calls == 2  # a.md and b.md, nothing else
         assert "(reprocessed: fake-md 1 -> fake-md 2)" in out
-        assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2"
+        assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2 + skipped 0"
         assert main(["show", str(folder / "a.md")]) == 0
         assert "stale" not in capsys.readouterr().out
         current = check_status("current_parser")
