@@ -8,7 +8,7 @@ docs/architecture.md):
 - the Dagster shell: `definitions.py`, `sensors.py`, `jobs.py`, `assets/`, `resources/`, and
   `runs.py`, `event_log.py`, `partitions.py` (what concerns Dagster's instance);
 - the domain, plain Python that never imports Dagster: `pipeline/`, `search/`, `settings/`,
-  `query/`, `lifecycle.py`, `datasets/`, `catalog/`, `extractor/`, `sources.py`,
+  `query/`, `lifecycle.py`, `datasets/`, `catalog/`, `extractor/`, `sources/`,
   `objectstore.py`, `chunking.py`, `contract/`;
 - the foundation: `retries.py`, `variables.py`, `hold.py`, `errors.py`, `display.py`.
 """

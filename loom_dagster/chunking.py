@@ -22,7 +22,6 @@ Chunking is a pure function of the artifact and the sizes: the same input gives 
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -120,21 +119,89 @@ class _Piece:
     locator: Locator
 
 
+# Seed 000: "the 20,000 [chunks] a source publishes by default" (the extractor's table budget
+# indexes to at most 15,800 under it).
+DEFAULT_MAX_CHUNKS = 20_000
+# Amplification: a document indexes to at most this many chunks per KiB of its original (one
+# chunk per 16 bytes, text about 75 times the original's size; prose zips 3 to 5 times, a sheet
+# of numbers about 15), but never fewer than MIN_CHUNK_BUDGET, so a small file of many short
+# headings keeps every one. A 25 KB DOCX whose one run inflates to 25 MB gets 1,600 chunks.
+DEFAULT_CHUNKS_PER_KIB = 64
+MIN_CHUNK_BUDGET = 1_000
+RESOURCE_LIMIT = "resource_limit"
+
+
+@dataclass(frozen=True)
+class ChunkLimits:
+    """How many chunks one document may index to: at most `max_chunks`
+    (LOOM_MAX_CHUNKS_PER_DOCUMENT), and at most `chunks_per_kib` (LOOM_MAX_CHUNKS_PER_INPUT_KIB)
+    per KiB of its original, with a floor of MIN_CHUNK_BUDGET under the second."""
+
+    max_chunks: int = DEFAULT_MAX_CHUNKS
+    chunks_per_kib: int = DEFAULT_CHUNKS_PER_KIB
+
+    def __post_init__(self) -> None:
+        if self.max_chunks < 1 or self.chunks_per_kib < 1:
+            raise ValueError(f"chunk limits must be at least 1: {self}")
+
+    def budget(self, original_size: int) -> int:
+        by_size = max(MIN_CHUNK_BUDGET, -(-max(0, original_size) * self.chunks_per_kib // 1024))
+        return min(self.max_chunks, by_size)
+
+
+@dataclass(frozen=True)
+class CutChunks:
+    """A document's chunks, and whether its budget cut them (the text after the last chunk is
+    then not indexed: an announced loss, never a silent one)."""
+
+    chunks: list[Chunk]
+    budget: int
+    cut: bool
+
+    def loss(self) -> str | None:
+        """The unit the cut lost, as an extraction record names a failed unit."""
+        if not self.cut:
+            return None
+        return f"text past chunk {self.budget}: {RESOURCE_LIMIT}"
+
+
+def chunk_within(
+    artifact: Artifact,
+    *,
+    revision: str,
+    original_size: int,
+    limits: ChunkLimits | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    stride: int = DEFAULT_CHUNK_STRIDE,
+) -> CutChunks:
+    """`chunk_artifact` within the document's chunk budget (`ChunkLimits.budget`): the chunks
+    past it are never cut, so a document of any size costs at most its budget's time."""
+    budget = (limits or ChunkLimits()).budget(original_size)
+    chunks = chunk_artifact(
+        artifact, revision=revision, chunk_size=chunk_size, stride=stride, limit=budget + 1
+    )
+    return CutChunks(chunks[:budget], budget, len(chunks) > budget)
+
+
 def chunk_artifact(
     artifact: Artifact,
     *,
     revision: str,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     stride: int = DEFAULT_CHUNK_STRIDE,
+    limit: int | None = None,
 ) -> list[Chunk]:
-    """Cut an artifact's blocks into structural chunks, numbered 0.. in reading order."""
+    """Cut an artifact's blocks into structural chunks, numbered 0.. in reading order; with
+    `limit`, only the first `limit` of them."""
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, not {chunk_size}")
     if not 1 <= stride <= chunk_size:
         raise ValueError(f"stride must be between 1 and chunk_size ({chunk_size}), not {stride}")
 
-    chunks = []
+    chunks: list[Chunk] = []
     for ordinal, piece in enumerate(_pieces(artifact.blocks, chunk_size, stride)):
+        if limit is not None and ordinal >= limit:
+            break
         chunks.append(
             Chunk(
                 ordinal=ordinal,
@@ -228,16 +295,37 @@ def _packed(blocks: Sequence[Block]) -> _Piece:
 def _windows(
     block: Block, section_path: tuple[str, ...], chunk_size: int, stride: int
 ) -> Iterator[_Piece]:
-    """A block as one piece, or as windows when it is longer than a chunk."""
+    """A block as one piece, or as windows when it is longer than a chunk. Lazy: a caller that
+    stops after its budget never pays for the rest of a huge block."""
     text = block.text
     if len(text) <= chunk_size:
         yield _Piece(text, (block,), section_path, _clean(block.locator))
         return
     exact = _text_is_source_slice(block)
-    newlines = [offset for offset, char in enumerate(text) if char == "\n"] if exact else []
-    for start, end in window_bounds(text, chunk_size, stride):
-        locator = _window_locator(block.locator, newlines, start, end) if exact else None
+    # Window starts and ends each move forward: one counter for each.
+    lines = (_LineCounter(text), _LineCounter(text))
+    for start, end in _iter_window_bounds(text, chunk_size, stride):
+        locator = _window_locator(block.locator, lines, start, end) if exact else None
         yield _Piece(text[start:end], (block,), section_path, locator or _clean(block.locator))
+
+
+class _LineCounter:
+    """The newlines before an offset of a text, counted forward from the last offset asked
+    (windows only move forward), so a long block is never scanned whole up front."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+        self.count = 0
+
+    def before(self, offset: int) -> int:
+        """How many newlines text[:offset + 1] holds (offset -1: none)."""
+        offset = max(offset + 1, 0)
+        if offset < self.offset:  # not expected, but correct either way
+            return self.text.count("\n", 0, offset)
+        self.count += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.count
 
 
 def window_bounds(text: str, size: int, stride: int) -> list[tuple[int, int]]:
@@ -246,17 +334,20 @@ def window_bounds(text: str, size: int, stride: int) -> list[tuple[int, int]]:
     A window ends before a whitespace character when one lies in its second half, and the next
     starts at the beginning of a word, overlapping the window before by about size - stride.
     """
+    return list(_iter_window_bounds(text, size, stride))
+
+
+def _iter_window_bounds(text: str, size: int, stride: int) -> Iterator[tuple[int, int]]:
     overlap = size - stride
-    bounds = []
     start = 0
     while True:
         end = min(start + size, len(text))
         if end < len(text):
             space = _last_space(text, low=start + max(1, size // 2), high=end)
             end = end if space is None else space
-        bounds.append((start, end))
+        yield start, end
         if end >= len(text):
-            return bounds
+            return
         target = max(end - overlap, start + 1)
         start = max(_word_start(text, low=start + 1, at=target), start + 1)
 
@@ -285,7 +376,7 @@ def _text_is_source_slice(block: Block) -> bool:
 
 
 def _window_locator(
-    locator: Locator, newlines: Sequence[int], start: int, end: int
+    locator: Locator, lines: tuple[_LineCounter, _LineCounter], start: int, end: int
 ) -> Locator | None:
     block = _clean(locator)
     if block.char_start is None:
@@ -297,8 +388,8 @@ def _window_locator(
     # last line is that of its last character (a newline belongs to the line it ends).
     return replace(
         window,
-        line_start=block.line_start + bisect_right(newlines, start - 1),
-        line_end=min(block.line_start + bisect_right(newlines, end - 2), block.line_end),
+        line_start=block.line_start + lines[0].before(start - 1),
+        line_end=min(block.line_start + lines[1].before(end - 2), block.line_end),
     )
 
 

@@ -15,7 +15,7 @@ from loom_dagster.pipeline import parsers
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
-from loom_dagster.sensors import loom_folders, loom_ingest_automation
+from loom_dagster.sensors import loom_folders, loom_ingest_automation, waiting_check
 from loom_dagster.settings import LoomSettings
 
 
@@ -28,6 +28,7 @@ def build_definitions(settings: LoomSettings) -> Definitions:
     )
     return Definitions(
         assets=[original, extraction, published],
+        asset_checks=[waiting_check],
         jobs=[ingest_job, sync_job],
         sensors=[loom_folders, loom_ingest_automation],
         executor=in_process_executor,

@@ -13,6 +13,7 @@ from dagster import (
 
 from loom_dagster import catalog, pipeline
 from loom_dagster.assets import RUN_CHECKS, artifact, original, published, report_retired
+from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, SearchIndexResource
 
 INGEST_JOB = "ingest"
@@ -36,13 +37,22 @@ ingest_job = define_asset_job(
 # In the catalog's pool: it writes the catalog and the index, as publishing does.
 @op(pool="loom_catalog")
 def sync_folders(
-    context: OpExecutionContext, catalog_db: CatalogResource, search_index: SearchIndexResource
+    context: OpExecutionContext,
+    catalog_db: CatalogResource,
+    search_index: SearchIndexResource,
+    loom: SettingsResource,
 ) -> None:
     """Scan every registered folder and apply it: new revisions registered, moved files'
     identity recorded, deleted files retired (from the catalog and search)."""
     with catalog_db.connect() as con:
         retired = pipeline.sync_folders(
-            con, search_index.get(), catalog.list_sources(con), vectors=search_index.vectors()
+            con,
+            search_index.get(),
+            catalog.list_sources(con),
+            vectors=search_index.vectors(),
+            max_bytes=loom.max_input_bytes,
+            guard=loom.retire_guard(),
+            say=context.log.warning,
         )
         states = catalog.document_states(con, retired)
     report_retired(context.instance, states)

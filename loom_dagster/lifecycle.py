@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from loom_dagster.errors import SettingsError
 from loom_dagster.variables import positive_int
 
 if TYPE_CHECKING:
@@ -67,6 +68,53 @@ class Retention:
             or rank < self.keep_revisions
             or (self.keep_days > 0 and state.age_s < self.keep_days * 86400)
         )
+
+
+RETIRE_MAX_SHARE_ENV = "LOOM_RETIRE_MAX_SHARE"
+RETIRE_MIN_COUNT_ENV = "LOOM_RETIRE_MIN_COUNT"
+
+
+@dataclass(frozen=True)
+class RetireGuard:
+    """When a scan's deletions are held instead of retired, as sync tools guard against mass
+    deletion: an unmounted share leaves its mount point empty, and a folder that vanished
+    would otherwise take every document out of search at once.
+
+    A scan is held when it would retire every document the folder has, or more than
+    `max_share` of them and at least `min_count` (so a small folder's ordinary deletions
+    still go through). Held deletions stay live and are said so until confirmed
+    (`loom ingest --confirm-retire`)."""
+
+    max_share: float = 0.5  # LOOM_RETIRE_MAX_SHARE, in (0, 1]; 1 turns the share rule off
+    min_count: int = 5  # LOOM_RETIRE_MIN_COUNT
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RetireGuard:
+        raw = env.get(RETIRE_MAX_SHARE_ENV) or ""
+        share = cls.max_share
+        if raw:
+            try:
+                share = float(raw)
+            except ValueError:
+                share = -1.0
+            if not 0.0 < share <= 1.0:
+                raise SettingsError(
+                    f"{RETIRE_MAX_SHARE_ENV} must be a number in (0, 1], not {raw!r}"
+                )
+        return cls(share, positive_int(env, RETIRE_MIN_COUNT_ENV, cls.min_count))
+
+    def holds(self, deleted: int, known: int) -> str | None:
+        """Why `deleted` of `known` documents are held, or None when they may be retired."""
+        if deleted == 0:
+            return None
+        if deleted >= known:
+            return f"all {known} of its documents would be retired"
+        if deleted > self.max_share * known and deleted >= self.min_count:
+            return (
+                f"{deleted} of its {known} documents would be retired, more than "
+                f"{self.max_share:g} of them ({RETIRE_MAX_SHARE_ENV})"
+            )
+        return None
 
 
 @dataclass(frozen=True)

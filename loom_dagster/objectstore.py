@@ -12,7 +12,7 @@ import json
 import os
 import posixpath
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -188,6 +188,51 @@ class ObjectStore:
         self._put_or_refresh(self.original_key(sha), data)
         return sha
 
+    def put_original_stream(self, blocks: Iterable[bytes], sha256: str) -> bool:
+        """Stream an original into the store at `sha256`'s address, hashing it on the way.
+
+        Bounded memory: one block at a time, written to a partial object (a local temporary
+        file renamed into place; elsewhere fsspec's uncommitted write, a multipart upload
+        completed by `commit`). Bytes that do not hash to `sha256` are discarded and False
+        returned: nothing of them is kept. An original stored already is only refreshed,
+        after the bytes were hashed. An exception from `blocks` discards the partial copy.
+        """
+        relative = self.original_key(sha256)
+        path = self._path(relative)
+        digest = hashlib.sha256()
+        with self._calling("write", relative):
+            if self._refreshed(relative):
+                for block in blocks:
+                    digest.update(block)
+                return digest.hexdigest() == sha256
+            if isinstance(self._fs, LocalFileSystem):
+                return _stream_private(path, blocks, sha256)
+            handle = self._fs.open(path, "wb", autocommit=False)
+            try:
+                for block in blocks:
+                    digest.update(block)
+                    handle.write(block)
+                if digest.hexdigest() != sha256:
+                    handle.discard()
+                    return False
+                handle.close()
+                handle.commit()
+                return True
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    handle.discard()
+                raise
+
+    def _refreshed(self, relative: str) -> bool:
+        """True when the local object exists and its time was refreshed (see _put_or_refresh)."""
+        if not isinstance(self._fs, LocalFileSystem):
+            return False
+        try:
+            os.utime(self._path(relative))
+        except FileNotFoundError:
+            return False
+        return True
+
     def get_original(self, sha256: str) -> bytes:
         data = self.get(self.original_key(sha256))
         if hashlib.sha256(data).hexdigest() != sha256:
@@ -293,6 +338,29 @@ def _write_private(path: str, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(partial)
         raise
+
+
+def _stream_private(path: str, blocks: Iterable[bytes], sha256: str) -> bool:
+    """`_write_private` from a stream of blocks, renamed into place only if they hash to
+    `sha256`; the partial file is removed otherwise (or on any error)."""
+    _make_private_folders(posixpath.dirname(path))
+    partial = f"{path}.{uuid.uuid4().hex}.partial"
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    digest = hashlib.sha256()
+    kept = False
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            for block in blocks:
+                digest.update(block)
+                handle.write(block)
+        if digest.hexdigest() == sha256:
+            os.replace(partial, path)
+            kept = True
+        return kept
+    finally:
+        if not kept:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(partial)
 
 
 def _make_private_folders(folder: str) -> None:

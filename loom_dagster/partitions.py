@@ -1,8 +1,20 @@
-"""One dynamic partition per source revision; keys are `<path trace>~<hash10>@<sha16>` (sources.py)."""
+"""One dynamic partition per source revision; keys are `<path trace>~<hash10>@<sha16>` (sources/keys.py)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
-from dagster import BackfillPolicy, DagsterInstance, DynamicPartitionsDefinition
+from dagster import (
+    AutomationCondition,
+    BackfillPolicy,
+    DagsterInstance,
+    DynamicPartitionsDefinition,
+)
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG as RANGE_END_TAG,
+)
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_START_TAG as RANGE_START_TAG,
+)
+from dagster._core.storage.tags import PARTITION_NAME_TAG as PARTITION_TAG
 
 PARTITIONS_NAME = "revisions"
 revisions = DynamicPartitionsDefinition(name=PARTITIONS_NAME)
@@ -11,6 +23,27 @@ revisions = DynamicPartitionsDefinition(name=PARTITIONS_NAME)
 # must be a few runs, each looping over its partition keys.
 MAX_REVISIONS_PER_RUN = 200
 batch_policy = BackfillPolicy.multi_run(max_partitions_per_run=MAX_REVISIONS_PER_RUN)
+
+# Who runs a revision. Its first run, and a run again after one that failed, is asked for by the
+# `loom_folders` sensor alone (sensors.run_requests), whatever state automation is in: `eager`
+# runs a partition only when it becomes missing after its first evaluation, so a partition that
+# existed before it (a fresh home, where both sensors tick together) would wait for ever. So
+# the root asset `original` has no automation condition, and automation keeps the rest:
+# - `artifact` is `eager`: it follows a re-materialized `original` (a UI run of it alone), and
+#   runs once more a partition whose run stopped after `original` (its `newly_missing`). When
+#   the sensor's run materializes it, that resets it: nothing is asked for twice.
+# - the skippable outputs of the publishing step (`chunks`, `published`, `datasets`) follow an
+#   upstream update only. `newly_missing` is left out: a refused revision never gets `chunks`
+#   or `published`, and a revision with no table never gets `datasets`, so `eager` would run
+#   the publishing step a second time for every such partition it first saw missing.
+# `any_deps_updated` ignores an update made by a run that also targeted the asset, so a run of
+# the `ingest` job (all of them at once) asks automation for nothing.
+AFTER_UPSTREAM = (
+    AutomationCondition.any_deps_updated().since_last_handled()
+    & ~AutomationCondition.any_deps_missing()
+    & ~AutomationCondition.any_deps_in_progress()
+    & ~AutomationCondition.in_progress()
+).with_label("after_upstream")
 
 
 def prune_partitions(
@@ -25,3 +58,34 @@ def prune_partitions(
         for key in doomed:
             instance.delete_dynamic_partition(PARTITIONS_NAME, key)
     return doomed
+
+
+def contiguous_batches(ordered: Sequence[str], keys: Iterable[str], size: int) -> list[list[str]]:
+    """Split `keys` into runs of neighbours in the partition order, at most `size` each.
+
+    A run's partitions are a key range, so a batch must not span a key it should not touch.
+    """
+    position = {key: i for i, key in enumerate(ordered)}
+    batches: list[list[str]] = []
+    for key in sorted(keys, key=position.__getitem__):
+        last = batches[-1] if batches else None
+        if last and len(last) < size and position[last[-1]] + 1 == position[key]:
+            last.append(key)
+        else:
+            batches.append([key])
+    return batches
+
+
+def keys_of_runs(ordered: Sequence[str], runs_tags: Iterable[Mapping[str, str]]) -> list[list[str]]:
+    """The revision partitions each run takes, read from its tags: one partition, or a key
+    range in the partition order; none for a run of no partition or of a range that is gone."""
+    position = {key: i for i, key in enumerate(ordered)}
+    found: list[list[str]] = []
+    for tags in runs_tags:
+        if PARTITION_TAG in tags:
+            found.append([tags[PARTITION_TAG]])
+            continue
+        first = position.get(tags.get(RANGE_START_TAG, ""))
+        last = position.get(tags.get(RANGE_END_TAG, ""))
+        found.append([] if first is None or last is None else list(ordered[first : last + 1]))
+    return found

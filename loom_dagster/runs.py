@@ -187,6 +187,35 @@ def end_own_runs(instance: object, identity: ProcessIdentity, why: str) -> list[
     return ended
 
 
+def end_runs_launched_since(dagster_home: Path, since: float, why: str) -> list[str]:
+    """Mark canceled the unfinished runs created since `since` that no `loom ingest` runs: a
+    daemon on this home launched them, and it (with their processes) has just been ended by its
+    `loom ui`, which held the home's daemon lock. Their concurrency slots are freed. Returns the
+    run ids marked."""
+    from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
+        records = instance.get_run_records(
+            filters=RunsFilter(
+                statuses=[
+                    DagsterRunStatus.STARTED,
+                    DagsterRunStatus.STARTING,
+                    DagsterRunStatus.CANCELING,
+                    DagsterRunStatus.NOT_STARTED,
+                ]
+            )
+        )
+        ended = []
+        for record in records:
+            run = record.dagster_run
+            if PROCESS_TAG in run.tags or record.create_timestamp.timestamp() < since:
+                continue
+            instance.report_run_canceled(run, why)
+            _free_slots(instance, run.run_id)
+            ended.append(run.run_id)
+        return ended
+
+
 def _free_slots(instance: object, run_id: str) -> None:
     from dagster import DagsterInstance
 

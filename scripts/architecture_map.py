@@ -30,7 +30,7 @@ GROUPS = (
         "definitions",
         "Dagster's objects over the domain; no domain rule of its own",
     ),
-    ("domain", "pipeline", "plain Python: never imports Dagster"),
+    ("domain", "waiting", "plain Python: never imports Dagster"),
     ("foundation", "retries | variables | hold", "what every layer shares; never imports Dagster"),
 )
 

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     )
     from loom_dagster.api.home import dagster_instance, prepare_environment
     from loom_dagster.api.ingest import (
-        contiguous_batches,
         ingest_folder,
         materialize_in_batches,
         stale_live_revisions,
@@ -47,7 +46,6 @@ _MODULES = {
     "ingest_folder": "ingest",
     "stale_live_revisions": "ingest",
     "materialize_in_batches": "ingest",
-    "contiguous_batches": "ingest",
     "FileHistory": "lookup",
     "show": "lookup",
     "search": "lookup",
@@ -72,7 +70,6 @@ __all__ = [
     "Removal",
     "approve_dataset",
     "collect_garbage",
-    "contiguous_batches",
     "dagster_instance",
     "dataset",
     "datasets",

@@ -107,7 +107,9 @@ def remove_source(name: str, *, confirmed: bool, purge: bool = False) -> Removal
         if seen:  # registered now, so they are retired and their partitions dropped below
             source = catalog.get_source(con, name)
             assert source is not None
-            pipeline.sync_source(con, LexicalIndex(settings.search_dir), source)
+            pipeline.sync_source(
+                con, LexicalIndex(settings.search_dir), source, max_bytes=settings.limits.max_bytes
+            )
         # The source row goes last: interrupted anywhere, the command can run again. The
         # connection is held throughout, so no scan sees the source half removed.
         pipeline.retire(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from loom_dagster import catalog, pipeline, runs
+from loom_dagster import catalog, dagster_dev, pipeline, runs
 from loom_dagster.api import quick
 from loom_dagster.api.cleanup import prune_partitions_now
 from loom_dagster.api.home import dagster_instance, prepare_environment
@@ -35,11 +35,13 @@ def ingest_folder(
     settings: LoomSettings | None = None,
     tags: Sequence[str] | None = None,
     reprocess_stale: bool = False,
+    confirm_retire: bool = False,
 ) -> IngestReport:
     """Register `folder`, then extract, chunk and publish every new revision through Dagster.
 
     With `reprocess_stale`, also every live revision whose artifact a parser made that its
     format's extractor no longer declares (pipeline/parsers.py): re-extracted and published again.
+    Deletions the retire guard holds (settings.retire_guard) stay live unless `confirm_retire`.
 
     One ingest of a source runs at a time (a second waits, then finds nothing left to do);
     runs a killed ingest left behind are ended first; SIGINT or SIGTERM stops it with
@@ -48,12 +50,23 @@ def ingest_folder(
     if settings is None:  # every setting, so a bad one stops here, before any work
         settings = LoomSettings.from_env()
     prepare_environment(settings)
+    # A `loom ui`'s daemon ingests the home's folders itself: two at once would run files twice.
+    dagster_dev.refuse_if_daemon_runs(settings.home, "loom ingest")
     # A missing bucket or refused credentials would fail every file, one retry after another.
     ObjectStore(settings.object_store_url).check()
     # Locked by folder, not by name: the name is settled by the registration, inside the lock.
     with runs.stopped_by_signals(), runs.ingest_lock(settings.home, folder, progress):
         return _ingest(
-            settings, folder, name, include, options, replace, progress, tags, reprocess_stale
+            settings,
+            folder,
+            name,
+            include,
+            options,
+            replace,
+            progress,
+            tags,
+            reprocess_stale,
+            confirm_retire,
         )
 
 
@@ -67,6 +80,7 @@ def _ingest(
     progress: Progress,
     tags: Sequence[str] | None = None,
     reprocess_stale: bool = False,
+    confirm_retire: bool = False,
 ) -> IngestReport:
     from loom_dagster.assets import report_retired
 
@@ -91,7 +105,14 @@ def _ingest(
         )
         if repaired:
             progress(f"search index repaired for {len(repaired)} document(s)")
-        scan = pipeline.sync_source(con, index, source)
+        scan = pipeline.sync_source(
+            con,
+            index,
+            source,
+            max_bytes=settings.limits.max_bytes,
+            guard=settings.retire_guard,
+            confirm_retire=confirm_retire,
+        )
         # A deleted file's datasets stopped serving with its document; their snapshots go now.
         pipeline.drop_stale_datasets(con, ObjectStore(settings.object_store_url))
         retired = catalog.document_states(
@@ -100,7 +121,14 @@ def _ingest(
         # Revisions an earlier run registered but never finished are taken up again.
         todo = catalog.pending_revisions(con, source.name)
     report_retired(instance, retired)
-    report = IngestReport(source.name, retired=list(scan.deleted))
+    report = IngestReport(source.name, retired=list(scan.deleted), held=list(scan.held))
+    if scan.held:
+        report.held_line = pipeline.held_line(source.name, scan)
+        progress(report.held_line)
+    # Not taken, each with its reason: a symlink, a FIFO, a folder that cannot be read.
+    report.outcomes.extend(
+        FileOutcome("skipped", s.path, None, f"{s.code}: {s.message}") for s in scan.skipped
+    )
     stale = stale_live_revisions(settings, source.name, todo) if reprocess_stale else {}
     todo += [revision for revision, _ in stale.values()]
     waiting = {revision.path for revision in todo}
@@ -240,7 +268,7 @@ def materialize_in_batches(
     from loom_dagster.definitions import build_definitions
     from loom_dagster.event_log import batched_events
     from loom_dagster.jobs import INGEST_JOB
-    from loom_dagster.partitions import PARTITIONS_NAME
+    from loom_dagster.partitions import PARTITIONS_NAME, contiguous_batches
 
     assert isinstance(instance, DagsterInstance)
     existing = instance.get_dynamic_partitions(PARTITIONS_NAME)
@@ -280,19 +308,3 @@ def materialize_in_batches(
 
     runs.run_stoppably(run_all, on_stop)
     return failed
-
-
-def contiguous_batches(ordered: Sequence[str], keys: Sequence[str], size: int) -> list[list[str]]:
-    """Split `keys` into runs of neighbours in the partition order, at most `size` each.
-
-    A run's partitions are a key range, so a batch must not span a key it should not touch.
-    """
-    position = {key: i for i, key in enumerate(ordered)}
-    batches: list[list[str]] = []
-    for key in sorted(keys, key=position.__getitem__):
-        last = batches[-1] if batches else None
-        if last and len(last) < size and position[last[-1]] + 1 == position[key]:
-            last.append(key)
-        else:
-            batches.append([key])
-    return batches

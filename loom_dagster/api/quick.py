@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom_dagster.errors import ExtractorUnavailable
+from loom_dagster.errors import ExtractorUnavailable, SourceError
 from loom_dagster.settings import LoomSettings
 
 if TYPE_CHECKING:
@@ -152,7 +152,14 @@ def unchanged_ingest(
                 or catalog.pending_revisions(con, source.name)
             ):
                 return None
-            found = scan(source, catalog.known_files(con, source.name))
+            try:
+                found = scan(
+                    source,
+                    catalog.known_files(con, source.name),
+                    max_bytes=settings.limits.max_bytes,
+                )
+            except SourceError:  # the full path says it, in its one line
+                return None
             if found.new or found.moved or found.deleted:
                 return None
             catalog.mark_synced(con, source.name)
@@ -162,6 +169,9 @@ def unchanged_ingest(
     report.outcomes.extend(FileOutcome("unchanged", path) for path in found.unchanged)
     report.outcomes.extend(
         FileOutcome("refused", r.path, None, f"{r.code}: {r.message}") for r in found.refused
+    )
+    report.outcomes.extend(
+        FileOutcome("skipped", s.path, None, f"{s.code}: {s.message}") for s in found.skipped
     )
     report.outcomes.sort(key=lambda o: o.path)
     progress(f"{source.name}: 0 to process, {len(found.unchanged)} unchanged, 0 deleted")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class FileOutcome:
-    status: str  # published, refused, unchanged, failed
+    status: str  # published, refused, unchanged, skipped, failed
     path: str
     revision: str | None = None
     detail: str = ""
@@ -19,6 +19,9 @@ class IngestReport:
     source: str
     outcomes: list[FileOutcome] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
+    # Deleted paths whose retirement the guard held (lifecycle.RetireGuard), and the line why.
+    held: list[str] = field(default_factory=list)
+    held_line: str = ""
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -33,7 +36,9 @@ class IngestReport:
 
     @property
     def conserved(self) -> bool:
-        """files = published + refused + unchanged: every file ends in exactly one of them."""
-        return self.files == self.count("published") + self.count("refused") + self.count(
-            "unchanged"
+        """files = published + refused + unchanged + skipped: every file ends in exactly one
+        of them (a skipped thing, a symlink, a FIFO, a folder that cannot be read, with its
+        reason)."""
+        return self.files == sum(
+            self.count(status) for status in ("published", "refused", "unchanged", "skipped")
         )

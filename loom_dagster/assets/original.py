@@ -10,7 +10,7 @@ from loom_dagster import catalog, hold, pipeline
 from loom_dagster.assets.live import report_retired
 from loom_dagster.assets.metadata import UNREGISTERED, add_partition_metadata, original_metadata
 from loom_dagster.assets.runtime import registered, retried_only_when_retryable
-from loom_dagster.assets.specs import AUTOMATED, BATCHED, ORIGINAL, PACKAGE_VERSION
+from loom_dagster.assets.specs import BATCHED, ORIGINAL, PACKAGE_VERSION, ROOT
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.errors import SourceError
 from loom_dagster.resources.events import EventBatchResource
@@ -21,7 +21,7 @@ from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource,
 @asset(
     key=ORIGINAL,
     **BATCHED,
-    **AUTOMATED,
+    **ROOT,
     kinds={"python"},
     code_version=PACKAGE_VERSION,
     description="The file's bytes, kept verbatim and content-addressed before anything parses them.",
@@ -39,7 +39,13 @@ def original(
         # The sensor only computed these keys: their revisions are registered here, from the
         # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
         with catalog_db.connect() as con:
-            retired = pipeline.register_for_run(con, search_index.get(), context.partition_keys)
+            retired = pipeline.register_for_run(
+                con,
+                search_index.get(),
+                context.partition_keys,
+                max_bytes=loom.max_input_bytes,
+                guard=loom.retire_guard(),
+            )
             states = catalog.document_states(con, retired) if retired else []
         report_retired(context.instance, states)
         batch = registered(context, catalog_db)
@@ -47,7 +53,9 @@ def original(
         for revision, root in batch:
             metadata = original_metadata(revision, root, object_store)
             try:
-                pipeline.store_original(object_store, root, revision)
+                pipeline.store_original(
+                    object_store, root, revision, max_bytes=loom.max_input_bytes
+                )
             except SourceError as error:
                 metadata["unreadable"] = MetadataValue.text(metadata_text(str(error)))
                 pipeline.refuse(

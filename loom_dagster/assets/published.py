@@ -27,7 +27,6 @@ from loom_dagster.assets.metadata import chunk_metadata, datasets_metadata
 from loom_dagster.assets.runtime import check_targets, registered, retried_only_when_retryable
 from loom_dagster.assets.specs import (
     ARTIFACT,
-    AUTOMATED,
     BATCHED,
     CHUNKS,
     DATASETS,
@@ -35,6 +34,7 @@ from loom_dagster.assets.specs import (
     PACKAGE_VERSION,
     PREFIX,
     PUBLISHED,
+    SKIPPABLE,
     TYPED_CHECK,
 )
 from loom_dagster.contract.metadata import metadata_text
@@ -55,7 +55,7 @@ from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource,
             kinds={"parquet"},
             code_version=PACKAGE_VERSION,
             skippable=True,  # materialized per revision below, only for those it chunked
-            **AUTOMATED,
+            **SKIPPABLE,
         ),
         AssetSpec(
             PUBLISHED,
@@ -65,7 +65,7 @@ from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource,
             kinds={"duckdb", "tantivy"},
             code_version=PACKAGE_VERSION,
             skippable=True,  # materialized per revision below, only for those made live
-            **AUTOMATED,
+            **SKIPPABLE,
         ),
         AssetSpec(
             DATASETS,
@@ -75,7 +75,7 @@ from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource,
             kinds={"parquet", "duckdb"},
             code_version=PACKAGE_VERSION,
             skippable=True,  # materialized per revision below, only for those with tables
-            **AUTOMATED,
+            **SKIPPABLE,
         ),
     ],
     check_specs=[
@@ -120,7 +120,10 @@ def published(
                 extractions[revision.key] = extraction
                 if extraction is None or extraction.refused:
                     continue
-                cut = pipeline.make_chunks(object_store, extraction, revision)
+                cut = pipeline.make_chunks(object_store, extraction, revision, loom.chunk_limits())
+                if len(cut) >= loom.chunk_limits().budget(revision.size):
+                    # Cut: the record was rewritten incomplete, as the events below say.
+                    extractions[revision.key] = pipeline.read_extraction(object_store, revision.key)
                 made.append(
                     AssetMaterialization(
                         CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)

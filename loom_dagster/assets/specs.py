@@ -7,7 +7,7 @@ from typing import Any
 
 from dagster import AssetCheckKey, AssetKey, AutomationCondition
 
-from loom_dagster.partitions import batch_policy, revisions
+from loom_dagster.partitions import AFTER_UPSTREAM, batch_policy, revisions
 from loom_dagster.resources.events import EventBatchResource
 
 GROUP = "loom"
@@ -51,3 +51,6 @@ AUTOMATED: dict[str, Any] = dict(
     owners=OWNERS,
     tags={"domain": "documents"},
 )
+# The sensor asks for each revision's first run: see partitions.AFTER_UPSTREAM.
+ROOT: dict[str, Any] = {**AUTOMATED, "automation_condition": None}
+SKIPPABLE: dict[str, Any] = {**AUTOMATED, "automation_condition": AFTER_UPSTREAM}

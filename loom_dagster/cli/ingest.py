@@ -39,6 +39,12 @@ def add_commands(commands: Any) -> None:
         action="store_true",
         help="also re-extract and publish the live revisions a parser upgrade left stale",
     )
+    ingest.add_argument(
+        "--confirm-retire",
+        action="store_true",
+        help="retire deleted files even when the scan would retire all of a folder's documents "
+        "or more than LOOM_RETIRE_MAX_SHARE of them (held otherwise)",
+    )
     registration_arguments(ingest)
     ingest.set_defaults(run=_ingest)
 
@@ -68,7 +74,7 @@ def _ingest(args: argparse.Namespace) -> int:
         # Nothing changed: answered from the catalog and a scan, without importing Dagster.
         report = (
             None
-            if args.replace
+            if args.replace or args.confirm_retire
             else unchanged_ingest(
                 settings,
                 args.folder,
@@ -91,6 +97,7 @@ def _ingest(args: argparse.Namespace) -> int:
                 replace=args.replace,
                 progress=_progress,
                 reprocess_stale=args.reprocess_stale,
+                confirm_retire=args.confirm_retire,
             )
     except Interrupted as stopped:
         print(f"loom: {stopped}", file=sys.stderr)
@@ -101,9 +108,13 @@ def _ingest(args: argparse.Namespace) -> int:
         print(f"{printable(outcome.status):<10} {printable(outcome.path)}{where}{detail}")
     for path in report.retired:
         print(f"{'retired':<10} {printable(path)}")
+    for path in report.held:
+        print(f"{'held':<10} {printable(path)}  retirement held: --confirm-retire retires it")
+    if report.held_line:
+        print(printable(report.held_line))
     print(
         f"files {report.files} = published {report.count('published')} + refused {report.count('refused')}"
-        f" + unchanged {report.count('unchanged')}"
+        f" + unchanged {report.count('unchanged')} + skipped {report.count('skipped')}"
         + ("" if report.conserved else f"  (does not hold: {report.count('failed')} failed)")
     )
     if not report.conserved:

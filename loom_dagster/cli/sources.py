@@ -82,8 +82,10 @@ def _sources_add(args: argparse.Namespace) -> int:
 
 def _sources_list(args: argparse.Namespace) -> int:
     from loom_dagster.api.quick import sources  # the catalog only: no Dagster
+    from loom_dagster.waiting import waiting_by_source
 
     summaries = sources()
+    waiting = waiting_by_source()
     if not summaries:
         print("no folder is registered: run `loom ingest FOLDER` or `loom sources add FOLDER`")
     for summary in summaries:
@@ -99,6 +101,8 @@ def _sources_list(args: argparse.Namespace) -> int:
             f"  documents {summary.live} live, {summary.retired} retired"
             + (f", {summary.pending} not published" if summary.pending else "")
         )
+        if source.name in waiting:
+            print(f"  waiting   {waiting[source.name].describe()}")
     return 0
 
 

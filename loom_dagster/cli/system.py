@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,12 +97,9 @@ def _extractor_serve(args: argparse.Namespace) -> int:
 
 def _ui(args: argparse.Namespace) -> int:
     from loom_dagster.api.home import prepare_environment
+    from loom_dagster.dagster_dev import run_ui
     from loom_dagster.settings import LoomSettings
 
     settings = LoomSettings.from_env()
     prepare_environment(settings)
-    workspace = Path(__file__).resolve().parents[2] / "workspace.yaml"
-    return subprocess.call(
-        [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port)],
-        env={**os.environ, "DAGSTER_HOME": str(settings.dagster_home)},
-    )
+    return run_ui(settings, args.port)

@@ -321,10 +321,14 @@ def _normalised_url(url: str) -> str:
 
 ENV_SERVICE_TIMEOUT = "LOOM_EXTRACTOR_TIMEOUT_S"
 ENV_SERVICE_CONCURRENCY = "LOOM_EXTRACTOR_CONCURRENCY"
+ENV_SERVICE_MAX_BYTES = "LOOM_EXTRACTOR_MAX_BYTES"
 # The reference service's own defaults (extractor_sandbox/settings.py), which this package may
 # not import: 120 s for one extraction, one at a time.
 DEFAULT_SERVICE_TIME_LIMIT_S = 120.0
 DEFAULT_SERVICE_SLOTS = 1
+# The largest original the reference service takes (its capabilities' `max_bytes`): a file
+# larger is refused `too_large` from its size, before a byte of it is read or stored.
+DEFAULT_SERVICE_MAX_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -336,6 +340,7 @@ class ServiceLimits:
 
     time_limit_s: float = DEFAULT_SERVICE_TIME_LIMIT_S
     slots: int = DEFAULT_SERVICE_SLOTS
+    max_bytes: int = DEFAULT_SERVICE_MAX_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ServiceLimits:
@@ -350,6 +355,11 @@ class ServiceLimits:
             if not raw.isdigit() or int(raw) < 1:
                 _refuse(ENV_SERVICE_CONCURRENCY, f"{shown(raw)} is not a positive whole number")
             values["slots"] = int(raw)
+        raw = _text(env, ENV_SERVICE_MAX_BYTES)
+        if raw is not None:
+            if not raw.isdigit() or int(raw) < 1:
+                _refuse(ENV_SERVICE_MAX_BYTES, f"{shown(raw)} is not a positive whole number")
+            values["max_bytes"] = int(raw)
         return cls(**values)
 
     def extract_deadline_s(self, configured_s: float) -> float:

@@ -30,6 +30,7 @@ from loom_dagster.pipeline.records import (
 )
 from loom_dagster.pipeline.scan import (
     SETTLE_S,
+    held_line,
     plan_source,
     register_for_run,
     sync_folders,
@@ -55,6 +56,7 @@ __all__ = [
     "exhausted",
     "extract",
     "extract_batch",
+    "held_line",
     "make_chunks",
     "plan_source",
     "publish",

@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import duckdb
 
 from loom_dagster import catalog
 from loom_dagster.errors import SourceError
+from loom_dagster.lifecycle import RetireGuard
 from loom_dagster.pipeline.publishing import retire
 from loom_dagster.search.lexical import LexicalIndex
 from loom_dagster.search.vector import VectorIndex
@@ -20,6 +21,8 @@ from loom_dagster.sources import ScanResult, Source, document_id, scan
 # A file modified this recently may still be being written: scans that watch folders (the
 # sensor's, and a run registering what a sensor saw) leave it for later.
 SETTLE_S = 2.0
+# Mass retirement is held unless a caller passes its own guard (or None: never held).
+DEFAULT_GUARD = RetireGuard()
 
 
 def scan_source(
@@ -29,15 +32,27 @@ def scan_source(
     settle_s: float = 0.0,
     max_hashed: int | None = None,
     resume_after: str | None = None,
+    max_bytes: int | None = None,
+    guard: RetireGuard | None = DEFAULT_GUARD,
+    confirm_retire: bool = False,
 ) -> ScanResult:
-    """What changed in a folder since the catalog last recorded it. Writes nothing."""
-    return scan(
+    """What changed in a folder since the catalog last recorded it. Writes nothing. A file
+    over `max_bytes` (the extractor's input limit) is refused `too_large` unread. Deletions
+    the `guard` holds (every document of the folder, or too large a share) are moved from
+    `deleted` to `held` unless `confirm_retire`: nothing retires them, and the scan says why."""
+    known = catalog.known_files(con, source.name)
+    result = scan(
         source,
-        catalog.known_files(con, source.name),
+        known,
         settle_s=settle_s,
         max_hashed=max_hashed,
         resume_after=resume_after,
+        max_bytes=max_bytes,
     )
+    why = None if guard is None or confirm_retire else guard.holds(len(result.deleted), len(known))
+    if why is None:
+        return result
+    return replace(result, deleted=(), held=result.deleted, held_why=why)
 
 
 def apply_scan(
@@ -71,10 +86,21 @@ def sync_source(
     max_hashed: int | None = None,
     resume_after: str | None = None,
     vectors: VectorIndex | None = None,
+    max_bytes: int | None = None,
+    guard: RetireGuard | None = DEFAULT_GUARD,
+    confirm_retire: bool = False,
 ) -> ScanResult:
-    """Register what changed in a folder since the last scan, and retire what was deleted."""
+    """Register what changed in a folder since the last scan, and retire what was deleted
+    (unless the guard holds it: see scan_source)."""
     result = scan_source(
-        con, source, settle_s=settle_s, max_hashed=max_hashed, resume_after=resume_after
+        con,
+        source,
+        settle_s=settle_s,
+        max_hashed=max_hashed,
+        resume_after=resume_after,
+        max_bytes=max_bytes,
+        guard=guard,
+        confirm_retire=confirm_retire,
     )
     return apply_scan(con, index, source, result, vectors=vectors)
 
@@ -97,9 +123,17 @@ def plan_source(
     settle_s: float = 0.0,
     max_hashed: int | None = None,
     resume_after: str | None = None,
+    max_bytes: int | None = None,
+    guard: RetireGuard | None = DEFAULT_GUARD,
 ) -> FolderPlan:
     result = scan_source(
-        con, source, settle_s=settle_s, max_hashed=max_hashed, resume_after=resume_after
+        con,
+        source,
+        settle_s=settle_s,
+        max_hashed=max_hashed,
+        resume_after=resume_after,
+        max_bytes=max_bytes,
+        guard=guard,
     )
     new = [r.key for r in result.new]
     moved = [r.key for r in result.moved]
@@ -125,18 +159,33 @@ def sync_folders(
     *,
     settle_s: float = SETTLE_S,
     vectors: VectorIndex | None = None,
+    max_bytes: int | None = None,
+    guard: RetireGuard | None = DEFAULT_GUARD,
+    say: Callable[[str], None] = lambda _: None,
 ) -> list[str]:
     """Apply a scan of each folder (register, record identities, retire); returns the ids of
-    the documents it retired. A folder that is gone is skipped: its files are not deleted,
-    they are out of reach (`loom sources remove` retires them)."""
+    the documents it retired. A folder that is gone or cannot be read is skipped, in a line
+    to `say`: its files are not deleted, they are out of reach (`loom sources remove`
+    retires them). Deletions the guard holds are not retired, and said so."""
     retired: list[str] = []
     for source in sources:
         try:
-            result = sync_source(con, index, source, settle_s=settle_s, vectors=vectors)
+            result = sync_source(
+                con,
+                index,
+                source,
+                settle_s=settle_s,
+                vectors=vectors,
+                max_bytes=max_bytes,
+                guard=guard,
+            )
         except SourceError as error:
-            if error.code != "missing_folder":
+            if error.code not in ("missing_folder", "unreadable_folder"):
                 raise
+            say(f"{source.name}: {error.code}: {error.message}")
             continue
+        if result.held:
+            say(held_line(source.name, result))
         retired += [document_id(source.name, path) for path in result.deleted]
     return retired
 
@@ -147,6 +196,8 @@ def register_for_run(
     keys: Sequence[str],
     *,
     settle_s: float = SETTLE_S,
+    max_bytes: int | None = None,
+    guard: RetireGuard | None = DEFAULT_GUARD,
 ) -> list[str]:
     """Register the revisions of a run's partitions that no scan has registered yet (the
     sensor computes keys and writes nothing), re-scanning the folders that may hold them; a
@@ -161,4 +212,12 @@ def register_for_run(
     else:
         names = sorted({revision.source for revision in catalog.revisions_of(con, known).values()})
         sources = [s for s in catalog.list_sources(con) if s.name in names]
-    return sync_folders(con, index, sources, settle_s=settle_s)
+    return sync_folders(con, index, sources, settle_s=settle_s, max_bytes=max_bytes, guard=guard)
+
+
+def held_line(source: str, result: ScanResult) -> str:
+    """The one line that says a scan's deletions are held, and how to confirm them."""
+    return (
+        f"{source}: retirement held: {result.held_why}; {len(result.held)} document(s) stay "
+        "live until `loom ingest --confirm-retire` (or the files come back)"
+    )

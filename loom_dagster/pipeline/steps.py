@@ -4,14 +4,13 @@ chunks cut (`make_chunks`)."""
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
 from loom_dagster import catalog
-from loom_dagster.chunking import Chunk, chunk_artifact
+from loom_dagster.chunking import Chunk, ChunkLimits, chunk_within
 from loom_dagster.contract.artifact import Artifact
 from loom_dagster.display import bounded, printable
 from loom_dagster.errors import ExtractionFailed, LoomError, SourceError
@@ -24,7 +23,7 @@ from loom_dagster.pipeline.records import (
     load_artifact,
 )
 from loom_dagster.retries import RetrySettings
-from loom_dagster.sources import Revision, open_checked, read_all
+from loom_dagster.sources import Revision, blocks_as_scanned, open_checked, too_large_message
 
 # The failed units an extraction record names (the artifact holds them all).
 MAX_FAILED_UNITS = 20
@@ -45,23 +44,30 @@ class Extractor(Protocol):
     def declared_parser(self, fmt: str) -> str | None: ...
 
 
-def store_original(store: ObjectStore, root: str, revision: Revision) -> None:
+def store_original(
+    store: ObjectStore, root: str, revision: Revision, *, max_bytes: int | None = None
+) -> None:
     """Keep the file's bytes verbatim, addressed by their SHA-256, before anything parses them.
 
-    One open (`open_checked`: no symlink followed, the device, inode and size the scan saw)
-    and the bytes read, hashed and stored from that descriptor. The mtime is not compared: a
-    touch with the same bytes is the same revision, and any other change fails the hash.
+    A revision larger than `max_bytes` (the extractor's input limit) is refused `too_large`
+    from its recorded size, before the file is opened. Otherwise one open (`open_checked`: no
+    symlink followed, the device, inode and size the scan saw) and the bytes streamed from
+    that descriptor into the store a block at a time, hashed on the way: memory stays bounded
+    whatever the size, and bytes that do not hash to the revision's SHA-256 are discarded,
+    never kept. The mtime is not compared: a touch with the same bytes is the same revision,
+    and any other change fails the hash.
     """
+    if max_bytes is not None and revision.size > max_bytes:
+        raise SourceError(too_large_message(revision.size, max_bytes), code="too_large")
     with open_checked(
         root, revision.path, device=revision.device, inode=revision.inode, size=revision.size
     ) as fd:
-        data = read_all(fd, revision.size)
-    if hashlib.sha256(data).hexdigest() != revision.sha256:
+        stored = store.put_original_stream(blocks_as_scanned(fd, revision.size), revision.sha256)
+    if not stored:
         raise SourceError(
             f"{printable(revision.path)} changed after it was registered; the next scan registers it again",
             code="source_changed",
         )
-    store.put_original(data)
 
 
 def refuse(
@@ -199,8 +205,24 @@ def exhausted(
     )
 
 
-def make_chunks(store: ObjectStore, extraction: Extraction, revision: Revision) -> list[Chunk]:
+def make_chunks(
+    store: ObjectStore,
+    extraction: Extraction,
+    revision: Revision,
+    limits: ChunkLimits | None = None,
+) -> list[Chunk]:
+    """Cut the revision's chunks, at most its budget of them (`ChunkLimits`): an artifact of any
+    size, from any extractor, indexes in bounded time. A cut is announced where an extractor's
+    own losses are: the extraction record is rewritten incomplete, naming the text past the
+    last chunk as a failed unit (`resource_limit`), so `loom ingest`, the published event and
+    every hit of the revision say so."""
     artifact = load_artifact(store, extraction, revision)
-    chunks = chunk_artifact(artifact, revision=revision.key)
-    store.put(store.revision_key(revision.key, CHUNKS), chunks_to_parquet(chunks))
-    return chunks
+    cut = chunk_within(artifact, revision=revision.key, original_size=revision.size, limits=limits)
+    store.put(store.revision_key(revision.key, CHUNKS), chunks_to_parquet(cut.chunks))
+    loss = cut.loss()
+    if loss is not None and loss not in extraction.failed_units:
+        _record(
+            store,
+            replace(extraction, complete=False, failed_units=(loss, *extraction.failed_units)),
+        )
+    return cut.chunks

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loom_dagster.chunking import ChunkLimits
 from loom_dagster.display import bounded
 from loom_dagster.errors import SettingsError
 from loom_dagster.extractor.settings import ExtractorSettings, ServiceLimits
-from loom_dagster.lifecycle import Retention
+from loom_dagster.lifecycle import Retention, RetireGuard
 from loom_dagster.retries import RetrySettings
 from loom_dagster.settings.embedder import EmbedderSpec
 from loom_dagster.variables import positive_int
@@ -37,8 +38,13 @@ class LoomSettings:
     limits: ServiceLimits = field(default_factory=ServiceLimits)
     retry: RetrySettings = field(default_factory=RetrySettings)
     retention: Retention = field(default_factory=Retention)
+    # LOOM_RETIRE_MAX_SHARE / LOOM_RETIRE_MIN_COUNT: when a scan's deletions are held.
+    retire_guard: RetireGuard = field(default_factory=RetireGuard)
     instance_home: Path | None = None  # DAGSTER_HOME when set; else under the home
     embedder: EmbedderSpec = field(default_factory=EmbedderSpec)  # LOOM_EMBEDDER
+    # LOOM_MAX_CHUNKS_PER_DOCUMENT, LOOM_MAX_CHUNKS_PER_INPUT_KIB: the most chunks one document
+    # indexes to; the text past them is a failed unit (resource_limit), announced.
+    chunk_limits: ChunkLimits = field(default_factory=ChunkLimits)
     # LOOM_STRICT=1: a refused or incomplete revision fails its run (CI through the Dagster
     # CLI); unset or 0: it is an outcome, shown red or as a warning.
     strict: bool = False
@@ -93,6 +99,15 @@ class LoomSettings:
             limits=ServiceLimits.from_env(env),
             instance_home=Path(env["DAGSTER_HOME"]) if env.get("DAGSTER_HOME") else None,
             embedder=EmbedderSpec.parse(env.get("LOOM_EMBEDDER")),
+            retire_guard=RetireGuard.from_env(env),
+            chunk_limits=ChunkLimits(
+                max_chunks=positive_int(
+                    env, "LOOM_MAX_CHUNKS_PER_DOCUMENT", ChunkLimits.max_chunks
+                ),
+                chunks_per_kib=positive_int(
+                    env, "LOOM_MAX_CHUNKS_PER_INPUT_KIB", ChunkLimits.chunks_per_kib
+                ),
+            ),
             strict=_strict(env),
             dagster_postgres_url=_postgres_url(env),
         )

@@ -120,7 +120,9 @@ def test_an_ingest_killed_at_any_step_is_finished_by_the_next_with_every_file_se
 
     assert second.returncode == 0, err
     last = out.strip().splitlines()[-1]
-    identity = re.fullmatch(r"files 3 = published (\d) \+ refused 0 \+ unchanged (\d)", last)
+    identity = re.fullmatch(
+        r"files 3 = published (\d) \+ refused 0 \+ unchanged (\d) \+ skipped 0", last
+    )
     assert identity and int(identity[1]) + int(identity[2]) == 3, out
     assert_every_file_searchable_once()
     run = DagsterInstance.get().get_run_by_id(killed.run_id)
@@ -179,6 +181,12 @@ def test_a_second_ingest_of_one_folder_waits_for_the_first_then_finds_nothing_to
     second_out, _ = second.communicate(timeout=300)
 
     assert first.returncode == second.returncode == 0
-    assert first_out.strip().splitlines()[-1] == "files 3 = published 3 + refused 0 + unchanged 0"
-    assert second_out.strip().splitlines()[-1] == "files 3 = published 0 + refused 0 + unchanged 3"
+    assert (
+        first_out.strip().splitlines()[-1]
+        == "files 3 = published 3 + refused 0 + unchanged 0 + skipped 0"
+    )
+    assert (
+        second_out.strip().splitlines()[-1]
+        == "files 3 = published 0 + refused 0 + unchanged 3 + skipped 0"
+    )
     assert len(DagsterInstance.get().get_runs()) == 1  # extracted once

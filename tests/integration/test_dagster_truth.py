@@ -315,7 +315,14 @@ def test_a_sensor_evaluation_leaves_the_catalog_as_it_was(
     assert catalog_rows() == before
     [add] = result.dynamic_partitions_requests
     assert sorted(k.split("~")[0] for k in add.partition_keys) == ["new.md", "note.txt"]
-    assert [r.job_name for r in result.run_requests] == ["sync"]  # the deleted guide.md
+    # One run of the two new partitions (a key range: they are neighbours), asked for by the
+    # tick that adds them, and the sync run that retires the deleted guide.md.
+    ingest, sync = result.run_requests
+    assert (ingest.job_name, sync.job_name) == ("ingest", "sync")
+    assert (
+        ingest.tags["dagster/asset_partition_range_start"],
+        ingest.tags["dagster/asset_partition_range_end"],
+    ) == (add.partition_keys[0], add.partition_keys[-1])
     assert [h.chunk.path for h in api.search("wizard log line")][:1] == ["guide.md"]
 
 
@@ -502,7 +509,7 @@ def test_a_parser_upgrade_makes_exactly_its_formats_revisions_stale_and_reproces
         out = capsys.readouterr().out
         assert len(markdown.requests_to(EXTRACT)) - calls == 2  # a.md and b.md, nothing else
         assert "(reprocessed: fake-md 1 -> fake-md 2)" in out
-        assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2"
+        assert out.splitlines()[-1] == "files 4 = published 2 + refused 0 + unchanged 2 + skipped 0"
         assert main(["show", str(folder / "a.md")]) == 0
         assert "stale" not in capsys.readouterr().out
         current = check_status("current_parser")

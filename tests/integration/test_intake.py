@@ -61,7 +61,7 @@ def test_a_file_swapped_for_a_symlink_while_the_folder_is_scanned_is_refused(
         (folder / "notes.txt").symlink_to(secret)
         return listed
 
-    monkeypatch.setattr(sources, "walk", walk_then_swap)
+    monkeypatch.setattr(sources.scanning, "walk", walk_then_swap)
     report = api.ingest_folder(folder)
 
     by_path = {o.path: o for o in report.outcomes}
@@ -123,7 +123,7 @@ def test_a_name_that_is_not_utf8_is_refused_and_the_rest_of_the_folder_is_publis
     assert (
         "refused    bad\\udcff.txt  invalid_name: the file's name is not UTF-8; rename it" in lines
     )
-    assert lines[-1] == "files 3 = published 2 + refused 1 + unchanged 0"
+    assert lines[-1] == "files 3 = published 2 + refused 1 + unchanged 0 + skipped 0"
     assert "Traceback" not in result.stderr
 
     # The sensor scans the same folder without a crash, and registers nothing it cannot name.
@@ -283,7 +283,9 @@ def test_a_latin1_file_is_refused_without_its_encoding_and_published_with_it(
 
     one = loom("ingest", str(folder), "--option", "legacy/receipts-*.txt:encoding=latin-1")
     assert one.returncode == 0, one.stderr
-    assert one.stdout.splitlines()[-1] == "files 3 = published 1 + refused 0 + unchanged 2"
+    assert (
+        one.stdout.splitlines()[-1] == "files 3 = published 1 + refused 0 + unchanged 2 + skipped 0"
+    )
     assert any(
         line.startswith("published  legacy/receipts-latin1.txt") for line in one.stdout.splitlines()
     )
@@ -292,14 +294,23 @@ def test_a_latin1_file_is_refused_without_its_encoding_and_published_with_it(
 
     # A wider glob re-extracts exactly the file it newly applies to.
     wider = loom("ingest", str(folder), "--option", "legacy/*.txt:encoding=latin-1")
-    assert wider.stdout.splitlines()[-1] == "files 3 = published 1 + refused 0 + unchanged 2"
+    assert (
+        wider.stdout.splitlines()[-1]
+        == "files 3 = published 1 + refused 0 + unchanged 2 + skipped 0"
+    )
     assert any(line.startswith("published  legacy/ascii.txt") for line in wider.stdout.splitlines())
 
     # The options are the source's: kept when none are given, cleared on request.
     kept = loom("ingest", str(folder))
-    assert kept.stdout.splitlines()[-1] == "files 3 = published 0 + refused 0 + unchanged 3"
+    assert (
+        kept.stdout.splitlines()[-1]
+        == "files 3 = published 0 + refused 0 + unchanged 3 + skipped 0"
+    )
     cleared = loom("ingest", str(folder), "--no-options")
-    assert cleared.stdout.splitlines()[-1] == "files 3 = published 1 + refused 1 + unchanged 1"
+    assert (
+        cleared.stdout.splitlines()[-1]
+        == "files 3 = published 1 + refused 1 + unchanged 1 + skipped 0"
+    )
 
 
 def test_a_declared_format_and_a_dialect_reach_the_extractor(

@@ -173,8 +173,8 @@ def test_the_command_prints_an_outcome_per_file_and_the_conservation_identity(
     assert main(["ingest", str(folder)]) == 0
 
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "files 2 = published 0 + refused 0 + unchanged 2"
-    assert "files 2 = published 2 + refused 0 + unchanged 0" in out
+    assert out[-1] == "files 2 = published 0 + refused 0 + unchanged 2 + skipped 0"
+    assert "files 2 = published 2 + refused 0 + unchanged 0 + skipped 0" in out
     assert any(line.startswith("published  guide.md") for line in out)
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from dagster import AssetKey, Failure, RetryRequested
 
-from loom_dagster.api import contiguous_batches
 from loom_dagster.assets import retried_only_when_retryable
 from loom_dagster.definitions import build_definitions
 from loom_dagster.errors import ExtractionFailed, ExtractorUnavailable, SettingsError
+from loom_dagster.partitions import contiguous_batches
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.retries import RetrySettings
 from loom_dagster.settings import LoomSettings

@@ -26,7 +26,7 @@ def changed_once_opened(monkeypatch: pytest.MonkeyPatch, change: Callable[[], No
             change()
             yield fd
 
-    monkeypatch.setattr(sources, "open_checked", open_then_change)
+    monkeypatch.setattr(sources.scanning, "open_checked", open_then_change)
 
 
 def folder_with(tmp_path: Path, text: str) -> tuple[Source, Path]:

@@ -238,7 +238,7 @@ def test_a_file_swapped_for_a_symlink_between_stat_and_hash_is_refused_by_the_sc
         (folder / "a.txt").symlink_to(secret)
         return listed
 
-    monkeypatch.setattr(sources, "walk", walk_then_swap)
+    monkeypatch.setattr(sources.scanning, "walk", walk_then_swap)
     result = scan(source, {})
     assert [r.path for r in result.new] == ["b.txt"]
     assert [(r.path, r.code) for r in result.refused] == [("a.txt", "source_changed")]

@@ -1,0 +1,279 @@
+"""`loom ui`: Dagster's `dagster dev` on a home, supervised, and the one daemon a home runs.
+
+`dagster dev` starts a webserver, a daemon and a code server, and the daemon's runs start more
+processes (a run worker, a local extractor). Ended by a signal to it alone, or to its process
+group, `dagster dev` takes its time or leaves them running: an orphaned daemon went on scanning
+and ingesting the home, and a second `loom ui` then ran two daemons on one instance (issue 38).
+So `loom ui`:
+
+- holds the home's daemon lock (`$LOOM_HOME/locks/daemon.lock`, an flock the kernel releases
+  when its holder dies, however it dies) for as long as it runs; a second `loom ui`, or a `loom
+  ingest`, on that home says in one line that its daemon runs, and starts nothing;
+- becomes a child subreaper, so every process `dagster dev` starts stays its descendant even
+  when its parent dies first, and starts `dagster dev` in a session of its own;
+- on SIGTERM, SIGINT or SIGHUP, passes SIGTERM on to that session's process group and to every
+  descendant, gives them GRACE_S to end, then kills whatever is left and reaps it: within
+  STOP_S of the signal no process it started is left; then marks canceled the runs its daemon
+  launched that were still going (`runs.end_runs_launched_since`), and exits 128 + the signal.
+
+Plain Python with no Dagster, but for that last step (imported when it runs).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from loom_dagster.display import one_line
+from loom_dagster.errors import LoomError
+from loom_dagster.settings import LoomSettings
+
+# Seconds the processes are given to end on SIGTERM before they are killed; the whole stop,
+# reaping included, fits in STOP_S.
+GRACE_S = 4.0
+STOP_S = 10.0
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+class DaemonRunning(LoomError):
+    """Another `loom ui` runs Dagster's daemon on this home."""
+
+    code = "daemon_running"
+
+
+# The home's one daemon ---------------------------------------------------------------------------
+
+
+def lock_path(home: Path) -> Path:
+    return home / "locks" / "daemon.lock"
+
+
+@contextmanager
+def daemon_lock(home: Path) -> Iterator[None]:
+    """Hold the home's daemon lock for the block, or raise DaemonRunning naming its holder."""
+    path = lock_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DaemonRunning(_running_message(handle.fileno(), path)) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def refuse_if_daemon_runs(home: Path, doing: str) -> None:
+    """Raise DaemonRunning when a `loom ui` holds the home's daemon lock: `doing` would run
+    beside its daemon, which ingests the registered folders itself."""
+    path = lock_path(home)
+    if not path.exists():
+        return
+    with open(path) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DaemonRunning(
+                _running_message(handle.fileno(), path)
+                + f"; stop it before {doing}, or let its folder sensor ingest (`loom sources add`)"
+            ) from None
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _running_message(fd: int, path: Path) -> str:
+    try:
+        holder = one_line(os.pread(fd, 40, 0).decode("ascii", "replace"), 20) or "unknown"
+    except OSError:
+        holder = "unknown"
+    return f"loom ui (pid {holder}) runs Dagster's daemon on this home ({path.parent.parent})"
+
+
+# Supervising dagster dev -------------------------------------------------------------------------
+
+WORKSPACE = Path(__file__).resolve().parent.parent / "workspace.yaml"
+
+
+def prepare_instance(dagster_home: Path) -> None:
+    """Make the instance's storages (their SQLite tables) once, before `dagster dev`'s webserver
+    and daemon start together: on a fresh home each would create them, and the loser of that race
+    (`table … already exists`) dies, the daemon with it."""
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
+        instance.get_run_records(limit=1)
+
+
+def run_ui(settings: LoomSettings, port: int) -> int:
+    """`dagster dev` on the home's instance, the home's daemon lock held, until it ends or a
+    signal stops it (see the module's docstring); returns the exit status for `loom ui`."""
+    with daemon_lock(settings.home):
+        prepare_instance(settings.dagster_home)
+        started = time.time()
+        command = [sys.executable, "-m", "dagster", "dev", "-w", str(WORKSPACE), "-p", str(port)]
+
+        def on_stop(signum: int) -> None:
+            from loom_dagster import runs
+
+            name = signal.Signals(signum).name
+            ended = runs.end_runs_launched_since(
+                settings.dagster_home, started, f"loom ui was stopped by {name}"
+            )
+            print(
+                f"loom ui: stopped by {name}; dagster dev and every process it started ended"
+                + (f", {len(ended)} run(s) it launched marked canceled" if ended else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+
+        return supervise(
+            command, {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)}, on_stop=on_stop
+        )
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux); False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+
+
+def supervise(
+    command: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    on_stop: Callable[[int], None] = lambda _: None,
+    grace_s: float = GRACE_S,
+) -> int:
+    """Run `command` in a session of its own until it ends or a stop signal comes; then end
+    every process it started. Returns its exit status, or 128 + the signal after `on_stop`."""
+    become_subreaper()
+    stop: list[int] = []
+
+    def note(signum: int, _frame: FrameType | None) -> None:
+        stop.append(signum)
+
+    previous = {s: signal.signal(s, note) for s in STOP_SIGNALS}
+    try:
+        process = subprocess.Popen(list(command), env=dict(env), start_new_session=True)
+        while not stop:
+            try:
+                status = process.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                continue
+            end_family(process.pid, grace_s=grace_s)  # what it left behind
+            return status
+        end_family(process.pid, grace_s=grace_s)
+        process.wait()  # reaped by end_family; this records it
+        on_stop(stop[0])
+        return 128 + stop[0]
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def end_family(group: int, *, grace_s: float = GRACE_S, stop_s: float = STOP_S) -> list[int]:
+    """SIGTERM to process group `group` and every descendant of this process, SIGKILL to what is
+    left after `grace_s`, every child reaped; returns the pids that had to be killed."""
+    started = time.monotonic()
+    _signal_all(group, signal.SIGTERM)
+    while time.monotonic() - started < grace_s and _living_family(group):
+        _reap()
+        time.sleep(0.1)
+        # A process that forked during the grace period gets the signal too.
+        _signal_all(group, signal.SIGTERM)
+    killed = _living_family(group)
+    while time.monotonic() - started < stop_s:
+        _signal_all(group, signal.SIGKILL)
+        _reap()
+        if not _living_family(group):
+            break
+        time.sleep(0.05)
+    _reap()
+    return killed
+
+
+def _signal_all(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in descendants(os.getpid()):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _living_family(group: int) -> list[int]:
+    return sorted(set(descendants(os.getpid())) | set(_group_members(group)))
+
+
+def _reap() -> None:
+    """Collect every ended child (the orphans a subreaper inherits included)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+# Processes, read from /proc ----------------------------------------------------------------------
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return file.read().rsplit(b")", 1)[1].decode().split()
+    except OSError:
+        return None
+
+
+def _all_living() -> Iterator[tuple[int, list[str]]]:
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            # A zombie runs nothing: it waits to be reaped.
+            if fields is not None and fields[0] not in ("Z", "X"):
+                yield int(entry), fields
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living process under `pid` (fields: state, ppid, pgrp, session)."""
+    children: dict[int, list[int]] = {}
+    for child, fields in _all_living():
+        children.setdefault(int(fields[1]), []).append(child)
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _group_members(group: int) -> list[int]:
+    return [pid for pid, fields in _all_living() if int(fields[2]) == group]

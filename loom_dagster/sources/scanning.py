@@ -1,0 +1,254 @@
+"""Scanning a registered folder: the walk (every skipped thing with its reason, an unreadable
+folder an error that keeps its documents), the settle window, and the scan's result."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_module
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from stat import S_ISREG
+
+from loom_dagster.display import printable
+from loom_dagster.errors import SourceError
+from loom_dagster.sources.keys import document_id, revision_key
+from loom_dagster.sources.model import FileState, Refusal, Revision, ScanResult, Skipped, Source
+from loom_dagster.sources.options import _included, options_json
+from loom_dagster.sources.reading import open_checked, sha256_as_scanned, too_large_message
+
+_KINDS = {
+    stat_module.S_IFIFO: "a FIFO",
+    stat_module.S_IFSOCK: "a socket",
+    stat_module.S_IFCHR: "a character device",
+    stat_module.S_IFBLK: "a block device",
+}
+
+
+def _not_taken(relative: str, stat: os.stat_result) -> Skipped | None:
+    """Why an entry that is not a folder is skipped, or None for a regular file."""
+    if S_ISREG(stat.st_mode):
+        return None
+    if stat_module.S_ISLNK(stat.st_mode):
+        return Skipped(relative, "symlink", "a symbolic link: not followed, nothing of it read")
+    kind = _KINDS.get(stat_module.S_IFMT(stat.st_mode), "not a regular file")
+    return Skipped(relative, "not_regular", f"{kind}, not a regular file: not read")
+
+
+def _unreadable(relative: str, error: OSError) -> Skipped:
+    if error.errno == errno.ENAMETOOLONG:
+        return Skipped(
+            relative, "path_too_long", "its path is longer than the system allows: not read"
+        )
+    return Skipped(
+        relative,
+        "unreadable_folder",
+        f"the folder cannot be read ({error.strerror}): its documents stay live until it can",
+    )
+
+
+def walk(
+    source: Source,
+) -> tuple[list[tuple[str, os.stat_result]], list[Refusal], list[Skipped]]:
+    """Every regular file under the root matching an include glob, in path order, refusals,
+    and what was skipped with its reason.
+
+    Path order (not the walk's order) is what lets a capped scan resume after a path. A name
+    that is not UTF-8 is refused (`invalid_name`) on its own: nothing downstream can key,
+    store or show it, and it must not stop its neighbours. Symbolic links (to files or
+    folders, loops included), FIFOs, sockets and devices, folders that cannot be read and
+    paths past the system's limit are skipped, each with a `Skipped` saying why; a root that
+    cannot be read is an error for the whole folder (`unreadable_folder`).
+    """
+    root = Path(source.root)
+    if not root.is_dir():
+        raise SourceError(
+            f"folder {source.root} does not exist or is not a folder", code="missing_folder"
+        )
+    try:
+        os.scandir(root).close()
+    except OSError as error:
+        raise SourceError(
+            f"folder {printable(source.root)} cannot be read ({error.strerror}); "
+            "its documents stay live until it can",
+            code="unreadable_folder",
+        ) from None
+    found: list[tuple[str, os.stat_result]] = []
+    refused: list[Refusal] = []
+    skipped: list[Skipped] = []
+
+    def relative_of(path: str | os.PathLike[str]) -> str:
+        return Path(path).relative_to(root).as_posix()
+
+    def folder_error(error: OSError) -> None:
+        if error.filename is not None:
+            skipped.append(_unreadable(relative_of(error.filename), error))
+
+    for directory, subdirs, files in os.walk(root, onerror=folder_error):
+        kept = []
+        for name in subdirs:
+            if name.startswith("."):
+                continue
+            full = Path(directory) / name
+            try:
+                stat = full.stat(follow_symlinks=False)
+            except OSError as error:
+                skipped.append(_unreadable(relative_of(full), error))
+                continue
+            if stat_module.S_ISLNK(stat.st_mode):  # os.walk lists a link to a folder here
+                skipped.append(
+                    Skipped(relative_of(full), "symlink", "a symbolic link: not followed")
+                )
+                continue
+            kept.append(name)
+        subdirs[:] = kept
+        for name in files:
+            full = Path(directory) / name
+            relative = full.relative_to(root).as_posix()
+            if name.startswith(".") or not _included(relative, source.include):
+                continue
+            try:
+                relative.encode("utf-8")
+            except UnicodeEncodeError:
+                refused.append(
+                    Refusal(relative, "invalid_name", "the file's name is not UTF-8; rename it")
+                )
+                continue
+            try:
+                stat = full.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                skipped.append(
+                    Skipped(
+                        relative,
+                        "path_too_long",
+                        "its path is longer than the system allows: not read",
+                    )
+                    if error.errno == errno.ENAMETOOLONG
+                    else Skipped(relative, "unreadable", f"cannot be read ({error.strerror})")
+                )
+                continue
+            why = _not_taken(relative, stat)
+            if why is None:
+                found.append((relative, stat))
+            else:
+                skipped.append(why)
+    found.sort(key=lambda item: item[0])
+    refused.sort(key=lambda item: item.path)
+    skipped.sort(key=lambda item: item.path)
+    return found, refused, skipped
+
+
+def scan(
+    source: Source,
+    known: Mapping[str, FileState],
+    *,
+    settle_s: float = 0.0,
+    max_hashed: int | None = None,
+    resume_after: str | None = None,
+    now: float | None = None,
+    max_bytes: int | None = None,
+) -> ScanResult:
+    """Stat every file, hash only what changed, and report new revisions and deleted paths.
+
+    `known` is the latest registered state per path. A file modified within `settle_s` is
+    left for a later scan (it may be half-written). With `max_hashed`, the scan stops after
+    hashing that many files and says where to resume; deletions are reported only by a scan
+    that reached the end, since an early stop has not seen every path. A file whose options
+    changed is a new revision with the bytes it had. A file swapped (for a symlink, another
+    file) between its stat and its hash is refused for this scan, not registered. A file
+    larger than `max_bytes` (the extractor's input limit) is refused `too_large` from its
+    size: not a byte of it is read, hashed or stored.
+    """
+    now = time.time() if now is None else now
+    new: list[Revision] = []
+    moved: list[Revision] = []
+    unchanged: list[str] = []
+    unsettled: list[str] = []
+    files, refused, skipped = walk(source)
+    seen: set[str] = {path for path, _ in files} | {r.path for r in refused}
+    # A folder that cannot be read (or a path past the limit) hides its files, it does not
+    # delete them: what the catalog knows under it is kept as seen, so it stays live.
+    hidden = [
+        s.path for s in skipped if s.code in ("unreadable_folder", "path_too_long", "unreadable")
+    ]
+    seen |= {path for path in known if any(path == h or path.startswith(h + "/") for h in hidden)}
+    refused = [r for r in refused if resume_after is None or r.path > resume_after]
+    hashed = 0
+    last_done = resume_after
+
+    def done(resume: str | None, deleted: tuple[str, ...]) -> ScanResult:
+        return ScanResult(
+            tuple(new),
+            tuple(unchanged),
+            deleted,
+            tuple(unsettled),
+            resume,
+            tuple(r for r in refused if resume is None or r.path <= resume),
+            tuple(moved),
+            skipped=tuple(skipped),
+        )
+
+    for relative, stat in files:
+        if resume_after is not None and relative <= resume_after:
+            continue
+        if max_hashed is not None and hashed >= max_hashed:
+            return done(last_done, ())
+        last_done = relative
+        previous = known.get(relative)
+        options = options_json(source, relative)
+        same_file = previous is not None and (
+            previous.size == stat.st_size
+            and previous.mtime_ns == stat.st_mtime_ns
+            and previous.inode in (0, stat.st_ino)
+            and previous.device in (0, stat.st_dev)
+        )
+        if previous and same_file and previous.options == options:
+            unchanged.append(relative)
+            continue
+        if now - stat.st_mtime_ns / 1e9 < settle_s:
+            unsettled.append(relative)
+            continue
+        if max_bytes is not None and stat.st_size > max_bytes:
+            refused.append(
+                Refusal(relative, "too_large", too_large_message(stat.st_size, max_bytes))
+            )
+            continue
+        try:
+            with open_checked(
+                source.root,
+                relative,
+                device=stat.st_dev,
+                inode=stat.st_ino,
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+            ) as fd:
+                sha = sha256_as_scanned(fd, relative, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+        except SourceError as error:
+            if error.code == "source_gone":
+                seen.discard(relative)
+                continue
+            refused.append(Refusal(relative, error.code, error.message))
+            continue
+        hashed += 1
+        revision = Revision(
+            key=revision_key(source.name, relative, sha, options),
+            document_id=document_id(source.name, relative),
+            source=source.name,
+            path=relative,
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            sha256=sha,
+            device=stat.st_dev,
+            inode=stat.st_ino,
+            options=options,
+        )
+        if previous and previous.sha256 == sha and previous.options == options:
+            unchanged.append(relative)
+            moved.append(revision)
+            continue
+        new.append(revision)
+    refused.sort(key=lambda r: r.path)
+    return done(None, tuple(sorted(set(known) - seen)))

@@ -1,0 +1,102 @@
+"""Which runs the folder sensor asks for (issue 38): every revision's first run, in key-range
+batches, none for a key a run holds, and a key whose run ended only after RETRY_AFTER_S."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from dagster import DagsterInstance, DagsterRunStatus
+from dagster._core.storage.dagster_run import DagsterRun
+
+from loom_dagster.partitions import MAX_REVISIONS_PER_RUN, keys_of_runs
+from loom_dagster.sensors import MAX_RUNS_PER_TICK, RETRY_AFTER_S, run_requests
+
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+ORDER = [f"k{n:04}" for n in range(10)]
+
+
+@pytest.fixture
+def instance() -> Iterator[DagsterInstance]:
+    with DagsterInstance.ephemeral() as ephemeral:
+        yield ephemeral
+
+
+def add_run(instance: DagsterInstance, status: DagsterRunStatus, **tags: str) -> None:
+    instance.add_run(
+        DagsterRun(job_name="ingest", run_id=str(uuid.uuid4()), tags=tags, status=status)
+    )
+
+
+def ranges(requests: list) -> list[tuple[str | None, ...]]:  # type: ignore[type-arg]
+    return [
+        (r.partition_key,) if r.partition_key else (r.tags[RANGE_START], r.tags[RANGE_END])
+        for r in requests
+    ]
+
+
+def test_new_and_never_run_partitions_are_asked_for_in_runs_of_neighbours(
+    instance: DagsterInstance,
+) -> None:
+    requests = run_requests(
+        instance, ORDER, fresh=["k0008", "k0009"], idle=["k0001", "k0002", "k0005"]
+    )
+
+    assert ranges(requests) == [("k0001", "k0002"), ("k0005",), ("k0008", "k0009")]
+    assert {r.job_name for r in requests} == {"ingest"}
+
+
+def test_a_first_load_is_a_few_runs_and_a_bounded_number_per_tick(
+    instance: DagsterInstance,
+) -> None:
+    order = [f"k{n:05}" for n in range(MAX_REVISIONS_PER_RUN * (MAX_RUNS_PER_TICK + 2))]
+
+    requests = run_requests(instance, order, fresh=order)
+
+    assert len(requests) == MAX_RUNS_PER_TICK
+    assert ranges(requests)[0] == (order[0], order[MAX_REVISIONS_PER_RUN - 1])
+    # The rest is found again by the next tick: partitions no run took.
+    taken = {k for keys in keys_of_runs(order, (r.tags for r in requests)) for k in keys}
+    assert len(taken) == MAX_REVISIONS_PER_RUN * MAX_RUNS_PER_TICK
+
+
+def test_a_key_a_run_holds_is_left_to_it_whoever_launched_the_run(
+    instance: DagsterInstance,
+) -> None:
+    add_run(instance, DagsterRunStatus.NOT_STARTED, **{RANGE_START: "k0001", RANGE_END: "k0003"})
+    add_run(instance, DagsterRunStatus.STARTED, **{"dagster/partition": "k0007"})
+
+    requests = run_requests(instance, ORDER, idle=ORDER[:9], again=["k0002"])
+
+    assert ranges(requests) == [("k0000",), ("k0004", "k0006"), ("k0008",)]
+
+
+def test_a_key_whose_run_failed_waits_before_it_is_asked_for_again(
+    instance: DagsterInstance,
+) -> None:
+    add_run(instance, DagsterRunStatus.FAILURE, **{RANGE_START: "k0001", RANGE_END: "k0002"})
+    add_run(instance, DagsterRunStatus.SUCCESS, **{"dagster/partition": "k0004"})
+
+    # No hot loop: not on this tick, nor on any before the bound.
+    assert run_requests(instance, ORDER, idle=["k0001", "k0002", "k0004"]) == []
+    # A key to run again (a file back at earlier bytes) is not held back by a run that
+    # succeeded: it ran, and what asks for it now is new.
+    assert ranges(run_requests(instance, ORDER, again=["k0001", "k0004"])) == [("k0004",)]
+
+    later = time.time() + RETRY_AFTER_S + 1
+    requests = run_requests(instance, ORDER, idle=["k0001", "k0002", "k0004"], now=later)
+    assert ranges(requests) == [("k0001", "k0002"), ("k0004",)]
+
+
+def test_the_keys_of_a_run_are_read_from_its_tags() -> None:
+    assert keys_of_runs(
+        ORDER,
+        [
+            {"dagster/partition": "k0003"},
+            {RANGE_START: "k0002", RANGE_END: "k0004"},
+            {RANGE_START: "gone", RANGE_END: "k0004"},
+            {"loom/sources": "docs"},
+        ],
+    ) == [["k0003"], ["k0002", "k0003", "k0004"], [], []]
