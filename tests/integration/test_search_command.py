@@ -122,8 +122,25 @@ def test_a_filter_with_nothing_inside_it_says_no_hits(published: Path) -> None:
             "loom: unknown_tag: tag 'no good' must be 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit",
         ),
+        (
+            ("search", "a" * 100_000),
+            "loom: query_too_long: the query is 100,000 characters long; at most 2,000 are searched",
+        ),
+        (
+            ("search", "E-DISK-" * 2_000),
+            "loom: query_too_long: the query is 14,000 characters long; at most 2,000 are searched",
+        ),
     ],
-    ids=["no usable words", "limit not a number", "limit out of range", "format", "tag", "bad tag"],
+    ids=[
+        "no usable words",
+        "limit not a number",
+        "limit out of range",
+        "format",
+        "tag",
+        "bad tag",
+        "one long word (issue 34 row 1)",
+        "a long identifier",
+    ],
 )
 def test_a_bad_request_is_one_line_and_exit_2(
     published: Path, args: tuple[str, ...], message: str
