@@ -140,6 +140,7 @@ def run_ui(settings: LoomSettings, port: int, *, read_only: bool = False) -> int
     from loom_dagster.ui_gate import Gate, new_token
 
     with daemon_lock(settings.home):
+        settings.check_instance_database()
         prepare_instance(settings.dagster_home)
         started = time.time()
         private = Path(tempfile.mkdtemp(prefix="loom-ui-"))  # 0700: the webserver's socket

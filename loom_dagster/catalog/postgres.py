@@ -88,6 +88,17 @@ def scrubbed(text: str, url: str) -> str:
     return text
 
 
+def unreachable(url: str, *, timeout_s: int = 5) -> str | None:
+    """Why a PostgreSQL database cannot be opened at `url` (one line, its passwords masked),
+    or None when it can: asked before Dagster opens its instance there, which retries for
+    seconds and then fails in pages of tracebacks."""
+    try:
+        psycopg2.connect(_dsn(url), connect_timeout=timeout_s).close()
+    except psycopg2.Error as error:
+        return one_line(scrubbed(str(error).strip() or type(error).__name__, url), 300)
+    return None
+
+
 def translated(error: psycopg2.Error, url: str) -> LoomError:
     """A driver error as the typed error a caller acts on: retry, fix a setting, or a bug."""
     state = error.pgcode or ""
