@@ -24,9 +24,11 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -120,13 +122,44 @@ def prepare_instance(dagster_home: Path) -> None:
         instance.get_run_records(limit=1)
 
 
-def run_ui(settings: LoomSettings, port: int) -> int:
+class UiPortTaken(LoomError):
+    """`loom ui`'s port cannot be listened on."""
+
+    code = "ui_port_unavailable"
+
+
+def url_path(home: Path) -> Path:
+    """Where a running `loom ui` keeps the URL with its session's token (0600)."""
+    return home / "ui" / "url"
+
+
+def run_ui(settings: LoomSettings, port: int, *, read_only: bool = False) -> int:
     """`dagster dev` on the home's instance, the home's daemon lock held, until it ends or a
-    signal stops it (see the module's docstring); returns the exit status for `loom ui`."""
+    signal stops it (see the module's docstring), its webserver on a Unix socket of a private
+    folder and reached only through the gate (`ui_gate`); returns the exit status for `loom ui`."""
+    from loom_dagster.ui_gate import Gate, new_token
+
     with daemon_lock(settings.home):
+        settings.check_instance_database()
         prepare_instance(settings.dagster_home)
         started = time.time()
-        command = [sys.executable, "-m", "dagster", "dev", "-w", str(WORKSPACE), "-p", str(port)]
+        private = Path(tempfile.mkdtemp(prefix="loom-ui-"))  # 0700: the webserver's socket
+        socket_path = str(private / "web.sock")
+        try:
+            gate = Gate("127.0.0.1", port, socket_path, new_token())
+        except OSError as error:
+            shutil.rmtree(private, ignore_errors=True)
+            raise UiPortTaken(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
+        command = [sys.executable, "-m", "loom_dagster.ui_webserver", "dev", socket_path]
+        command += ["1" if read_only else "0", "-w", str(WORKSPACE), "-p", str(gate.port)]
+        url_file = url_path(settings.home)
+        _write_private(url_file, gate.url() + "\n")
+        gate.start()
+        print(
+            f"loom ui: open {gate.url()} (the token in it is this session's; without it the UI"
+            f" answers nothing; also in {url_file})" + (" [read-only]" if read_only else ""),
+            flush=True,
+        )
 
         def on_stop(signum: int) -> None:
             from loom_dagster import runs
@@ -142,9 +175,24 @@ def run_ui(settings: LoomSettings, port: int) -> int:
                 flush=True,
             )
 
-        return supervise(
-            command, {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)}, on_stop=on_stop
-        )
+        try:
+            return supervise(
+                command,
+                {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)},
+                on_stop=on_stop,
+            )
+        finally:
+            url_file.unlink(missing_ok=True)
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(text)
 
 
 def become_subreaper() -> bool:

@@ -31,7 +31,11 @@ GROUPS = (
         "Dagster's objects over the domain; no domain rule of its own",
     ),
     ("domain", "waiting", "plain Python: never imports Dagster"),
-    ("foundation", "retries | variables | hold", "what every layer shares; never imports Dagster"),
+    (
+        "foundation",
+        "retries | variables | hold | ui_gate",
+        "what every layer shares; never imports Dagster",
+    ),
 )
 
 

@@ -19,4 +19,5 @@ def dagster_instance(settings: LoomSettings) -> DagsterInstance:
     """The instance under settings.dagster_home, found without writing DAGSTER_HOME anywhere."""
     from dagster import DagsterInstance
 
+    settings.check_instance_database()
     return DagsterInstance.from_config(str(settings.dagster_home))

@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import psycopg2
 import psycopg2.errorcodes
@@ -59,21 +60,61 @@ def _redacted(url: str) -> str:
     return re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", url)
 
 
+def secrets_of(url: str) -> list[str]:
+    """Every spelling of the passwords a URL may hold, however malformed it is: what follows
+    the user's `:` up to the authority's last `@`, and each `password=` parameter, as written
+    and percent-decoded, and their pieces between delimiters; the longest first."""
+    found: set[str] = set()
+    rest = url.split("://", 1)[1] if "://" in url else url
+    if "@" in rest:
+        userinfo = rest.rsplit("@", 1)[0]
+        if ":" in userinfo:
+            found.add(userinfo.split(":", 1)[1])
+    found.update(re.findall(r"(?i)password\s*=\s*'([^']*)'", url))
+    found.update(re.findall(r"(?i)password\s*=\s*([^&\s']*)", url))
+    found |= {unquote(secret) for secret in found}
+    # A malformed URL is cut by the driver where it sees a delimiter: "u:se/cret@h" is read
+    # as host "u", port "se"; each piece of a password is a secret too.
+    found |= {piece for secret in found for piece in re.split(r"[/?#@:&=\[\]\s]", secret)}
+    return sorted((secret for secret in found if secret), key=len, reverse=True)
+
+
+def scrubbed(text: str, url: str) -> str:
+    """`text` (a message quoting the URL, or a driver's error quoting part of it) with every
+    password of `url` masked: no message shows a secret, however the URL is malformed."""
+    text = text.replace(url, _redacted(url))
+    for secret in secrets_of(url):
+        text = text.replace(secret, "***")
+    return text
+
+
+def unreachable(url: str, *, timeout_s: int = 5) -> str | None:
+    """Why a PostgreSQL database cannot be opened at `url` (one line, its passwords masked),
+    or None when it can: asked before Dagster opens its instance there, which retries for
+    seconds and then fails in pages of tracebacks."""
+    try:
+        psycopg2.connect(_dsn(url), connect_timeout=timeout_s).close()
+    except psycopg2.Error as error:
+        return one_line(scrubbed(str(error).strip() or type(error).__name__, url), 300)
+    return None
+
+
 def translated(error: psycopg2.Error, url: str) -> LoomError:
     """A driver error as the typed error a caller acts on: retry, fix a setting, or a bug."""
     state = error.pgcode or ""
-    text = one_line(str(error).strip() or type(error).__name__, 300)
+    text = one_line(scrubbed(str(error).strip() or type(error).__name__, url), 300)
+    where = scrubbed(_redacted(url), url)
     if state in _REFUSED_STATES or (
         not state and ("authentication failed" in text or "does not exist" in text)
     ):
-        return CatalogRefused(f"the catalog at {_redacted(url)} refused the login: {text}")
+        return CatalogRefused(f"the catalog at {where} refused the login: {text}")
     if isinstance(error, psycopg2.OperationalError | psycopg2.InterfaceError) or (
         state[:2] in _UNAVAILABLE_STATES
     ):
-        return CatalogUnavailable(f"the catalog at {_redacted(url)} is unavailable: {text}")
+        return CatalogUnavailable(f"the catalog at {where} is unavailable: {text}")
     if state in (psycopg2.errorcodes.SERIALIZATION_FAILURE, psycopg2.errorcodes.DEADLOCK_DETECTED):
         return CatalogUnavailable(f"the catalog's transaction lost a race, try again: {text}")
-    return CatalogError(f"the catalog at {_redacted(url)} failed: {text}", code="catalog")
+    return CatalogError(f"the catalog at {where} failed: {text}", code="catalog")
 
 
 def index_id_of(home: Path) -> str:

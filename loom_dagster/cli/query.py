@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loom_dagster.cli.common import command
+from loom_dagster.cli.common import EXIT_USAGE, command, fail
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
 
@@ -40,13 +40,24 @@ def _answer_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _ceilings(args: argparse.Namespace) -> Any:
+    """The query's ceilings, or None after saying in one line which one is invalid."""
     from loom_dagster.query.run import Ceilings
 
-    return Ceilings(max_rows=args.max_rows, seconds=args.timeout)
+    try:
+        return Ceilings(max_rows=args.max_rows, seconds=args.timeout)
+    except LoomError as error:
+        if error.code != "invalid_ceiling":
+            raise
+        fail(str(error))
+        return None
 
 
 def _query(args: argparse.Namespace) -> int:
     from loom_dagster.api.tables import query
+
+    ceilings = _ceilings(args)
+    if ceilings is None:
+        return EXIT_USAGE
 
     if args.plan == "-":
         text = sys.stdin.read()
@@ -57,13 +68,16 @@ def _query(args: argparse.Namespace) -> int:
             raise LoomError(
                 f"cannot read the plan {printable(args.plan)}: {error}", code="invalid_plan"
             ) from None
-    return _print_answer(query(text, ceilings=_ceilings(args)), as_json=args.json)
+    return _print_answer(query(text, ceilings=ceilings), as_json=args.json)
 
 
 def _sql(args: argparse.Namespace) -> int:
     from loom_dagster.api.tables import sql
 
-    return _print_answer(sql(args.text, ceilings=_ceilings(args)), as_json=args.json)
+    ceilings = _ceilings(args)
+    if ceilings is None:
+        return EXIT_USAGE
+    return _print_answer(sql(args.text, ceilings=ceilings), as_json=args.json)
 
 
 def _print_answer(answer: Any, *, as_json: bool) -> int:

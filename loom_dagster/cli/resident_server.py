@@ -54,6 +54,10 @@ Answerer = Callable[[Mapping[str, Any]], Reply]
 # How long a connection may take to send its request; a slow one holds only its own thread.
 READ_TIMEOUT = 5.0
 MAX_CONNECTIONS = 32
+# How long a search waits for the one being answered (they are answered one at a time): past
+# it the client is told `busy` and searches in its own process, so one slow client holds up
+# the others at most this long (issue 34).
+BUSY_WAIT = 0.5
 # How long a new resident waits for the one it replaces to let go of the lock.
 LOCK_WAIT = 5.0
 # How often the accept loop wakes to check its home, its socket and its idle time.
@@ -154,7 +158,8 @@ def _identity(path: str) -> tuple[int, int] | None:
 
 class ResidentServer:
     """The socket side: one thread per connection, answers one at a time (the answer
-    redirects the process's stdout and stderr while it renders)."""
+    redirects the process's stdout and stderr while it renders); a request that would wait
+    past `busy_wait` for another's answer is told `busy` (its client searches itself)."""
 
     def __init__(
         self,
@@ -166,6 +171,7 @@ class ResidentServer:
         uid: int | None = None,
         read_timeout: float = READ_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
+        busy_wait: float = BUSY_WAIT,
     ) -> None:
         self.place = place
         self.key = key
@@ -173,6 +179,7 @@ class ResidentServer:
         self.idle = idle
         self.uid = os.geteuid() if uid is None else uid
         self.read_timeout = read_timeout
+        self.busy_wait = busy_wait
         self._slots = threading.BoundedSemaphore(max_connections)
         self._answering = threading.Lock()
         self._stop = threading.Event()
@@ -318,16 +325,19 @@ class ResidentServer:
         if reason and reason != "idle":
             self.request_stop(reason)
             return {"status": "gone"}
-        with self._answering:
+        if not self._answering.acquire(timeout=self.busy_wait):
+            return {"status": "busy"}  # the client searches itself
+        try:
             started = time.perf_counter()
-            try:
-                reply = self.answer(fields)
-                self.answered += 1
-                self.busy_seconds += time.perf_counter() - started
-                return reply
-            except Exception:  # noqa: BLE001 - a defect: the client searches itself and shows it
-                traceback.print_exc(file=sys.stderr)
-                return {"status": "error"}
+            reply = self.answer(fields)
+            self.answered += 1
+            self.busy_seconds += time.perf_counter() - started
+            return reply
+        except Exception:  # noqa: BLE001 - a defect: the client searches itself and shows it
+            traceback.print_exc(file=sys.stderr)
+            return {"status": "error"}
+        finally:
+            self._answering.release()
 
 
 def main() -> int:

@@ -93,6 +93,7 @@ def _search_here(args: argparse.Namespace, find: Callable[..., list[SearchHit]])
     from loom_dagster.search.service import BadSearch, make_filter
 
     try:
+        _check_utf8(args)
         limit = _limit(args.limit)
         search_filter = make_filter(
             formats=args.formats,
@@ -146,6 +147,33 @@ def _resident(args: argparse.Namespace) -> int:
         f"  answered {state.get('answered')}{version}"
     )
     return 0
+
+
+def _check_utf8(args: argparse.Namespace) -> None:
+    """Raise BadSearch (`invalid_utf8`) naming the first argument that is not valid UTF-8: a
+    command line's bytes arrive surrogate-escaped, and no index term or path can match them
+    (issue 34: they were a traceback)."""
+    from loom_dagster.search.service import BadSearch
+
+    for name, label in [
+        ("text", "the query"),
+        ("path", "--path"),
+        ("formats", "--format"),
+        ("sources", "--source"),
+        ("tags", "--tag"),
+        ("block_types", "--block-type"),
+    ]:
+        value = getattr(args, name)
+        for item in value if isinstance(value, list) else [value]:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                byte = ord(item[error.start]) - 0xDC00
+                where = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else "a lone surrogate"
+                raise BadSearch(
+                    f"{label} is not valid UTF-8 ({where} at character {error.start + 1})",
+                    code="invalid_utf8",
+                ) from None
 
 
 def _limit(text: str) -> int:

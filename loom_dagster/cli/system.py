@@ -49,6 +49,11 @@ def add_extractor(commands: Any) -> None:
 def add_ui(commands: Any) -> None:
     ui = command(commands, "ui", "start the Dagster UI on this project's instance (dagster dev)")
     ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument(
+        "--read-only",
+        action="store_true",
+        help="the webserver refuses every mutation (launching runs, turning sensors on or off)",
+    )
     ui.set_defaults(run=_ui)
 
 
@@ -102,4 +107,4 @@ def _ui(args: argparse.Namespace) -> int:
 
     settings = LoomSettings.from_env()
     prepare_environment(settings)
-    return run_ui(settings, args.port)
+    return run_ui(settings, args.port, read_only=args.read_only)

@@ -31,9 +31,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -56,6 +56,8 @@ _PASSED_PREFIX = "LOOM_EXTRACTOR_"
 class RunningExtractor:
     url: str
     token: str
+    # The service's process id now (it changes when the service is started again).
+    pid: Callable[[], int | None] = field(default=lambda: None, compare=False, repr=False)
 
 
 def extractor_environment() -> Path:
@@ -107,9 +109,45 @@ def service_environment(token: str) -> dict[str, str]:
 
 @contextmanager
 def reference_extractor(host: str = "127.0.0.1") -> Iterator[RunningExtractor]:
-    """Start the reference service on a free port; stop it (and its children) on exit."""
+    """Start the reference service on a free port; stop it (and its children) on exit.
+
+    While the block runs, a service that ends (killed, or crashed) is started again on the same
+    address with the same token, at most MAX_RESTARTS times: the calls that failed meanwhile are
+    tried again by the batch (`pipeline.steps.extract_batch`) and find it there (issue 34)."""
     token = secrets.token_urlsafe(32)
-    command = service_command(host, 0)
+    process = _start(service_command(host, 0), token)
+    url = process.url
+    supervisor = _Supervisor(process, service_command(host, int(url.rsplit(":", 1)[1])), token)
+    supervisor.start()
+    try:
+        yield RunningExtractor(url=url, token=token, pid=supervisor.pid)
+    finally:
+        supervisor.stop()
+
+
+MAX_RESTARTS = 5
+WATCH_S = 0.2
+
+
+@dataclass
+class _Service:
+    process: subprocess.Popen[str]
+    log: IO[str]
+    url: str
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+def _start(command: list[str], token: str) -> _Service:
     # The service logs every request on stderr: a file, not a pipe nobody drains.
     log = tempfile.TemporaryFile(mode="w+")
     try:
@@ -128,18 +166,57 @@ def reference_extractor(host: str = "127.0.0.1") -> Iterator[RunningExtractor]:
             f"the reference extractor cannot be started ({command[0]}): {error.strerror}"
         ) from error
     try:
-        url = _wait_until_ready(process, log)
-        yield RunningExtractor(url=url, token=token)
-    finally:
-        if process.stdin is not None:
-            process.stdin.close()
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        return _Service(process, log, _wait_until_ready(process, log))
+    except BaseException:
         log.close()
+        raise
+
+
+class _Supervisor:
+    """Watches the service from a thread of its own, starts it again when it has ended, and
+    stops it at the end. The thread outlives every service it started (PR_SET_PDEATHSIG is
+    bound to the starting thread): it stops the current one before it ends."""
+
+    def __init__(self, first: _Service, command: list[str], token: str) -> None:
+        self.current = first
+        self.command = command
+        self.token = token
+        self.restarts = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def pid(self) -> int | None:
+        return self.current.process.pid if self.current.process.poll() is None else None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        try:
+            while not self._stop.wait(WATCH_S):
+                status = self.current.process.poll()
+                if status is None or self.restarts >= MAX_RESTARTS:
+                    continue
+                self.restarts += 1
+                try:
+                    replacement = _start(self.command, self.token)
+                except ExtractorUnavailable as error:
+                    print(f"loom: the local extractor ended ({status}); {error}", file=sys.stderr)
+                    continue
+                self.current.log.close()
+                self.current = replacement
+                print(
+                    f"loom: the local extractor ended ({status}); started again at"
+                    f" {replacement.url} ({self.restarts} of {MAX_RESTARTS} restarts)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            self.current.stop()
 
 
 def tied_to_this_process() -> dict[str, Any]:

@@ -97,8 +97,39 @@ class Ceilings:
     seconds: float = 30.0
 
     def __post_init__(self) -> None:
-        if self.max_rows < 1 or self.threads < 1 or self.seconds <= 0:
-            raise QueryError("ceilings must be positive", code="invalid_ceiling")
+        # Checked before anything runs (issue 34): nan ran and reported "past its time limit
+        # (nan s)", inf ran unbounded, a row count past DuckDB's integers failed inside it.
+        for name, value, top in (
+            ("row limit", self.max_rows, MAX_ROWS_CEILING),
+            ("thread count", self.threads, MAX_THREADS_CEILING),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise QueryError(
+                    f"the {name} must be a whole number from 1 to {top:,}, not {_shown(value)}",
+                    code="invalid_ceiling",
+                )
+        seconds = self.seconds
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not 0 < seconds <= MAX_SECONDS_CEILING  # False for nan; inf is past the top
+        ):
+            raise QueryError(
+                f"the time limit must be above 0 and at most {MAX_SECONDS_CEILING:,g} s,"
+                f" not {_shown(seconds)}",
+                code="invalid_ceiling",
+            )
+
+
+# The largest ceilings a query may ask for: past them a query is not bounded in any useful way.
+MAX_ROWS_CEILING = 1_000_000
+MAX_THREADS_CEILING = 64
+MAX_SECONDS_CEILING = 3600.0
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)

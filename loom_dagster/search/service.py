@@ -22,6 +22,10 @@ from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
 from loom_dagster.sources import validate_tag
 
 MAX_LIMIT = 1000
+# The longest query searched, in characters: every leg's cost grows with the query (issue 34:
+# a 100,000-character word once cost minutes), and a question, a pasted error line or a key path
+# is far shorter. A longer one is refused at once (`query_too_long`, exit 2).
+MAX_QUERY_CHARS = 2000
 
 
 NO_FILTER = SearchFilter()
@@ -91,6 +95,14 @@ def make_filter(
     )
 
 
+def check_query_length(query: str) -> None:
+    if len(query) > MAX_QUERY_CHARS:
+        raise BadSearch(
+            f"the query is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,} are searched",
+            code="query_too_long",
+        )
+
+
 def search(
     index: LexicalIndex,
     query: str,
@@ -104,6 +116,7 @@ def search(
     (default: exact keys and BM25), each with its chunk, citation and every leg's rank."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BadSearch(f"limit must be 1 to {MAX_LIMIT}, not {limit}", code="bad_limit")
+    check_query_length(query)
     if not index.query_terms(query) and not query_identifiers(query):
         raise BadSearch(
             f"the query {printable(query)!r} has no words to search for", code="empty_query"

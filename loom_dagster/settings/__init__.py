@@ -136,6 +136,21 @@ class LoomSettings:
             where = error.filename or self.home
             raise self._unusable(f"cannot create or open {where}: {error.strerror}") from error
 
+    def check_instance_database(self) -> None:
+        """With LOOM_DAGSTER_POSTGRES_URL set, raise SettingsError naming it and why its
+        database cannot be opened (one line, no password), before Dagster opens its instance
+        there (issue 34: Dagster retried for 14 s and printed pages of tracebacks)."""
+        if not self.dagster_postgres_url:
+            return
+        from loom_dagster.catalog.postgres import unreachable
+
+        problem = unreachable(self.dagster_postgres_url)
+        if problem is not None:
+            raise SettingsError(
+                f"{POSTGRES_URL_ENV}: the Dagster instance's database cannot be opened: {problem}",
+                code="dagster_instance_unavailable",
+            )
+
     def dagster_yaml(self) -> str:
         """The instance's configuration for these settings: its storage (SQLite under the
         instance's folder, or PostgreSQL), its event log written a batch at a time

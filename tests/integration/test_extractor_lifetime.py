@@ -12,7 +12,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from loom_dagster.errors import ExtractorUnavailable
 from loom_dagster.extractor.local import READY_PREFIX
 from tests.integration.loom_command import LOOM, alive_among, children, descendants
 
@@ -89,3 +91,45 @@ def test_loom_extractor_serve_ends_with_a_killed_loom() -> None:
         run.process.wait()
 
         assert wait_until_gone(service) == []
+
+
+def test_the_local_service_killed_is_started_again_at_its_address_and_the_batch_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Issue 34 row 8: the extractor service killed during `loom ingest` failed the rest of the
+    batch `extractor_unavailable`. Now the local service Loom started is started again on the
+    same address with the same token, and the batch's retries find it."""
+    from loom_dagster.extractor.client import ExtractorClient
+    from loom_dagster.extractor.local import reference_extractor
+    from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL, ExtractorSettings
+    from loom_dagster.retries import RetrySettings
+
+    names = [f"note-{n}.md" for n in range(4)]
+    with (
+        reference_extractor() as running,
+        ExtractorClient(
+            ExtractorSettings.from_env({ENV_URL: running.url, ENV_TOKEN: running.token})
+        ) as client,
+    ):
+        first = running.pid()
+        assert first is not None
+        done: list[str] = []
+        failed: list[str] = []
+        retry = RetrySettings(retries=4, delay_s=1.0)
+        for n, name in enumerate(names):
+            if n == 1:
+                os.kill(first, signal.SIGKILL)  # mid-batch
+            for attempt in range(retry.retries + 1):  # as pipeline.steps.extract_batch tries
+                try:
+                    artifact = client.extract(f"# {name}\n\nbody {n}\n".encode(), name=name)
+                except ExtractorUnavailable:
+                    time.sleep(retry.delay(attempt))
+                    continue
+                done.append(artifact.blocks[0].text if artifact.blocks else name)
+                break
+            else:
+                failed.append(name)
+        assert failed == []
+        assert len(done) == len(names)
+        second = running.pid()
+        assert second is not None and second != first

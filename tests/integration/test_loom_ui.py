@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
+from loom_dagster.dagster_dev import url_path
 from tests.integration.loom_command import LOOM, alive_among, descendants, loom
 
 # From `loom ui` to dagster dev's webserver answering, on a busy 2-core machine.
@@ -33,9 +34,22 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def answering(port: int) -> bool:
+def session_token(home: Path) -> str | None:
+    """The token of the `loom ui` running on `home`, from the URL it wrote (issue 34 row 5)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2) as answer:
+        return url_path(home).read_text().strip().split("loom_token=")[1]
+    except (OSError, IndexError):
+        return None
+
+
+def answering(port: int, home: Path | None = None) -> bool:
+    """The webserver answers through `loom ui`'s gate, given the session's token."""
+    token = session_token(home or Path(os.environ["LOOM_HOME"]))
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/server_info", headers={"Authorization": f"Bearer {token}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=2) as answer:
             return bool(answer.status == 200)
     except OSError:
         return False
@@ -54,9 +68,12 @@ def wait(what: str, probe: object, timeout: float, log: Path) -> None:
 
 
 @contextmanager
-def loom_ui(log: Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def loom_ui(
+    log: Path, env: dict[str, str] | None = None, *, port: int | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """`loom ui` started and serving; killed with everything under it if the test left it up."""
-    port = free_port()
+    port = port or free_port()
+    home = Path((env or os.environ)["LOOM_HOME"])
     with open(log, "wb") as out:
         ui = subprocess.Popen(
             [*LOOM, "ui", "--port", str(port)],
@@ -68,7 +85,7 @@ def loom_ui(log: Path, env: dict[str, str] | None = None) -> Iterator[subprocess
     try:
         wait(
             "dagster dev's webserver",
-            lambda: answering(port) or ui.poll() is not None,
+            lambda: answering(port, home) or ui.poll() is not None,
             STARTED_WITHIN_S,
             log,
         )
@@ -157,6 +174,99 @@ def test_a_second_loom_ui_or_an_ingest_on_a_home_whose_daemon_runs_says_so_in_on
 
     # Its daemon gone, the home is free again.
     assert loom("ingest", str(folder)).returncode == 0
+
+
+def gate_answer(
+    port: int, path: str, *, method: str = "GET", headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body of one request to `loom ui`'s port; no redirect followed."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = b'{"query": "{ version runsOrError { __typename } }"}' if method == "POST" else None
+    connection.request(method, path, body=body, headers=headers or {})
+    answer = connection.getresponse()
+    got = (answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read())
+    connection.close()
+    return got
+
+
+def test_the_ui_answers_only_the_user_with_the_session_token(
+    loom_home: Path, tmp_path: Path
+) -> None:
+    """Issue 34 row 5: another local user reached GraphQL on 127.0.0.1:3000 (read run tags and
+    document text, paused automation). Now the webserver is on a Unix socket in a 0700 folder and
+    the port is a gate that wants the token `loom ui` printed."""
+    log = tmp_path / "ui.log"
+    port = free_port()
+    with loom_ui(log, port=port) as ui:
+        url = url_path(loom_home).read_text().strip()
+        assert oct(url_path(loom_home).stat().st_mode & 0o777) == "0o600"
+        assert f"loom ui: open {url} " in log.read_text(errors="replace")
+        token = url.split("loom_token=")[1]
+        graphql = {"Content-Type": "application/json"}
+        # Without the token: nothing, GraphQL (query and mutation), pages and websockets alike.
+        for method, path, extra in [
+            ("POST", "/graphql", graphql),
+            ("GET", "/graphql?query=%7Bversion%7D", {}),
+            ("GET", "/", {}),
+            ("GET", "/server_info", {}),
+            ("GET", "/?loom_token=wrong", {}),
+            ("POST", "/graphql", {**graphql, "Cookie": f"loom_ui_{port}=wrong"}),
+            ("POST", "/graphql", {**graphql, "Authorization": "Bearer wrong"}),
+            (
+                "GET",
+                "/graphql",
+                {
+                    "Connection": "Upgrade",
+                    "Upgrade": "websocket",
+                    "Sec-WebSocket-Version": "13",
+                    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                    "Sec-WebSocket-Protocol": "graphql-ws",
+                },
+            ),
+        ]:
+            status, _, body = gate_answer(port, path, method=method, headers=extra)
+            assert status == 401, (method, path, extra, body)
+            assert b"version" not in body and b"data" not in body
+        # The printed URL sets the session's cookie and goes on without the token in it.
+        status, headers, _ = gate_answer(port, "/assets?loom_token=" + token)
+        assert status == 303 and headers["location"] == "/assets"
+        cookie = headers["set-cookie"]
+        assert cookie.startswith(f"loom_ui_{port}={token};") and "HttpOnly" in cookie
+        status, _, body = gate_answer(
+            port,
+            "/graphql",
+            method="POST",
+            headers={**graphql, "Cookie": f"loom_ui_{port}={token}"},
+        )
+        assert status == 200 and b'"version"' in body, body
+        # The webserver listens on no TCP port: the gate is the one way in.
+        family = [ui.pid, *descendants(ui.pid)]
+        assert listening_tcp_ports(family) == [port]
+        ui.send_signal(signal.SIGTERM)
+        assert ui.wait(timeout=GONE_WITHIN_S) == 128 + signal.SIGTERM
+    assert not url_path(loom_home).exists()
+
+
+def listening_tcp_ports(pids: list[int]) -> list[int]:
+    """The TCP ports the processes `pids` listen on (from /proc)."""
+    inodes: set[str] = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
 
 
 @pytest.fixture(autouse=True)

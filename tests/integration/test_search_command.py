@@ -122,8 +122,35 @@ def test_a_filter_with_nothing_inside_it_says_no_hits(published: Path) -> None:
             "loom: unknown_tag: tag 'no good' must be 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit",
         ),
+        (
+            ("search", "a" * 100_000),
+            "loom: query_too_long: the query is 100,000 characters long; at most 2,000 are searched",
+        ),
+        (
+            ("search", "E-DISK-" * 2_000),
+            "loom: query_too_long: the query is 14,000 characters long; at most 2,000 are searched",
+        ),
+        (
+            ("search", "ab\udcffcd"),
+            "loom: invalid_utf8: the query is not valid UTF-8 (byte 0xff at character 3)",
+        ),
+        (
+            ("search", "volume", "--path", "runbooks/\udcc3"),
+            "loom: invalid_utf8: --path is not valid UTF-8 (byte 0xc3 at character 10)",
+        ),
     ],
-    ids=["no usable words", "limit not a number", "limit out of range", "format", "tag", "bad tag"],
+    ids=[
+        "no usable words",
+        "limit not a number",
+        "limit out of range",
+        "format",
+        "tag",
+        "bad tag",
+        "one long word (issue 34 row 1)",
+        "a long identifier",
+        "query not UTF-8 (issue 34 row 3)",
+        "path not UTF-8",
+    ],
 )
 def test_a_bad_request_is_one_line_and_exit_2(
     published: Path, args: tuple[str, ...], message: str

@@ -109,10 +109,6 @@ def test_sql_prints_a_table(home: Path, capsys: pytest.CaptureFixture[str]) -> N
             ["sql", 'SELECT * FROM "a.csv#t0"', "--max-rows", "2"],
             "loom: too_many_rows: the answer has more than 2 rows; filter or group it",
         ),
-        (
-            ["sql", 'SELECT * FROM "a.csv#t0"', "--max-rows", "0"],
-            "loom: invalid_ceiling: ceilings must be positive",
-        ),
     ],
 )
 def test_a_mistake_is_one_line_with_its_code(
@@ -121,6 +117,52 @@ def test_a_mistake_is_one_line_with_its_code(
     assert cli.main(argv) == 1
     captured = capsys.readouterr()
     assert captured.err == message + "\n"
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--timeout", "nan", "the time limit must be above 0 and at most 3,600 s, not nan"),
+        ("--timeout", "inf", "the time limit must be above 0 and at most 3,600 s, not inf"),
+        ("--timeout", "-1", "the time limit must be above 0 and at most 3,600 s, not -1.0"),
+        ("--timeout", "0", "the time limit must be above 0 and at most 3,600 s, not 0.0"),
+        (
+            "--timeout",
+            "1e9",
+            "the time limit must be above 0 and at most 3,600 s, not 1000000000.0",
+        ),
+        (
+            "--max-rows",
+            "99999999999999999999999",
+            "the row limit must be a whole number from 1 to 1,000,000, not 99999999999999999999999",
+        ),
+        ("--max-rows", "0", "the row limit must be a whole number from 1 to 1,000,000, not 0"),
+    ],
+)
+@pytest.mark.parametrize("command", ["sql", "query"])
+def test_an_invalid_ceiling_is_refused_before_anything_runs(
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    flag: str,
+    value: str,
+    message: str,
+) -> None:
+    """Issue 34 row 4: nan ran and said "past its time limit (nan s)", inf ran unbounded, a
+    huge row count failed inside DuckDB."""
+    from loom_dagster.api import tables
+
+    def ran(*_: object, **__: object) -> None:
+        raise AssertionError("the query ran")
+
+    monkeypatch.setattr(tables, "sql", ran)
+    monkeypatch.setattr(tables, "query", ran)
+    target = 'SELECT * FROM "a.csv#t0"' if command == "sql" else "/nonexistent/plan.json"
+    assert cli.main([command, target, flag, value]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"loom: invalid_ceiling: {message}\n"
     assert captured.out == ""
 
 

@@ -239,6 +239,27 @@ def test_a_slow_client_does_not_hold_the_others(tmp_path: Path) -> None:
     assert len(running.asked) == 4
 
 
+def test_a_search_that_takes_long_holds_the_others_at_most_the_busy_wait(tmp_path: Path) -> None:
+    """Issue 34 row 2: a normal search sent while another client's long query was answered
+    waited 45 s. Now it waits at most BUSY_WAIT, is told `busy`, and its command searches in
+    its own process (None here)."""
+    from loom_dagster.cli.resident_server import BUSY_WAIT
+
+    stuck = threading.Event()
+    with serving(tmp_path, hold=stuck) as running:
+        first = threading.Thread(target=client_for(tmp_path).search, args=(FIELDS,))
+        first.start()
+        wait_for(lambda: len(running.asked) == 1, "the first search to be answered")
+        started = time.monotonic()
+        assert client_for(tmp_path).search({**FIELDS, "text": "second"}) is None
+        assert time.monotonic() - started < BUSY_WAIT + 2
+        stuck.set()
+        first.join(30)
+        # Once the long one is done, the resident answers again.
+        answer = client_for(tmp_path).search({**FIELDS, "text": "third"})
+        assert answer is not None and answer.stdout == "hits for third\n"
+
+
 def test_a_client_sending_a_byte_now_and_then_is_cut_off(tmp_path: Path) -> None:
     place = Place(str(tmp_path))
     assert place.make_private()
