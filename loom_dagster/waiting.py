@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from loom_dagster import catalog
 from loom_dagster.display import printable
 from loom_dagster.errors import SourceError
 from loom_dagster.settings import LoomSettings
-from loom_dagster.sources import Source, scan
+from loom_dagster.sources import Skipped, Source, scan
 
 # The folder sensor asks for a revision's run at its first tick (30 s) and again RETRY_AFTER_S
 # (300 s) after a run that did not finish it; past this, something is wrong.
@@ -31,12 +31,14 @@ WAIT_BOUND_S = 900.0
 
 @dataclass(frozen=True)
 class Waiting:
-    """What waits for a run in one folder: how many revisions, and the one waiting longest."""
+    """What waits for a run in one folder: how many revisions, and the one waiting longest;
+    and what the same scan passed over, each with why (symlinks, FIFOs, unreadable folders)."""
 
     source: str
     count: int = 0
     oldest_path: str | None = None
     oldest_s: float = 0.0
+    skipped: tuple[Skipped, ...] = ()
 
     @property
     def late(self) -> bool:
@@ -109,7 +111,8 @@ def scan_waiting(con: Any, source: Source, *, now: float | None = None) -> Waiti
         return Waiting(source.name)
     registered = catalog.registered_keys(con, [r.key for r in found.new])
     new = [r.path for r in found.new if r.key not in registered]
-    return waiting_in(con, source, waiting_paths(con, source, new), now=now)
+    waiting = waiting_in(con, source, waiting_paths(con, source, new), now=now)
+    return replace(waiting, skipped=found.skipped)
 
 
 def registered_at(con: Any, source: str, now: float) -> float:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_dagster.cli.common import (
     EXIT_USAGE,
@@ -17,6 +18,9 @@ from loom_dagster.cli.common import (
     registration_arguments,
 )
 from loom_dagster.display import one_line, printable
+
+if TYPE_CHECKING:
+    from loom_dagster.sources import Skipped
 
 
 def add_commands(commands: Any) -> None:
@@ -103,7 +107,20 @@ def _sources_list(args: argparse.Namespace) -> int:
         )
         if source.name in waiting:
             print(f"  waiting   {waiting[source.name].describe()}")
+            _print_skipped(waiting[source.name].skipped)
     return 0
+
+
+# More than this many skipped things in one folder are counted, not listed one by one.
+SKIPPED_SHOWN = 20
+
+
+def _print_skipped(skipped: Sequence[Skipped]) -> None:
+    """Each thing the folder's scan passed over, with its code and why (issue 40 row 9)."""
+    for item in skipped[:SKIPPED_SHOWN]:
+        print(f"  skipped   {printable(item.path)}  {item.code}: {printable(item.message)}")
+    if len(skipped) > SKIPPED_SHOWN:
+        print(f"  skipped   and {len(skipped) - SKIPPED_SHOWN} more")
 
 
 def _show(args: argparse.Namespace) -> int:

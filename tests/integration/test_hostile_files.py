@@ -108,3 +108,11 @@ def test_symlinks_and_a_fifo_are_announced_and_counted_by_loom_ingest(
         "skipped    shadow.txt  symlink: a symbolic link: not followed, nothing of it read" in lines
     )
     assert "files 4 = published 1 + refused 0 + unchanged 0 + skipped 3" in lines
+    # `loom sources list` says the same of the folder, from the scan it makes for what waits.
+    listed = loom("sources", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert [line for line in listed.stdout.splitlines() if line.startswith("  skipped")] == [
+        "  skipped   loop.txt  symlink: a symbolic link: not followed, nothing of it read",
+        "  skipped   pipe.txt  not_regular: a FIFO, not a regular file: not read",
+        "  skipped   shadow.txt  symlink: a symbolic link: not followed, nothing of it read",
+    ]
