@@ -1,18 +1,24 @@
 """The extractor as a Dagster resource: configuration in, a client out; nothing else.
 
 Its fields are the LOOM_DOCUMENT_EXTRACTOR* and LOOM_EXTRACTOR_* values as text, filled from
-Loom's settings where the definitions are built (`of`); it reads no environment of its own, so
-a test or an operator can point it at any service speaking contract v1.
+Loom's settings where the definitions are built (`of`), so a test or an operator can point it at
+any service speaking contract v1. The tokens are the exception: `of` gives them as Dagster
+`EnvVar`s naming LOOM_DOCUMENT_EXTRACTOR_TOKEN and LOOM_DOCUMENT_EXTRACTOR_TOKENS_JSON, which
+Dagster resolves in the process that uses the resource, so no token is ever a literal of the
+resource's configuration (the UI's Resources tab, its GraphQL, a run's snapshot). The local
+default service's token is made by the run that starts it and never leaves that process.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import dagster as dg
 
+from loom_dagster.errors import SettingsError
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
 from loom_dagster.extractor.settings import (
     ENV_MAX_ARTIFACT_BYTES,
@@ -49,8 +55,8 @@ class ExtractorResource(dg.ConfigurableResource):
         return cls(
             url=settings.default_url,
             routes_json=json.dumps(dict(settings.routes)) if settings.routes else None,
-            token=settings.token,
-            tokens_json=json.dumps(dict(settings.tokens)) if settings.tokens else None,
+            token=_from_environment(ENV_TOKEN, settings.token, settings),
+            tokens_json=_from_environment(ENV_TOKENS, settings.tokens or None, settings),
             timeout_s=repr(settings.timeout_s),
             max_artifact_bytes=str(settings.max_artifact_bytes),
             service_timeout_s=repr(limits.time_limit_s),
@@ -70,7 +76,11 @@ class ExtractorResource(dg.ConfigurableResource):
             (ENV_SERVICE_TIMEOUT, self.service_timeout_s),
             (ENV_SERVICE_CONCURRENCY, self.service_slots),
         )
-        return {variable: value for variable, value in fields if value is not None}
+        return {
+            variable: value.get_value() or "" if isinstance(value, dg.EnvVar) else value
+            for variable, value in fields
+            if value is not None
+        }
 
     def settings(self) -> ExtractorSettings:
         return ExtractorSettings.from_env(self._variables())
@@ -91,3 +101,31 @@ class ExtractorResource(dg.ConfigurableResource):
             ExtractorClient(settings, limits=self.limits()) as opened,
         ):
             yield opened
+
+
+def _from_environment(variable: str, value: object, settings: ExtractorSettings) -> str | None:
+    """A secret setting as the `EnvVar` it was read from, never its value.
+
+    The settings were read from this process's environment (`LoomSettings.from_env`); a token
+    that is not what the variable holds now could only reach the resource as a literal, which
+    would show it in the UI, so it is refused.
+    """
+    if value is None:
+        return None
+    held = ExtractorSettings.from_env(
+        {
+            ENV_URL: settings.default_url or "",
+            ENV_ROUTES: json.dumps(dict(settings.routes)),
+            variable: os.environ.get(variable, ""),
+        }
+    )
+    if variable == ENV_TOKEN:
+        same = held.token == settings.token
+    else:
+        same = dict(held.tokens) == dict(settings.tokens)
+    if not same:
+        raise SettingsError(
+            f"{variable}: the extractor's token reaches Dagster only through this variable, "
+            "and it does not hold the token the settings were read with"
+        )
+    return dg.EnvVar(variable)
