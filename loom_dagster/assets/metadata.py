@@ -112,6 +112,7 @@ def chunk_metadata(revision: Revision, chunks: Sequence[Chunk]) -> dict[str, Any
     return {
         "path": MetadataValue.text(metadata_text(f"{revision.source}:{revision.path}")),
         "chunks": MetadataValue.int(len(chunks)),
+        "dagster/row_count": MetadataValue.int(len(chunks)),
         "preview": MetadataValue.md(
             "> " + metadata_text(first, PREVIEW_CHARS).replace("`", "'") if first else "(empty)"
         ),
@@ -121,8 +122,16 @@ def chunk_metadata(revision: Revision, chunks: Sequence[Chunk]) -> dict[str, Any
 def datasets_metadata(found: Sequence[Dataset]) -> dict[str, Any]:
     """What the UI shows of a revision's datasets: a schema each, rows stored and rejected,
     the state of each and whether each kept its whole table."""
+    if not found:
+        return {
+            "status": MetadataValue.text("no tables"),
+            "datasets": MetadataValue.int(0),
+            "dagster/row_count": MetadataValue.int(0),
+        }
     metadata: dict[str, Any] = {
+        "status": MetadataValue.text("typed"),
         "datasets": MetadataValue.int(len(found)),
+        "dagster/row_count": MetadataValue.int(sum(d.rows_stored for d in found)),
         "rows_stored": MetadataValue.int(sum(d.rows_stored for d in found)),
         "rows_rejected": MetadataValue.int(sum(d.rows_rejected for d in found)),
         "state": MetadataValue.text(
@@ -130,12 +139,14 @@ def datasets_metadata(found: Sequence[Dataset]) -> dict[str, Any]:
         ),
         "complete": MetadataValue.bool(all(d.complete for d in found)),
     }
+    if len(found) == 1:  # Dagster's standard key holds one schema: the only table's
+        metadata["dagster/column_schema"] = MetadataValue.table_schema(
+            TableSchema(columns=schema_columns(found[0]))
+        )
     for number, dataset in enumerate(found[:MAX_SCHEMAS], 1):
-        columns = [
-            TableColumn(metadata_text(c.name, 200), c.type.value)
-            for c in dataset.schema.columns[:MAX_SCHEMA_COLUMNS]
-        ]
-        metadata[f"schema {number}"] = MetadataValue.table_schema(TableSchema(columns=columns))
+        metadata[f"schema {number}"] = MetadataValue.table_schema(
+            TableSchema(columns=schema_columns(dataset))
+        )
         metadata[f"dataset {number}"] = MetadataValue.text(
             metadata_text(
                 f"{dataset.dataset_id} {dataset.name}: {dataset.rows_stored} rows stored, "
@@ -144,3 +155,10 @@ def datasets_metadata(found: Sequence[Dataset]) -> dict[str, Any]:
             )
         )
     return metadata
+
+
+def schema_columns(dataset: Dataset) -> list[TableColumn]:
+    return [
+        TableColumn(metadata_text(c.name, 200), c.type.value)
+        for c in dataset.schema.columns[:MAX_SCHEMA_COLUMNS]
+    ]

@@ -2,7 +2,7 @@
 batch made live in the catalog and search with its tables typed as datasets, and the `live` and
 `typed` checks of each partition."""
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from dagster import (
@@ -74,7 +74,7 @@ from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource,
             "switched with its chunks: served while the revision is live.",
             kinds={"parquet", "duckdb"},
             code_version=PACKAGE_VERSION,
-            skippable=True,  # materialized per revision below, only for those with tables
+            skippable=True,  # materialized per revision below, only for those published
             **SKIPPABLE,
         ),
     ],
@@ -146,12 +146,13 @@ def published(
                 con, [o.revision for o in outcomes if o.status == catalog.PUBLISHED]
             )
             typed = {o.revision: tables.get(o.revision, []) for o in outcomes}
+            live = {o.revision for o in outcomes if o.status == catalog.PUBLISHED}
     for outcome in outcomes:
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision
         )
         yield published_event(outcome, extraction)
-    yield from datasets_events(context, typed)
+    yield from datasets_events(context, typed, live)
     if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
         targets = check_targets(context, PUBLISHED, [state.key for state in states])
         for state in states:
@@ -161,14 +162,18 @@ def published(
 
 
 def datasets_events(
-    context: AssetExecutionContext, typed: Mapping[str, Sequence[Dataset]]
+    context: AssetExecutionContext,
+    typed: Mapping[str, Sequence[Dataset]],
+    published: Collection[str],
 ) -> Iterator[Any]:
-    """A materialization of `datasets` per revision that published tables, then the check of
-    every revision (passed for one with none, so no partition's check reads as never run)."""
+    """A materialization of `datasets` per revision published, tables or none (one without
+    says "no tables", row count 0: a healthy file, so its partition is green and no backfill
+    over it fails), then the check of every revision (passed for one with none, so no
+    partition's check reads as never run). A refused revision's stays missing: it failed."""
     if DATASETS not in context.selected_asset_keys:
         return
     for key, found in typed.items():
-        if found:
+        if found or key in published:
             yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
     if any(check.name == TYPED_CHECK for check in context.selected_asset_check_keys):
         targets = check_targets(context, DATASETS, list(typed))
