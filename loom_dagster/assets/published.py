@@ -22,7 +22,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 
 from loom_dagster import catalog, hold, pipeline
-from loom_dagster.assets.live import live_evaluation
+from loom_dagster.assets.live import live_evaluation, no_longer_live
 from loom_dagster.assets.metadata import chunk_metadata, datasets_metadata
 from loom_dagster.assets.runtime import check_targets, registered, retried_only_when_retryable
 from loom_dagster.assets.specs import (
@@ -137,10 +137,12 @@ def published(
     hold.reached("slot")  # the pool's slot held, the catalog not yet open
     with retried_only_when_retryable(retry, context.retry_number):
         with catalog_db.connect() as con:
+            documents = {r.document_id for r in batch}
+            was_live = {s.live_revision for s in catalog.document_states(con, documents)}
             outcomes = pipeline.publish(
                 con, index, object_store, batch, run_id=run_id, vectors=search_index.vectors()
             )
-            states = catalog.document_states(con, {r.document_id for r in batch})
+            states = catalog.document_states(con, documents)
             # Every revision of the batch: one with no table (or refused) passes the check.
             tables = datasets_of_revisions(
                 con, [o.revision for o in outcomes if o.status == catalog.PUBLISHED]
@@ -153,6 +155,11 @@ def published(
         )
         yield published_event(outcome, extraction)
     yield from datasets_events(context, typed, live)
+    # The revisions this batch superseded say so on their own `published` partition.
+    for state in states:
+        said = no_longer_live(state) if state.key in was_live else None
+        if said is not None:
+            yield said
     if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
         targets = check_targets(context, PUBLISHED, [state.key for state in states])
         for state in states:

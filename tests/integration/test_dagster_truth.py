@@ -237,6 +237,13 @@ def test_superseded_and_retired_revisions_read_apart_from_live_ones(
     assert checks[old_note.revision] == (False, f"superseded by {new_note.revision}")
     assert checks[guide.revision] == (False, "retired: its file was deleted")
     assert checks[ingested["legacy.txt"].revision] == (False, "refused: never published")
+    # Where a user looks first, the partition's latest materialization, says so too (issue 28
+    # part 3); the earlier "published" one stays in its history.
+    latest = events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)
+    assert latest[old_note.revision]["status"] == f"superseded by {new_note.revision}"
+    assert latest[old_note.revision]["live"] is False
+    assert latest[guide.revision]["status"] == "retired: its file was deleted"
+    assert latest[new_note.revision]["status"] == "published"
 
 
 def test_a_revision_retired_a_second_time_does_not_stop_the_ingest(
