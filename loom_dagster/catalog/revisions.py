@@ -201,6 +201,20 @@ def registered_keys(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[
     return {row[0] for row in rows}
 
 
+def known_document_digests(con: duckdb.DuckDBPyConnection, digests: Iterable[str]) -> set[str]:
+    """Which of `digests` (of a source and path, as a revision key carries them) name a
+    document some revision was registered for."""
+    digests = list(digests)
+    if not digests:
+        return set()
+    rows = con.execute(
+        "SELECT DISTINCT split_part(document_id, '~', -1) AS digest FROM revisions"
+        " WHERE split_part(document_id, '~', -1) IN (SELECT unnest(?))",
+        [digests],
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
 # A revision refused for one of these reasons runs again once a scan finds its bytes at its
 # path under another identity (the codes refresh_identity clears).
 IDENTITY_REFUSALS = ("source_changed", "source_gone")

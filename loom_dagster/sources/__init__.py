@@ -21,6 +21,7 @@ from __future__ import annotations
 from loom_dagster.sources.keys import (
     KEY_PATTERN,
     document_id,
+    key_document_digest,
     revision_key,
     source_name_for,
     validate_source_name,
@@ -64,6 +65,7 @@ __all__ = [
     "options_json",
     "parse_option",
     "read_all",
+    "key_document_digest",
     "revision_key",
     "scan",
     "source_name_for",

@@ -79,3 +79,13 @@ def revision_key(source: str, path: str, sha256: str, options: str = "{}") -> st
         key += "~" + hashlib.sha256(options.encode()).hexdigest()[:10]
     assert KEY_PATTERN.match(key), key
     return key
+
+
+_REVISION_KEY = re.compile(r"^[A-Za-z0-9._-]+~([0-9a-f]{10})@[0-9a-f]{16}(?:~[0-9a-f]{10})?$")
+
+
+def key_document_digest(key: str) -> str | None:
+    """The digest of (source, path) a revision key carries, the part after `~` in its
+    document's id; None for a string no `revision_key` could have made."""
+    found = _REVISION_KEY.match(key)
+    return found.group(1) if found else None

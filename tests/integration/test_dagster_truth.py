@@ -28,6 +28,7 @@ IMAGE_PAGE_PDF = REPO / "bench" / "docparse" / "pdf" / "image_page.pdf"
 ARTIFACT = AssetKey(["loom", "artifact"])
 CHUNKS = AssetKey(["loom", "chunks"])
 PUBLISHED = AssetKey(["loom", "published"])
+ORIGINAL = AssetKey(["loom", "original"])
 
 GUIDE = "# Guide\n\n" + "".join(
     f"## Part {n}\n\nStep {n} of the install: run the wizard and read its log line {n}.\n\n"
@@ -581,3 +582,36 @@ def test_runs_and_ticks_use_the_settings_read_when_the_definitions_loaded(
         (settings.home / "store" / "revisions" / key / "extraction.json").read_text()
     )
     assert extraction["code"] == "retries_exhausted"
+
+
+# Issue 28 part 5: only real partitions run ------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["made-up.txt~0123456789@0123456789abcdef", "anything at all"])
+def test_a_run_for_a_key_the_catalog_does_not_hold_fails_at_once_naming_it(
+    ingested: dict[str, FileOutcome], key: str
+) -> None:
+    """ "Add a partition" in the UI takes any string; its run must not end in Success."""
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.jobs import INGEST_JOB
+    from loom_dagster.settings import LoomSettings
+
+    before = catalog_rows()
+    instance = DagsterInstance.get()
+    instance.add_dynamic_partitions("revisions", [key])
+
+    result = (
+        build_definitions(LoomSettings.from_env())
+        .resolve_job_def(INGEST_JOB)
+        .execute_in_process(instance=instance, partition_key=key, raise_on_error=False)
+    )
+
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_key is not None and "original" in failure.step_key
+    message = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert repr(key) in message and "\n" not in message.strip()
+    after = catalog_rows()
+    for table in ("revisions", "documents", "outcomes", "outcome_history"):
+        assert after[table] == before[table], table  # nothing registered or published
+    assert key not in events(ORIGINAL, DagsterEventType.ASSET_MATERIALIZATION)
