@@ -3,6 +3,7 @@ original's bytes and copy, the extractor's answer, the chunks cut, the datasets 
 step adds each partition's own to the materialization Dagster makes for it."""
 
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -162,3 +163,40 @@ def schema_columns(dataset: Dataset) -> list[TableColumn]:
         TableColumn(metadata_text(c.name, 200), c.type.value)
         for c in dataset.schema.columns[:MAX_SCHEMA_COLUMNS]
     ]
+
+
+def revision_facts(
+    revision: Revision, root: str, store: ObjectStore, extraction: pipeline.Extraction | None
+) -> dict[str, Any]:
+    """What a published partition's page says of its file: path, format, size, revision and
+    its time, and links to open the original, the artifact and `loom show` for it."""
+    base = store.url.rstrip("/") + "/"
+    facts: dict[str, Any] = {
+        "path": MetadataValue.path(metadata_text(os.path.join(root, revision.path))),
+        "source": MetadataValue.text(metadata_text(revision.source)),
+        "size": MetadataValue.int(revision.size),
+        "revision": MetadataValue.text(revision.sha256[:16]),
+        "modified": MetadataValue.timestamp(revision.mtime_ns / 1e9),
+        "original": MetadataValue.url(base + store.original_key(revision.sha256)),
+        "loom show": MetadataValue.text(
+            metadata_text(f"loom show {shlex.quote(f'{revision.source}:{revision.path}')}")
+        ),
+        "dagster/uri": MetadataValue.text(base + store.original_key(revision.sha256)),
+    }
+    if extraction is not None and extraction.format:
+        facts["format"] = MetadataValue.text(metadata_text(extraction.format))
+    if extraction is not None and extraction.artifact_sha256:
+        facts["artifact"] = MetadataValue.url(base + store.artifact_key(extraction.artifact_sha256))
+    return facts
+
+
+def datasets_facts(found: Sequence[Dataset]) -> dict[str, Any]:
+    """A revision's tables in a line: how many, each with its rows stored."""
+    if not found:
+        return {"tables": MetadataValue.text("no tables")}
+    return {
+        "tables": MetadataValue.text(
+            metadata_text("; ".join(f"{d.name}: {d.rows_stored} rows" for d in found))
+        ),
+        "datasets": MetadataValue.int(len(found)),
+    }

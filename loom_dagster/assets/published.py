@@ -23,7 +23,12 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 
 from loom_dagster import catalog, hold, pipeline
 from loom_dagster.assets.live import live_evaluation, no_longer_live
-from loom_dagster.assets.metadata import chunk_metadata, datasets_metadata
+from loom_dagster.assets.metadata import (
+    chunk_metadata,
+    datasets_facts,
+    datasets_metadata,
+    revision_facts,
+)
 from loom_dagster.assets.runtime import check_targets, registered, retried_only_when_retryable
 from loom_dagster.assets.specs import (
     ARTIFACT,
@@ -110,7 +115,9 @@ def published(
     run_id = context.run.run_id
     retry = loom.retry()
     with retried_only_when_retryable(retry, context.retry_number):
-        batch = [revision for revision, _ in registered(context, catalog_db)]
+        found = registered(context, catalog_db)
+    batch = [revision for revision, _ in found]
+    where = {revision.key: (revision, root) for revision, root in found}
     extractions: dict[str, pipeline.Extraction | None] = {}
     if CHUNKS in context.selected_asset_keys:
         made: list[AssetMaterialization] = []
@@ -153,7 +160,13 @@ def published(
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision
         )
-        yield published_event(outcome, extraction)
+        facts = (
+            revision_facts(*where[outcome.revision], object_store, extraction)
+            if outcome.revision in where
+            else {}
+        )
+        facts.update(datasets_facts(typed.get(outcome.revision, [])))
+        yield published_event(outcome, extraction, facts)
     yield from datasets_events(context, typed, live)
     # The revisions this batch superseded say so on their own `published` partition.
     for state in states:
@@ -220,11 +233,14 @@ def typed_evaluation(
 
 
 def published_event(
-    outcome: catalog.Outcome, extraction: pipeline.Extraction | None
+    outcome: catalog.Outcome,
+    extraction: pipeline.Extraction | None,
+    facts: Mapping[str, Any] | None = None,
 ) -> AssetMaterialization | AssetObservation:
     """A live revision is a materialization of `published`; a refused or superseded one is an
-    observation that says so, and leaves the partition unmaterialized."""
-    metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status)}
+    observation that says so, and leaves the partition unmaterialized. Either carries the
+    revision's facts (its file, format, size, time, datasets, links)."""
+    metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status), **(facts or {})}
     if outcome.chunk_count is not None:
         metadata["chunks"] = MetadataValue.int(outcome.chunk_count)
     if outcome.code:

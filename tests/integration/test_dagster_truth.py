@@ -615,3 +615,22 @@ def test_a_run_for_a_key_the_catalog_does_not_hold_fails_at_once_naming_it(
     for table in ("revisions", "documents", "outcomes", "outcome_history"):
         assert after[table] == before[table], table  # nothing registered or published
     assert key not in events(ORIGINAL, DagsterEventType.ASSET_MATERIALIZATION)
+
+
+def test_a_published_partition_says_what_was_published_and_links_to_it(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    """Issue 28 part 4: the partition page names the file, its format, size, revision and
+    time, its tables, and links to the original, the artifact and `loom show`."""
+    note = ingested["note.txt"]
+    facts = events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)[note.revision or ""]
+    assert facts["status"] == "published"
+    assert facts["path"] == str(tmp_path / "docs" / "note.txt")
+    assert facts["format"] == "text"
+    assert facts["size"] == len("Buy lamp oil and rope.\n")
+    assert note.revision and note.revision.endswith("@" + str(facts["revision"]))
+    assert facts["chunks"] == 1 and facts["tables"] == "no tables"
+    assert str(facts["original"]).endswith(str(facts["dagster/uri"]).rsplit("/", 1)[1])
+    assert "/artifacts/" in str(facts["artifact"])
+    assert facts["loom show"] == "loom show docs:note.txt"
+    assert isinstance(facts["modified"], float)
