@@ -152,3 +152,19 @@ def test_batches_are_runs_of_neighbouring_partitions_within_the_size() -> None:
         ["e", "f"],
     ]
     assert contiguous_batches(ordered, ["f", "a"], 10) == [["a"], ["f"]]
+
+
+def test_loading_the_code_location_logs_no_beta_or_preview_warning(tmp_path: Path) -> None:
+    """Issue 28 part 8: `loom ui`'s log held hundreds of them, one per definition and process."""
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("LOOM_", "DAGSTER_"))
+    }
+    env["LOOM_HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-c", "import loom_dagster.definitions"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "BetaWarning" not in done.stderr and "PreviewWarning" not in done.stderr, done.stderr
