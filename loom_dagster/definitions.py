@@ -7,6 +7,7 @@ The `loom` command makes the home before it loads this.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 from dagster import BetaWarning, Definitions, PreviewWarning, in_process_executor
@@ -27,6 +28,7 @@ warnings.filterwarnings("ignore", message=DELIBERATE, category=PreviewWarning)
 # The definitions are imported after the filter (E402), so it is in place when they are made.
 
 from loom_dagster.assets import PACKAGE_VERSION, artifact_asset, original, published  # noqa: E402
+from loom_dagster.errors import SettingsError  # noqa: E402
 from loom_dagster.jobs import ingest_job, sync_job  # noqa: E402
 from loom_dagster.pipeline import parsers  # noqa: E402
 from loom_dagster.resources.extractor import ExtractorResource  # noqa: E402
@@ -37,6 +39,12 @@ from loom_dagster.settings import LoomSettings  # noqa: E402
 
 
 def build_definitions(settings: LoomSettings) -> Definitions:
+    if not settings.extractor.held_by(os.environ):
+        # The resource passes the tokens on by the variables' names (EnvVar), never as values.
+        raise SettingsError(
+            "LOOM_DOCUMENT_EXTRACTOR_TOKEN(S_JSON): the extractor's tokens reach Dagster only "
+            "through these variables, and they do not hold the tokens the settings were read with"
+        )
     # The parsers the last run saw declared (read, never written, here): a parser upgrade
     # changes the artifact's code version once a run has seen it.
     version = parsers.code_version(parsers.read_declared(settings.home), PACKAGE_VERSION)

@@ -5,20 +5,19 @@ Loom's settings where the definitions are built (`of`), so a test or an operator
 any service speaking contract v1. The tokens are the exception: `of` gives them as Dagster
 `EnvVar`s naming LOOM_DOCUMENT_EXTRACTOR_TOKEN and LOOM_DOCUMENT_EXTRACTOR_TOKENS_JSON, which
 Dagster resolves in the process that uses the resource, so no token is ever a literal of the
-resource's configuration (the UI's Resources tab, its GraphQL, a run's snapshot). The local
+resource's configuration (the UI's Resources tab, its GraphQL, a run's snapshot); this module
+itself reads no environment. The local
 default service's token is made by the run that starts it and never leaves that process.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import dagster as dg
 
-from loom_dagster.errors import SettingsError
 from loom_dagster.extractor.client import ExtractorClient, configured_or_local
 from loom_dagster.extractor.settings import (
     ENV_MAX_ARTIFACT_BYTES,
@@ -55,8 +54,10 @@ class ExtractorResource(dg.ConfigurableResource):
         return cls(
             url=settings.default_url,
             routes_json=json.dumps(dict(settings.routes)) if settings.routes else None,
-            token=_from_environment(ENV_TOKEN, settings.token, settings),
-            tokens_json=_from_environment(ENV_TOKENS, settings.tokens or None, settings),
+            # The tokens as the variables they were read from (`ExtractorSettings.held_by` checks
+            # where the definitions are built that those hold them), never as values.
+            token=dg.EnvVar(ENV_TOKEN) if settings.token else None,
+            tokens_json=dg.EnvVar(ENV_TOKENS) if settings.tokens else None,
             timeout_s=repr(settings.timeout_s),
             max_artifact_bytes=str(settings.max_artifact_bytes),
             service_timeout_s=repr(limits.time_limit_s),
@@ -101,31 +102,3 @@ class ExtractorResource(dg.ConfigurableResource):
             ExtractorClient(settings, limits=self.limits()) as opened,
         ):
             yield opened
-
-
-def _from_environment(variable: str, value: object, settings: ExtractorSettings) -> str | None:
-    """A secret setting as the `EnvVar` it was read from, never its value.
-
-    The settings were read from this process's environment (`LoomSettings.from_env`); a token
-    that is not what the variable holds now could only reach the resource as a literal, which
-    would show it in the UI, so it is refused.
-    """
-    if value is None:
-        return None
-    held = ExtractorSettings.from_env(
-        {
-            ENV_URL: settings.default_url or "",
-            ENV_ROUTES: json.dumps(dict(settings.routes)),
-            variable: os.environ.get(variable, ""),
-        }
-    )
-    if variable == ENV_TOKEN:
-        same = held.token == settings.token
-    else:
-        same = dict(held.tokens) == dict(settings.tokens)
-    if not same:
-        raise SettingsError(
-            f"{variable}: the extractor's token reaches Dagster only through this variable, "
-            "and it does not hold the token the settings were read with"
-        )
-    return dg.EnvVar(variable)

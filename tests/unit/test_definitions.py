@@ -168,3 +168,20 @@ def test_loading_the_code_location_logs_no_beta_or_preview_warning(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "BetaWarning" not in done.stderr and "PreviewWarning" not in done.stderr, done.stderr
+
+
+def test_a_token_its_variable_does_not_hold_is_refused_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The resource names the variable (EnvVar); a token read from elsewhere would be lost.
+    monkeypatch.delenv("LOOM_DOCUMENT_EXTRACTOR_TOKEN", raising=False)
+    settings = LoomSettings.from_env(
+        {
+            "LOOM_HOME": str(tmp_path / "home"),
+            "LOOM_DOCUMENT_EXTRACTOR_URL": "http://127.0.0.1:9",
+            "LOOM_DOCUMENT_EXTRACTOR_TOKEN": "a-token-0123456789",
+        }
+    )
+    with pytest.raises(SettingsError) as raised:
+        build_definitions(settings)
+    assert "0123456789" not in raised.value.message

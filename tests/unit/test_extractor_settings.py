@@ -297,13 +297,13 @@ def test_the_resource_holds_its_tokens_as_environment_variables_never_as_values(
     assert resource.settings() == settings  # resolved where it is used
 
 
-def test_a_token_not_in_its_variable_is_refused_rather_than_configured(monkeypatch):
-    monkeypatch.delenv(ENV_TOKEN, raising=False)
+def test_settings_know_whether_the_environment_holds_their_tokens() -> None:
     settings = ExtractorSettings(default_url=A, token="shared-token-0123456789")
 
-    with pytest.raises(SettingsError, match=ENV_TOKEN) as raised:
-        ExtractorResource.of(settings, ServiceLimits(), concurrency=1)
-    assert "0123456789" not in raised.value.message
+    assert settings.held_by({ENV_TOKEN: "shared-token-0123456789"})
+    assert not settings.held_by({})
+    assert not settings.held_by({ENV_TOKEN: "another-token-0123456789"})
+    assert ExtractorSettings(default_url=A).held_by({})
 
 
 def test_the_resource_refuses_what_the_environment_would(monkeypatch):
