@@ -615,6 +615,19 @@ def test_a_run_for_a_key_the_catalog_does_not_hold_fails_at_once_naming_it(
     for table in ("revisions", "documents", "outcomes", "outcome_history"):
         assert after[table] == before[table], table  # nothing registered or published
     assert key not in events(ORIGINAL, DagsterEventType.ASSET_MATERIALIZATION)
+    # The folder sensor's next tick deletes the made-up partition rather than asking for its
+    # run again every few minutes.
+    from tests.integration.test_pipeline_end_to_end import tick
+
+    after = tick()
+    deleted = [
+        k
+        for request in after.dynamic_partitions_requests or []
+        if type(request).__name__ == "DeleteDynamicPartitionsRequest"
+        for k in request.partition_keys
+    ]
+    assert deleted == [key]
+    assert all(r.partition_key != key and key not in str(r.tags) for r in after.run_requests or [])
 
 
 def test_a_published_partition_says_what_was_published_and_links_to_it(
