@@ -435,6 +435,17 @@ class LexicalIndex:
 
         return self._read(run)
 
+    def document_chunks(self, document_id: str, limit: int) -> list[IndexedChunk]:
+        """The live chunks of one document in their order, at most `limit` of them, looked up
+        through the document_id term (`loom serve`'s get_document outline)."""
+        query = tantivy.Query.term_query(self._schema, "document_id", document_id)
+
+        def run(searcher: tantivy.Searcher) -> list[IndexedChunk]:
+            found = searcher.search(query, limit, count=False)
+            return [self._indexed_chunk(searcher.doc(address)) for _, address in found.hits]
+
+        return sorted(self._read(run), key=lambda chunk: chunk.chunk.ordinal)
+
     def holds_term(self, field: str, value: str) -> bool:
         """Whether any chunk of the latest commit holds `value` in `field` (a tag, a source)."""
         query = tantivy.Query.term_query(self._schema, field, value)
