@@ -217,7 +217,7 @@ class Guard:
             if message["type"] == "http.request":
                 taken += len(message.get("body", b""))
                 if taken > bounds.MAX_REQUEST_BYTES:
-                    raise _TooLarge
+                    raise _TooLarge()
             return message
 
         try:
@@ -232,8 +232,13 @@ class Guard:
         return None
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(ServeError):
+    """A body that grew past the bound while it streamed in (no Content-Length)."""
+
+    code = "request_too_large"
+
+    def __init__(self) -> None:
+        super().__init__(_too_large().message)
 
 
 def _too_large() -> ServeError:

@@ -259,20 +259,16 @@ class Reader:
             raise unknown
         index = self._index()
         number = int(ordinal)
-        around = [f"{revision}#{n}" for n in (number - 1, number + 1) if n >= 0]
-        found = index.fetch([wanted, *around])
+        before, after = f"{revision}#{number - 1}", f"{revision}#{number + 1}"
+        found = index.fetch([wanted, after] if number == 0 else [wanted, before, after])
         chunk = found.get(wanted)
         if chunk is None or not scope.allows(chunk.source):
             raise unknown
         return bounded(
             {
                 **_passage(chunk),
-                "previous": _passage(found[around[0]])
-                if number > 0 and around[0] in found
-                else None,
-                "next": _passage(found[around[-1]])
-                if around[-1] in found and around[-1] != around[0]
-                else None,
+                "previous": _passage(found[before]) if before in found else None,
+                "next": _passage(found[after]) if after in found else None,
             }
         )
 

@@ -149,7 +149,10 @@ def test_ingest_with_the_extractor_down_prints_its_outcomes_and_no_dagster_log(
     out = result.stdout.splitlines()
     assert len(out) == 2 and out[0].startswith("failed     a.md  ")
     assert "retries_exhausted: every try failed; the last: extractor_unavailable: " in out[0]
-    assert out[1] == "files 1 = published 0 + refused 0 + unchanged 0 + skipped 0  (does not hold: 1 failed)"
+    assert (
+        out[1]
+        == "files 1 = published 0 + refused 0 + unchanged 0 + skipped 0  (does not hold: 1 failed)"
+    )
     # Progress only; the run's log, its retries and tracebacks included, is in the instance.
     err = result.stderr.splitlines()
     assert "Traceback" not in result.stderr and " - dagster - " not in result.stderr

@@ -179,6 +179,12 @@ def test_a_second_ingest_of_one_folder_waits_for_the_first_then_finds_nothing_to
     second_out, _ = second.communicate(timeout=300)
 
     assert first.returncode == second.returncode == 0
-    assert first_out.strip().splitlines()[-1] == "files 3 = published 3 + refused 0 + unchanged 0 + skipped 0"
-    assert second_out.strip().splitlines()[-1] == "files 3 = published 0 + refused 0 + unchanged 3 + skipped 0"
+    assert (
+        first_out.strip().splitlines()[-1]
+        == "files 3 = published 3 + refused 0 + unchanged 0 + skipped 0"
+    )
+    assert (
+        second_out.strip().splitlines()[-1]
+        == "files 3 = published 0 + refused 0 + unchanged 3 + skipped 0"
+    )
     assert len(DagsterInstance.get().get_runs()) == 1  # extracted once

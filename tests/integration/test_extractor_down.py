@@ -45,7 +45,10 @@ def test_an_unreachable_extractor_is_retried_then_ends_retries_exhausted_and_the
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("failed     a.md  ")
     assert "retries_exhausted: every try failed; the last: extractor_unavailable: " in out[0]
-    assert out[-1] == "files 1 = published 0 + refused 0 + unchanged 0 + skipped 0  (does not hold: 1 failed)"
+    assert (
+        out[-1]
+        == "files 1 = published 0 + refused 0 + unchanged 0 + skipped 0  (does not hold: 1 failed)"
+    )
     [hit] = api.search("words")
     assert hit.chunk.revision == published.revision and "first" in hit.chunk.text
 

@@ -283,7 +283,9 @@ def test_a_latin1_file_is_refused_without_its_encoding_and_published_with_it(
 
     one = loom("ingest", str(folder), "--option", "legacy/receipts-*.txt:encoding=latin-1")
     assert one.returncode == 0, one.stderr
-    assert one.stdout.splitlines()[-1] == "files 3 = published 1 + refused 0 + unchanged 2 + skipped 0"
+    assert (
+        one.stdout.splitlines()[-1] == "files 3 = published 1 + refused 0 + unchanged 2 + skipped 0"
+    )
     assert any(
         line.startswith("published  legacy/receipts-latin1.txt") for line in one.stdout.splitlines()
     )
@@ -292,14 +294,23 @@ def test_a_latin1_file_is_refused_without_its_encoding_and_published_with_it(
 
     # A wider glob re-extracts exactly the file it newly applies to.
     wider = loom("ingest", str(folder), "--option", "legacy/*.txt:encoding=latin-1")
-    assert wider.stdout.splitlines()[-1] == "files 3 = published 1 + refused 0 + unchanged 2 + skipped 0"
+    assert (
+        wider.stdout.splitlines()[-1]
+        == "files 3 = published 1 + refused 0 + unchanged 2 + skipped 0"
+    )
     assert any(line.startswith("published  legacy/ascii.txt") for line in wider.stdout.splitlines())
 
     # The options are the source's: kept when none are given, cleared on request.
     kept = loom("ingest", str(folder))
-    assert kept.stdout.splitlines()[-1] == "files 3 = published 0 + refused 0 + unchanged 3 + skipped 0"
+    assert (
+        kept.stdout.splitlines()[-1]
+        == "files 3 = published 0 + refused 0 + unchanged 3 + skipped 0"
+    )
     cleared = loom("ingest", str(folder), "--no-options")
-    assert cleared.stdout.splitlines()[-1] == "files 3 = published 1 + refused 1 + unchanged 1 + skipped 0"
+    assert (
+        cleared.stdout.splitlines()[-1]
+        == "files 3 = published 1 + refused 1 + unchanged 1 + skipped 0"
+    )
 
 
 def test_a_declared_format_and_a_dialect_reach_the_extractor(
