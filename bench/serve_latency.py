@@ -1,18 +1,21 @@
 """`loom serve` latency: a search through MCP over streamable HTTP (a real `loom serve --http`
 process, the mcp SDK's ClientSession) beside the same search in this process (serve's Reader,
-the index kept open), p50/p95 in one run; then 50 concurrent MCP clients' p95 and errors.
+the index kept open), query by query in turn, p50/p95 in one run; then 50 concurrent MCP clients' p95 and errors.
 
 The corpus is bench/search_latency.py's generator (synthetic chunks from the words of
 shared/corpus/gold), published into a fresh LOOM_HOME's lexical index: the exact-key and BM25
 legs answer (no vector leg, on both sides alike).
 
-    nice .venv/bin/python bench/serve_latency.py --chunks 100000
+    nice .venv/bin/python bench/serve_latency.py --chunks 100000 [--home DIR]
+
+With --home the built home is kept in DIR and reused by a later run of the same --chunks.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -65,6 +68,33 @@ async def session_latencies(url: str, token: str, queries: list[str]) -> tuple[l
     return samples, errors
 
 
+async def paired(
+    reader: Reader, url: str, token: str, queries: list[str]
+) -> tuple[list[float], list[float], int]:
+    """Each query in this process (serve's Reader, the index kept open) and then through MCP,
+    in turn, so a load that drifts during the run weighs on both sides alike."""
+    local: list[float] = []
+    served: list[float] = []
+    errors = 0
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+        async with streamable_http_client(f"{url}/mcp", http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                for at, query in enumerate(queries[:20] + queries):
+                    started = time.perf_counter()
+                    reader.search(EVERYTHING, query, 10)
+                    middle = time.perf_counter()
+                    try:
+                        result = await session.call_tool("search", {"query": query, "k": 10})
+                        errors += bool(result.is_error)
+                    except Exception:
+                        errors += 1
+                    if at >= 20:  # the first 20 warm both sides
+                        local.append(middle - started)
+                        served.append(time.perf_counter() - middle)
+    return local, served, errors
+
+
 async def concurrent(
     url: str, token: str, queries: list[str], clients: int, each: int
 ) -> dict[str, Any]:
@@ -95,9 +125,15 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--each", type=int, default=10, help="searches per concurrent client")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--home", type=Path, help="build the home here and keep it (reused)")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="loom-serve-bench-") as base:
+    with contextlib.ExitStack() as stack:
+        if args.home is None:
+            base = stack.enter_context(tempfile.TemporaryDirectory(prefix="loom-serve-bench-"))
+        else:
+            args.home.mkdir(parents=True, exist_ok=True)
+            base = str(args.home)
         home = Path(base) / "home"
         env = {
             **os.environ,
@@ -109,29 +145,26 @@ def main() -> None:
         settings = LoomSettings.from_env()
         settings.prepare()
         words = vocabulary(corpus_text())
-        started = time.perf_counter()
-        documents = make_chunks(args.chunks, words)
-        index = LexicalIndex(settings.search_dir)
-        names = sorted(documents)
-        for at in range(0, len(names), 500):
-            index.publish_many({d: documents[d] for d in names[at : at + 500]})
-        built = round(time.perf_counter() - started, 1)
+        marker = Path(base) / "built.json"
+        if marker.is_file() and json.loads(marker.read_text())["chunks"] == args.chunks:
+            built = json.loads(marker.read_text())["index_build_s"]
+        else:
+            started = time.perf_counter()
+            documents = make_chunks(args.chunks, words)
+            index = LexicalIndex(settings.search_dir)
+            names = sorted(documents)
+            for at in range(0, len(names), 500):
+                index.publish_many({d: documents[d] for d in names[at : at + 500]})
+            built = round(time.perf_counter() - started, 1)
+            marker.write_text(json.dumps({"chunks": args.chunks, "index_build_s": built}))
         rng = random.Random(5)
         queries = [
             " ".join(rng.choices(words[:2000], k=rng.randint(2, 6))) for _ in range(args.queries)
         ]
 
         reader = Reader(settings)
-        for query in queries[:20]:
-            reader.search(EVERYTHING, query, 10)
-        samples = []
-        for query in queries:
-            begun = time.perf_counter()
-            reader.search(EVERYTHING, query, 10)
-            samples.append(time.perf_counter() - begun)
-        in_process = percentiles(samples)
-
         tokens = Path(base) / "tokens.json"
+        tokens.unlink(missing_ok=True)
         token = add_token(tokens, "bench", ["*"])
         port = free_port()
         server = subprocess.Popen(
@@ -151,10 +184,10 @@ def main() -> None:
                     if server.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit("loom serve did not start") from None
                     time.sleep(0.2)
-            served_samples, served_errors = asyncio.run(
-                session_latencies(url, token, queries[:20] + queries)
+            local_samples, served_samples, served_errors = asyncio.run(
+                paired(reader, url, token, queries)
             )
-            served = percentiles(served_samples[20:])
+            in_process, served = percentiles(local_samples), percentiles(served_samples)
             many = asyncio.run(concurrent(url, token, queries, args.clients, args.each))
         finally:
             server.terminate()
