@@ -60,6 +60,13 @@ class HomeSearcher:
         return self._vectors
 
     def index(self) -> LexicalIndex:
-        """The current index (reopened when its folder was rebuilt), the home prepared."""
-        self.settings.prepare()
-        return self._current_index()
+        """The current index (reopened when its folder was rebuilt), the home prepared once:
+        a long-lived server checks only the search folder's identity per request, and
+        prepares the home again only when that folder is gone."""
+        if self._index is None:
+            self.settings.prepare()
+        try:
+            return self._current_index()
+        except FileNotFoundError:
+            self.settings.prepare()
+            return self._current_index()

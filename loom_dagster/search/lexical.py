@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -226,6 +227,7 @@ class LexicalIndex:
             ) from error
         # Reload only when a search asks: a watcher thread per open index buys nothing here.
         self._index.config_reader(reload_policy="manual")
+        self._read_generation: tuple[int, int, int, int] | None = None
         self._analyzer = text_analyzer()
         self._index.register_tokenizer(TEXT_ANALYZER, self._analyzer)
 
@@ -502,14 +504,29 @@ class LexicalIndex:
         """The distinct words of a query, as the index holds them, in order."""
         return list(dict.fromkeys(self._analyzer.analyze(query)))[:MAX_QUERY_TERMS]
 
+    def _generation(self) -> tuple[int, int, int, int] | None:
+        """A cheap marker of the index's committed state: every commit rewrites meta.json (a
+        new file renamed into place), so an unchanged stat means nothing was committed."""
+        try:
+            status = os.stat(self.directory / "meta.json")
+        except OSError:
+            return None
+        return (status.st_ino, status.st_mtime_ns, status.st_ctime_ns, status.st_size)
+
     def _read(self, read: Callable[[tantivy.Searcher], T]) -> T:
         error: ValueError | None = None
         for attempt in range(_RELOAD_ATTEMPTS):
             try:
-                self._index.reload()
+                # Reload (re-read meta.json, reopen new segments) only when a commit happened
+                # since the last read: a search of an unchanged index skips it.
+                generation = self._generation()
+                if generation is None or generation != self._read_generation:
+                    self._index.reload()
+                    self._read_generation = generation
                 return read(self._index.searcher())
             except ValueError as failure:
                 error = failure
+                self._read_generation = None
                 time.sleep(0.01 * (attempt + 1))
         raise LoomError(f"{self.directory} could not be read: {error}", code="index_unreadable")
 
