@@ -356,6 +356,10 @@ def http_app(service: Service, tokens: Tokens, host: str) -> ASGIApp:
         mcp._custom_starlette_routes.append(route)
     app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
+        # One JSON body per call rather than an SSE stream: the SDK's client closes an SSE
+        # response as soon as its answer arrives, which drops the connection, so every call
+        # paid a new TCP connection; a JSON body is read whole and the connection kept alive.
+        json_response=True,
         max_request_body_size=bounds.MAX_REQUEST_BYTES,
         host=host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
