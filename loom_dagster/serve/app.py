@@ -11,9 +11,21 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    TextResourceContents,
+    ToolAnnotations,
+)
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -104,23 +116,84 @@ class Service:
 # MCP ---------------------------------------------------------------------------------------
 
 
-def _scope_of(context: Context, default: Scope) -> Scope:
-    request = getattr(context.request_context, "request", None)
+def _request_scope(request_context: Any, default: Scope) -> Scope | None:
+    request = getattr(request_context, "request", None)
     if request is None:  # stdio: the scope the server was started with
         return default
     scope = request.scope.get(SCOPE_KEY)
-    if not isinstance(scope, Scope):  # the HTTP middleware sets it on every request
+    # The HTTP middleware sets it on every request; without it, nothing is answered.
+    return scope if isinstance(scope, Scope) else None
+
+
+def _scope_of(context: Context, default: Scope) -> Scope:
+    scope = _request_scope(context.request_context, default)
+    if scope is None:
         raise ToolError("unauthorized: no scope on this request")
     return scope
 
 
+class LoomMCP(MCPServer):
+    """The SDK's server, its resources the published documents of the caller's scope:
+    listed (paged) and read through the same Service, under the same bounds, as the tools."""
+
+    def __init__(self, service: Service, default: Scope, **settings: Any) -> None:
+        super().__init__("loom", **settings)
+        self.service = service
+        self.default_scope = default
+
+    async def _resources_call(self, ctx: Any, name: str, **arguments: Any) -> dict[str, Any]:
+        scope = _request_scope(ctx, self.default_scope)
+        try:
+            if scope is None:
+                raise ServeError("a valid bearer token is required", code="unauthorized")
+            return await self.service.call(name, scope, **arguments)
+        except ServeError as error:
+            code = INTERNAL_ERROR if error.status >= 500 else INVALID_PARAMS
+            raise MCPError(code=code, message=str(error), data={"code": error.code}) from None
+
+    async def _handle_list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        page = await self._resources_call(ctx, "list_resources", cursor=cursor)
+        return ListResourcesResult(
+            resources=[
+                Resource(
+                    uri=item["uri"],
+                    name=item["name"],
+                    description=f"{item['name']} (revision {item['revision']})",
+                    mime_type="text/plain",
+                )
+                for item in page["resources"]
+            ],
+            next_cursor=page["next_cursor"],
+        )
+
+    async def _handle_read_resource(  # type: ignore[override]
+        self, ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        found = await self._resources_call(ctx, "read_resource", uri=params.uri)
+        return ReadResourceResult(
+            contents=[
+                TextResourceContents(
+                    uri=params.uri,
+                    text=found["text"],
+                    mime_type="text/plain",
+                    _meta={"loom": {k: found[k] for k in ("revision", "passages")}},
+                )
+            ]
+        )
+
+
 def build_mcp(service: Service, default: Scope = EVERYTHING) -> MCPServer:
-    server: MCPServer = MCPServer(
-        "loom",
+    server: MCPServer = LoomMCP(
+        service,
+        default,
         instructions=(
             "Loom serves the documents and tables of registered folders, read-only, each "
             "passage with a citation. Search first, then get_passage or get_document to read "
-            "more; list_datasets, then query or sql for the tables."
+            "more; list_datasets, then query or sql for the tables. Each published document "
+            "is also a resource, loom://SOURCE/PATH, its text as Loom extracted it."
         ),
         log_level="WARNING",
     )

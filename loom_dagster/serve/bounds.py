@@ -18,6 +18,7 @@ MAX_ROWS = 1000  # rows a query or sql answer may hold (the query's own row ceil
 MAX_RESULT_BYTES = 2 * 1024 * 1024  # an answer's JSON; past it the call fails, never cut
 MAX_OUTLINE = 500  # headings in a document's outline
 MAX_DOCUMENT_CHUNKS = 5000  # chunks read to make an outline
+MAX_RESOURCES_PAGE = 500  # documents a resources/list page names
 DEFAULT_SECONDS = 10.0  # wall time per call
 
 # The HTTP status of each error code; a code not named here is 400 (the caller's request).
@@ -26,6 +27,7 @@ STATUS = {
     "unknown_passage": 404,
     "unknown_document": 404,
     "unknown_dataset": 404,
+    "unknown_resource": 404,
     "not_found": 404,
     "method_not_allowed": 405,
     "request_too_large": 413,
