@@ -21,6 +21,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from loom_dagster.extractor.local import RunningExtractor
 from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
@@ -30,6 +31,8 @@ from tests.integration.loom_command import LOOM, loom
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples/docs"
 SECRET_TEXT = "Zanzibar quarterly margin is 41 percent"
+BIG_ROWS = 1200
+BIG_TEXT = 1800  # characters of a note: the table's text and 1000 rows pass MAX_RESULT_BYTES
 TOOLS = {
     "search",
     "get_passage",
@@ -50,6 +53,7 @@ class Home:
         self.token_docs = add_token(self.tokens, "docs-team", ["docs"])
         self.token_secret = add_token(self.tokens, "secret-team", ["secret"])
         self.token_all = add_token(self.tokens, "admin", ["*"])
+        self.token_secret_big = add_token(self.tokens, "secret-and-big", ["secret", "big"])
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +75,16 @@ def home(tmp_path_factory: pytest.TempPathFactory, reference_service: RunningExt
     secret.mkdir()
     (secret / "finance.md").write_text(f"# Finance\n\n{SECRET_TEXT}. Disk full alerts too.\n")
     (secret / "costs.csv").write_text("item,cost\ndisk,10\n")
-    for folder, name in ((docs, "docs"), (secret, "secret")):
+    # `big`: a generated table wide enough that 1000 of its rows pass the answer's bound and
+    # a cross join of it runs past any per-call time limit; its costs.csv shares secret's name.
+    big = root / "big"
+    big.mkdir()
+    filler = "y" * BIG_TEXT
+    (big / "wide.csv").write_text(
+        "n,note\n" + "".join(f"{n},{filler}{n}\n" for n in range(BIG_ROWS))
+    )
+    (big / "costs.csv").write_text("item,cost\ntape,3\n")
+    for folder, name in ((docs, "docs"), (secret, "secret"), (big, "big")):
         done = loom("ingest", str(folder), "--name", name, env=env, timeout=300)
         assert "published" in done.stdout, done.stderr
     return Home(root, env)
@@ -507,3 +520,169 @@ def test_a_token_file_others_can_read_refuses_to_start(home: Home) -> None:
     assert refused.returncode == 1 and "must be 0600" in refused.stderr
     assert json.loads(home.tokens.read_text())["tokens"][0]["sha256"]
     assert home.token_docs not in home.tokens.read_text()  # only hashes are stored
+
+
+# Resources: the published documents -------------------------------------------------------
+
+
+async def _resources(session: ClientSession, read: list[str]) -> tuple[list[Any], list[Any]]:
+    listed = (await session.list_resources()).resources
+    answers: list[Any] = []
+    for uri in read:
+        try:
+            answers.append(await session.read_resource(uri))
+        except Exception as error:  # the SDK raises the server's JSON-RPC error
+            answers.append(error)
+    return listed, answers
+
+
+async def _http_resources(url: str, token: str, read: list[str]) -> tuple[list[Any], list[Any]]:
+    import httpx2
+
+    async with httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ) as client:
+        async with streamable_http_client(f"{url}/mcp", http_client=client) as (r, w):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                return await _resources(session, read)
+
+
+async def _stdio_resources(
+    env: dict[str, str], args: list[str], read: list[str]
+) -> tuple[list[Any], list[Any]]:
+    params = StdioServerParameters(command=LOOM[0], args=[*LOOM[1:], "serve", *args], env=env)
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            return await _resources(session, read)
+
+
+DISK_FULL = "loom://docs/runbooks/disk-full.md"
+
+
+def test_published_documents_are_resources_over_stdio(home: Home) -> None:
+    listed, (found, missing) = asyncio.run(
+        _stdio_resources(home.env, ["--source", "docs"], [DISK_FULL, "loom://docs/nothing.md"])
+    )
+    uris = {str(resource.uri) for resource in listed}
+    assert DISK_FULL in uris and "loom://docs/on-call-handbook.pdf" in uris
+    assert all(uri.startswith("loom://docs/") for uri in uris)  # started with --source docs
+    text = found.contents[0].text
+    assert "E-DISK-042" in text and found.contents[0].mime_type == "text/plain"
+    assert found.contents[0].meta["loom"]["passages"] >= 1
+    assert isinstance(missing, MCPError) and missing.error.data == {"code": "unknown_resource"}
+    assert str(missing) == (
+        "unknown_resource: no published document is 'loom://docs/nothing.md' (loom://SOURCE/PATH)"
+    )
+
+
+def test_resources_over_http_are_scoped_by_the_token(home: Home, server: str) -> None:
+    secret_uri = "loom://secret/finance.md"
+    listed, (mine, theirs) = asyncio.run(
+        _http_resources(server, home.token_docs, [DISK_FULL, secret_uri])
+    )
+    assert {str(r.uri).split("/")[2] for r in listed} == {"docs"}
+    assert "E-DISK-042" in mine.contents[0].text
+    # B's document is answered exactly as one that does not exist.
+    assert isinstance(theirs, MCPError) and theirs.error.data == {"code": "unknown_resource"}
+    assert str(theirs) == (
+        f"unknown_resource: no published document is {secret_uri!r} (loom://SOURCE/PATH)"
+    )
+    listed_b, (read_b,) = asyncio.run(_http_resources(server, home.token_secret, [secret_uri]))
+    assert {str(r.uri) for r in listed_b} >= {secret_uri}
+    assert {str(r.uri).split("/")[2] for r in listed_b} == {"secret"}
+    assert SECRET_TEXT in read_b.contents[0].text
+
+
+def test_a_resource_past_the_answer_bound_is_refused_whole(home: Home, server: str) -> None:
+    wide = "loom://big/wide.csv"
+    _, (answer,) = asyncio.run(_http_resources(server, home.token_all, [wide]))
+    assert isinstance(answer, MCPError), answer
+    assert answer.error.data == {"code": "result_too_large"}
+    assert str(answer).startswith("result_too_large: the answer is ")
+    assert "yyyy" not in str(answer)
+
+
+# Queries, datasets and the bounds of one call ----------------------------------------------
+
+DISK_USAGE = "runbooks/disk-usage.xlsx#Disk usage"
+WIDE = "wide.csv#wide.csv"
+
+
+def test_a_valid_query_plan_gets_its_answer_with_a_receipt(home: Home, server: str) -> None:
+    rows_plan = {
+        "datasets": [{"alias": "d", "dataset": DISK_USAGE}],
+        "columns": [{"alias": "d", "column": "host"}],
+    }
+    count_plan = {
+        "datasets": [{"alias": "d", "dataset": DISK_USAGE}],
+        "aggregates": [{"fn": "count"}],
+    }
+    results = over_http(
+        server, home.token_docs, [("query", {"plan": rows_plan}), ("query", {"plan": count_plan})]
+    )
+    rows = structured(results[1])
+    hosts = [row[-1] for row in rows["rows"]]
+    assert "invoice-worker-1" in hosts and len(hosts) == 3
+    assert rows["receipt"]["complete"] is True
+    assert structured(results[2])["rows"] == [[3]]
+
+
+def test_query_and_get_document_over_mcp_keep_to_the_token_scope(home: Home, server: str) -> None:
+    secret_sets = api(server, home.token_secret, "GET", "/v1/datasets").json()["datasets"]
+    b_name = secret_sets[0]["name"]
+    plan = {"datasets": [{"alias": "c", "dataset": b_name}], "aggregates": [{"fn": "count"}]}
+    results = over_http(
+        server,
+        home.token_docs,
+        [
+            ("query", {"plan": plan}),
+            ("query", {"plan": {**plan, "datasets": [{"alias": "c", "dataset": "nothing"}]}}),
+            ("get_document", {"document": "secret:finance.md"}),
+            ("get_document", {"document": "docs:nothing.md"}),
+        ],
+    )
+    theirs, none = error_text(results[1]), error_text(results[2])
+    assert "unknown_dataset" in theirs and "Zanzibar" not in theirs
+    assert theirs.replace(repr(b_name), "X") == none.replace("'nothing'", "X")
+    doc_theirs, doc_none = error_text(results[3]), error_text(results[4])
+    assert "unknown_document" in doc_theirs
+    assert doc_theirs.replace("secret:finance.md", "X") == doc_none.replace("docs:nothing.md", "X")
+    # B's own token gets B's answer.
+    own = over_http(server, home.token_secret, [("query", {"plan": plan})])
+    assert structured(own[1])["rows"] == [[1]]
+
+
+COSTS = quote("costs.csv#costs.csv", safe="")  # secret's and big's costs.csv, one name
+
+
+def test_a_name_two_datasets_of_the_scope_share_is_ambiguous(home: Home, server: str) -> None:
+    for token in (home.token_all, home.token_secret_big):
+        answer = api(server, token, "GET", f"/v1/datasets/{COSTS}")
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["code"] == "ambiguous_dataset"
+    # A scope holding one of them is not told of the other.
+    one = api(server, home.token_secret, "GET", f"/v1/datasets/{COSTS}")
+    assert one.status_code == 200 and one.json()["source"] == "secret"
+
+
+def test_an_answer_past_the_size_bound_is_result_too_large(home: Home, server: str) -> None:
+    statement = f'SELECT a.note, b.note AS again FROM "{WIDE}" a CROSS JOIN "{WIDE}" b LIMIT 1000'
+    answer = api(server, home.token_all, "POST", "/v1/sql", {"statement": statement})
+    assert answer.status_code == 413, answer.text
+    assert answer.json()["error"]["code"] == "result_too_large"
+    # Over MCP: the same error, never part of the rows.
+    result = over_http(server, home.token_all, [("sql", {"statement": statement})])[1]
+    assert "result_too_large" in error_text(result) and "yyyy" not in error_text(result)
+
+
+def test_a_call_past_the_time_limit_is_a_timeout(home: Home) -> None:
+    slow = f'SELECT sum(a.n + b.n + c.n) FROM "{WIDE}" a, "{WIDE}" b, "{WIDE}" c'
+    started = time.monotonic()
+    results = over_stdio(home, [("sql", {"statement": slow}), ("formats", {})], "--timeout", "1")
+    assert error_text(results[1]) == (
+        "Error executing tool sql: time_limit: the query ran past its time limit (1 s)"
+    )
+    assert structured(results[2])["formats"]  # the server still answers afterwards
+    assert time.monotonic() - started < 60
