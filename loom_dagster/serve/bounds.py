@@ -3,6 +3,7 @@ the HTTP status that goes with it). Nothing here imports the pipeline."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from loom_dagster.errors import LoomError
@@ -59,3 +60,26 @@ def as_serve_error(error: LoomError) -> ServeError:
     if isinstance(error, ServeError):
         return error
     return ServeError(error.message, code=error.code)
+
+
+def checked_text(value: object, name: str, limit: int, *, code: str = "bad_request") -> str:
+    """A caller's string, checked: a string, at most `limit` characters, no NUL."""
+    if not isinstance(value, str):
+        raise ServeError(f"{name} must be a string", code="bad_request")
+    if len(value) > limit:
+        raise ServeError(f"{name} is longer than {limit} characters", code=code)
+    if "\x00" in value:
+        raise ServeError(f"{name} holds a NUL character", code="bad_request")
+    return value
+
+
+def bounded(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer, unless its JSON is past MAX_RESULT_BYTES: then the call fails whole."""
+    size = len(json.dumps(answer, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size > MAX_RESULT_BYTES:
+        raise ServeError(
+            f"the answer is {size} bytes, more than {MAX_RESULT_BYTES}; ask for less"
+            " (a smaller k, fewer rows, a narrower filter)",
+            code="result_too_large",
+        )
+    return answer

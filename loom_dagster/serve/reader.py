@@ -10,17 +10,15 @@ caller's own sources only, so no answer, count or error tells one scope about an
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
 
 from loom_dagster.display import one_line
 from loom_dagster.errors import LoomError
 from loom_dagster.search.home import HomeSearcher
 from loom_dagster.serve import bounds
-from loom_dagster.serve.bounds import ServeError
+from loom_dagster.serve.bounds import ServeError, bounded, checked_text
 from loom_dagster.serve.tokens import Scope
 from loom_dagster.settings import LoomSettings
 
@@ -30,32 +28,6 @@ if TYPE_CHECKING:
     from loom_dagster.search.service import SearchHit
 
 FILTER_KEYS = ("formats", "sources", "block_types", "tags", "path_prefix")
-RESOURCE_SCHEME = "loom://"
-
-
-def resource_uri(source: str, path: str) -> str:
-    """A published document's MCP resource: loom://SOURCE/PATH, the path percent-encoded."""
-    return f"{RESOURCE_SCHEME}{quote(source, safe='')}/{quote(path, safe='/')}"
-
-
-def resource_target(uri: str) -> tuple[str, str] | None:
-    """(source, path) of a loom:// URI, or None when it is not one."""
-    if not uri.startswith(RESOURCE_SCHEME):
-        return None
-    source, slash, path = uri[len(RESOURCE_SCHEME) :].partition("/")
-    if not (slash and source and path):
-        return None
-    return unquote(source), unquote(path)
-
-
-def _text(value: object, name: str, limit: int, *, code: str = "bad_request") -> str:
-    if not isinstance(value, str):
-        raise ServeError(f"{name} must be a string", code="bad_request")
-    if len(value) > limit:
-        raise ServeError(f"{name} is longer than {limit} characters", code=code)
-    if "\x00" in value:
-        raise ServeError(f"{name} holds a NUL character", code="bad_request")
-    return value
 
 
 def _strings(value: object, name: str) -> list[str]:
@@ -67,7 +39,7 @@ def _strings(value: object, name: str) -> list[str]:
         raise ServeError(
             f"filters.{name} holds more than {bounds.MAX_FILTER_VALUES} values", code="bad_filter"
         )
-    return [_text(item, f"filters.{name}", bounds.MAX_NAME_CHARS) for item in value]
+    return [checked_text(item, f"filters.{name}", bounds.MAX_NAME_CHARS) for item in value]
 
 
 def citation(chunk: IndexedChunk) -> dict[str, Any]:
@@ -137,18 +109,6 @@ def _dataset(found: Dataset) -> dict[str, Any]:
     }
 
 
-def bounded(answer: dict[str, Any]) -> dict[str, Any]:
-    """The answer, unless its JSON is past MAX_RESULT_BYTES: then the call fails whole."""
-    size = len(json.dumps(answer, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    if size > bounds.MAX_RESULT_BYTES:
-        raise ServeError(
-            f"the answer is {size} bytes, more than {bounds.MAX_RESULT_BYTES}; ask for less"
-            " (a smaller k, fewer rows, a narrower filter)",
-            code="result_too_large",
-        )
-    return answer
-
-
 class ScopedDatasets:
     """The query package's Catalog, seeing only the datasets of the caller's sources: a name
     is resolved among them, so another scope's dataset of the same name is neither found nor
@@ -199,7 +159,7 @@ class Reader:
     ) -> dict[str, Any]:
         from loom_dagster.search.service import BadSearch, default_legs, make_filter, search
 
-        text = _text(query, "query", bounds.MAX_QUERY_CHARS, code="query_too_long")
+        text = checked_text(query, "query", bounds.MAX_QUERY_CHARS, code="query_too_long")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= bounds.MAX_K:
             raise ServeError(f"k must be an integer from 1 to {bounds.MAX_K}", code="bad_k")
         if filters is None:
@@ -214,7 +174,7 @@ class Reader:
                 code="bad_filter",
             )
         path_prefix = filters.get("path_prefix") or ""
-        path_prefix = _text(path_prefix, "filters.path_prefix", bounds.MAX_NAME_CHARS)
+        path_prefix = checked_text(path_prefix, "filters.path_prefix", bounds.MAX_NAME_CHARS)
         sources = _strings(filters.get("sources"), "sources")
         tags = _strings(filters.get("tags"), "tags")
         outside = [name for name in sources if not scope.allows(name)]
@@ -267,7 +227,7 @@ class Reader:
     # passages and documents -------------------------------------------------------------
 
     def get_passage(self, scope: Scope, passage_id: object) -> dict[str, Any]:
-        wanted = _text(passage_id, "id", bounds.MAX_NAME_CHARS)
+        wanted = checked_text(passage_id, "id", bounds.MAX_NAME_CHARS)
         revision, hash_, ordinal = wanted.rpartition("#")
         unknown = ServeError(
             f"no passage has the id {one_line(wanted, 200)!r}", code="unknown_passage"
@@ -294,7 +254,7 @@ class Reader:
         revision's outline (the headings, each with its first passage)."""
         from loom_dagster import catalog
 
-        wanted = _text(target, "document", bounds.MAX_NAME_CHARS)
+        wanted = checked_text(target, "document", bounds.MAX_NAME_CHARS)
         unknown = ServeError(
             f"no document is {one_line(wanted, 200)!r} (give SOURCE:PATH or a revision key)",
             code="unknown_document",
@@ -365,76 +325,17 @@ class Reader:
             }
         )
 
-    # resources: the published documents ------------------------------------------------
+    # resources: the published documents (resources.py) -------------------------------
 
     def list_resources(self, scope: Scope, cursor: object = None) -> dict[str, Any]:
-        """The live documents of the caller's sources, MAX_RESOURCES_PAGE a page; the cursor
-        is where the next page starts."""
-        from loom_dagster import catalog
+        from loom_dagster.serve.resources import list_resources
 
-        start = 0
-        if cursor is not None:
-            if not isinstance(cursor, str) or not cursor.isdigit() or len(cursor) > 9:
-                raise ServeError("the cursor is not one this server gave", code="bad_cursor")
-            start = int(cursor)
-        self.settings.prepare()
-        with catalog.connect(self.settings.catalog_path) as con:
-            live = [row for row in catalog.live_documents(con) if scope.allows(row[1])]
-        page = live[start : start + bounds.MAX_RESOURCES_PAGE]
-        following = start + len(page)
-        return {
-            "resources": [
-                {
-                    "uri": resource_uri(source, path),
-                    "name": f"{source}:{path}",
-                    "source": source,
-                    "path": path,
-                    "revision": revision,
-                }
-                for _, source, path, revision in page
-            ],
-            "next_cursor": str(following) if following < len(live) else None,
-        }
+        return list_resources(self.settings, scope, cursor)
 
     def read_resource(self, scope: Scope, uri: object) -> dict[str, Any]:
-        """The text Loom published of one live document (its passages in order), whole or
-        not at all: past MAX_DOCUMENT_CHUNKS passages or MAX_RESULT_BYTES it is refused."""
-        from loom_dagster import catalog
+        from loom_dagster.serve.resources import read_resource
 
-        wanted = _text(uri, "uri", bounds.MAX_NAME_CHARS)
-        unknown = ServeError(
-            f"no published document is {one_line(wanted, 200)!r} (loom://SOURCE/PATH)",
-            code="unknown_resource",
-        )
-        target = resource_target(wanted)
-        if target is None or not scope.allows(target[0]):
-            raise unknown
-        source, path = target
-        self.settings.prepare()
-        with catalog.connect(self.settings.catalog_path) as con:
-            history = catalog.file_history(con, source, path)
-        live = next((entry for entry in history if entry.live), None)
-        if live is None:
-            raise unknown
-        chunks = self._index().document_chunks(
-            live.revision.document_id, bounds.MAX_DOCUMENT_CHUNKS + 1
-        )
-        if len(chunks) > bounds.MAX_DOCUMENT_CHUNKS:
-            raise ServeError(
-                f"{source}:{path} has more than {bounds.MAX_DOCUMENT_CHUNKS} passages; read it"
-                " by search and get_passage",
-                code="result_too_large",
-            )
-        return bounded(
-            {
-                "uri": resource_uri(source, path),
-                "source": source,
-                "path": path,
-                "revision": live.revision.key,
-                "passages": len(chunks),
-                "text": "\n\n".join(chunk.text for chunk in chunks),
-            }
-        )
+        return read_resource(self.settings, self._index, scope, uri)
 
     # datasets and queries ---------------------------------------------------------------
 
@@ -450,7 +351,7 @@ class Reader:
     def describe_dataset(self, scope: Scope, name: object) -> dict[str, Any]:
         from loom_dagster.datasets.catalog import DatasetError
 
-        wanted = _text(name, "name", bounds.MAX_NAME_CHARS)
+        wanted = checked_text(name, "name", bounds.MAX_NAME_CHARS)
         try:
             found = self._datasets(scope).served_dataset(wanted)
         except DatasetError as error:
@@ -483,7 +384,7 @@ class Reader:
         from loom_dagster.query.run import StoreSnapshots
         from loom_dagster.query.service import run_sql
 
-        text = _text(statement, "statement", bounds.MAX_SQL_CHARS, code="statement_too_long")
+        text = checked_text(statement, "statement", bounds.MAX_SQL_CHARS, code="statement_too_long")
         catalog = self._datasets(scope)
         files = StoreSnapshots(ObjectStore(self.settings.object_store_url))
         return bounded(_answer(run_sql(text, catalog, files, self._ceilings(seconds))))
