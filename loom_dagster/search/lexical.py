@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -227,7 +226,7 @@ class LexicalIndex:
             ) from error
         # Reload only when a search asks: a watcher thread per open index buys nothing here.
         self._index.config_reader(reload_policy="manual")
-        self._read_generation: tuple[int, int, int, int] | None = None
+        self._read_generation: bytes | None = None
         self._analyzer = text_analyzer()
         self._index.register_tokenizer(TEXT_ANALYZER, self._analyzer)
 
@@ -504,14 +503,15 @@ class LexicalIndex:
         """The distinct words of a query, as the index holds them, in order."""
         return list(dict.fromkeys(self._analyzer.analyze(query)))[:MAX_QUERY_TERMS]
 
-    def _generation(self) -> tuple[int, int, int, int] | None:
-        """A cheap marker of the index's committed state: every commit rewrites meta.json (a
-        new file renamed into place), so an unchanged stat means nothing was committed."""
+    def _generation(self) -> bytes | None:
+        """The index's committed state, cheaply: every commit rewrites meta.json (its segments
+        and opstamp), so the same bytes mean nothing was committed. Reading a few KB is ~20 µs
+        where a reload is ~140 µs, and unlike a stat it cannot be fooled by a reused inode
+        within one timestamp tick."""
         try:
-            status = os.stat(self.directory / "meta.json")
+            return (self.directory / "meta.json").read_bytes()
         except OSError:
             return None
-        return (status.st_ino, status.st_mtime_ns, status.st_ctime_ns, status.st_size)
 
     def _read(self, read: Callable[[tantivy.Searcher], T]) -> T:
         error: ValueError | None = None
