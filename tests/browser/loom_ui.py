@@ -18,10 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, DagsterRunStatus
 
+from loom_dagster.dagster_dev import url_path
 from loom_dagster.extractor.local import RunningExtractor
 from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
 from tests.integration.loom_command import LOOM, alive_among, descendants, loom
@@ -52,6 +54,13 @@ class Ui:
     token: str
     log: Path
     keys: dict[str, str] = field(default_factory=dict)  # path in the folder -> partition key
+    printed: str = ""  # the URL `loom ui` printed, with its session's token (issue 34's gate)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a script sends through `loom ui`'s gate: the session's token as a bearer."""
+        token = parse_qs(urlsplit(self.printed).query).get("loom_token", [""])[0]
+        return {"Authorization": f"Bearer {token}"}
 
     @property
     def dagster_home(self) -> Path:
@@ -59,7 +68,10 @@ class Ui:
 
     def graphql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         answer = httpx.post(
-            f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, timeout=60
+            f"{self.url}/graphql",
+            json={"query": query, "variables": variables or {}},
+            headers=self.headers,
+            timeout=60,
         )
         answer.raise_for_status()
         body: dict[str, Any] = answer.json()
@@ -183,10 +195,14 @@ def loom_ui_on_mixed_folder(root: Path, service: RunningExtractor) -> Iterator[U
 
         def answering() -> bool:
             assert process.poll() is None, log.read_text(errors="replace")[-3000:]
+            if not url_path(home).exists():
+                return False
+            ui.printed = url_path(home).read_text().strip()
             try:
-                return httpx.get(f"{ui.url}/server_info", timeout=2).status_code == 200
+                answer = httpx.get(f"{ui.url}/server_info", headers=ui.headers, timeout=2)
             except httpx.HTTPError:
                 return False
+            return answer.status_code == 200
 
         wait_for("dagster dev's webserver", answering, STARTED_WITHIN_S, log)
         files = [p for p in folder.rglob("*") if p.is_file()]

@@ -55,9 +55,10 @@ def browser(ui: Ui) -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, ui: Ui) -> Iterator[Any]:
     opened = browser.new_page(viewport={"width": 1400, "height": 900})
     opened.set_default_timeout(60_000)
+    opened.goto(ui.printed)  # the printed URL: the gate sets the session's cookie (issue 34)
     yield opened
     opened.close()
 
