@@ -55,7 +55,7 @@ class Settings:
     queue_wait_s: float = 15.0
     # an original of at most this many bytes may also run in one more slot, kept for them, so it
     # is not stuck behind large ones; 0: no such slot
-    small_bytes: int = 1024 * 1024
+    small_bytes: int = 256 * 1024
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
