@@ -521,6 +521,8 @@ class ExtractorServer:
             sock.close()
 
     def _wake(self) -> None:
+        if self._stopped.is_set():
+            return  # the pipe is closed, or about to be: a thread ending late has nothing to say
         try:
             os.write(self._wake_write, b"x")
         except (BlockingIOError, OSError):
@@ -854,8 +856,8 @@ class ExtractorHandler(BaseHTTPRequestHandler):
             self.send_response_only(HTTPStatus.CONTINUE)
             try:
                 self.end_headers()
-            except OSError:
-                raise CallerGone from None
+            except OSError as error:
+                raise ClientLeft(f"before its body was asked for ({error.strerror})") from None
         settings = self.server.settings
         allowed_s = settings.body_timeout_s
         deadline = time.monotonic() + allowed_s
@@ -871,7 +873,7 @@ class ExtractorHandler(BaseHTTPRequestHandler):
                 self.connection.settimeout(remaining)
                 count = self.rfile.readinto1(view[: length - len(data)])
                 if not count:
-                    raise CallerGone
+                    raise ConnectionResetError("closed")
                 if not held.take(count, min(settings.queue_wait_s, remaining)):
                     raise busy(
                         f"no memory for this body within {settings.queue_wait_s:g} s"
@@ -887,8 +889,11 @@ class ExtractorHandler(BaseHTTPRequestHandler):
                 f"the body was not received within {allowed_s:g} s"
                 f" ({len(data)} of {length} bytes; LOOM_EXTRACTOR_BODY_TIMEOUT_S)",
             ) from None
-        except OSError:
-            raise CallerGone from None  # reset
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise ClientLeft(
+                f"before its body was sent whole ({len(data)} of {length} bytes; {reason})"
+            ) from None
         finally:
             view.release()
             self.connection.settimeout(self.timeout)
@@ -970,7 +975,12 @@ class ExtractorHandler(BaseHTTPRequestHandler):
         """One line per request: its method, path without its query (a file's name is the
         uploader's, not the log's), status, and whether the client left before its answer."""
         path = self.path.partition("?")[0] if self.command else ""
-        what = f"{self.command} {path}" if self.command else "(no request line)"
+        if self.command:
+            what = f"{self.command} {path}"
+        elif self._refusal is not None:
+            what = f"({self._refusal[1]})"  # visible ASCII only, cut to 100 characters
+        else:
+            what = "(no request line)"
         line = f"{what} {self._status if self._status is not None else '-'}"
         if self._left is not None:
             line += f": the client left {self._left}"
