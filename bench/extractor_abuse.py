@@ -335,7 +335,9 @@ def burst(service: RunningService, outcomes: Counter[str]) -> Iterator[None]:
 SHORT = {"quiet": "quiet", "headers": "slow headers (row 4)", "bodies": "slow bodies (row 5)"}
 SHORT["burst"] = "burst of 50 (row 6)"
 
-ATTACKS: dict[str, Callable[[RunningService, Counter[str]], contextlib.AbstractContextManager[None]]]
+ATTACKS: dict[
+    str, Callable[[RunningService, Counter[str]], contextlib.AbstractContextManager[None]]
+]
 ATTACKS = {
     "quiet": lambda service, outcomes: contextlib.nullcontext(),
     "slow headers (row 4)": slow_headers,

@@ -107,7 +107,9 @@ def resident_mib(pid: int) -> float:
 
 def slow_markdown() -> bytes:
     """Markdown that takes seconds to extract: 120,000 sections, 5 MB."""
-    return b"".join(b"# heading %d\n\nparagraph %d of the text\n\n" % (i, i) for i in range(120_000))
+    return b"".join(
+        b"# heading %d\n\nparagraph %d of the text\n\n" % (i, i) for i in range(120_000)
+    )
 
 
 @contextlib.contextmanager
@@ -149,7 +151,9 @@ def test_slow_headers_past_the_open_file_limit_are_cut_and_authorised_work_is_se
             if time.monotonic() >= next_round:
                 for attacker in list(open_):
                     try:
-                        attacker.send(b"X" if attacker in begun else b"GET /v1/capabilities HTTP/1.1\r\n")
+                        attacker.send(
+                            b"X" if attacker in begun else b"GET /v1/capabilities HTTP/1.1\r\n"
+                        )
                         begun.add(attacker)
                     except (BlockingIOError, InterruptedError):
                         pass  # not connected yet, or its buffer is full
