@@ -214,7 +214,16 @@ class Slots:
 class Connection:
     """A client's connection, and what has been received of its next request head."""
 
-    __slots__ = ("sock", "address", "received", "deadline", "idle", "scanned", "line_read")
+    __slots__ = (
+        "sock",
+        "address",
+        "received",
+        "deadline",
+        "idle",
+        "scanned",
+        "line_read",
+        "closed",
+    )
 
     def __init__(self, sock: socket.socket, address: Any, deadline: float) -> None:
         self.sock = sock
@@ -222,6 +231,7 @@ class Connection:
         self.received = bytearray()
         self.deadline = deadline
         self.idle = False  # kept alive after an answer, no byte of the next request yet
+        self.closed = False
         self.new_request()
 
     def new_request(self) -> None:
@@ -327,7 +337,7 @@ class ExtractorServer:
             return min(1.0, max(0.0, self._listen_again_at - time.monotonic()))
         while self._deadlines:
             deadline, _order, connection = self._deadlines[0]
-            if connection.deadline == deadline and connection.sock.fileno() in self._waiting:
+            if connection.deadline == deadline and self._is_waiting(connection):
                 return min(1.0, max(0.0, deadline - time.monotonic()))
             heapq.heappop(self._deadlines)  # superseded: the head came, or a later deadline
         return 1.0
@@ -379,11 +389,16 @@ class ExtractorServer:
         self._selector.register(connection.sock, selectors.EVENT_READ, connection)
         heapq.heappush(self._deadlines, (connection.deadline, next(self._order), connection))
 
+    def _is_waiting(self, connection: Connection) -> bool:
+        return self._waiting.get(connection.sock.fileno()) is connection
+
     def _unwait(self, connection: Connection) -> None:
         self._selector.unregister(connection.sock)
         del self._waiting[connection.sock.fileno()]
 
     def _receive(self, connection: Connection) -> None:
+        if connection.closed:
+            return  # closed earlier in this turn (made room for a new one), its event stale
         try:
             data = connection.sock.recv(65536)
         except (BlockingIOError, InterruptedError):
@@ -481,7 +496,7 @@ class ExtractorServer:
         now = time.monotonic()
         while self._deadlines and self._deadlines[0][0] <= now:
             deadline, _order, connection = heapq.heappop(self._deadlines)
-            if connection.deadline != deadline or connection.sock.fileno() not in self._waiting:
+            if connection.deadline != deadline or not self._is_waiting(connection):
                 continue
             if connection.idle:
                 self._close(connection)  # an idle kept-alive connection ends without a word
@@ -504,7 +519,10 @@ class ExtractorServer:
 
     def _close(self, connection: Connection, answer: bytes = b"") -> None:
         """Close a connection of this loop's count, after `answer` if it fits without waiting."""
-        if connection.sock.fileno() in self._waiting:
+        if connection.closed:
+            return
+        connection.closed = True
+        if self._is_waiting(connection):
             self._unwait(connection)
         self._open -= 1
         self._refuse(connection.sock, answer)

@@ -179,7 +179,7 @@ def test_slow_headers_past_the_open_file_limit_are_cut_and_authorised_work_is_se
         if authorised.is_alive() or authorised.ident is not None:
             authorised.join(timeout=10)
     assert answer and answer[0] is not None, "the authorised extraction was not served"
-    assert answer[0].status_code == 200
+    assert answer[0].status_code == 200, (answer[0].text, log_of(service)[-4000:])
     assert still_open == 0, f"{still_open} connections still open past the head deadline"
     assert service.process.poll() is None
     log = log_of(service)
