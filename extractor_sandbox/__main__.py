@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from extractor_sandbox import sandbox
 from extractor_sandbox.ocr_settings import check_ocr
-from extractor_sandbox.settings import SettingsError, load_settings, load_token
+from extractor_sandbox.settings import SettingsError, fit_open_files, load_settings, load_token
 
 DEFAULT_PORT = 8790
 
@@ -61,12 +61,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         sandbox.check_architecture()
         token = load_token(os.environ, arguments.token_file)
-        settings = load_settings(os.environ)
+        settings, files_note = fit_open_files(load_settings(os.environ))
         ocr_note = check_ocr(os.environ)
     except (SettingsError, sandbox.SandboxError) as error:
         return _refuse(error)
-    if ocr_note:
-        print(f"loom-extractor: {ocr_note}", file=sys.stderr, flush=True)
+    for note in (files_note, ocr_note):
+        if note:
+            print(f"loom-extractor: {note}", file=sys.stderr, flush=True)
 
     # Everything the service runs is loaded now, before the drop, so that nothing is imported
     # from a place the user it serves as might not read.

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
 MIN_TOKEN_CHARS = 16
 TOKEN_VARIABLE = "LOOM_EXTRACTOR_TOKEN"
+# Descriptors the service keeps for itself beside its connections: its listening socket, its
+# selector and wake-up pipe, the template's socket, standard streams, the log; and per extraction
+# (each slot, and the slot kept for small originals) its pipes and its child's pidfd.
+FILES_RESERVED = 32
+FILES_PER_SLOT = 8
 
 T = TypeVar("T")
 
@@ -40,6 +46,16 @@ class Settings:
     max_output_bytes: int = 256 * 1024 * 1024  # the largest artifact a child may write
     body_timeout_s: float = 60.0  # wall clock to receive one request's body, however it trickles
     warm: bool = True  # each extraction a fork of a warm template process; off: a fresh interpreter
+    # The HTTP layer (service.py): connections open at once, fitted under the open-file limit
+    # (`fit_open_files`); past it a new one takes the place of the longest idle, else is refused
+    max_connections: int = 512
+    head_timeout_s: float = 10.0  # wall clock to receive a request's whole head (line and headers)
+    backlog: int = 512  # connections the kernel holds for the service before it accepts them
+    # the longest a request waits for memory for its body, or for a slot; past it, 503 Retry-After
+    queue_wait_s: float = 15.0
+    # an original of at most this many bytes may also run in one more slot, kept for them, so it
+    # is not stuck behind large ones; 0: no such slot
+    small_bytes: int = 256 * 1024
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -60,7 +76,58 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             environ, "LOOM_EXTRACTOR_BODY_TIMEOUT_S", _positive_seconds, defaults.body_timeout_s
         ),
         warm=_read(environ, "LOOM_EXTRACTOR_WARM", _on_or_off, defaults.warm),
+        max_connections=_read(
+            environ, "LOOM_EXTRACTOR_MAX_CONNECTIONS", _positive_int, defaults.max_connections
+        ),
+        head_timeout_s=_read(
+            environ, "LOOM_EXTRACTOR_HEAD_TIMEOUT_S", _positive_seconds, defaults.head_timeout_s
+        ),
+        backlog=_read(environ, "LOOM_EXTRACTOR_BACKLOG", _positive_int, defaults.backlog),
+        queue_wait_s=_read(
+            environ, "LOOM_EXTRACTOR_QUEUE_WAIT_S", _positive_seconds, defaults.queue_wait_s
+        ),
+        small_bytes=_read(
+            environ, "LOOM_EXTRACTOR_SMALL_BYTES", _non_negative_int, defaults.small_bytes
+        ),
     )
+
+
+def small_slots(settings: Settings) -> int:
+    """Slots kept for small originals, beside LOOM_EXTRACTOR_CONCURRENCY's: one, or none."""
+    return 1 if settings.small_bytes > 0 else 0
+
+
+def fit_open_files(settings: Settings) -> tuple[Settings, str | None]:
+    """The settings with max_connections under the open-file limit, and a note when it was
+    lowered to fit. The soft limit is raised towards the hard one first, as far as needed.
+
+    A service that runs out of descriptors cannot accept even the connection that would be
+    served, and its accept loop spins; so the connections it keeps open stay below the limit,
+    with room for its own files and its extractions' pipes.
+    """
+    reserved = FILES_RESERVED + FILES_PER_SLOT * (settings.concurrency + small_slots(settings))
+    needed = settings.max_connections + reserved
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        raised = needed if hard == resource.RLIM_INFINITY else min(hard, needed)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (ValueError, OSError):
+            pass  # kept as it was: fitted below
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return settings, None
+    room = soft - reserved
+    if room < 1:
+        raise SettingsError(
+            f"the open-file limit ({soft}) leaves no descriptor for a connection beside the"
+            f" {reserved} the service keeps for itself; raise it (ulimit -n)"
+        )
+    note = (
+        f"LOOM_EXTRACTOR_MAX_CONNECTIONS {settings.max_connections} lowered to {room}: the"
+        f" open-file limit is {soft} (ulimit -n), {reserved} kept for the service itself"
+    )
+    return replace(settings, max_connections=room), note
 
 
 def load_token(environ: Mapping[str, str], token_file: str | None) -> str:
@@ -103,6 +170,16 @@ def _positive_int(raw: str) -> int:
         raise ValueError("must be a positive integer") from None
     if value < 1:
         raise ValueError("must be a positive integer")
+    return value
+
+
+def _non_negative_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError("must be an integer, 0 or more") from None
+    if value < 0:
+        raise ValueError("must be an integer, 0 or more")
     return value
 
 

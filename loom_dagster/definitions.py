@@ -7,19 +7,44 @@ The `loom` command makes the home before it loads this.
 
 from __future__ import annotations
 
-from dagster import Definitions, in_process_executor
+import os
+import warnings
 
-from loom_dagster.assets import PACKAGE_VERSION, artifact_asset, original, published
-from loom_dagster.jobs import ingest_job, sync_job
-from loom_dagster.pipeline import parsers
-from loom_dagster.resources.extractor import ExtractorResource
-from loom_dagster.resources.settings import SettingsResource
-from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
-from loom_dagster.sensors import loom_folders, loom_ingest_automation, waiting_check
-from loom_dagster.settings import LoomSettings
+from dagster import BetaWarning, Definitions, PreviewWarning, in_process_executor
+
+# Silenced deliberately, before the assets are defined, in every process that loads the code
+# location (dagster dev's code server, each run): Dagster marks as beta or preview exactly the
+# features the design rests on (partitioned asset checks, a backfill policy, resources bound to
+# an asset, owners on a sensor), and said so once per definition and per process, hundreds of
+# times a day in `loom ui`'s log, where nobody can act on it. Only those features are silenced:
+# any other beta or preview feature still warns. Dagster's own changelog is where to follow them.
+DELIBERATE = (
+    r"Specifying a partitions_def on an AssetCheckSpec"
+    r"|Parameter `(resource_defs|backfill_policy|owners)` of (function `(multi_)?asset`"
+    r"|initializer `SensorDefinition.__init__`)"
+)
+warnings.filterwarnings("ignore", message=DELIBERATE, category=BetaWarning)
+warnings.filterwarnings("ignore", message=DELIBERATE, category=PreviewWarning)
+# The definitions are imported after the filter (E402), so it is in place when they are made.
+
+from loom_dagster.assets import PACKAGE_VERSION, artifact_asset, original, published  # noqa: E402
+from loom_dagster.errors import SettingsError  # noqa: E402
+from loom_dagster.jobs import ingest_job, sync_job  # noqa: E402
+from loom_dagster.pipeline import parsers  # noqa: E402
+from loom_dagster.resources.extractor import ExtractorResource  # noqa: E402
+from loom_dagster.resources.settings import SettingsResource  # noqa: E402
+from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource  # noqa: E402
+from loom_dagster.sensors import loom_folders, loom_ingest_automation, waiting_check  # noqa: E402
+from loom_dagster.settings import LoomSettings  # noqa: E402
 
 
 def build_definitions(settings: LoomSettings) -> Definitions:
+    if not settings.extractor.held_by(os.environ):
+        # The resource passes the tokens on by the variables' names (EnvVar), never as values.
+        raise SettingsError(
+            "LOOM_DOCUMENT_EXTRACTOR_TOKEN(S_JSON): the extractor's tokens reach Dagster only "
+            "through these variables, and they do not hold the tokens the settings were read with"
+        )
     # The parsers the last run saw declared (read, never written, here): a parser upgrade
     # changes the artifact's code version once a run has seen it.
     version = parsers.code_version(parsers.read_declared(settings.home), PACKAGE_VERSION)

@@ -54,6 +54,7 @@ from loom_dagster.partitions import (
 )
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource
+from loom_dagster.sources import key_document_digest
 from loom_dagster.waiting import (
     WAIT_BOUND_S,
     Waiting,
@@ -160,6 +161,11 @@ def loom_folders(
                 late.append(waits)
         retention = lifecycle.plan_retention(catalog.revision_states(con), loom.retention())
         unregistered = existing - catalog.registered_keys(con, existing)
+        # A key no file of any registered folder ever had (made up in the UI's "Add a
+        # partition"): its runs fail at once, so it must not be asked for again and again.
+        digests = {key: key_document_digest(key) for key in unregistered}
+        known = catalog.known_document_digests(con, {d for d in digests.values() if d})
+        made_up = {key for key, digest in digests.items() if digest not in known}
     if not sources:
         return SkipReason(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
@@ -169,7 +175,7 @@ def loom_folders(
     # materialized); once every folder was scanned to its end and none holds them, it goes.
     ran = orphans(context.instance, unregistered)
     again.extend(ran.intersection(keys))
-    gone = ran - set(keys) if not resume else set()
+    gone = (ran | made_up) - set(keys) if not resume else set()
     to_add = sorted((set(keys) | set(waiting)) - existing)
     # Superseded and retired revisions beyond the retention leave the partition set (their
     # records stay in the catalog); a new or pending revision is always kept, and so is a key

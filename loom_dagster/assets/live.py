@@ -4,7 +4,14 @@ revisions of deleted files, outside any run (`report_retired`)."""
 
 from collections.abc import Sequence
 
-from dagster import AssetCheckEvaluation, AssetCheckSeverity, AssetRecordsFilter, DagsterInstance
+from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckSeverity,
+    AssetMaterialization,
+    AssetRecordsFilter,
+    DagsterInstance,
+    MetadataValue,
+)
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData,
 )
@@ -41,12 +48,38 @@ def live_evaluation(
     )
 
 
+def no_longer_live(state: catalog.DocumentRevision) -> AssetMaterialization | None:
+    """For a revision that was published and is no longer served, a materialization of its
+    `published` partition that says so where a user looks first (the partition's latest
+    materialization: "retired: its file was deleted" or "superseded by KEY"); the earlier one,
+    "published", stays in its history. The caller passes only revisions that were live; None
+    for one still live or refused."""
+    if state.status == catalog.REFUSED or state.key == state.live_revision:
+        return None
+    why = live_evaluation(state).description
+    return AssetMaterialization(
+        PUBLISHED,
+        partition=state.key,
+        metadata={
+            "status": MetadataValue.text(why or "not live"),
+            "live": MetadataValue.bool(False),
+            "served_revision": MetadataValue.text(
+                "none" if state.document_status == "retired" else state.live_revision or "none"
+            ),
+        },
+    )
+
+
 def report_retired(instance: DagsterInstance, states: Sequence[catalog.DocumentRevision]) -> int:
     """Record, outside any run, the `live` check of revisions whose file was deleted (a scan
     retires them, not a run); returns how many it recorded."""
     gone = [s for s in states if s.document_status == "retired" and s.status == catalog.PUBLISHED]
     if not gone:
         return 0
+    for state in gone:
+        said = no_longer_live(state)
+        if said is not None:
+            instance.report_runless_asset_event(said)
     records = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=PUBLISHED, asset_partitions=[s.key for s in gone]),
         limit=len(gone) * 4,

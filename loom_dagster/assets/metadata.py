@@ -3,6 +3,7 @@ original's bytes and copy, the extractor's answer, the chunks cut, the datasets 
 step adds each partition's own to the materialization Dagster makes for it."""
 
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -112,6 +113,7 @@ def chunk_metadata(revision: Revision, chunks: Sequence[Chunk]) -> dict[str, Any
     return {
         "path": MetadataValue.text(metadata_text(f"{revision.source}:{revision.path}")),
         "chunks": MetadataValue.int(len(chunks)),
+        "dagster/row_count": MetadataValue.int(len(chunks)),
         "preview": MetadataValue.md(
             "> " + metadata_text(first, PREVIEW_CHARS).replace("`", "'") if first else "(empty)"
         ),
@@ -121,8 +123,16 @@ def chunk_metadata(revision: Revision, chunks: Sequence[Chunk]) -> dict[str, Any
 def datasets_metadata(found: Sequence[Dataset]) -> dict[str, Any]:
     """What the UI shows of a revision's datasets: a schema each, rows stored and rejected,
     the state of each and whether each kept its whole table."""
+    if not found:
+        return {
+            "status": MetadataValue.text("no tables"),
+            "datasets": MetadataValue.int(0),
+            "dagster/row_count": MetadataValue.int(0),
+        }
     metadata: dict[str, Any] = {
+        "status": MetadataValue.text("typed"),
         "datasets": MetadataValue.int(len(found)),
+        "dagster/row_count": MetadataValue.int(sum(d.rows_stored for d in found)),
         "rows_stored": MetadataValue.int(sum(d.rows_stored for d in found)),
         "rows_rejected": MetadataValue.int(sum(d.rows_rejected for d in found)),
         "state": MetadataValue.text(
@@ -130,12 +140,14 @@ def datasets_metadata(found: Sequence[Dataset]) -> dict[str, Any]:
         ),
         "complete": MetadataValue.bool(all(d.complete for d in found)),
     }
+    if len(found) == 1:  # Dagster's standard key holds one schema: the only table's
+        metadata["dagster/column_schema"] = MetadataValue.table_schema(
+            TableSchema(columns=schema_columns(found[0]))
+        )
     for number, dataset in enumerate(found[:MAX_SCHEMAS], 1):
-        columns = [
-            TableColumn(metadata_text(c.name, 200), c.type.value)
-            for c in dataset.schema.columns[:MAX_SCHEMA_COLUMNS]
-        ]
-        metadata[f"schema {number}"] = MetadataValue.table_schema(TableSchema(columns=columns))
+        metadata[f"schema {number}"] = MetadataValue.table_schema(
+            TableSchema(columns=schema_columns(dataset))
+        )
         metadata[f"dataset {number}"] = MetadataValue.text(
             metadata_text(
                 f"{dataset.dataset_id} {dataset.name}: {dataset.rows_stored} rows stored, "
@@ -144,3 +156,47 @@ def datasets_metadata(found: Sequence[Dataset]) -> dict[str, Any]:
             )
         )
     return metadata
+
+
+def schema_columns(dataset: Dataset) -> list[TableColumn]:
+    return [
+        TableColumn(metadata_text(c.name, 200), c.type.value)
+        for c in dataset.schema.columns[:MAX_SCHEMA_COLUMNS]
+    ]
+
+
+def revision_facts(
+    revision: Revision, root: str, store: ObjectStore, extraction: pipeline.Extraction | None
+) -> dict[str, Any]:
+    """What a published partition's page says of its file: path, format, size, revision and
+    its time, and links to open the original, the artifact and `loom show` for it."""
+    base = store.url.rstrip("/") + "/"
+    facts: dict[str, Any] = {
+        "path": MetadataValue.path(metadata_text(os.path.join(root, revision.path))),
+        "source": MetadataValue.text(metadata_text(revision.source)),
+        "size": MetadataValue.int(revision.size),
+        "revision": MetadataValue.text(revision.sha256[:16]),
+        "modified": MetadataValue.timestamp(revision.mtime_ns / 1e9),
+        "original": MetadataValue.url(base + store.original_key(revision.sha256)),
+        "loom show": MetadataValue.text(
+            metadata_text(f"loom show {shlex.quote(f'{revision.source}:{revision.path}')}")
+        ),
+        "dagster/uri": MetadataValue.text(base + store.original_key(revision.sha256)),
+    }
+    if extraction is not None and extraction.format:
+        facts["format"] = MetadataValue.text(metadata_text(extraction.format))
+    if extraction is not None and extraction.artifact_sha256:
+        facts["artifact"] = MetadataValue.url(base + store.artifact_key(extraction.artifact_sha256))
+    return facts
+
+
+def datasets_facts(found: Sequence[Dataset]) -> dict[str, Any]:
+    """A revision's tables in a line: how many, each with its rows stored."""
+    if not found:
+        return {"tables": MetadataValue.text("no tables")}
+    return {
+        "tables": MetadataValue.text(
+            metadata_text("; ".join(f"{d.name}: {d.rows_stored} rows" for d in found))
+        ),
+        "datasets": MetadataValue.int(len(found)),
+    }

@@ -1,10 +1,11 @@
 """The `original` asset: each revision's bytes kept verbatim and content-addressed, after the
 run registered the revisions its sensor only computed keys for."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+import duckdb
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from loom_dagster import catalog, hold, pipeline
 from loom_dagster.assets.live import report_retired
@@ -16,6 +17,7 @@ from loom_dagster.errors import SourceError
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
+from loom_dagster.sources import key_document_digest
 
 
 @asset(
@@ -35,6 +37,9 @@ def original(
     event_batches: EventBatchResource,
 ) -> MaterializeResult:
     object_store = store.get()
+    # "Add a partition" in the UI takes any string: a key no scan could have made fails the run
+    # at once, naming it, before anything is read or written.
+    refuse_unknown([k for k in context.partition_keys if key_document_digest(k) is None])
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         # The sensor only computed these keys: their revisions are registered here, from the
         # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
@@ -47,7 +52,11 @@ def original(
                 guard=loom.retire_guard(),
             )
             states = catalog.document_states(con, retired) if retired else []
+            unknown = unknown_keys(con, context.partition_keys)
         report_retired(context.instance, states)
+    # A well-formed key whose file no registered folder holds, nor ever held: nothing to run.
+    refuse_unknown(unknown)
+    with retried_only_when_retryable(loom.retry(), context.retry_number):
         batch = registered(context, catalog_db)
         facts: dict[str, Mapping[str, Any]] = dict.fromkeys(context.partition_keys, UNREGISTERED)
         for revision, root in batch:
@@ -65,3 +74,26 @@ def original(
     add_partition_metadata(context, ORIGINAL, facts)
     hold.reached("original")
     return MaterializeResult()
+
+
+def unknown_keys(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> list[str]:
+    """The keys with no registered revision whose file the catalog never knew either: not a
+    file that changed again before its run (its document is known; its new bytes are another
+    partition, and the key reads `unregistered`), but a key made up."""
+    held = catalog.registered_keys(con, keys)
+    missing = [key for key in keys if key not in held]
+    digests = {key: key_document_digest(key) or "" for key in missing}
+    known = catalog.known_document_digests(con, set(digests.values()))
+    return [key for key in missing if digests[key] not in known]
+
+
+def refuse_unknown(keys: Sequence[str]) -> None:
+    if keys:
+        more = f" (and {len(keys) - 1} more)" if len(keys) > 1 else ""
+        raise Failure(
+            metadata_text(
+                f"no file of a registered folder has the revision key {keys[0]!r}{more}: "
+                "a partition runs only for a key the folder sensor or `loom ingest` made"
+            ),
+            allow_retries=False,
+        )

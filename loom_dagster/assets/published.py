@@ -2,7 +2,7 @@
 batch made live in the catalog and search with its tables typed as datasets, and the `live` and
 `typed` checks of each partition."""
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from dagster import (
@@ -22,8 +22,13 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 
 from loom_dagster import catalog, hold, pipeline
-from loom_dagster.assets.live import live_evaluation
-from loom_dagster.assets.metadata import chunk_metadata, datasets_metadata
+from loom_dagster.assets.live import live_evaluation, no_longer_live
+from loom_dagster.assets.metadata import (
+    chunk_metadata,
+    datasets_facts,
+    datasets_metadata,
+    revision_facts,
+)
 from loom_dagster.assets.runtime import check_targets, registered, retried_only_when_retryable
 from loom_dagster.assets.specs import (
     ARTIFACT,
@@ -74,7 +79,7 @@ from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource,
             "switched with its chunks: served while the revision is live.",
             kinds={"parquet", "duckdb"},
             code_version=PACKAGE_VERSION,
-            skippable=True,  # materialized per revision below, only for those with tables
+            skippable=True,  # materialized per revision below, only for those published
             **SKIPPABLE,
         ),
     ],
@@ -110,7 +115,9 @@ def published(
     run_id = context.run.run_id
     retry = loom.retry()
     with retried_only_when_retryable(retry, context.retry_number):
-        batch = [revision for revision, _ in registered(context, catalog_db)]
+        found = registered(context, catalog_db)
+    batch = [revision for revision, _ in found]
+    where = {revision.key: (revision, root) for revision, root in found}
     extractions: dict[str, pipeline.Extraction | None] = {}
     if CHUNKS in context.selected_asset_keys:
         made: list[AssetMaterialization] = []
@@ -137,21 +144,35 @@ def published(
     hold.reached("slot")  # the pool's slot held, the catalog not yet open
     with retried_only_when_retryable(retry, context.retry_number):
         with catalog_db.connect() as con:
+            documents = {r.document_id for r in batch}
+            was_live = {s.live_revision for s in catalog.document_states(con, documents)}
             outcomes = pipeline.publish(
                 con, index, object_store, batch, run_id=run_id, vectors=search_index.vectors()
             )
-            states = catalog.document_states(con, {r.document_id for r in batch})
+            states = catalog.document_states(con, documents)
             # Every revision of the batch: one with no table (or refused) passes the check.
             tables = datasets_of_revisions(
                 con, [o.revision for o in outcomes if o.status == catalog.PUBLISHED]
             )
             typed = {o.revision: tables.get(o.revision, []) for o in outcomes}
+            live = {o.revision for o in outcomes if o.status == catalog.PUBLISHED}
     for outcome in outcomes:
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision
         )
-        yield published_event(outcome, extraction)
-    yield from datasets_events(context, typed)
+        facts = (
+            revision_facts(*where[outcome.revision], object_store, extraction)
+            if outcome.revision in where
+            else {}
+        )
+        facts.update(datasets_facts(typed.get(outcome.revision, [])))
+        yield published_event(outcome, extraction, facts)
+    yield from datasets_events(context, typed, live)
+    # The revisions this batch superseded say so on their own `published` partition.
+    for state in states:
+        said = no_longer_live(state) if state.key in was_live else None
+        if said is not None:
+            yield said
     if any(key.name == LIVE_CHECK for key in context.selected_asset_check_keys):
         targets = check_targets(context, PUBLISHED, [state.key for state in states])
         for state in states:
@@ -161,14 +182,18 @@ def published(
 
 
 def datasets_events(
-    context: AssetExecutionContext, typed: Mapping[str, Sequence[Dataset]]
+    context: AssetExecutionContext,
+    typed: Mapping[str, Sequence[Dataset]],
+    published: Collection[str],
 ) -> Iterator[Any]:
-    """A materialization of `datasets` per revision that published tables, then the check of
-    every revision (passed for one with none, so no partition's check reads as never run)."""
+    """A materialization of `datasets` per revision published, tables or none (one without
+    says "no tables", row count 0: a healthy file, so its partition is green and no backfill
+    over it fails), then the check of every revision (passed for one with none, so no
+    partition's check reads as never run). A refused revision's stays missing: it failed."""
     if DATASETS not in context.selected_asset_keys:
         return
     for key, found in typed.items():
-        if found:
+        if found or key in published:
             yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
     if any(check.name == TYPED_CHECK for check in context.selected_asset_check_keys):
         targets = check_targets(context, DATASETS, list(typed))
@@ -208,11 +233,14 @@ def typed_evaluation(
 
 
 def published_event(
-    outcome: catalog.Outcome, extraction: pipeline.Extraction | None
+    outcome: catalog.Outcome,
+    extraction: pipeline.Extraction | None,
+    facts: Mapping[str, Any] | None = None,
 ) -> AssetMaterialization | AssetObservation:
     """A live revision is a materialization of `published`; a refused or superseded one is an
-    observation that says so, and leaves the partition unmaterialized."""
-    metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status)}
+    observation that says so, and leaves the partition unmaterialized. Either carries the
+    revision's facts (its file, format, size, time, datasets, links)."""
+    metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status), **(facts or {})}
     if outcome.chunk_count is not None:
         metadata["chunks"] = MetadataValue.int(outcome.chunk_count)
     if outcome.code:

@@ -62,6 +62,7 @@ from loom_dagster.catalog.retention import (
 )
 from loom_dagster.catalog.revisions import (
     get_revision,
+    known_document_digests,
     known_files,
     live_document_paths,
     needs_registration,
@@ -119,6 +120,7 @@ __all__ = [
     "live_documents",
     "mark_indexed",
     "mark_synced",
+    "known_document_digests",
     "needs_registration",
     "open_shared",
     "outcomes_for",

@@ -24,7 +24,7 @@ def known_files(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, FileSt
     rows = con.execute(
         """
         SELECT DISTINCT ON (r.path) r.path, r.size, r.mtime_ns, r.sha256, r.device, r.inode,
-            r.options FROM revisions r
+            r.options, r.key FROM revisions r
         LEFT JOIN documents d ON d.document_id = r.document_id
         WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'
         ORDER BY r.path, r.seq DESC
@@ -32,8 +32,8 @@ def known_files(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, FileSt
         [source],
     ).fetchall()
     return {
-        path: FileState(size, mtime_ns, sha, device or 0, inode or 0, options or "{}")
-        for path, size, mtime_ns, sha, device, inode, options in rows
+        path: FileState(size, mtime_ns, sha, device or 0, inode or 0, options or "{}", key)
+        for path, size, mtime_ns, sha, device, inode, options, key in rows
     }
 
 
@@ -197,6 +197,20 @@ def registered_keys(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[
         return set()
     rows = con.execute(
         "SELECT key FROM revisions WHERE key IN (SELECT unnest(?))", [keys]
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def known_document_digests(con: duckdb.DuckDBPyConnection, digests: Iterable[str]) -> set[str]:
+    """Which of `digests` (of a source and path, as a revision key carries them) name a
+    document some revision was registered for."""
+    digests = list(digests)
+    if not digests:
+        return set()
+    rows = con.execute(
+        "SELECT DISTINCT split_part(document_id, '~', -1) AS digest FROM revisions"
+        " WHERE split_part(document_id, '~', -1) IN (SELECT unnest(?))",
+        [digests],
     ).fetchall()
     return {row[0] for row in rows}
 

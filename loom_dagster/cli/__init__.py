@@ -3,7 +3,7 @@
 Everything printed that a document, a path or a remote service wrote goes through
 loom_dagster.display, so no file can move the cursor, clear the screen or set a window title.
 
-The commands live in this package by group (ingest, search, sources, datasets, query, system);
+The commands live in this package by group (ingest, search, sources, datasets, query, system, serve);
 this module assembles the parser from them and gives every command the same error handling.
 """
 
@@ -15,7 +15,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from loom_dagster.cli import datasets, ingest, query, search, sources, system
+from loom_dagster.cli import datasets, ingest, query, search, serve, sources, system
 from loom_dagster.cli.common import EXIT_FAILED, fail
 from loom_dagster.errors import LoomError
 
@@ -81,4 +81,5 @@ def _parser() -> argparse.ArgumentParser:
     datasets.add_commands(commands)
     query.add_commands(commands)
     system.add_ui(commands)
+    serve.add_commands(commands)
     return parser

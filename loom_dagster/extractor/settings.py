@@ -100,6 +100,20 @@ class ExtractorSettings:
         """The service's own token, else the shared one, so no service holds another's token."""
         return self.tokens.get(_normalised_url(url), self.token)
 
+    def held_by(self, env: Mapping[str, str]) -> bool:
+        """Whether `env` holds exactly these tokens in LOOM_DOCUMENT_EXTRACTOR_TOKEN(S_JSON):
+        the Dagster resource names those variables and reads them where it runs, never a
+        token's value (which the UI would show)."""
+        held = ExtractorSettings.from_env(
+            {
+                ENV_URL: self.default_url or "",
+                ENV_ROUTES: json.dumps(dict(self.routes)),
+                ENV_TOKEN: env.get(ENV_TOKEN, ""),
+                ENV_TOKENS: env.get(ENV_TOKENS, ""),
+            }
+        )
+        return held.token == self.token and dict(held.tokens) == dict(self.tokens)
+
     def urls(self) -> frozenset[str]:
         """Every base URL the settings name, each replica's own."""
         groups = [*self.routes.values(), *([self.default_url] if self.default_url else [])]

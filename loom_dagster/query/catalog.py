@@ -98,6 +98,16 @@ class ServedDatasets:
             except duckdb.CatalogException:  # a catalog from before datasets existed
                 return None
 
+    def served_datasets(self) -> list[Dataset]:
+        """Every served dataset (`loom serve` resolves names among a caller's own)."""
+        with self._attached() as con:
+            if con is None:
+                return []
+            try:
+                return datasets.list_served(con)
+            except duckdb.CatalogException:
+                return []
+
     def is_served(self, dataset_id: str, snapshot: str) -> bool:
         with self._attached() as con:
             if con is None:

@@ -1,8 +1,13 @@
 """The extractor as a Dagster resource: configuration in, a client out; nothing else.
 
 Its fields are the LOOM_DOCUMENT_EXTRACTOR* and LOOM_EXTRACTOR_* values as text, filled from
-Loom's settings where the definitions are built (`of`); it reads no environment of its own, so
-a test or an operator can point it at any service speaking contract v1.
+Loom's settings where the definitions are built (`of`), so a test or an operator can point it at
+any service speaking contract v1. The tokens are the exception: `of` gives them as Dagster
+`EnvVar`s naming LOOM_DOCUMENT_EXTRACTOR_TOKEN and LOOM_DOCUMENT_EXTRACTOR_TOKENS_JSON, which
+Dagster resolves in the process that uses the resource, so no token is ever a literal of the
+resource's configuration (the UI's Resources tab, its GraphQL, a run's snapshot); this module
+itself reads no environment. The local
+default service's token is made by the run that starts it and never leaves that process.
 """
 
 from __future__ import annotations
@@ -49,8 +54,10 @@ class ExtractorResource(dg.ConfigurableResource):
         return cls(
             url=settings.default_url,
             routes_json=json.dumps(dict(settings.routes)) if settings.routes else None,
-            token=settings.token,
-            tokens_json=json.dumps(dict(settings.tokens)) if settings.tokens else None,
+            # The tokens as the variables they were read from (`ExtractorSettings.held_by` checks
+            # where the definitions are built that those hold them), never as values.
+            token=dg.EnvVar(ENV_TOKEN) if settings.token else None,
+            tokens_json=dg.EnvVar(ENV_TOKENS) if settings.tokens else None,
             timeout_s=repr(settings.timeout_s),
             max_artifact_bytes=str(settings.max_artifact_bytes),
             service_timeout_s=repr(limits.time_limit_s),
@@ -70,7 +77,11 @@ class ExtractorResource(dg.ConfigurableResource):
             (ENV_SERVICE_TIMEOUT, self.service_timeout_s),
             (ENV_SERVICE_CONCURRENCY, self.service_slots),
         )
-        return {variable: value for variable, value in fields if value is not None}
+        return {
+            variable: value.get_value() or "" if isinstance(value, dg.EnvVar) else value
+            for variable, value in fields
+            if value is not None
+        }
 
     def settings(self) -> ExtractorSettings:
         return ExtractorSettings.from_env(self._variables())

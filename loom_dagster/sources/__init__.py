@@ -7,7 +7,8 @@ and streaming from it), `scanning` (the walk and the scan).
 A revision key is `<path trace>~<10 hex>@<first 16 hex of the sha256>`, followed by `~<10 hex>`
 when extraction options apply to the file (see `revision_key`), made only of `[A-Za-z0-9._~@-]`
 so the Dagster UI can select and backfill it and its partition filter finds a file by folder and
-name (`runbooks__disk-full.md~…`). The document id is a readable slug of the file name and the
+name; the trace starts with the file's name (`disk-full.md__runbooks~…`), which the UI keeps when
+it cuts a long key in its middle. The document id is a readable slug of the file name and the
 same hash of (source, path), so two files called README.md differ.
 
 Anyone who can write into a watched folder can swap a file for a symlink between the scan and
@@ -21,6 +22,7 @@ from __future__ import annotations
 from loom_dagster.sources.keys import (
     KEY_PATTERN,
     document_id,
+    key_document_digest,
     revision_key,
     source_name_for,
     validate_source_name,
@@ -64,6 +66,7 @@ __all__ = [
     "options_json",
     "parse_option",
     "read_all",
+    "key_document_digest",
     "revision_key",
     "scan",
     "source_name_for",

@@ -49,15 +49,21 @@ def document_id(source: str, path: str) -> str:
     return f"{slug}~{digest}"
 
 
-# The readable part of a revision key: the path's end, so the UI's partition filter finds a file
-# by its folder and name; the digest after it tells apart two paths that read the same here.
+# The readable part of a revision key: the file's name first, then its folders, so the UI, which
+# cuts a long key in its middle, still shows which file a partition is (`disk-full.md__runbooks~…
+# …3ad11cfbdc946383`), and its partition filter finds a file by its name or its folder; the digest
+# after it tells apart two paths that read the same here. Keys made before (issue 28: the path in
+# order, its end kept) stay valid: they are only ever read back from the catalog, and a file
+# scanned again with the same bytes keeps the key it was registered under.
 PATH_TRACE_CHARS = 80
 
 
 def path_trace(path: str) -> str:
-    """`runbooks/disk full.md` -> `runbooks__disk-full.md`: the path, key-safe, its end kept."""
-    trace = "__".join(_UNSAFE.sub("-", part).strip("-") or "-" for part in path.split("/"))
-    return trace[-PATH_TRACE_CHARS:].lstrip("_-.") or "file"
+    """`runbooks/disk full.md` -> `disk-full.md__runbooks`: the name, then its folders in order,
+    key-safe, its start kept."""
+    parts = [_UNSAFE.sub("-", part).strip("-") or "-" for part in path.split("/")]
+    trace = "__".join([parts[-1], *parts[:-1]])
+    return trace[:PATH_TRACE_CHARS].strip("_-.") or "file"
 
 
 def posixpath_name(path: str) -> str:
@@ -79,3 +85,13 @@ def revision_key(source: str, path: str, sha256: str, options: str = "{}") -> st
         key += "~" + hashlib.sha256(options.encode()).hexdigest()[:10]
     assert KEY_PATTERN.match(key), key
     return key
+
+
+_REVISION_KEY = re.compile(r"^[A-Za-z0-9._-]+~([0-9a-f]{10})@[0-9a-f]{16}(?:~[0-9a-f]{10})?$")
+
+
+def key_document_digest(key: str) -> str | None:
+    """The digest of (source, path) a revision key carries, the part after `~` in its
+    document's id; None for a string no `revision_key` could have made."""
+    found = _REVISION_KEY.match(key)
+    return found.group(1) if found else None

@@ -50,6 +50,7 @@ class FileState:
     device: int = 0
     inode: int = 0
     options: str = "{}"  # the options its revision was extracted with, as `options_json`
+    key: str = ""  # its revision's key, as registered (a key made before keeps working)
 
 
 @dataclass(frozen=True)

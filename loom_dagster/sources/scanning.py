@@ -233,8 +233,11 @@ def scan(
             refused.append(Refusal(relative, error.code, error.message))
             continue
         hashed += 1
+        same_bytes = previous is not None and previous.sha256 == sha and previous.options == options
         revision = Revision(
-            key=revision_key(source.name, relative, sha, options),
+            # The same bytes keep the key they were registered under, whatever form it has.
+            key=(previous.key if same_bytes and previous and previous.key else None)
+            or revision_key(source.name, relative, sha, options),
             document_id=document_id(source.name, relative),
             source=source.name,
             path=relative,
@@ -245,7 +248,7 @@ def scan(
             inode=stat.st_ino,
             options=options,
         )
-        if previous and previous.sha256 == sha and previous.options == options:
+        if same_bytes:
             unchanged.append(relative)
             moved.append(revision)
             continue

@@ -15,6 +15,7 @@ import functools
 import os
 import pwd
 import re
+import resource
 import secrets
 import selectors
 import shutil
@@ -148,11 +149,13 @@ def start_service(
     extra_args: tuple[str, ...] = (),
     package: Path | None = None,
     as_user: bool = False,
+    open_files: int | None = None,
 ) -> RunningService:
     """Start a service and wait for its listening line; its log goes to `stderr_path`.
 
     `package`: the directory to import the package from instead of `package_root()`.
     `as_user`: start it as SERVICE_USER already (as root would, by default, start it and drop).
+    `open_files`: the service's open-file limit (RLIMIT_NOFILE, soft and hard), as `ulimit -n`.
     """
     token = token if token is not None else secrets.token_urlsafe(24)
     environment = service_environment(None if "--token-file" in extra_args else token, env)
@@ -165,6 +168,7 @@ def start_service(
             stderr=stderr,
             env=environment,
             text=True,
+            preexec_fn=None if open_files is None else functools.partial(_limit_files, open_files),
             **(as_service_user() if as_user else {}),
         )
     line = _first_line(process, START_TIMEOUT_S)
@@ -176,6 +180,10 @@ def start_service(
             f"no listening line: {line!r}; stderr: {stderr_path.read_text(errors='replace')}"
         )
     return RunningService(match.group(1), token, process, stderr_path)
+
+
+def _limit_files(count: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
 def stop_service(service: RunningService) -> int:
@@ -221,6 +229,7 @@ def start_extractor(tmp_path: Path) -> Iterator[Callable[..., RunningService]]:
         extra_args: tuple[str, ...] = (),
         package: Path | None = None,
         as_user: bool = False,
+        open_files: int | None = None,
     ) -> RunningService:
         service = start_service(
             tmp_path / f"stderr-{len(started)}.log",
@@ -229,6 +238,7 @@ def start_extractor(tmp_path: Path) -> Iterator[Callable[..., RunningService]]:
             extra_args=extra_args,
             package=package,
             as_user=as_user,
+            open_files=open_files,
         )
         started.append(service)
         return service

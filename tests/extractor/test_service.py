@@ -146,6 +146,11 @@ def test_a_token_in_both_the_environment_and_a_file_refuses_to_start(tmp_path: P
         ("LOOM_EXTRACTOR_MAX_OUTPUT_BYTES", "1.5", "must be a positive integer, not '1.5'"),
         ("LOOM_EXTRACTOR_BODY_TIMEOUT_S", "-3", "must be a positive number of seconds, not '-3'"),
         ("LOOM_EXTRACTOR_WARM", "yes", "must be on or off, not 'yes'"),
+        ("LOOM_EXTRACTOR_MAX_CONNECTIONS", "0", "must be a positive integer, not '0'"),
+        ("LOOM_EXTRACTOR_HEAD_TIMEOUT_S", "inf", "must be a positive number of seconds, not 'inf'"),
+        ("LOOM_EXTRACTOR_BACKLOG", "many", "must be a positive integer, not 'many'"),
+        ("LOOM_EXTRACTOR_QUEUE_WAIT_S", "0", "must be a positive number of seconds, not '0'"),
+        ("LOOM_EXTRACTOR_SMALL_BYTES", "-1", "must be an integer, 0 or more, not '-1'"),
     ],
 )
 def test_a_bad_setting_refuses_to_start_naming_it(variable: str, value: str, message: str) -> None:
@@ -840,18 +845,39 @@ def test_bodies_held_at_once_stay_within_their_budget() -> None:
     order: list[str] = []
 
     def second() -> None:
-        with budget.reserved(6):
-            order.append("the second 6 reserved")
+        with budget.held() as held:
+            assert held.take(6, timeout_s=30)
+            order.append("the second 6 taken")
 
-    with budget.reserved(6):
-        with budget.reserved(4):
-            order.append("6 and 4 reserved together")
+    with budget.held() as first:
+        assert first.take(4, timeout_s=0) and first.take(2, timeout_s=0)  # as bytes arrive
+        with budget.held() as other:
+            assert other.take(4, timeout_s=0)
+            order.append("6 and 4 taken together")
+            assert not budget.take(1, timeout_s=0.05)  # no room: the wait ends at its bound
         waiter = threading.Thread(target=second)
         waiter.start()
         order.append("the first 6 let go")  # before it is, the second cannot have its room
     waiter.join(timeout=30)
     assert order == [
-        "6 and 4 reserved together",
+        "6 and 4 taken together",
         "the first 6 let go",
-        "the second 6 reserved",
+        "the second 6 taken",
     ]
+    assert budget.used == 0
+
+
+def test_a_small_original_has_a_slot_of_its_own_and_a_wait_for_one_is_bounded() -> None:
+    from extractor_sandbox.service import HttpError, Slots
+
+    slots = Slots(general=1, small=1, small_bytes=100)
+    with slots.taken(1000, timeout_s=0):  # a large original has the one slot
+        with slots.taken(100, timeout_s=0):  # a small one still runs, in its own
+            with pytest.raises(HttpError) as raised, slots.taken(10, timeout_s=0.05):
+                pass  # both taken: the wait ends at its bound, as a 503
+            assert raised.value.status == 503 and raised.value.code == "busy"
+            assert raised.value.headers["Retry-After"].isdigit()
+        with pytest.raises(HttpError), slots.taken(101, timeout_s=0.05):
+            pass  # the small ones' slot is free, but not for a large one
+    with slots.taken(10, timeout_s=0), slots.taken(10, timeout_s=0):
+        pass  # a small one takes a general slot too when its own is taken

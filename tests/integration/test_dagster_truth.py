@@ -28,6 +28,7 @@ IMAGE_PAGE_PDF = REPO / "bench" / "docparse" / "pdf" / "image_page.pdf"
 ARTIFACT = AssetKey(["loom", "artifact"])
 CHUNKS = AssetKey(["loom", "chunks"])
 PUBLISHED = AssetKey(["loom", "published"])
+ORIGINAL = AssetKey(["loom", "original"])
 
 GUIDE = "# Guide\n\n" + "".join(
     f"## Part {n}\n\nStep {n} of the install: run the wizard and read its log line {n}.\n\n"
@@ -237,6 +238,13 @@ def test_superseded_and_retired_revisions_read_apart_from_live_ones(
     assert checks[old_note.revision] == (False, f"superseded by {new_note.revision}")
     assert checks[guide.revision] == (False, "retired: its file was deleted")
     assert checks[ingested["legacy.txt"].revision] == (False, "refused: never published")
+    # Where a user looks first, the partition's latest materialization, says so too (issue 28
+    # part 3); the earlier "published" one stays in its history.
+    latest = events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)
+    assert latest[old_note.revision]["status"] == f"superseded by {new_note.revision}"
+    assert latest[old_note.revision]["live"] is False
+    assert latest[guide.revision]["status"] == "retired: its file was deleted"
+    assert latest[new_note.revision]["status"] == "published"
 
 
 def test_a_revision_retired_a_second_time_does_not_stop_the_ingest(
@@ -574,3 +582,68 @@ def test_runs_and_ticks_use_the_settings_read_when_the_definitions_loaded(
         (settings.home / "store" / "revisions" / key / "extraction.json").read_text()
     )
     assert extraction["code"] == "retries_exhausted"
+
+
+# Issue 28 part 5: only real partitions run ------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["made-up.txt~0123456789@0123456789abcdef", "anything at all"])
+def test_a_run_for_a_key_the_catalog_does_not_hold_fails_at_once_naming_it(
+    ingested: dict[str, FileOutcome], key: str
+) -> None:
+    """ "Add a partition" in the UI takes any string; its run must not end in Success."""
+    from loom_dagster.definitions import build_definitions
+    from loom_dagster.jobs import INGEST_JOB
+    from loom_dagster.settings import LoomSettings
+
+    before = catalog_rows()
+    instance = DagsterInstance.get()
+    instance.add_dynamic_partitions("revisions", [key])
+
+    result = (
+        build_definitions(LoomSettings.from_env())
+        .resolve_job_def(INGEST_JOB)
+        .execute_in_process(instance=instance, partition_key=key, raise_on_error=False)
+    )
+
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_key is not None and "original" in failure.step_key
+    message = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert repr(key) in message and "\n" not in message.strip()
+    after = catalog_rows()
+    for table in ("revisions", "documents", "outcomes", "outcome_history"):
+        assert after[table] == before[table], table  # nothing registered or published
+    assert key not in events(ORIGINAL, DagsterEventType.ASSET_MATERIALIZATION)
+    # The folder sensor's next tick deletes the made-up partition rather than asking for its
+    # run again every few minutes.
+    from tests.integration.test_pipeline_end_to_end import tick
+
+    after = tick()
+    deleted = [
+        k
+        for request in after.dynamic_partitions_requests or []
+        if type(request).__name__ == "DeleteDynamicPartitionsRequest"
+        for k in request.partition_keys
+    ]
+    assert deleted == [key]
+    assert all(r.partition_key != key and key not in str(r.tags) for r in after.run_requests or [])
+
+
+def test_a_published_partition_says_what_was_published_and_links_to_it(
+    ingested: dict[str, FileOutcome], tmp_path: Path
+) -> None:
+    """Issue 28 part 4: the partition page names the file, its format, size, revision and
+    time, its tables, and links to the original, the artifact and `loom show`."""
+    note = ingested["note.txt"]
+    facts = events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)[note.revision or ""]
+    assert facts["status"] == "published"
+    assert facts["path"] == str(tmp_path / "docs" / "note.txt")
+    assert facts["format"] == "text"
+    assert facts["size"] == len("Buy lamp oil and rope.\n")
+    assert note.revision and note.revision.endswith("@" + str(facts["revision"]))
+    assert facts["chunks"] == 1 and facts["tables"] == "no tables"
+    assert str(facts["original"]).endswith(str(facts["dagster/uri"]).rsplit("/", 1)[1])
+    assert "/artifacts/" in str(facts["artifact"])
+    assert facts["loom show"] == "loom show docs:note.txt"
+    assert isinstance(facts["modified"], float)

@@ -42,12 +42,19 @@ def test_each_revision_with_tables_shows_its_datasets_and_their_check(
         r.asset_materialization.partition: r.asset_materialization.metadata  # type: ignore[union-attr]
         for r in records
     }
-    assert set(shown) == {revision["clean.csv"], revision["mixed.csv"], revision["huge.csv"]}
+    # Every published revision: one with no table says so, row count 0, and is green in the UI
+    # (issue 28 part 2: a backfill over a healthy mixed folder no longer ends "Failed").
+    assert set(shown) == set(revision.values())
+    none = shown[revision["note.txt"]]
+    assert none["status"].value == "no tables"
+    assert (none["datasets"].value, none["dagster/row_count"].value) == (0, 0)
     clean = shown[revision["clean.csv"]]
     assert clean["schema 1"].value == TableSchema(
         columns=[TableColumn("host", "text"), TableColumn("disk", "decimal")]
     )
     assert (clean["rows_stored"].value, clean["rows_rejected"].value) == (2, 0)
+    assert clean["dagster/row_count"].value == 2
+    assert clean["dagster/column_schema"].value == clean["schema 1"].value
     assert clean["state"].value == "clean.csv#clean.csv: inferred"
     assert clean["complete"].value is True
     huge = shown[revision["huge.csv"]]
@@ -61,7 +68,7 @@ def test_each_revision_with_tables_shows_its_datasets_and_their_check(
         r.partition: r.event.dagster_event.event_specific_data  # type: ignore[union-attr]
         for r in history
     }
-    # Every revision's check ran: one with no table passes, judging no materialization.
+    # Every revision's check ran: one with no table passes.
     assert set(evaluations) == set(revision.values())
     assert all(r.status.value != "PLANNED" for r in history)
     assert evaluations[revision["note.txt"]].passed

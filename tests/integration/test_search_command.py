@@ -56,7 +56,7 @@ def test_json_holds_every_hit_in_full_with_each_legs_rank(published: Path) -> No
     assert hit["section_path"] == ["Disk runbook", "E-DISK-042: volume full"]
     assert hit["block_type"] == "paragraph"
     assert hit["tags"] == ["ops", "oncall"]
-    assert hit["revision"].startswith("runbooks__disk.md~") and hit["chunk_id"].startswith(
+    assert hit["revision"].startswith("disk.md__runbooks~") and hit["chunk_id"].startswith(
         hit["revision"] + "#"
     )
     assert hit["locator"]["line_start"] == 5

@@ -152,3 +152,36 @@ def test_batches_are_runs_of_neighbouring_partitions_within_the_size() -> None:
         ["e", "f"],
     ]
     assert contiguous_batches(ordered, ["f", "a"], 10) == [["a"], ["f"]]
+
+
+def test_loading_the_code_location_logs_no_beta_or_preview_warning(tmp_path: Path) -> None:
+    """Issue 28 part 8: `loom ui`'s log held hundreds of them, one per definition and process."""
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("LOOM_", "DAGSTER_"))
+    }
+    env["LOOM_HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-c", "import loom_dagster.definitions"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "BetaWarning" not in done.stderr and "PreviewWarning" not in done.stderr, done.stderr
+
+
+def test_a_token_its_variable_does_not_hold_is_refused_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The resource names the variable (EnvVar); a token read from elsewhere would be lost.
+    monkeypatch.delenv("LOOM_DOCUMENT_EXTRACTOR_TOKEN", raising=False)
+    settings = LoomSettings.from_env(
+        {
+            "LOOM_HOME": str(tmp_path / "home"),
+            "LOOM_DOCUMENT_EXTRACTOR_URL": "http://127.0.0.1:9",
+            "LOOM_DOCUMENT_EXTRACTOR_TOKEN": "a-token-0123456789",
+        }
+    )
+    with pytest.raises(SettingsError) as raised:
+        build_definitions(settings)
+    assert "0123456789" not in raised.value.message

@@ -254,7 +254,9 @@ def test_the_resource_reads_no_environment(monkeypatch):
     assert dict(settings.routes) == {"pdf": B}
 
 
-def test_the_resource_of_settings_gives_them_back():
+def test_the_resource_of_settings_gives_them_back(monkeypatch):
+    monkeypatch.setenv(ENV_TOKEN, "shared-token-0123456789")
+    monkeypatch.setenv(ENV_TOKENS, json.dumps({B: "pdf-token-0123456789"}))
     settings = ExtractorSettings(
         default_url=A,
         routes={"pdf": B},
@@ -270,6 +272,38 @@ def test_the_resource_of_settings_gives_them_back():
     assert resource.settings() == settings
     assert resource.limits() == limits
     assert resource.concurrency == 4
+
+
+def test_the_resource_holds_its_tokens_as_environment_variables_never_as_values(monkeypatch):
+    # The Resources tab and the webserver's GraphQL show a resource's configuration: a token
+    # there is a secret shown to anyone who opens the UI (issue 28, part 1).
+    monkeypatch.setenv(ENV_TOKEN, "shared-token-0123456789")
+    monkeypatch.setenv(ENV_TOKENS, json.dumps({B: "pdf-token-0123456789"}))
+    settings = ExtractorSettings.from_env(
+        {
+            ENV_URL: A,
+            ENV_ROUTES: json.dumps({"pdf": B}),
+            ENV_TOKEN: "shared-token-0123456789",
+            ENV_TOKENS: json.dumps({B: "pdf-token-0123456789"}),
+        }
+    )
+
+    resource = ExtractorResource.of(settings, ServiceLimits(), concurrency=1)
+
+    config = resource.get_resource_definition().config_schema.default_value
+    assert config["token"] == {"env": ENV_TOKEN}
+    assert config["tokens_json"] == {"env": ENV_TOKENS}
+    assert "token-0123456789" not in repr(config)
+    assert resource.settings() == settings  # resolved where it is used
+
+
+def test_settings_know_whether_the_environment_holds_their_tokens() -> None:
+    settings = ExtractorSettings(default_url=A, token="shared-token-0123456789")
+
+    assert settings.held_by({ENV_TOKEN: "shared-token-0123456789"})
+    assert not settings.held_by({})
+    assert not settings.held_by({ENV_TOKEN: "another-token-0123456789"})
+    assert ExtractorSettings(default_url=A).held_by({})
 
 
 def test_the_resource_refuses_what_the_environment_would(monkeypatch):

@@ -108,6 +108,41 @@ def test_republishing_a_document_replaces_its_previous_revision(tmp_path: Path) 
     assert index.count() == 2
 
 
+def test_an_open_reader_reloads_only_when_another_writer_committed(tmp_path: Path) -> None:
+    reader = LexicalIndex(tmp_path / "index")
+    writer = LexicalIndex(tmp_path / "index")
+    reloads = 0
+    reload = reader._index.reload
+
+    def counted() -> None:
+        nonlocal reloads
+        reloads += 1
+        reload()
+
+    reader._index = _Reloads(reader._index, counted)
+    assert revisions(reader.search("wording")) == set()
+    first = reloads
+    for _ in range(3):  # nothing committed: no reload
+        assert revisions(reader.search("wording")) == set()
+    assert reloads == first
+    for step in range(1, 4):  # each commit (a new meta.json) is seen by the next read
+        writer.publish("a", [chunk("a", 0, "wording", revision=f"r{step}")])
+        assert revisions(reader.search("wording")) == {f"a@r{step}"}
+    writer.retire("a")
+    assert revisions(reader.search("wording")) == set()
+
+
+class _Reloads:
+    """A tantivy index whose reload() is counted; everything else passes through."""
+
+    def __init__(self, index: tantivy.Index, reload: object) -> None:
+        self._wrapped = index
+        self.reload = reload
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._wrapped, name)
+
+
 def test_publish_many_replaces_each_document_in_one_commit(tmp_path: Path) -> None:
     index = LexicalIndex(tmp_path / "index")
     index.publish_many({"a": [chunk("a", 0, "old wording")], "b": [chunk("b", 0, "old wording")]})

@@ -51,11 +51,41 @@ def test_revision_keys_use_only_the_characters_the_ui_can_select() -> None:
 
 
 def test_a_revision_key_keeps_a_readable_trace_of_its_path() -> None:
+    # The file's name first: the UI cuts a long key in its middle, and shows its start and end
+    # (issue 28 part 7: `runbooks__disk…d11cfbdc946383` read alike for every runbook).
     key = revision_key("docs", "runbooks/disk full.md", "ab" * 32)
-    assert key.startswith("runbooks__disk-full.md~") and KEY_PATTERN.match(key)
+    assert key.startswith("disk-full.md__runbooks~") and KEY_PATTERN.match(key)
     assert key.split("~")[1][:10] == document_id("docs", "runbooks/disk full.md").split("~")[1]
     deep = revision_key("docs", "/".join(["folder"] * 40) + "/last.md", "ab" * 32)
-    assert deep.split("~")[0].endswith("folder__last.md") and len(deep) <= 120
+    assert deep.split("~")[0].startswith("last.md__folder__") and len(deep) <= 120
+    assert revision_key("docs", "top.md", "ab" * 32).startswith("top.md~")
+
+
+def test_a_file_scanned_again_with_its_bytes_keeps_the_key_it_was_registered_under(
+    tmp_path: Path,
+) -> None:
+    """Keys made before issue 28 (the path in order) keep working: a file copied over with the
+    same bytes (another inode) is the revision it was, under its stored key."""
+    (tmp_path / "runbooks").mkdir()
+    (tmp_path / "runbooks" / "a.md").write_text("# A\n")
+    source = Source(name="docs", root=str(tmp_path))
+    [first] = scan(source, {}, settle_s=0).new
+    old_key = "runbooks__a.md~" + first.key.split("~", 1)[1]
+    known = {
+        "runbooks/a.md": FileState(
+            first.size + 0,
+            first.mtime_ns - 1,
+            first.sha256,
+            first.device,
+            first.inode,
+            first.options,
+            old_key,
+        )
+    }
+
+    result = scan(source, known, settle_s=0)
+
+    assert [r.key for r in result.moved] == [old_key] and not result.new
 
 
 def test_two_files_of_one_name_in_different_folders_are_different_documents() -> None:
