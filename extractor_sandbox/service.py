@@ -49,7 +49,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -720,7 +720,7 @@ class ExtractorHandler(BaseHTTPRequestHandler):
                 self._linger()
             else:
                 self.handle_one_request()
-        except ClientLeft as error:  # from an answer of http.server's (a 400, 414 or 501)
+        except ClientLeft as error:  # from an answer of http.server's (a 400 or 414)
             self._left = str(error)
             self.close_connection = True
         if self._status is not None or self._left is not None:
@@ -729,21 +729,13 @@ class ExtractorHandler(BaseHTTPRequestHandler):
     def finish(self) -> None:
         pass  # the loop keeps or closes the connection
 
-    # http.server calls do_<METHOD>; every method goes through the same checks, the token first.
-    def do_GET(self) -> None:
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def do_PUT(self) -> None:
-        self._dispatch()
-
-    def do_DELETE(self) -> None:
-        self._dispatch()
-
-    def do_PATCH(self) -> None:
-        self._dispatch()
+    # http.server calls do_<METHOD> and answers 501 when there is none; every method, known or
+    # made up (OPTIONS, HEAD, BREW), goes through the same checks instead: the token first (401),
+    # then the path's own method (405 with Allow).
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
 
     def _dispatch(self) -> None:
         self._body_unread = bool(

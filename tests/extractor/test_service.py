@@ -259,6 +259,24 @@ def test_the_wrong_method_is_405(extractor: Service, http: httpx.Client) -> None
     assert response.headers["allow"] == "POST"
 
 
+@pytest.mark.parametrize("method", ["OPTIONS", "HEAD", "TRACE", "PROPFIND", "BREW"])
+def test_any_other_method_is_401_without_the_token_then_405(
+    extractor: Service, http: httpx.Client, method: str
+) -> None:
+    # Issue 34 row 9: the token is checked first, whatever the method (http.server answered an
+    # unknown one 501 before looking at it); with the token, the path's own method is named.
+    with client(None) as anonymous:
+        refused = anonymous.request(method, f"{extractor.url}/v1/capabilities")
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == "Bearer"
+    answer = http.request(method, f"{extractor.url}/v1/capabilities")
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == "GET"
+    if method != "HEAD":  # a HEAD answer has no body
+        assert error_of(refused)[:2] == (401, "unauthorized")
+        assert error_of(answer)[:2] == (405, "method_not_allowed")
+
+
 # -- refusals before the body is read ------------------------------------------------------------
 
 
