@@ -90,7 +90,7 @@ def _find_here(text: str, search_filter: SearchFilter, limit: int) -> list[Searc
 
 
 def _search_here(args: argparse.Namespace, find: Callable[..., list[SearchHit]]) -> int:
-    from loom_dagster.search.service import BadSearch, make_filter
+    from loom_dagster.search.service import BadSearch, describe_locator, make_filter
 
     try:
         _check_utf8(args)
@@ -210,23 +210,6 @@ def _hit_json(hit: SearchHit) -> dict[str, object]:
         "legs": [{"leg": leg.leg, "rank": leg.rank, "score": leg.score} for leg in hit.legs],
         "found_by": [leg.leg for leg in hit.legs],
     }
-
-
-def describe_locator(locator: dict[str, object]) -> str:
-    parts = []
-    for name, start, end in (
-        ("lines", "line_start", "line_end"),
-        ("chars", "char_start", "char_end"),
-        ("pages", "page_start", "page_end"),
-        ("rows", "row_start", "row_end"),
-    ):
-        if start in locator:
-            parts.append(f"{name} {locator[start]}-{locator[end]}")
-    if "sheet" in locator:
-        parts.insert(0, f"sheet {locator['sheet']}")
-    if "key_path" in locator:
-        parts.append(f"key {locator['key_path']}")
-    return ", ".join(parts) or "no locator"
 
 
 def _snippet(text: str, limit: int = 200) -> str:

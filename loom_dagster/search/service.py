@@ -8,7 +8,7 @@ pipeline, DuckDB, pyarrow or Dagster, so `loom search` starts fast (README, "Sea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from loom_dagster.contract.formats import FORMATS
@@ -148,3 +148,24 @@ def open_index() -> LexicalIndex:
     settings = LoomSettings.from_env()
     settings.prepare()
     return LexicalIndex(settings.search_dir)
+
+
+def describe_locator(locator: Mapping[str, object]) -> str:
+    """Where a passage stands in its file, in words: what `loom search` prints and what a
+    citation of `loom serve` quotes (`sheet Costs, rows 2-9`)."""
+    parts = []
+    for name, start, end in (
+        ("lines", "line_start", "line_end"),
+        ("chars", "char_start", "char_end"),
+        ("pages", "page_start", "page_end"),
+        ("rows", "row_start", "row_end"),
+    ):
+        if start in locator:
+            parts.append(f"{name} {locator[start]}-{locator[end]}")
+    if "slide" in locator:
+        parts.insert(0, f"slide {locator['slide']}")
+    if "sheet" in locator:
+        parts.insert(0, f"sheet {locator['sheet']}")
+    if "key_path" in locator:
+        parts.append(f"key {locator['key_path']}")
+    return ", ".join(parts) or "no locator"

@@ -11,12 +11,12 @@ caller's own sources only, so no answer, count or error tells one scope about an
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from loom_dagster.display import one_line
 from loom_dagster.errors import LoomError
 from loom_dagster.search.home import HomeSearcher
+from loom_dagster.search.service import describe_locator
 from loom_dagster.serve import bounds
 from loom_dagster.serve.bounds import ServeError, bounded, checked_text
 from loom_dagster.serve.tokens import Scope
@@ -53,27 +53,8 @@ def citation(chunk: IndexedChunk) -> dict[str, Any]:
         "revision": chunk.revision,
         "section_path": list(chunk.section_path),
         "locator": locator,
-        "cite": f"{chunk.source}:{chunk.path} ({_where(locator)}; revision {chunk.revision})",
+        "cite": f"{chunk.source}:{chunk.path} ({describe_locator(locator)}; revision {chunk.revision})",
     }
-
-
-def _where(locator: Mapping[str, Any]) -> str:
-    parts = []
-    for name, start, end in (
-        ("lines", "line_start", "line_end"),
-        ("pages", "page_start", "page_end"),
-        ("rows", "row_start", "row_end"),
-        ("chars", "char_start", "char_end"),
-    ):
-        if start in locator:
-            parts.append(f"{name} {locator[start]}-{locator[end]}")
-    if "slide" in locator:
-        parts.insert(0, f"slide {locator['slide']}")
-    if "sheet" in locator:
-        parts.insert(0, f"sheet {locator['sheet']}")
-    if "key_path" in locator:
-        parts.append(f"key {locator['key_path']}")
-    return ", ".join(parts) or "whole file"
 
 
 def _passage(chunk: IndexedChunk) -> dict[str, Any]:
