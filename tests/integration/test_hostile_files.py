@@ -116,3 +116,36 @@ def test_symlinks_and_a_fifo_are_announced_and_counted_by_loom_ingest(
         "  skipped   pipe.txt  not_regular: a FIFO, not a regular file: not read",
         "  skipped   shadow.txt  symlink: a symbolic link: not followed, nothing of it read",
     ]
+
+
+def test_the_sync_jobs_scan_holds_a_mass_retirement_too(loom_home: Path, tmp_path: Path) -> None:
+    # What the `sync` job (jobs.sync_folders) runs when the folder sensor saw deleted files:
+    # a folder found empty keeps its documents live there as well, and the hold is said.
+    from loom_dagster import catalog, pipeline
+    from loom_dagster.search.lexical import LexicalIndex
+
+    folder = tmp_path / "share"
+    write(folder, "a.md", "# A\n\nAlpha note.\n")
+    write(folder, "b.md", "# B\n\nBeta note.\n")
+    assert api.ingest_folder(folder).count("published") == 2
+    for name in ("a.md", "b.md"):
+        (folder / name).unlink()
+
+    settings = LoomSettings.from_env()
+    said: list[str] = []
+    with catalog.connect(settings.catalog_path) as con:
+        retired = pipeline.sync_folders(
+            con,
+            LexicalIndex(str(settings.search_dir)),
+            catalog.list_sources(con),
+            settle_s=0.0,
+            say=said.append,
+        )
+        live = catalog.live_document_paths(con, "share")
+    assert retired == []
+    assert said == [
+        "share: retirement held: all 2 of its documents would be retired; 2 document(s) stay "
+        "live until `loom ingest --confirm-retire` (or the files come back)"
+    ]
+    assert sorted(live) == ["a.md", "b.md"]
+    assert [h.chunk.text for h in api.search("Alpha")]  # still served
