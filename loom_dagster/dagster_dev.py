@@ -37,6 +37,7 @@ from types import FrameType
 
 from loom_dagster.display import one_line
 from loom_dagster.errors import LoomError
+from loom_dagster.runs import holding
 from loom_dagster.settings import LoomSettings
 
 # Seconds the processes are given to end on SIGTERM before they are killed; the whole stop,
@@ -70,16 +71,8 @@ def daemon_lock(home: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise DaemonRunning(_running_message(handle.fileno(), path)) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        try:
+        with holding(handle):
             yield
-        finally:
-            handle.seek(0)
-            handle.truncate()
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def refuse_if_daemon_runs(home: Path, doing: str) -> None:

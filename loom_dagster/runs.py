@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TypeVar
+from typing import IO, TypeVar
 
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
@@ -252,16 +252,24 @@ def ingest_lock(
             holder = one_line(handle.read(), 40) or "unknown"
             progress(f"waiting for another ingest of {printable(resolved.name)} (pid {holder})")
             fcntl.flock(handle, fcntl.LOCK_EX)
+        with holding(handle):
+            yield
+
+
+@contextmanager
+def holding(handle: IO[str]) -> Iterator[None]:
+    """A lock file this process has just flocked: its pid written in it for whoever waits (so
+    a message can name the holder), the file emptied and the lock released after the block."""
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    try:
+        yield
+    finally:
         handle.seek(0)
         handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        try:
-            yield
-        finally:
-            handle.seek(0)
-            handle.truncate()
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # Stopping on a signal ----------------------------------------------------------------------

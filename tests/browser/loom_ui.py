@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +26,7 @@ from loom_dagster.dagster_dev import url_path
 from loom_dagster.extractor.local import RunningExtractor
 from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
 from tests.integration.loom_command import LOOM, alive_among, descendants, loom
+from tests.integration.test_loom_ui import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "docs"
@@ -35,7 +35,6 @@ PUBLISHED = AssetKey(["loom", "published"])
 STARTED_WITHIN_S = 180.0
 INGESTED_WITHIN_S = 420.0
 RETIRED_WITHIN_S = 180.0
-T = TypeVar("T")
 
 # Beside examples/docs: a table-less file, a table, and a file deleted once it was published.
 EXTRA = {
@@ -79,13 +78,12 @@ class Ui:
         return body
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+T = TypeVar("T")
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float, log: Path) -> T:
+    # Every 2 s (tests/integration/daemon.py's polls every 1 s): with 1 s this module's made-up
+    # key test failed twice in a row, likely "no run going" read between two runs; kept apart.
     deadline = time.monotonic() + timeout
     while True:
         found = probe()
