@@ -307,6 +307,33 @@ def test_a_float_row_text_shows_fifteen_digits_and_the_table_keeps_it_exact() ->
     assert under_headings(artifact)[0]["text"] == "a: 0.3"
 
 
+def test_a_whole_number_written_as_a_float_is_an_integer_unless_its_format_shows_decimals() -> None:
+    # Styles: 0 General, 1 the built-in 0, 2 a custom #,##0, 3 the built-in 0.00, 4 a custom 0.0%.
+    styles = (
+        '<numFmts><numFmt numFmtId="164" formatCode="#,##0"/>'
+        '<numFmt numFmtId="165" formatCode="0.0%"/></numFmts>'
+        '<cellXfs><xf numFmtId="0"/><xf numFmtId="1"/><xf numFmtId="164"/><xf numFmtId="2"/>'
+        '<xf numFmtId="165"/></cellXfs>'
+    )
+    written = [
+        num("A2", "1.0"),  # no style
+        num("B2", "3E+2", "0"),
+        num("C2", "7.0", "1"),
+        num("D2", "1.2E+4", "2"),
+        num("E2", "2.0", "3"),
+        num("F2", "1.0", "4"),
+        num("G2", "2.5"),
+        num("H2", "1E+300"),  # whole, but past what a double holds exactly
+    ]
+    head = row(1, *(text(f"{c}1", c.lower()) for c in "ABCDEFGH"))
+    artifact = read(workbook(head + row(2, *written), styles=styles))
+    values = rows_of(artifact)[0]
+    assert values == [1, 300, 7, 12000, 2.0, 1.0, 2.5, 1e300]
+    assert [type(v) for v in values] == [int] * 4 + [float] * 4
+    assert under_headings(artifact)[0]["text"].startswith("a: 1 | b: 300 | c: 7 | d: 12000 | ")
+    assert types_of(artifact) == ["number"] * 8
+
+
 def test_an_integer_past_64_bits_keeps_its_digits_and_a_nan_is_text() -> None:
     sheet = HEAD + row(2, num("A2", "123456789012345678901234")) + row(3, num("A3", "NaN"))
     assert rows_of(read(workbook(sheet))) == [["123456789012345678901234"], ["NaN"]]

@@ -6,6 +6,11 @@ most 255 characters (Excel's own bound; a longer one is no date) is a date when 
 (y, d, e, g, b, or an m that is no minute) shows outside quotes, escapes and brackets, a time when
 only h, s, a minute's m or AM/PM does, both a date-time, and an elapsed [h], [m] or [s] makes it a
 duration. Only the first section (up to ";") is read: it is the one positive numbers take.
+
+Any other format is general or shows whole numbers (General, 0, #,##0 and the built-ins that
+show no decimals, a custom code with no decimal point, percent, exponent, fraction or text), and
+a whole number written as a float (1.0, 3E+2) reads as the integer it shows; or it is SHOWN
+(0.00, 0%, 0.0E+0, # ?/?, @), and the number reads as the workbook holds it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import re
 
 DATE, DATETIME, TIME, DURATION = "date", "datetime", "time", "duration"
+SHOWN = "shown"  # a number format that shows more than a whole number: the float is kept
 
 MAX_CODE_CHARS = 255
 
@@ -22,6 +28,10 @@ BUILTIN_KINDS: dict[int, str] = {
     **dict.fromkeys((18, 19, 20, 21, 45, 47), TIME),
     46: DURATION,
     **dict.fromkeys((27, 28, 29, 30, 31, 36, *range(50, 59)), DATE),
+    # 0.00, #,##0.00, the currencies with cents, 0%, 0.00%, 0.00E+00, the fractions, the
+    # accounting formats with cents, ##0.0E+0 and @ (0, 1, 3, 5, 6, 37, 38, 41 and 42 show
+    # whole numbers).
+    **dict.fromkeys((2, 4, 7, 8, 9, 10, 11, 12, 13, 39, 40, 43, 44, 48, 49), SHOWN),
 }
 
 # What shows no date letter: quoted text, an escaped or padded/skipped character, a bracket
@@ -32,6 +42,17 @@ _GENERAL = re.compile(r"general", re.IGNORECASE)
 _SCIENTIFIC = re.compile(r"e[+-]", re.IGNORECASE)
 _AM_PM = re.compile(r"am/pm|a/p", re.IGNORECASE)
 _LETTERS = re.compile(r"[a-z]+")
+_SHOWS_MORE = re.compile(r"[.%/@]|e[+-]", re.IGNORECASE)
+
+
+def format_kind(code: str) -> str | None:
+    """The kind a custom format code gives a number: a date or time kind, SHOWN, or None when it
+    is general or shows whole numbers."""
+    kind = code_kind(code)
+    if kind is not None:
+        return kind
+    bare = _LITERALS.sub(" ", _first_section(code))
+    return SHOWN if _SHOWS_MORE.search(bare) else None
 
 
 def code_kind(code: str) -> str | None:

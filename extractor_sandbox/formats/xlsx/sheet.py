@@ -32,6 +32,7 @@ from extractor_sandbox.formats.package import (
 )
 from extractor_sandbox.formats.tables import Budget, Cell
 from extractor_sandbox.formats.xlsx import rowscan
+from extractor_sandbox.formats.xlsx.numformats import SHOWN
 from extractor_sandbox.formats.xlsx.strings import MAX_PIECES, MAX_VALUE_CHARS, TooLong
 from extractor_sandbox.formats.xlsx.values import (
     bool_cell,
@@ -330,14 +331,14 @@ def read_sheet(
     def typed(text: str) -> Cell | None:
         if cell_type is None or cell_type == "n":
             kind = style_kinds.get(cell_style) if cell_style is not None else None
-            if kind is not None:
+            if kind is not None and kind != SHOWN:
                 return serial_cell(text, kind, date1904)
             # A number as Excel writes it (shortest digits, 15 or fewer) shows as written.
             if _PLAIN_FLOAT(text):
                 return _new_tuple(Cell, (float(text), "number", text))
             if _PLAIN_INTEGER(text):
                 return _new_tuple(Cell, (int(text), "number", text))
-            return number(text)
+            return number(text, whole=kind is None)
         if cell_type == "s":
             return shared_string(text)
         if cell_type == "str" or cell_type == "inlineStr":

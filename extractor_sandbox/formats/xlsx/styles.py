@@ -1,4 +1,5 @@
-"""The styles part: which cell styles (cellXfs) give a number a date, time or duration format.
+"""The styles part: which cell styles (cellXfs) give a number a date, time or duration format, or
+one that shows more than a whole number (numformats.SHOWN).
 
 Read as it inflates. At most 65,536 number formats and 65,536 cell styles are read; past them,
 or when the part cannot be read to its end, what was read stands and the artifact loses
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from extractor_sandbox.formats.package import SPREADSHEETML_NS, START, Package, PartError, XmlBounds
-from extractor_sandbox.formats.xlsx.numformats import BUILTIN_KINDS, code_kind
+from extractor_sandbox.formats.xlsx.numformats import BUILTIN_KINDS, format_kind
 
 MAIN_NS = SPREADSHEETML_NS
 MAX_STYLES = 65_536
@@ -47,7 +48,7 @@ def read_styles(package: Package, part: str | None, bounds: XmlBounds) -> Styles
                 if len(custom) >= MAX_FORMATS:
                     styles.lost = True
                     break
-                custom[attrs.get("numFmtId", "")] = code_kind(attrs.get("formatCode", ""))
+                custom[attrs.get("numFmtId", "")] = format_kind(attrs.get("formatCode", ""))
             elif name == _CELL_XFS:
                 in_cell_xfs = True
             elif name == _XF and in_cell_xfs:

@@ -19,19 +19,24 @@ EPOCH_1904 = datetime(1904, 1, 1)
 LEAP_DAY_1900 = 60
 SECONDS_A_DAY = 86_400
 MAX_INT_DIGITS = 4_000  # Python refuses to convert much longer digit strings
+MAX_EXACT_INTEGER = 2**53  # past it a double's whole number is no longer the one written
 
 FALSE_CELL = Cell(False, "bool", "FALSE")
 TRUE_CELL = Cell(True, "bool", "TRUE")
 
 
-def number(text: str) -> Cell | None:
-    """A number as written in <v>; text when it is none (or no JSON number), None when blank."""
+def number(text: str, *, whole: bool = False) -> Cell | None:
+    """A number as written in <v>; text when it is none (or no JSON number), None when blank.
+    `whole`: its format is general or shows whole numbers, so a float with no fraction that a
+    double holds exactly (1.0, 3E+2) is the integer the sheet shows."""
     stripped = text.strip()
     if not stripped:
         return None
     try:
         if "." in stripped or "e" in stripped or "E" in stripped or "n" in stripped.lower():
             value: int | float = float(stripped)
+            if whole and value.is_integer() and abs(value) <= MAX_EXACT_INTEGER:
+                value = int(value)
         elif len(stripped) > MAX_INT_DIGITS:
             return string_cell(stripped)
         else:
