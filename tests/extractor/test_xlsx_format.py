@@ -397,7 +397,8 @@ def test_a_formula_reads_its_cached_value_and_one_with_none_loses_formula_values
 
 
 def test_a_cell_or_row_with_no_position_takes_the_next() -> None:
-    sheet = HEAD + '<row><c><v>1</v></c><c><v>2</v></c><c r="E2"><v>5</v></c><c><v>6</v></c></row>'
+    head = row(1, *(text(f"{c}1", c.lower()) for c in "ABCDEF"))
+    sheet = head + '<row><c><v>1</v></c><c><v>2</v></c><c r="E2"><v>5</v></c><c><v>6</v></c></row>'
     artifact = read(workbook(sheet))
     assert rows_of(artifact) == [[1, 2, None, None, 5, 6]]
     assert under_headings(artifact)[0]["locator"]["row_start"] == 2
@@ -418,8 +419,9 @@ def test_a_cell_written_twice_keeps_the_later_and_is_counted() -> None:
 def test_a_cell_past_column_16384_is_left_out_and_counted() -> None:
     sheet = HEAD + row(2, num("A2", 1), num("XFD2", 2), num("XFE2", 3))
     artifact = read(workbook(("S", sheet)))
-    assert len(artifact["tables"][0]["columns"]) == 16_384
-    assert artifact["tables"][0]["rows"][0][-1] == 2
+    # The blank columns between are none of the table's; the last one holds its value.
+    assert names_of(artifact) == ["a", "column 2"]
+    assert artifact["tables"][0]["rows"] == [[1, 2]]
     assert artifact["coverage"]["failed"] == [
         {"unit": "S values", "reason": "left out: 1 past column 16,384"}
     ]
@@ -427,7 +429,8 @@ def test_a_cell_past_column_16384_is_left_out_and_counted() -> None:
 
 def test_a_value_over_a_megabyte_is_left_out_and_counted() -> None:
     big = "x" * (1024 * 1024 + 1)
-    sheet = HEAD + row(2, text("A2", big), '<c r="B2" t="s"><v>0</v></c>', num("C2", 1))
+    head = row(1, text("A1", "a"), text("B1", "b"), text("C1", "c"))
+    sheet = head + row(2, text("A2", big), '<c r="B2" t="s"><v>0</v></c>', num("C2", 1))
     artifact = read(workbook(("S", sheet), shared=[big]))
     assert rows_of(artifact) == [[None, None, 1]]
     assert artifact["coverage"]["failed"] == [
@@ -822,8 +825,55 @@ def test_a_block_right_of_a_blank_column_that_starts_with_data_goes_on_with_the_
         2, text("A2", "a"), num("B2", 1), num("D2", 2)
     )
     artifact = read(workbook(body))
-    assert names_of(artifact) == ["k", "v", "column 3", "column 4"]
-    assert rows_of(artifact) == [["a", 1, None, 2]]
+    # Column D's values are the table's, under a name made for them (the seed's generated name,
+    # which the dataset asks about); the blank column C, no name and no value, is no column.
+    assert names_of(artifact) == ["k", "v", "column 3"]
+    assert rows_of(artifact) == [["a", 1, 2]]
+
+
+def test_a_blank_header_cell_over_values_gets_a_generated_name() -> None:
+    body = row(1, text("A1", "Team"), text("C1", "Score")) + row(
+        2, text("A2", "Red"), num("B2", 5), num("C2", 1)
+    )
+    artifact = read(workbook(body))
+    assert names_of(artifact) == ["Team", "column 2", "Score"]
+    assert rows_of(artifact) == [["Red", 5, 1]]
+
+
+def test_a_title_merged_wider_than_the_table_adds_no_columns() -> None:
+    body = (
+        row(1, text("A1", "Report"))
+        + row(2, text("A2", "Team"), text("B2", "Score"))
+        + row(3, text("A3", "Red"), num("B3", 1))
+    )
+    artifact = read(workbook(("S", "", {"xml": merged(body, "A1:D1")})))
+    # Over the table's own columns it heads the names, as the seed's title over the whole
+    # first row does; the columns it alone reaches (C, D) hold no name and no value of their own.
+    assert names_of(artifact) == ["Report / Team", "Report / Score"]
+    assert rows_of(artifact) == [["Red", 1]]
+
+
+def test_a_lone_note_beside_the_names_across_a_blank_column_is_a_paragraph() -> None:
+    body = (
+        row(1, text("A1", "Team"), text("B1", "Score"), text("D1", "figures are provisional"))
+        + row(2, text("A2", "Red"), num("B2", 1))
+        + row(3, text("A3", "Blue"), num("B3", 2))
+    )
+    artifact = read(workbook(("S", body)))
+    assert names_of(artifact) == ["Team", "Score"]
+    assert rows_of(artifact) == [["Red", 1], ["Blue", 2]]
+    assert _prose(artifact) == [
+        ("figures are provisional", {"sheet": "S", "row_start": 1, "row_end": 1})
+    ]
+
+
+def test_a_lone_row_of_names_beside_the_names_is_still_more_of_the_header() -> None:
+    body = row(1, text("A1", "k"), text("B1", "v"), text("D1", "x"), text("E1", "y")) + row(
+        2, text("A2", "a"), num("B2", 1)
+    )
+    artifact = read(workbook(body))
+    assert names_of(artifact) == ["k", "v", "x", "y"]
+    assert rows_of(artifact) == [["a", 1, None, None]]
 
 
 def test_a_sheet_of_one_value_is_still_a_table() -> None:

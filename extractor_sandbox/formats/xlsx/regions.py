@@ -14,8 +14,8 @@ cells is no set of tables, and a thousand tables would be a thousand datasets.
 
 A cut is undone where what it cut off is more of the table: a block under a table (one blank
 row between, within its columns) or right of it whose first row holds a number, a date or a bool
-(data: a table starts with its names), and a lone row right of a table's first row (more of its
-header).
+(data: a table starts with its names), and a lone row of several values right of a table's first
+row (more of its header). One text alone there, across a blank column, is a note beside the table.
 
 Titles and notes. A region that is one value (a cell, or one merged range) is a paragraph, as is
 one whose every row is one text value when the text reads as prose (a line of MIN_PROSE_WORDS
@@ -276,11 +276,15 @@ def _columns(rows: Rows, region: Region) -> list[tuple[Rows, Region]]:
 
 def _goes_on_across(rows: Rows, left: Region, right: Region) -> bool:
     """Whether a block right of a blank column is more of the table left of it: it starts with
-    data (a table starts with its names), or it is a lone row beside the left one's first row
-    (more of its header)."""
+    data (a table starts with its names), or it is a lone row of more than one value beside the
+    left one's first row (more of its header)."""
     if right.starts_with_data(rows):
         return True
-    return len(right.rows) == 1 and right.rows[0] == left.rows[0]
+    if len(right.rows) != 1 or right.rows[0] != left.rows[0]:
+        return False
+    # One text beside the names, across a blank column (one cell, or one merged over several):
+    # a note, not a name with nothing under it.
+    return len({cell.text for cell in rows[right.rows[0]].values()}) > 1
 
 
 def _bands(rows: Rows, region: Region) -> list[Region]:

@@ -9,6 +9,11 @@ groups text cells of the row under it (2025 over H1 and H2), each column is name
 (2025 / H1; one with nothing above takes the second row's name, one merged down from the first
 its first row's). Any other cell in that second row, text or not, that is not merged down from
 the first makes it data, as do numbers or dates under a range.
+
+Columns. From the region's first column to its last, but for one with no name and no value: no
+data row fills it and its header holds nothing of its own (blank, or only a range merged from
+a column left of it, as a title merged wider than the table). A blank header cell over values
+is a column with a generated name (column N), which the dataset asks about (the seed).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ class PaddedRows(Sequence[list[Cell | None]]):
     """The rows `numbers` as lists over `columns`, each made when it is asked for."""
 
     def __init__(
-        self, rows: dict[int, dict[int, Cell]], numbers: list[int], columns: range
+        self, rows: dict[int, dict[int, Cell]], numbers: list[int], columns: Sequence[int]
     ) -> None:
         self._rows, self._numbers, self._columns = rows, numbers, columns
 
@@ -174,6 +179,35 @@ def _second_row_is_header(
         elif c in top:
             return False
     return groups
+
+
+def kept_columns(
+    rows: dict[int, dict[int, Cell]],
+    header: range,
+    data_numbers: list[int],
+    spread: list[Merge],
+    columns: range,
+) -> Sequence[int]:
+    """The table's columns: each of `columns` but one that no data row fills and whose header
+    holds no value of its own (blank, or only a range merged from a column left of it, as a
+    title merged wider than the table is): no name and no value is no column."""
+    filled: set[int] = set()
+    for n in data_numbers:
+        filled.update(rows[n])
+    if len(filled) >= len(columns):
+        return columns
+    empty = set(columns) - filled
+    named: set[int] = set()
+    for r in header:
+        held = empty.intersection(rows.get(r, ()))
+        if held:
+            # A header cell a merge spread from its left is no name of its own.
+            for r1, c1, r2, c2 in spread:
+                if r1 <= r <= r2 and c2 > c1:
+                    held.difference_update(range(c1 + 1, c2 + 1))
+            named |= held
+    kept = [c for c in columns if c not in empty or c in named]
+    return kept or columns
 
 
 def charge_header(names: list[str], budget: Budget) -> bool:
@@ -322,8 +356,12 @@ def _region_table(
     first = numbers[0]
     low = min(min(row) for row in rows.values() if row)
     high = max(max(row) for row in rows.values() if row)
-    columns = range(low, high + 1)
-    raw_names, header_rows = header_names(rows, first, spread, columns)
+    every = range(low, high + 1)
+    raw_names, header_rows = header_names(rows, first, spread, every)
+    data_numbers = [n for n in numbers if n >= first + header_rows]
+    columns = kept_columns(rows, range(first, first + header_rows), data_numbers, spread, every)
+    if len(columns) < len(every):
+        raw_names = [raw_names[c - low] for c in columns]
     names, name_failures = fit_names(raw_names, sheet)
     names = unique_names(names)
     result.failed = name_failures + result.failed
@@ -331,7 +369,6 @@ def _region_table(
         budget.spent = True
         result.failed.append({"unit": sheet, "reason": "its header is past the table budget"})
         return True
-    data_numbers = [n for n in numbers if n >= first + header_rows]
     # Rows are padded to the table's width only as they are laid out: a sheet with one cell in
     # column XFD would otherwise make every row 16,384 wide before the budget could stop it.
     data: Sequence[list[Cell | None]] = PaddedRows(rows, data_numbers, columns)
