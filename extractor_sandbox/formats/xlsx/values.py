@@ -34,9 +34,9 @@ def number(text: str, *, whole: bool = False) -> Cell | None:
         return None
     try:
         if "." in stripped or "e" in stripped or "E" in stripped or "n" in stripped.lower():
-            value: int | float = float(stripped)
-            if whole and value.is_integer() and abs(value) <= MAX_EXACT_INTEGER:
-                value = int(value)
+            written = float(stripped)
+            whole_number = written.is_integer() and abs(written) <= MAX_EXACT_INTEGER
+            value: int | float = int(written) if whole and whole_number else written
         elif len(stripped) > MAX_INT_DIGITS:
             return string_cell(stripped)
         else:
