@@ -14,7 +14,7 @@ import pytest
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats import tables
 from extractor_sandbox.formats.xlsx import PARSER_VERSION, extract_xlsx, table
-from extractor_sandbox.formats.xlsx.numformats import BUILTIN_KINDS, code_kind
+from extractor_sandbox.formats.xlsx.numformats import BUILTIN_KINDS, code_kind, format_kind
 from extractor_sandbox.formats.xlsx.values import serial_cell
 from extractor_sandbox.source import extract
 from tests.extractor import gates
@@ -239,6 +239,26 @@ def test_every_corpus_workbook_passes_the_contract() -> None:
 )
 def test_a_custom_code_is_a_date_when_a_date_letter_shows(code: str, kind: str | None) -> None:
     assert code_kind(code) == kind
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        ("General", None),
+        ("0", None),
+        ("#,##0_);(#,##0)", None),
+        ('#,##0" p.c."', None),  # a quoted dot is no decimal point
+        ("0.00", "shown"),
+        ("0%", "shown"),
+        ("0.0E+00", "shown"),
+        ("# ?/?", "shown"),
+        ("@", "shown"),
+        ("0;0.00", None),  # the first section is the one positive numbers take
+        ("yyyy-mm-dd", "date"),
+    ],
+)
+def test_a_custom_code_shows_whole_numbers_or_more(code: str, kind: str | None) -> None:
+    assert format_kind(code) == kind
 
 
 def test_the_built_in_date_formats() -> None:
