@@ -313,6 +313,7 @@ def test_an_element_name_over_1024_characters_cuts_the_sheet() -> None:
 
 
 def test_a_header_16384_columns_wide_widens_rows_only_as_far_as_the_budget_lays_them() -> None:
+    """A few seconds: the budget it checks is 40 MiB of laid-out rows, filled for real."""
     # Each row is 16,384 values wide in the table (nulls included; every column is named, so
     # none is dropped as blank): the 40 MiB of laid-out JSON holds a few hundred of them, and
     # the rest are a failed unit, never padded.
