@@ -6,14 +6,18 @@ parts' names; slide n is page n, and every block carries page_start = page_end =
 
 What a slide becomes:
 
-- Its title (the first title or centred-title placeholder with text) is a heading, the first block
-  of the slide, and the slide's other blocks sit under it. Its level comes from the placeholder and
-  the slide's layout, not from the font: a centred title (a title slide) is depth 1 and what
-  follows sits under it, one level down, until the next centred title; a title on a section header
-  slide (layout type secHead) heads a section, and the titles of the slides after it sit one level
-  under it, until the next section or title slide.
-- Each shape with text is a block in the slide's shape order, a paragraph a line; shapes in a
-  group are read in place, and a shape in alternate content through its first choice only. A
+- Its title (the first title or centred-title placeholder with text, wherever it stands in the
+  shape tree) is a heading, the first block of the slide, and the slide's other blocks sit under
+  it. Every slide title is at one level, but for what the slide's layout says, never the font: a
+  title slide's title (its layout of type title, or one whose title placeholder is a centred
+  title; a slide with no layout to read, its own centred title) is depth 1 and what follows sits
+  under it, one level down, until the next title slide; a title on a section header slide (layout
+  type secHead) heads a section, and the titles of the slides after it sit one level under it,
+  until the next section or title slide. A deck with neither has every slide title at depth 1.
+- Each shape with text is a block in the slide's shape order, a paragraph a line, but for a body
+  placeholder (type body, or an object placeholder), whose paragraphs, its bullets, are a block
+  each; shapes in a group are read in place, and a shape in alternate content through its first
+  choice only. A
   paragraph a converter set apart as a heading inside the text (bullet off, first outline level,
   all its text bold, at most 12 words, not ending in a colon or a full stop) is a heading one
   level under the slide's title, and the shape's other paragraphs blocks around it.
@@ -96,6 +100,10 @@ MAIN_PART = "ppt/presentation.xml"
 DEFAULT_SLIDE_SIZE = (9_144_000.0, 6_858_000.0)  # 10 x 7.5 inches, in EMU
 OCR_SHARE = 0.2  # a picture covering this share of its slide or more needs OCR
 TITLE_TYPES = frozenset({"title", "ctrTitle"})
+# What a slide's layout makes it: its title heads the deck, heads the slides after it, or neither.
+TITLE_SLIDE, SECTION_SLIDE, ORDINARY_SLIDE = "title", "secHead", ""
+# A body placeholder (its type body, or none: an object placeholder): its paragraphs are bullets.
+BODY_TYPES = frozenset({None, "body", "obj"})
 TABLE_URI_END = "/table"
 MAX_PICTURE_BYTES = 64 * 1024 * 1024  # a picture part read for OCR
 EMU_PER_INCH = 914_400
@@ -148,7 +156,7 @@ class _Deck:
         self.slide_size = DEFAULT_SLIDE_SIZE
         self.unread_slides: dict[int, UnreadKinds] = {}
         self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
-        self.layout_types: dict[str, str | None] = {}
+        self.layout_roles: dict[str, str | None] = {}
         self.under_title = False  # a title slide came before: its slides sit under it
         self.in_section = False  # a section header slide came before
         self.ocr = FileOcr()
@@ -220,34 +228,35 @@ class _Deck:
         self._emit(slide, notes, self._title_depth(slide, slide_relationships))
 
     def _title_depth(self, slide: _Slide, relationships: list[Relationship]) -> int:
-        """The depth of the slide's title (or the one an untitled slide's blocks sit at), from its
-        placeholder and its layout's type."""
-        if slide.title is not None and slide.title_type == "ctrTitle":
+        """The depth of the slide's title (or the one an untitled slide's blocks sit at): every
+        slide title at one depth, but for what the slide's layout says."""
+        role = ORDINARY_SLIDE
+        if slide.title is not None:
+            role = self._layout_role(relationships)
+            if role is None:  # no layout to read: the slide's own title placeholder says
+                role = TITLE_SLIDE if slide.title_type == "ctrTitle" else ORDINARY_SLIDE
+        if role == TITLE_SLIDE:
             self.under_title, self.in_section = True, False
             return 1
         base = 2 if self.under_title else 1
-        if slide.title is not None and self._layout_type(relationships) == "secHead":
+        if role == SECTION_SLIDE:
             self.in_section = True
             return base
         return base + 1 if self.in_section else base
 
-    def _layout_type(self, relationships: list[Relationship]) -> str | None:
-        """The type of the slide's layout (title, secHead, obj, ...), read once a layout; None
-        when it names none or cannot be read (the slide is then read as an ordinary one)."""
+    def _layout_role(self, relationships: list[Relationship]) -> str | None:
+        """What the slide's layout makes it (read once a layout), or None when it names none or
+        it cannot be read."""
         layout = next((r.target for r in relationships if r.type == "slideLayout"), "")
         if not layout or not self.package.has(layout):
             return None
-        if layout not in self.layout_types:
-            found = None
+        if layout not in self.layout_roles:
             try:
-                for kind, name, attrs in transitional_events(self.package.events(layout)):
-                    if kind == START:
-                        found = attrs.get("type") if name == P + "sldLayout" else None
-                        break
+                events = transitional_events(self.package.events(layout))
+                self.layout_roles[layout] = _layout_role(events)
             except PartError:
-                found = None
-            self.layout_types[layout] = found
-        return self.layout_types[layout]
+                self.layout_roles[layout] = None
+        return self.layout_roles[layout]
 
     def _fail_slide(self, number: int, reason: str) -> None:
         self.failed_slides.add(number)
@@ -538,6 +547,8 @@ class _ShapeTree:
         if kind_of in TITLE_TYPES and self.slide.title is None:
             self.slide.title = one_line(text)
             self.slide.title_type = kind_of
+        elif placeholder is not None and kind_of in BODY_TYPES:
+            self.slide.items += _with_headings(paragraphs, heads, each=True)
         elif kind_of not in TITLE_TYPES and any(heads):
             self.slide.items += _with_headings(paragraphs, heads)
         else:
@@ -664,9 +675,10 @@ MAX_HEADING_WORDS = 12
 
 
 def _with_headings(
-    paragraphs: list[str], heads: list[bool]
+    paragraphs: list[str], heads: list[bool], *, each: bool = False
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    """A shape's paragraphs as blocks: each heading alone, the paragraphs between one block."""
+    """A shape's paragraphs as blocks: each heading alone, the paragraphs between one block, or
+    (`each`, a body placeholder's bullets) a block each."""
     items: list[tuple[str, str, dict[str, Any]]] = []
     run: list[str] = []
     for text, head in zip(paragraphs, heads, strict=True):
@@ -679,11 +691,28 @@ def _with_headings(
                 items.append(("paragraph", "\n".join(run), {}))
                 run = []
             items.append(("heading", one_line(text), {}))
+        elif each:
+            items.append(("paragraph", text, {}))
         else:
             run.append(text)
     if run:
         items.append(("paragraph", "\n".join(run), {}))
     return items
+
+
+def _layout_role(events: Iterator[Event]) -> str:
+    """A layout's role: a title slide's when its type is title or its title placeholder is a
+    centred title, a section header's when its type is secHead."""
+    for kind, name, attrs in events:
+        if kind != START:
+            continue
+        if name == P + "sldLayout":
+            layout_type = attrs.get("type")
+            if layout_type in (TITLE_SLIDE, SECTION_SLIDE):
+                return layout_type
+        elif name == P + "ph" and attrs.get("type") == "ctrTitle":
+            return TITLE_SLIDE
+    return ORDINARY_SLIDE
 
 
 def _count(events: Iterator[Event], wanted: str) -> int:
