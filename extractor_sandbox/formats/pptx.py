@@ -105,7 +105,10 @@ TITLE_SLIDE, SECTION_SLIDE, ORDINARY_SLIDE = "title", "secHead", ""
 # A body placeholder (its type body, or none: an object placeholder): its paragraphs are bullets.
 BODY_TYPES = frozenset({None, "body", "obj"})
 TABLE_URI_END = "/table"
-MAX_PICTURE_BYTES = 64 * 1024 * 1024  # a picture part read for OCR
+MAX_PICTURE_BYTES = 64 * 1024 * 1024
+# A layout is read up to its type or title placeholder, and the presentation part up to its slide
+# size: in chunks this small, not the rest of it (its default text style is most of it).
+FIRST_ELEMENTS_CHUNK = 1024  # a picture part read for OCR
 EMU_PER_INCH = 914_400
 
 
@@ -174,9 +177,11 @@ class _Deck:
         return self._artifact(len(slide_ids))
 
     def _slide_list(self, presentation: str) -> list[str]:
-        """The relationship ids of the slide list, in order; the slide size on the way."""
+        """The relationship ids of the slide list, in order; the slide size on the way. The part
+        is read up to the notes size, which the schema puts after both."""
         ids = []
-        for kind, name, attrs in transitional_events(self.package.events(presentation)):
+        events = self.package.events(presentation, chunk=FIRST_ELEMENTS_CHUNK)
+        for kind, name, attrs in transitional_events(events):
             if kind != START:
                 continue
             if name == P + "sldId":
@@ -184,6 +189,8 @@ class _Deck:
             elif name == P + "sldSz":
                 size = _size(attrs, "cx", "cy")
                 self.slide_size = size if size and size[0] * size[1] > 0 else DEFAULT_SLIDE_SIZE
+            elif name == P + "notesSz":
+                break
         return ids
 
     def _fail(self, unit: str, reason: str) -> None:
@@ -252,7 +259,8 @@ class _Deck:
             return None
         if layout not in self.layout_roles:
             try:
-                events = transitional_events(self.package.events(layout))
+                chunked = self.package.events(layout, chunk=FIRST_ELEMENTS_CHUNK)
+                events = transitional_events(chunked)
                 self.layout_roles[layout] = _layout_role(events)
             except PartError:
                 self.layout_roles[layout] = None
@@ -701,17 +709,20 @@ def _with_headings(
 
 
 def _layout_role(events: Iterator[Event]) -> str:
-    """A layout's role: a title slide's when its type is title or its title placeholder is a
-    centred title, a section header's when its type is secHead."""
+    """A layout's role: a title slide's when its type is title, a section header's when it is
+    secHead; a layout of no type (or a custom one) is a title slide's when its title placeholder is
+    a centred title. Read up to its title placeholder at most."""
     for kind, name, attrs in events:
         if kind != START:
             continue
         if name == P + "sldLayout":
-            layout_type = attrs.get("type")
-            if layout_type in (TITLE_SLIDE, SECTION_SLIDE):
-                return layout_type
-        elif name == P + "ph" and attrs.get("type") == "ctrTitle":
-            return TITLE_SLIDE
+            layout_type = attrs.get("type", "cust")
+            if layout_type != "cust":
+                return (
+                    layout_type if layout_type in (TITLE_SLIDE, SECTION_SLIDE) else ORDINARY_SLIDE
+                )
+        elif name == P + "ph" and attrs.get("type") in TITLE_TYPES:
+            return TITLE_SLIDE if attrs.get("type") == "ctrTitle" else ORDINARY_SLIDE
     return ORDINARY_SLIDE
 
 
