@@ -14,13 +14,16 @@ What a slide becomes:
   under it, one level down, until the next title slide; a title on a section header slide (layout
   type secHead) heads a section, and the titles of the slides after it sit one level under it,
   until the next section or title slide. A deck with neither has every slide title at depth 1.
-- Each shape with text is a block in the slide's shape order, a paragraph a line, but for a body
-  placeholder (type body, or an object placeholder), whose paragraphs, its bullets, are a block
-  each; shapes in a group are read in place, and a shape in alternate content through its first
-  choice only. A
-  paragraph a converter set apart as a heading inside the text (bullet off, first outline level,
-  all its text bold, at most 12 words, not ending in a colon or a full stop) is a heading one
-  level under the slide's title, and the shape's other paragraphs blocks around it.
+- Each shape with text is a block, a paragraph a line, but for its bullets: every paragraph of a
+  body placeholder (type body, or an object placeholder), and a paragraph of any other shape with
+  a bullet of its own (a:buChar, a:buAutoNum, a:buBlip), is a block of its own. Shapes in a group
+  are read in place, and a shape in alternate content through its first choice only. The shapes
+  are read in the slide's shape order, but a shape standing wholly above another one it overlaps
+  across is read before it (formats/slide_order.py: a text box written after the one below it);
+  shapes side by side, or placed by their layout, keep their order. A paragraph a converter set
+  apart as a heading inside the text (bullet off, first outline level, all its text bold, at most
+  12 words, not ending in a colon or a full stop) is a heading one level under the slide's title,
+  and the shape's other paragraphs blocks around it.
 - A table (a graphic frame holding one) is one table block, a row a line, its cells joined by
   " | ", attrs.table {"rows", "columns"}; a merged cell's other places are empty cells.
 - The speaker notes (the notes slide's body placeholder) are a paragraph block after the slide's
@@ -94,6 +97,7 @@ from extractor_sandbox.formats.package import (
     skip,
     text_of,
 )
+from extractor_sandbox.formats.slide_order import Box, Place, reading_order
 
 PARSER = "loom-pptx"
 MAIN_PART = "ppt/presentation.xml"
@@ -143,11 +147,17 @@ class _Slide:
     number: int
     title: str | None = None
     items: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # type, text, attrs
+    boxes: list[Box | None] = field(default_factory=list)  # each item's shape's box on the slide
     pictures: list[_Picture] = field(default_factory=list)
     unread: UnreadKinds = field(default_factory=UnreadKinds)
     hidden: bool = False
     title_type: str | None = None
     ocr_texts: list[str] = field(default_factory=list)  # each large picture's lines, read
+
+    def add(self, items: list[tuple[str, str, dict[str, Any]]], box: Box | None) -> None:
+        """A shape's blocks, in its box."""
+        self.items += items
+        self.boxes += [box] * len(items)
 
 
 class _Deck:
@@ -237,7 +247,7 @@ class _Deck:
     def _title_depth(self, slide: _Slide, relationships: list[Relationship]) -> int:
         """The depth of the slide's title (or the one an untitled slide's blocks sit at): every
         slide title at one depth, but for what the slide's layout says."""
-        role = ORDINARY_SLIDE
+        role: str | None = ORDINARY_SLIDE
         if slide.title is not None:
             role = self._layout_role(relationships)
             if role is None:  # no layout to read: the slide's own title placeholder says
@@ -281,7 +291,7 @@ class _Deck:
                 if holds(events, DRAWING + "blip"):
                     slide.unread.add(IMAGE)  # a picture as the slide's own background
             elif name == P + "spTree":
-                _ShapeTree(slide).children(events, scale=(1.0, 1.0))
+                _ShapeTree(slide).children(events, Place())
 
     def _picture_failure(self, slide: _Slide, relationships: list[Relationship]) -> str | None:
         """Why the slide's pictures make it a failed unit (OCR), if they do; the large pictures
@@ -387,7 +397,7 @@ class _Deck:
             events = transitional_events(self.package.events(part))
             for kind, name, _ in events:
                 if kind == START and name == P + "spTree":
-                    _ShapeTree(notes, body_only=True).children(events, scale=(1.0, 1.0))
+                    _ShapeTree(notes, body_only=True).children(events, Place())
         except PartError as error:
             self._fail(f"{unit} notes", f"cannot be read: {error}")
             return ""
@@ -404,7 +414,8 @@ class _Deck:
             self.blocks.heading(slide.title, depth, page, attrs)
         else:
             self.blocks.close(depth)
-        for block_type, text, extra in slide.items:
+        for index in reading_order(slide.boxes):
+            block_type, text, extra = slide.items[index]
             if block_type == "heading":  # set apart in the slide's text: under its title
                 self.blocks.heading(text, depth + 1, page, {**attrs, **extra})
             else:
@@ -454,14 +465,14 @@ class _ShapeTree:
         self.slide = slide
         self.body_only = body_only  # a notes slide: only its body placeholder's text
 
-    def children(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+    def children(self, events: Iterator[Event], place: Place) -> None:
         for kind, name, _ in events:
             if kind == END:
                 return
             if kind == START:
-                self._one(name, events, scale)
+                self._one(name, events, place)
 
-    def alternate_content(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+    def alternate_content(self, events: Iterator[Event], place: Place) -> None:
         """The first choice is read; when it shows nothing the reader knows (ink, an equation,
         a 3D model), the fallback's pictures are counted as what it shows, unread."""
         before = self._read_so_far()
@@ -475,46 +486,49 @@ class _ShapeTree:
                 skip(events)
             return False
 
-        alternate_content(events, lambda: self.children(events, scale), fallback)
+        alternate_content(events, lambda: self.children(events, place), fallback)
 
     def _read_so_far(self) -> tuple[int, int, int, str | None]:
         slide = self.slide
         return len(slide.items), len(slide.pictures), len(slide.unread), slide.title
 
-    def group(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
-        """A group's shapes in place; its transform scales the pictures inside it."""
-        inner = scale
+    def group(self, events: Iterator[Event], place: Place) -> None:
+        """A group's shapes in place; its transform places them, and scales the pictures."""
+        inner = place
         for kind, name, _ in events:
             if kind == END:
                 return
             if kind != START:
                 continue
             if name == P + "grpSpPr":
-                inner = _group_scale(events, scale)
+                inner = _group_place(events, place)
             elif name == P + "nvGrpSpPr":
                 skip(events)
             else:
                 self._one(name, events, inner)
 
-    def _one(self, name: str, events: Iterator[Event], scale: tuple[float, float]) -> None:
+    def _one(self, name: str, events: Iterator[Event], place: Place) -> None:
         """One shape, its start just read."""
         if name == P + "sp":
-            self.shape(events)
+            self.shape(events, place)
         elif name == P + "grpSp":
-            self.group(events, scale)
+            self.group(events, place)
         elif name == P + "pic":
-            self.picture(events, scale)
+            self.picture(events, place.scale)
         elif name == P + "graphicFrame":
-            self.frame(events)
+            self.frame(events, place)
         elif name == MC + "AlternateContent":
-            self.alternate_content(events, scale)
+            self.alternate_content(events, place)
         else:
             skip(events)
 
-    def shape(self, events: Iterator[Event]) -> None:
+    def shape(self, events: Iterator[Event], place: Place) -> None:
         placeholder: _Placeholder | None = None
+        offset: tuple[float, float] | None = None
+        extent: tuple[float, float] | None = None
         paragraphs: list[str] = []
         heads: list[bool] = []  # each paragraph: set apart as a heading (_Marks)
+        bullets: list[bool] = []  # each paragraph: a bullet of its own (a:buChar, a:buAutoNum)
         marks = _Marks()
         parts: list[str] = []
         picture_fill = False
@@ -525,6 +539,7 @@ class _ShapeTree:
                 if name == DRAWING + "p":
                     paragraphs.append("".join(parts).strip())
                     heads.append(marks.heading())
+                    bullets.append(marks.bulleted and not marks.no_bullet)
                     parts = []
                 if depth == 0:
                     break
@@ -542,11 +557,16 @@ class _ShapeTree:
                     parts.append("\n")
                 elif name == DRAWING + "blipFill":
                     picture_fill = True
+                elif name == DRAWING + "off" and depth == 4:  # p:sp/p:spPr/a:xfrm/a:off
+                    offset = offset or _size(attrs, "x", "y")
+                elif name == DRAWING + "ext" and depth == 4:  # (not an a:extLst's a:ext)
+                    extent = extent or _size(attrs, "cx", "cy")
         text = "\n".join(p for p in paragraphs if p)
+        box = place.box(offset, extent)
         kind_of = placeholder.type if placeholder else None
         if self.body_only:
             if kind_of == "body" and text:
-                self.slide.items.append(("paragraph", text, {}))
+                self.slide.add([("paragraph", text, {})], None)
             return
         if picture_fill:
             self.slide.unread.add(IMAGE)
@@ -556,11 +576,11 @@ class _ShapeTree:
             self.slide.title = one_line(text)
             self.slide.title_type = kind_of
         elif placeholder is not None and kind_of in BODY_TYPES:
-            self.slide.items += _with_headings(paragraphs, heads, each=True)
-        elif kind_of not in TITLE_TYPES and any(heads):
-            self.slide.items += _with_headings(paragraphs, heads)
+            self.slide.add(_with_headings(paragraphs, heads, [True] * len(paragraphs)), box)
+        elif kind_of not in TITLE_TYPES and (any(heads) or any(bullets)):
+            self.slide.add(_with_headings(paragraphs, heads, bullets), box)
         else:
-            self.slide.items.append(("paragraph", text, {}))
+            self.slide.add([("paragraph", text, {})], box)
 
     def picture(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
         placeholder: _Placeholder | None = None
@@ -586,18 +606,21 @@ class _ShapeTree:
         if not self.body_only:
             self.slide.pictures.append(_Picture(placeholder, size, linked, embed))
 
-    def frame(self, events: Iterator[Event]) -> None:
+    def frame(self, events: Iterator[Event], place: Place) -> None:
         """A graphic frame: a table is read; a chart, a diagram or an object is counted."""
         depth = 1
+        box: Box | None = None
         for kind, name, attrs in events:
             if kind == END:
                 depth -= 1
                 if depth == 0:
                     return
+            elif kind == START and name == P + "xfrm":
+                box = place.box(*_transform(events)[:2])
             elif kind == START and name == DRAWING + "graphicData":
                 uri = attrs.get("uri", "")
                 if uri.endswith(TABLE_URI_END):
-                    self.table(events)
+                    self.table(events, box)
                 else:
                     found = graphic_kind(uri)
                     if found and not self.body_only:
@@ -608,7 +631,7 @@ class _ShapeTree:
             elif kind == START:
                 skip(events)
 
-    def table(self, events: Iterator[Event]) -> None:
+    def table(self, events: Iterator[Event], box: Box | None) -> None:
         rows: list[list[str]] = []
         cell_parts: list[str] = []
         depth = 1
@@ -637,7 +660,7 @@ class _ShapeTree:
         grid = [row + [""] * (width - len(row)) for row in grid]
         if grid and not self.body_only:
             table = {"table": {"rows": len(grid), "columns": width}}
-            self.slide.items.append(("table", table_text(grid), table))
+            self.slide.add([("table", table_text(grid), table)], box)
 
 
 class _Marks:
@@ -651,6 +674,7 @@ class _Marks:
 
     def reset(self) -> None:
         self.no_bullet = False
+        self.bulleted = False  # a bullet of its own: a character, a number or a picture
         self.nested = False
         self.bold_text = False
         self.plain_text = False
@@ -663,6 +687,8 @@ class _Marks:
             self.nested = attrs.get("lvl", "0") not in ("0", "")
         elif name == DRAWING + "buNone":
             self.no_bullet = True
+        elif name in BULLETS:
+            self.bulleted = True
         elif name in (DRAWING + "r", DRAWING + "fld"):
             self.run_bold = False
         elif name == DRAWING + "rPr":
@@ -680,16 +706,17 @@ class _Marks:
 
 
 MAX_HEADING_WORDS = 12
+BULLETS = frozenset(DRAWING + name for name in ("buChar", "buAutoNum", "buBlip"))
 
 
 def _with_headings(
-    paragraphs: list[str], heads: list[bool], *, each: bool = False
+    paragraphs: list[str], heads: list[bool], alone: list[bool]
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    """A shape's paragraphs as blocks: each heading alone, the paragraphs between one block, or
-    (`each`, a body placeholder's bullets) a block each."""
+    """A shape's paragraphs as blocks: each heading alone, each paragraph `alone` says (a bullet)
+    a block of its own, and the other paragraphs between them one block."""
     items: list[tuple[str, str, dict[str, Any]]] = []
     run: list[str] = []
-    for text, head in zip(paragraphs, heads, strict=True):
+    for text, head, single in zip(paragraphs, heads, alone, strict=True):
         if not text:
             continue
         # A bold line ending in a colon introduces what follows (Key benefits:), and one ending
@@ -699,7 +726,10 @@ def _with_headings(
                 items.append(("paragraph", "\n".join(run), {}))
                 run = []
             items.append(("heading", one_line(text), {}))
-        elif each:
+        elif single:
+            if run:
+                items.append(("paragraph", "\n".join(run), {}))
+                run = []
             items.append(("paragraph", text, {}))
         else:
             run.append(text)
@@ -748,24 +778,50 @@ def _size(attrs: dict[str, str], x: str, y: str) -> tuple[float, float] | None:
         return None
 
 
-def _group_scale(events: Iterator[Event], scale: tuple[float, float]) -> tuple[float, float]:
-    """A group's scale (its extent over its children's extent) times the scale it sits in."""
-    ext = child_ext = None
+Point = tuple[float, float]
+
+
+def _transform(
+    events: Iterator[Event],
+) -> tuple[Point | None, Point | None, Point | None, Point | None]:
+    """An a:xfrm's (or p:xfrm's) offset, extent, child offset and child extent, those it states
+    (consumed to its end)."""
+    offset = extent = child_offset = child_extent = None
     depth = 1
     for kind, name, attrs in events:
         if kind == START:
             depth += 1
-            if name == DRAWING + "ext":
-                ext = _size(attrs, "cx", "cy")
+            if name == DRAWING + "off":
+                offset = _size(attrs, "x", "y")
+            elif name == DRAWING + "ext":
+                extent = _size(attrs, "cx", "cy")
+            elif name == DRAWING + "chOff":
+                child_offset = _size(attrs, "x", "y")
             elif name == DRAWING + "chExt":
-                child_ext = _size(attrs, "cx", "cy")
+                child_extent = _size(attrs, "cx", "cy")
         elif kind == END:
             depth -= 1
             if depth == 0:
                 break
-    if not ext or not child_ext or not child_ext[0] or not child_ext[1]:
-        return scale
-    return scale[0] * ext[0] / child_ext[0], scale[1] * ext[1] / child_ext[1]
+    return offset, extent, child_offset, child_extent
+
+
+def _group_place(events: Iterator[Event], place: Place) -> Place:
+    """The frame a group's shapes are in: its children's extent and offset mapped onto its own,
+    within the frame it sits in (its group properties, consumed to their end)."""
+    found: tuple[Point | None, Point | None, Point | None, Point | None] = (None,) * 4
+    depth = 1
+    for kind, name, _ in events:
+        if kind == START:
+            if name == DRAWING + "xfrm" and depth == 1:
+                found = _transform(events)
+                continue
+            depth += 1
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    return place.inner(*found)
 
 
 def _placeholder_sizes(events: Iterator[Event]) -> dict[str, tuple[float, float]]:

@@ -518,3 +518,60 @@ def test_bold_alone_makes_no_heading(paragraph: tuple[str, str]) -> None:
     slide = slide_xml(text_shape("Slide", "title") + _body(paragraph, ("text", "after")))
     artifact = extract_pptx(pptx([slide]), {}, name="deck.pptx")
     assert [b["type"] for b in artifact["blocks"]] == ["heading", "paragraph", "paragraph"]
+
+
+def _box(
+    text: str, y: int, *, x: int = 457_200, width: int = 8_229_600, bullets: bool = False
+) -> str:
+    """A text box (no placeholder) at (x, y), 0.4 inch high, a paragraph a line; `bullets` gives
+    each line after the first a bullet character of its own."""
+    paragraphs = []
+    for number, line in enumerate(text.split("\n")):
+        bullet = '<a:pPr><a:buChar char="•"/></a:pPr>' if bullets and number else ""
+        paragraphs.append(f"<a:p>{bullet}<a:r><a:t>{line}</a:t></a:r></a:p>")
+    return (
+        '<p:sp><p:nvSpPr><p:cNvPr id="4" name="t"/><p:cNvSpPr txBox="1"/><p:nvPr/></p:nvSpPr>'
+        f'<p:spPr><a:xfrm><a:off x="{x}" y="{y}"/><a:ext cx="{width}" cy="365760"/></a:xfrm>'
+        '<a:extLst><a:ext uri="{0}"/></a:extLst></p:spPr>'
+        f"<p:txBody><a:bodyPr/>{''.join(paragraphs)}</p:txBody></p:sp>"
+    )
+
+
+def _texts_of(*shapes: str) -> list[str]:
+    return [b["text"] for b in read(pptx([slide_xml("".join(shapes))]))["blocks"]]
+
+
+def test_a_text_box_wholly_above_another_is_read_before_it_whatever_the_file_order() -> None:
+    assert _texts_of(
+        _box("Considerations:", 3_566_160),
+        _box("Key Benefits:", 1_005_840),
+        _box("Open-Source Software", 182_880),
+    ) == ["Open-Source Software", "Key Benefits:", "Considerations:"]
+
+
+def test_shapes_side_by_side_keep_the_files_order() -> None:
+    # The right-hand column starts higher, but the columns do not overlap across: not reordered.
+    left = _box("Left column", 1_825_625, x=838_200, width=3_623_631)
+    right = _box("Right column", 1_344_058, x=6_180_463, width=4_076_241)
+    assert _texts_of(left, right) == ["Left column", "Right column"]
+
+
+def test_a_groups_shapes_stand_where_its_transform_places_them() -> None:
+    # In the group's own frame its box is at the top (y 0.1 inch), but the group maps that frame
+    # 2 inches down: the box outside it, at 1 inch, stands above it and is read first.
+    group = (
+        "<p:grpSp><p:nvGrpSpPr/><p:grpSpPr><a:xfrm>"
+        '<a:off x="457200" y="1828800"/><a:ext cx="8229600" cy="1000000"/>'
+        '<a:chOff x="0" y="0"/><a:chExt cx="8229600" cy="1000000"/></a:xfrm></p:grpSpPr>'
+        + _box("Lower grouped textbox", 91_440, x=0)
+        + "</p:grpSp>"
+    )
+    assert _texts_of(group, _box("Upper textbox", 914_400)) == [
+        "Upper textbox",
+        "Lower grouped textbox",
+    ]
+
+
+def test_each_bullet_in_a_text_box_is_a_block_of_its_own() -> None:
+    shape = _box("Key Benefits:\nCost effective\nTransparent community", 1_005_840, bullets=True)
+    assert _texts_of(shape) == ["Key Benefits:", "Cost effective", "Transparent community"]
