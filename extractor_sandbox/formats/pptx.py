@@ -147,7 +147,7 @@ class _Slide:
     number: int
     title: str | None = None
     items: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # type, text, attrs
-    boxes: list[Box | None] = field(default_factory=list)  # each item's shape's box on the slide
+    shapes: list[tuple[int, int, Box | None]] = field(default_factory=list)  # items, box a shape
     pictures: list[_Picture] = field(default_factory=list)
     unread: UnreadKinds = field(default_factory=UnreadKinds)
     hidden: bool = False
@@ -156,8 +156,14 @@ class _Slide:
 
     def add(self, items: list[tuple[str, str, dict[str, Any]]], box: Box | None) -> None:
         """A shape's blocks, in its box."""
+        self.shapes.append((len(self.items), len(self.items) + len(items), box))
         self.items += items
-        self.boxes += [box] * len(items)
+
+    def in_reading_order(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """The items, a shape's together, the shapes in the order formats/slide_order.py reads."""
+        for index in reading_order([box for _, _, box in self.shapes]):
+            start, end, _ = self.shapes[index]
+            yield from self.items[start:end]
 
 
 class _Deck:
@@ -414,8 +420,7 @@ class _Deck:
             self.blocks.heading(slide.title, depth, page, attrs)
         else:
             self.blocks.close(depth)
-        for index in reading_order(slide.boxes):
-            block_type, text, extra = slide.items[index]
+        for block_type, text, extra in slide.in_reading_order():
             if block_type == "heading":  # set apart in the slide's text: under its title
                 self.blocks.heading(text, depth + 1, page, {**attrs, **extra})
             else:

@@ -575,3 +575,13 @@ def test_a_groups_shapes_stand_where_its_transform_places_them() -> None:
 def test_each_bullet_in_a_text_box_is_a_block_of_its_own() -> None:
     shape = _box("Key Benefits:\nCost effective\nTransparent community", 1_005_840, bullets=True)
     assert _texts_of(shape) == ["Key Benefits:", "Cost effective", "Transparent community"]
+
+
+def test_a_shape_read_after_another_keeps_its_bullets_together() -> None:
+    bullets = _box("Key Benefits:\nCost effective\nTransparent community", 1_005_840, bullets=True)
+    assert _texts_of(bullets, _box("Open-Source Software", 182_880)) == [
+        "Open-Source Software",
+        "Key Benefits:",
+        "Cost effective",
+        "Transparent community",
+    ]
