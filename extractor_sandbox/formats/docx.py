@@ -7,8 +7,9 @@ What each part of the body becomes:
 
 - Heading: a paragraph of a Heading N or Title style, or one with an outline level of its own or
   along its style's basedOn chain; the nearest of these set decides (the paragraph's own outline
-  level first, then each style up the chain, its outline level or its Heading N name), and outline
-  level 9 (body text) is no heading whatever the style. A style id the styles part does not define
+  level first, then each style up the chain, its Heading N name or else its outline level: Word
+  fixes a Heading N style's outline level by its name, and a custom "Heading 0" is the top level,
+  as Heading 1), and outline level 9 (body text) is no heading whatever the style. A style id the styles part does not define
   is read as the default paragraph style, as Word does ("Heading7" with no such style is body
   text); only when the document has no styles part, or it cannot be read, is a style known by its
   id alone ("Heading1" a Heading 1). A Title paragraph (its own style Title: a style
@@ -95,7 +96,7 @@ BODY_TEXT_LEVEL = 9  # outline level 9: body text, never a heading
 MAX_SPAN = 1_000  # grid columns a cell spans or a row skips, at most
 TITLE = 0  # the level a Title paragraph is read at
 
-_HEADING_NAME = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
+_HEADING_NAME = re.compile(r"heading\s*([0-9])", re.IGNORECASE)
 _LIST_NAME = re.compile(r"list\b", re.IGNORECASE)
 # Subtrees never read: properties, deleted and moved-from text, field codes, comments' marks.
 _SKIPPED = frozenset(
@@ -676,11 +677,13 @@ class _Reader:
         if paragraph.outline is not None:
             return min(paragraph.outline, BODY_TEXT_LEVEL) + 1
         for style in chain:
-            if style.outline is not None:
-                return min(style.outline, BODY_TEXT_LEVEL) + 1
             named = _HEADING_NAME.fullmatch(style.name.strip())
+            # Within one style its Heading N name decides before its outline level (Word fixes a
+            # Heading N style's outline level by its name), but for level 9, body text.
+            if style.outline is not None and (named is None or style.outline >= BODY_TEXT_LEVEL):
+                return min(style.outline, BODY_TEXT_LEVEL) + 1
             if named:
-                return int(named.group(1))
+                return max(1, int(named.group(1)))  # "Heading 0": the top level, as Heading 1
         return None
 
     def is_list_item(self, paragraph: _Paragraph) -> bool:

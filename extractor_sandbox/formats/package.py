@@ -146,11 +146,14 @@ class Package:
         except _DAMAGED as error:
             raise PartError(part, f"cannot be read: {error}") from None
 
-    def events(self, part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> Iterator[Event]:
-        """The part's XML events, parsed as it inflates."""
+    def events(
+        self, part: str, bounds: XmlBounds = DEFAULT_BOUNDS, *, chunk: int = READ_CHUNK
+    ) -> Iterator[Event]:
+        """The part's XML events, parsed as it inflates, `chunk` bytes at a time (a reader that
+        wants only a part's first elements asks for small chunks, and stops)."""
         stream = self.open(part)
         try:
-            yield from xml_events(stream, part, bounds)
+            yield from xml_events(stream, part, bounds, chunk=chunk)
         finally:
             stream.close()
 
@@ -211,7 +214,9 @@ def resolve_target(source: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(source), target)).lstrip("/")
 
 
-def xml_events(stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS) -> Iterator[Event]:
+def xml_events(
+    stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS, *, chunk: int = READ_CHUNK
+) -> Iterator[Event]:
     """Events of the XML read from `stream`, in chunks; PartError on any damage or bound."""
     parser = bounded_parser(part)
     parser.ordered_attributes = False
@@ -251,7 +256,7 @@ def xml_events(stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS)
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = text
-    for _ in _parse_in_chunks(parser, stream, part, bounds):
+    for _ in _parse_in_chunks(parser, stream, part, bounds, chunk):
         yield from pending
         pending.clear()
 
@@ -325,10 +330,10 @@ def feed(parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_
         pass
 
 
-def read_chunk(stream: IO[bytes], part: str) -> bytes:
-    """The next READ_CHUNK bytes of a part's stream; PartError when the package is damaged."""
+def read_chunk(stream: IO[bytes], part: str, size: int = READ_CHUNK) -> bytes:
+    """The next `size` bytes of a part's stream; PartError when the package is damaged."""
     try:
-        return stream.read(READ_CHUNK)
+        return stream.read(size)
     except _DAMAGED as error:
         raise PartError(part, f"cannot be read: {error}") from None
 
@@ -370,13 +375,13 @@ class NoEventWatch:
 
 
 def _parse_in_chunks(
-    parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds
+    parser: Any, stream: IO[bytes], part: str, bounds: XmlBounds, size: int = READ_CHUNK
 ) -> Iterator[None]:
     """Feed `stream` to `parser` a chunk at a time, yielding after each; PartError on damage, or
     when 16 MiB pass with no event (NoEventWatch)."""
     watch = NoEventWatch(parser, part, bounds)
     while True:
-        chunk = read_chunk(stream, part)
+        chunk = read_chunk(stream, part, size)
         parse_chunk(parser, chunk, not chunk, part)
         watch.fed(len(chunk))
         yield

@@ -6,17 +6,24 @@ parts' names; slide n is page n, and every block carries page_start = page_end =
 
 What a slide becomes:
 
-- Its title (the first title or centred-title placeholder with text) is a heading, the first block
-  of the slide, and the slide's other blocks sit under it. Its level comes from the placeholder and
-  the slide's layout, not from the font: a centred title (a title slide) is depth 1 and what
-  follows sits under it, one level down, until the next centred title; a title on a section header
-  slide (layout type secHead) heads a section, and the titles of the slides after it sit one level
-  under it, until the next section or title slide.
-- Each shape with text is a block in the slide's shape order, a paragraph a line; shapes in a
-  group are read in place, and a shape in alternate content through its first choice only. A
-  paragraph a converter set apart as a heading inside the text (bullet off, first outline level,
-  all its text bold, at most 12 words, not ending in a colon or a full stop) is a heading one
-  level under the slide's title, and the shape's other paragraphs blocks around it.
+- Its title (the first title or centred-title placeholder with text, wherever it stands in the
+  shape tree) is a heading, the first block of the slide, and the slide's other blocks sit under
+  it. Every slide title is at one level, but for what the slide's layout says, never the font: a
+  title slide's title (its layout of type title, or one whose title placeholder is a centred
+  title; a slide with no layout to read, its own centred title) is depth 1 and what follows sits
+  under it, one level down, until the next title slide; a title on a section header slide (layout
+  type secHead) heads a section, and the titles of the slides after it sit one level under it,
+  until the next section or title slide. A deck with neither has every slide title at depth 1.
+- Each shape with text is a block, a paragraph a line, but for its bullets: every paragraph of a
+  body placeholder (type body, or an object placeholder), and a paragraph of any other shape with
+  a bullet of its own (a:buChar, a:buAutoNum, a:buBlip), is a block of its own. Shapes in a group
+  are read in place, and a shape in alternate content through its first choice only. The shapes
+  are read in the slide's shape order, but a shape standing wholly above another one it overlaps
+  across is read before it (formats/slide_order.py: a text box written after the one below it);
+  shapes side by side, or placed by their layout, keep their order. A paragraph a converter set
+  apart as a heading inside the text (bullet off, first outline level, all its text bold, at most
+  12 words, not ending in a colon or a full stop) is a heading one level under the slide's title,
+  and the shape's other paragraphs blocks around it.
 - A table (a graphic frame holding one) is one table block, a row a line, its cells joined by
   " | ", attrs.table {"rows", "columns"}; a merged cell's other places are empty cells.
 - The speaker notes (the notes slide's body placeholder) are a paragraph block after the slide's
@@ -90,14 +97,22 @@ from extractor_sandbox.formats.package import (
     skip,
     text_of,
 )
+from extractor_sandbox.formats.slide_order import Box, Place, reading_order
 
 PARSER = "loom-pptx"
 MAIN_PART = "ppt/presentation.xml"
 DEFAULT_SLIDE_SIZE = (9_144_000.0, 6_858_000.0)  # 10 x 7.5 inches, in EMU
 OCR_SHARE = 0.2  # a picture covering this share of its slide or more needs OCR
 TITLE_TYPES = frozenset({"title", "ctrTitle"})
+# What a slide's layout makes it: its title heads the deck, heads the slides after it, or neither.
+TITLE_SLIDE, SECTION_SLIDE, ORDINARY_SLIDE = "title", "secHead", ""
+# A body placeholder (its type body, or none: an object placeholder): its paragraphs are bullets.
+BODY_TYPES = frozenset({None, "body", "obj"})
 TABLE_URI_END = "/table"
-MAX_PICTURE_BYTES = 64 * 1024 * 1024  # a picture part read for OCR
+MAX_PICTURE_BYTES = 64 * 1024 * 1024
+# A layout is read up to its type or title placeholder, and the presentation part up to its slide
+# size: in chunks this small, not the rest of it (its default text style is most of it).
+FIRST_ELEMENTS_CHUNK = 1024  # a picture part read for OCR
 EMU_PER_INCH = 914_400
 
 
@@ -132,11 +147,23 @@ class _Slide:
     number: int
     title: str | None = None
     items: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # type, text, attrs
+    shapes: list[tuple[int, int, Box | None]] = field(default_factory=list)  # items, box a shape
     pictures: list[_Picture] = field(default_factory=list)
     unread: UnreadKinds = field(default_factory=UnreadKinds)
     hidden: bool = False
     title_type: str | None = None
     ocr_texts: list[str] = field(default_factory=list)  # each large picture's lines, read
+
+    def add(self, items: list[tuple[str, str, dict[str, Any]]], box: Box | None) -> None:
+        """A shape's blocks, in its box."""
+        self.shapes.append((len(self.items), len(self.items) + len(items), box))
+        self.items += items
+
+    def in_reading_order(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """The items, a shape's together, the shapes in the order formats/slide_order.py reads."""
+        for index in reading_order([box for _, _, box in self.shapes]):
+            start, end, _ = self.shapes[index]
+            yield from self.items[start:end]
 
 
 class _Deck:
@@ -148,7 +175,7 @@ class _Deck:
         self.slide_size = DEFAULT_SLIDE_SIZE
         self.unread_slides: dict[int, UnreadKinds] = {}
         self.placeholder_sizes: dict[str, dict[str, tuple[float, float]]] = {}
-        self.layout_types: dict[str, str | None] = {}
+        self.layout_roles: dict[str, str | None] = {}
         self.under_title = False  # a title slide came before: its slides sit under it
         self.in_section = False  # a section header slide came before
         self.ocr = FileOcr()
@@ -166,9 +193,11 @@ class _Deck:
         return self._artifact(len(slide_ids))
 
     def _slide_list(self, presentation: str) -> list[str]:
-        """The relationship ids of the slide list, in order; the slide size on the way."""
+        """The relationship ids of the slide list, in order; the slide size on the way. The part
+        is read up to the notes size, which the schema puts after both."""
         ids = []
-        for kind, name, attrs in transitional_events(self.package.events(presentation)):
+        events = self.package.events(presentation, chunk=FIRST_ELEMENTS_CHUNK)
+        for kind, name, attrs in transitional_events(events):
             if kind != START:
                 continue
             if name == P + "sldId":
@@ -176,6 +205,8 @@ class _Deck:
             elif name == P + "sldSz":
                 size = _size(attrs, "cx", "cy")
                 self.slide_size = size if size and size[0] * size[1] > 0 else DEFAULT_SLIDE_SIZE
+            elif name == P + "notesSz":
+                break
         return ids
 
     def _fail(self, unit: str, reason: str) -> None:
@@ -220,34 +251,36 @@ class _Deck:
         self._emit(slide, notes, self._title_depth(slide, slide_relationships))
 
     def _title_depth(self, slide: _Slide, relationships: list[Relationship]) -> int:
-        """The depth of the slide's title (or the one an untitled slide's blocks sit at), from its
-        placeholder and its layout's type."""
-        if slide.title is not None and slide.title_type == "ctrTitle":
+        """The depth of the slide's title (or the one an untitled slide's blocks sit at): every
+        slide title at one depth, but for what the slide's layout says."""
+        role: str | None = ORDINARY_SLIDE
+        if slide.title is not None:
+            role = self._layout_role(relationships)
+            if role is None:  # no layout to read: the slide's own title placeholder says
+                role = TITLE_SLIDE if slide.title_type == "ctrTitle" else ORDINARY_SLIDE
+        if role == TITLE_SLIDE:
             self.under_title, self.in_section = True, False
             return 1
         base = 2 if self.under_title else 1
-        if slide.title is not None and self._layout_type(relationships) == "secHead":
+        if role == SECTION_SLIDE:
             self.in_section = True
             return base
         return base + 1 if self.in_section else base
 
-    def _layout_type(self, relationships: list[Relationship]) -> str | None:
-        """The type of the slide's layout (title, secHead, obj, ...), read once a layout; None
-        when it names none or cannot be read (the slide is then read as an ordinary one)."""
+    def _layout_role(self, relationships: list[Relationship]) -> str | None:
+        """What the slide's layout makes it (read once a layout), or None when it names none or
+        it cannot be read."""
         layout = next((r.target for r in relationships if r.type == "slideLayout"), "")
         if not layout or not self.package.has(layout):
             return None
-        if layout not in self.layout_types:
-            found = None
+        if layout not in self.layout_roles:
             try:
-                for kind, name, attrs in transitional_events(self.package.events(layout)):
-                    if kind == START:
-                        found = attrs.get("type") if name == P + "sldLayout" else None
-                        break
+                chunked = self.package.events(layout, chunk=FIRST_ELEMENTS_CHUNK)
+                events = transitional_events(chunked)
+                self.layout_roles[layout] = _layout_role(events)
             except PartError:
-                found = None
-            self.layout_types[layout] = found
-        return self.layout_types[layout]
+                self.layout_roles[layout] = None
+        return self.layout_roles[layout]
 
     def _fail_slide(self, number: int, reason: str) -> None:
         self.failed_slides.add(number)
@@ -264,7 +297,7 @@ class _Deck:
                 if holds(events, DRAWING + "blip"):
                     slide.unread.add(IMAGE)  # a picture as the slide's own background
             elif name == P + "spTree":
-                _ShapeTree(slide).children(events, scale=(1.0, 1.0))
+                _ShapeTree(slide).children(events, Place())
 
     def _picture_failure(self, slide: _Slide, relationships: list[Relationship]) -> str | None:
         """Why the slide's pictures make it a failed unit (OCR), if they do; the large pictures
@@ -370,7 +403,7 @@ class _Deck:
             events = transitional_events(self.package.events(part))
             for kind, name, _ in events:
                 if kind == START and name == P + "spTree":
-                    _ShapeTree(notes, body_only=True).children(events, scale=(1.0, 1.0))
+                    _ShapeTree(notes, body_only=True).children(events, Place())
         except PartError as error:
             self._fail(f"{unit} notes", f"cannot be read: {error}")
             return ""
@@ -387,7 +420,7 @@ class _Deck:
             self.blocks.heading(slide.title, depth, page, attrs)
         else:
             self.blocks.close(depth)
-        for block_type, text, extra in slide.items:
+        for block_type, text, extra in slide.in_reading_order():
             if block_type == "heading":  # set apart in the slide's text: under its title
                 self.blocks.heading(text, depth + 1, page, {**attrs, **extra})
             else:
@@ -437,14 +470,14 @@ class _ShapeTree:
         self.slide = slide
         self.body_only = body_only  # a notes slide: only its body placeholder's text
 
-    def children(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+    def children(self, events: Iterator[Event], place: Place) -> None:
         for kind, name, _ in events:
             if kind == END:
                 return
             if kind == START:
-                self._one(name, events, scale)
+                self._one(name, events, place)
 
-    def alternate_content(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
+    def alternate_content(self, events: Iterator[Event], place: Place) -> None:
         """The first choice is read; when it shows nothing the reader knows (ink, an equation,
         a 3D model), the fallback's pictures are counted as what it shows, unread."""
         before = self._read_so_far()
@@ -458,46 +491,49 @@ class _ShapeTree:
                 skip(events)
             return False
 
-        alternate_content(events, lambda: self.children(events, scale), fallback)
+        alternate_content(events, lambda: self.children(events, place), fallback)
 
     def _read_so_far(self) -> tuple[int, int, int, str | None]:
         slide = self.slide
         return len(slide.items), len(slide.pictures), len(slide.unread), slide.title
 
-    def group(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
-        """A group's shapes in place; its transform scales the pictures inside it."""
-        inner = scale
+    def group(self, events: Iterator[Event], place: Place) -> None:
+        """A group's shapes in place; its transform places them, and scales the pictures."""
+        inner = place
         for kind, name, _ in events:
             if kind == END:
                 return
             if kind != START:
                 continue
             if name == P + "grpSpPr":
-                inner = _group_scale(events, scale)
+                inner = _group_place(events, place)
             elif name == P + "nvGrpSpPr":
                 skip(events)
             else:
                 self._one(name, events, inner)
 
-    def _one(self, name: str, events: Iterator[Event], scale: tuple[float, float]) -> None:
+    def _one(self, name: str, events: Iterator[Event], place: Place) -> None:
         """One shape, its start just read."""
         if name == P + "sp":
-            self.shape(events)
+            self.shape(events, place)
         elif name == P + "grpSp":
-            self.group(events, scale)
+            self.group(events, place)
         elif name == P + "pic":
-            self.picture(events, scale)
+            self.picture(events, place.scale)
         elif name == P + "graphicFrame":
-            self.frame(events)
+            self.frame(events, place)
         elif name == MC + "AlternateContent":
-            self.alternate_content(events, scale)
+            self.alternate_content(events, place)
         else:
             skip(events)
 
-    def shape(self, events: Iterator[Event]) -> None:
+    def shape(self, events: Iterator[Event], place: Place) -> None:
         placeholder: _Placeholder | None = None
+        offset: tuple[float, float] | None = None
+        extent: tuple[float, float] | None = None
         paragraphs: list[str] = []
         heads: list[bool] = []  # each paragraph: set apart as a heading (_Marks)
+        bullets: list[bool] = []  # each paragraph: a bullet of its own (a:buChar, a:buAutoNum)
         marks = _Marks()
         parts: list[str] = []
         picture_fill = False
@@ -508,6 +544,7 @@ class _ShapeTree:
                 if name == DRAWING + "p":
                     paragraphs.append("".join(parts).strip())
                     heads.append(marks.heading())
+                    bullets.append(marks.bulleted and not marks.no_bullet)
                     parts = []
                 if depth == 0:
                     break
@@ -525,11 +562,16 @@ class _ShapeTree:
                     parts.append("\n")
                 elif name == DRAWING + "blipFill":
                     picture_fill = True
+                elif name == DRAWING + "off" and depth == 4:  # p:sp/p:spPr/a:xfrm/a:off
+                    offset = offset or _size(attrs, "x", "y")
+                elif name == DRAWING + "ext" and depth == 4:  # (not an a:extLst's a:ext)
+                    extent = extent or _size(attrs, "cx", "cy")
         text = "\n".join(p for p in paragraphs if p)
+        box = place.box(offset, extent)
         kind_of = placeholder.type if placeholder else None
         if self.body_only:
             if kind_of == "body" and text:
-                self.slide.items.append(("paragraph", text, {}))
+                self.slide.add([("paragraph", text, {})], None)
             return
         if picture_fill:
             self.slide.unread.add(IMAGE)
@@ -538,10 +580,12 @@ class _ShapeTree:
         if kind_of in TITLE_TYPES and self.slide.title is None:
             self.slide.title = one_line(text)
             self.slide.title_type = kind_of
-        elif kind_of not in TITLE_TYPES and any(heads):
-            self.slide.items += _with_headings(paragraphs, heads)
+        elif placeholder is not None and kind_of in BODY_TYPES:
+            self.slide.add(_with_headings(paragraphs, heads, [True] * len(paragraphs)), box)
+        elif kind_of not in TITLE_TYPES and (any(heads) or any(bullets)):
+            self.slide.add(_with_headings(paragraphs, heads, bullets), box)
         else:
-            self.slide.items.append(("paragraph", text, {}))
+            self.slide.add([("paragraph", text, {})], box)
 
     def picture(self, events: Iterator[Event], scale: tuple[float, float]) -> None:
         placeholder: _Placeholder | None = None
@@ -567,18 +611,21 @@ class _ShapeTree:
         if not self.body_only:
             self.slide.pictures.append(_Picture(placeholder, size, linked, embed))
 
-    def frame(self, events: Iterator[Event]) -> None:
+    def frame(self, events: Iterator[Event], place: Place) -> None:
         """A graphic frame: a table is read; a chart, a diagram or an object is counted."""
         depth = 1
+        box: Box | None = None
         for kind, name, attrs in events:
             if kind == END:
                 depth -= 1
                 if depth == 0:
                     return
+            elif kind == START and name == P + "xfrm":
+                box = place.box(*_transform(events)[:2])
             elif kind == START and name == DRAWING + "graphicData":
                 uri = attrs.get("uri", "")
                 if uri.endswith(TABLE_URI_END):
-                    self.table(events)
+                    self.table(events, box)
                 else:
                     found = graphic_kind(uri)
                     if found and not self.body_only:
@@ -589,7 +636,7 @@ class _ShapeTree:
             elif kind == START:
                 skip(events)
 
-    def table(self, events: Iterator[Event]) -> None:
+    def table(self, events: Iterator[Event], box: Box | None) -> None:
         rows: list[list[str]] = []
         cell_parts: list[str] = []
         depth = 1
@@ -618,7 +665,7 @@ class _ShapeTree:
         grid = [row + [""] * (width - len(row)) for row in grid]
         if grid and not self.body_only:
             table = {"table": {"rows": len(grid), "columns": width}}
-            self.slide.items.append(("table", table_text(grid), table))
+            self.slide.add([("table", table_text(grid), table)], box)
 
 
 class _Marks:
@@ -632,6 +679,7 @@ class _Marks:
 
     def reset(self) -> None:
         self.no_bullet = False
+        self.bulleted = False  # a bullet of its own: a character, a number or a picture
         self.nested = False
         self.bold_text = False
         self.plain_text = False
@@ -644,6 +692,8 @@ class _Marks:
             self.nested = attrs.get("lvl", "0") not in ("0", "")
         elif name == DRAWING + "buNone":
             self.no_bullet = True
+        elif name in BULLETS:
+            self.bulleted = True
         elif name in (DRAWING + "r", DRAWING + "fld"):
             self.run_bold = False
         elif name == DRAWING + "rPr":
@@ -661,15 +711,17 @@ class _Marks:
 
 
 MAX_HEADING_WORDS = 12
+BULLETS = frozenset(DRAWING + name for name in ("buChar", "buAutoNum", "buBlip"))
 
 
 def _with_headings(
-    paragraphs: list[str], heads: list[bool]
+    paragraphs: list[str], heads: list[bool], alone: list[bool]
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    """A shape's paragraphs as blocks: each heading alone, the paragraphs between one block."""
+    """A shape's paragraphs as blocks: each heading alone, each paragraph `alone` says (a bullet)
+    a block of its own, and the other paragraphs between them one block."""
     items: list[tuple[str, str, dict[str, Any]]] = []
     run: list[str] = []
-    for text, head in zip(paragraphs, heads, strict=True):
+    for text, head, single in zip(paragraphs, heads, alone, strict=True):
         if not text:
             continue
         # A bold line ending in a colon introduces what follows (Key benefits:), and one ending
@@ -679,11 +731,34 @@ def _with_headings(
                 items.append(("paragraph", "\n".join(run), {}))
                 run = []
             items.append(("heading", one_line(text), {}))
+        elif single:
+            if run:
+                items.append(("paragraph", "\n".join(run), {}))
+                run = []
+            items.append(("paragraph", text, {}))
         else:
             run.append(text)
     if run:
         items.append(("paragraph", "\n".join(run), {}))
     return items
+
+
+def _layout_role(events: Iterator[Event]) -> str:
+    """A layout's role: a title slide's when its type is title, a section header's when it is
+    secHead; a layout of no type (or a custom one) is a title slide's when its title placeholder is
+    a centred title. Read up to its title placeholder at most."""
+    for kind, name, attrs in events:
+        if kind != START:
+            continue
+        if name == P + "sldLayout":
+            layout_type = attrs.get("type", "cust")
+            if layout_type != "cust":
+                return (
+                    layout_type if layout_type in (TITLE_SLIDE, SECTION_SLIDE) else ORDINARY_SLIDE
+                )
+        elif name == P + "ph" and attrs.get("type") in TITLE_TYPES:
+            return TITLE_SLIDE if attrs.get("type") == "ctrTitle" else ORDINARY_SLIDE
+    return ORDINARY_SLIDE
 
 
 def _count(events: Iterator[Event], wanted: str) -> int:
@@ -708,24 +783,50 @@ def _size(attrs: dict[str, str], x: str, y: str) -> tuple[float, float] | None:
         return None
 
 
-def _group_scale(events: Iterator[Event], scale: tuple[float, float]) -> tuple[float, float]:
-    """A group's scale (its extent over its children's extent) times the scale it sits in."""
-    ext = child_ext = None
+Point = tuple[float, float]
+
+
+def _transform(
+    events: Iterator[Event],
+) -> tuple[Point | None, Point | None, Point | None, Point | None]:
+    """An a:xfrm's (or p:xfrm's) offset, extent, child offset and child extent, those it states
+    (consumed to its end)."""
+    offset = extent = child_offset = child_extent = None
     depth = 1
     for kind, name, attrs in events:
         if kind == START:
             depth += 1
-            if name == DRAWING + "ext":
-                ext = _size(attrs, "cx", "cy")
+            if name == DRAWING + "off":
+                offset = _size(attrs, "x", "y")
+            elif name == DRAWING + "ext":
+                extent = _size(attrs, "cx", "cy")
+            elif name == DRAWING + "chOff":
+                child_offset = _size(attrs, "x", "y")
             elif name == DRAWING + "chExt":
-                child_ext = _size(attrs, "cx", "cy")
+                child_extent = _size(attrs, "cx", "cy")
         elif kind == END:
             depth -= 1
             if depth == 0:
                 break
-    if not ext or not child_ext or not child_ext[0] or not child_ext[1]:
-        return scale
-    return scale[0] * ext[0] / child_ext[0], scale[1] * ext[1] / child_ext[1]
+    return offset, extent, child_offset, child_extent
+
+
+def _group_place(events: Iterator[Event], place: Place) -> Place:
+    """The frame a group's shapes are in: its children's extent and offset mapped onto its own,
+    within the frame it sits in (its group properties, consumed to their end)."""
+    found: tuple[Point | None, Point | None, Point | None, Point | None] = (None,) * 4
+    depth = 1
+    for kind, name, _ in events:
+        if kind == START:
+            if name == DRAWING + "xfrm" and depth == 1:
+                found = _transform(events)
+                continue
+            depth += 1
+        elif kind == END:
+            depth -= 1
+            if depth == 0:
+                break
+    return place.inner(*found)
 
 
 def _placeholder_sizes(events: Iterator[Event]) -> dict[str, tuple[float, float]]:

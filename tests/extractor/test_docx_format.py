@@ -53,6 +53,43 @@ def test_an_outline_level_along_the_based_on_chain_makes_a_heading() -> None:
     assert headings(docx(body, styles=HEADINGS)) == [("Inherited", 2), ("Deeper", 1)]
 
 
+def test_headings_all_at_the_top_level_come_out_at_one_depth() -> None:
+    # As a Word user's guide has them: front-matter headings in a custom "Heading 0" style based
+    # on Heading 1 (its own outline level 7, numbering off), then the sections' Heading 1, a
+    # style set to outline level 0 along a basedOn chain, and a paragraph set to it directly.
+    styles = (
+        HEADINGS
+        + style("Heading0", "Heading 0", based_on="Heading1", outline=7)
+        + style("Front", "Front matter", based_on="Chapter")
+    )
+    own = '<w:p><w:pPr><w:outlineLvl w:val="0"/></w:pPr><w:r><w:t>Appendix</w:t></w:r></w:p>'
+    body = (
+        paragraph("FIGURES", "Heading0")
+        + paragraph("TABLES", "Heading0")
+        + paragraph("Introduction", "Heading1")
+        + paragraph("Scope", "Front")
+        + own
+    )
+    assert headings(docx(body, styles=styles)) == [
+        ("FIGURES", 1),
+        ("TABLES", 1),
+        ("Introduction", 1),
+        ("Scope", 1),
+        ("Appendix", 1),
+    ]
+
+
+def test_a_heading_n_style_takes_its_level_from_its_name_over_its_outline_level() -> None:
+    styles = HEADINGS + style("Heading3", "heading 3", outline=0)
+    body = paragraph("One", "Heading1") + paragraph("Three", "Heading3")
+    assert headings(docx(body, styles=styles)) == [("One", 1), ("Three", 3)]
+
+
+def test_outline_level_nine_is_body_text_even_in_a_heading_n_style() -> None:
+    styles = HEADINGS + style("Heading4", "heading 4", outline=9)
+    assert blocks(docx(paragraph("Words", "Heading4"), styles=styles)) == [("paragraph", "Words")]
+
+
 def test_outline_level_nine_is_body_text_whatever_the_style() -> None:
     body = paragraph("Quiet words", "Quiet")
     assert blocks(docx(body, styles=HEADINGS)) == [("paragraph", "Quiet words")]

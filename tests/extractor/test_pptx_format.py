@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from typing import Any
 
@@ -379,6 +380,65 @@ def test_a_deck_of_ordinary_slides_keeps_every_title_at_depth_one() -> None:
     assert [(text, depth) for text, depth, _ in _headings(data)] == [("One", 1), ("Two", 1)]
 
 
+def _retitled(data: bytes, slide_number: int, placeholder: str) -> bytes:
+    """The deck with one slide's title placeholder typed `placeholder`, its layout unchanged."""
+    buffer = io.BytesIO()
+    part = f"ppt/slides/slide{slide_number}.xml"
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(buffer, "w") as target:
+        for item in source.infolist():
+            content = source.read(item)
+            if item.filename == part:
+                content = re.sub(
+                    rb'<p:ph type="(ctrTitle|title)"',
+                    f'<p:ph type="{placeholder}"'.encode(),
+                    content,
+                )
+            target.writestr(item, content)
+    return buffer.getvalue()
+
+
+def test_a_deck_with_no_title_slide_keeps_every_title_at_one_depth() -> None:
+    # Its first slide's title placeholder is a centred title, but its layout is an ordinary
+    # one (Title and Content): the layout says what the slide is.
+    data = _retitled(_deck_of((1, "One", "a"), (1, "Two", "b"), (1, "Three", "c")), 1, "ctrTitle")
+    assert [(t, d) for t, d, _ in _headings(data)] == [("One", 1), ("Two", 1), ("Three", 1)]
+
+
+def test_a_title_slide_layout_heads_the_deck_whatever_its_placeholder() -> None:
+    # A title slide (layout type title) whose title placeholder is a plain title.
+    data = _retitled(_deck_of((0, "The deck", "by someone"), (1, "A slide", "text")), 1, "title")
+    assert [(t, d) for t, d, _ in _headings(data)] == [("The deck", 1), ("A slide", 2)]
+
+
+def test_a_title_box_after_the_body_box_is_the_heading_and_each_bullet_a_block() -> None:
+    deck = python_pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Slide title"
+    body = slide.placeholders[1].text_frame
+    body.text = "First point"
+    body.add_paragraph().text = "Second point"
+    body.add_paragraph().text = ""
+    body.add_paragraph().text = "Third point"
+    title = slide.shapes.title._element
+    title.getparent().remove(title)
+    slide.shapes._spTree.append(title)  # the title box now comes after the body box
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    artifact = read(buffer.getvalue())
+    assert [(b["type"], b["text"], b.get("section_path")) for b in artifact["blocks"]] == [
+        ("heading", "Slide title", []),
+        ("paragraph", "First point", ["Slide title"]),
+        ("paragraph", "Second point", ["Slide title"]),
+        ("paragraph", "Third point", ["Slide title"]),
+    ]
+
+
+def test_a_text_box_that_is_no_placeholder_stays_one_block() -> None:
+    shapes = text_shape("Slide", "title") + text_shape("line one\nline two")
+    artifact = read(pptx([slide_xml(shapes)]))
+    assert [b["text"] for b in artifact["blocks"]] == ["Slide", "line one\nline two"]
+
+
 def test_an_untitled_slide_under_a_section_keeps_the_section() -> None:
     deck = python_pptx.Presentation()
     deck.slides.add_slide(deck.slide_layouts[2]).shapes.title.text = "Section"
@@ -434,11 +494,12 @@ def test_a_bold_unbulleted_line_in_the_body_is_a_heading_under_the_slide_title()
         ("heading", "Slide", 1),
         ("paragraph", "intro", None),
         ("heading", "A part", 2),
-        ("paragraph", "its text\nmore", None),
+        ("paragraph", "its text", None),
+        ("paragraph", "more", None),
         ("paragraph", "said aloud", None),
     ]
-    assert artifact["blocks"][3]["section_path"] == ["Slide", "A part"]
-    assert artifact["blocks"][4]["section_path"] == ["Slide"]  # the notes are the slide's
+    assert artifact["blocks"][4]["section_path"] == ["Slide", "A part"]
+    assert artifact["blocks"][5]["section_path"] == ["Slide"]  # the notes are the slide's
 
 
 @pytest.mark.parametrize(
@@ -456,4 +517,71 @@ def test_a_bold_unbulleted_line_in_the_body_is_a_heading_under_the_slide_title()
 def test_bold_alone_makes_no_heading(paragraph: tuple[str, str]) -> None:
     slide = slide_xml(text_shape("Slide", "title") + _body(paragraph, ("text", "after")))
     artifact = extract_pptx(pptx([slide]), {}, name="deck.pptx")
-    assert [b["type"] for b in artifact["blocks"]] == ["heading", "paragraph"]
+    assert [b["type"] for b in artifact["blocks"]] == ["heading", "paragraph", "paragraph"]
+
+
+def _box(
+    text: str, y: int, *, x: int = 457_200, width: int = 8_229_600, bullets: bool = False
+) -> str:
+    """A text box (no placeholder) at (x, y), 0.4 inch high, a paragraph a line; `bullets` gives
+    each line after the first a bullet character of its own."""
+    paragraphs = []
+    for number, line in enumerate(text.split("\n")):
+        bullet = '<a:pPr><a:buChar char="•"/></a:pPr>' if bullets and number else ""
+        paragraphs.append(f"<a:p>{bullet}<a:r><a:t>{line}</a:t></a:r></a:p>")
+    return (
+        '<p:sp><p:nvSpPr><p:cNvPr id="4" name="t"/><p:cNvSpPr txBox="1"/><p:nvPr/></p:nvSpPr>'
+        f'<p:spPr><a:xfrm><a:off x="{x}" y="{y}"/><a:ext cx="{width}" cy="365760"/></a:xfrm>'
+        '<a:extLst><a:ext uri="{0}"/></a:extLst></p:spPr>'
+        f"<p:txBody><a:bodyPr/>{''.join(paragraphs)}</p:txBody></p:sp>"
+    )
+
+
+def _texts_of(*shapes: str) -> list[str]:
+    return [b["text"] for b in read(pptx([slide_xml("".join(shapes))]))["blocks"]]
+
+
+def test_a_text_box_wholly_above_another_is_read_before_it_whatever_the_file_order() -> None:
+    assert _texts_of(
+        _box("Considerations:", 3_566_160),
+        _box("Key Benefits:", 1_005_840),
+        _box("Open-Source Software", 182_880),
+    ) == ["Open-Source Software", "Key Benefits:", "Considerations:"]
+
+
+def test_shapes_side_by_side_keep_the_files_order() -> None:
+    # The right-hand column starts higher, but the columns do not overlap across: not reordered.
+    left = _box("Left column", 1_825_625, x=838_200, width=3_623_631)
+    right = _box("Right column", 1_344_058, x=6_180_463, width=4_076_241)
+    assert _texts_of(left, right) == ["Left column", "Right column"]
+
+
+def test_a_groups_shapes_stand_where_its_transform_places_them() -> None:
+    # In the group's own frame its box is at the top (y 0.1 inch), but the group maps that frame
+    # 2 inches down: the box outside it, at 1 inch, stands above it and is read first.
+    group = (
+        "<p:grpSp><p:nvGrpSpPr/><p:grpSpPr><a:xfrm>"
+        '<a:off x="457200" y="1828800"/><a:ext cx="8229600" cy="1000000"/>'
+        '<a:chOff x="0" y="0"/><a:chExt cx="8229600" cy="1000000"/></a:xfrm></p:grpSpPr>'
+        + _box("Lower grouped textbox", 91_440, x=0)
+        + "</p:grpSp>"
+    )
+    assert _texts_of(group, _box("Upper textbox", 914_400)) == [
+        "Upper textbox",
+        "Lower grouped textbox",
+    ]
+
+
+def test_each_bullet_in_a_text_box_is_a_block_of_its_own() -> None:
+    shape = _box("Key Benefits:\nCost effective\nTransparent community", 1_005_840, bullets=True)
+    assert _texts_of(shape) == ["Key Benefits:", "Cost effective", "Transparent community"]
+
+
+def test_a_shape_read_after_another_keeps_its_bullets_together() -> None:
+    bullets = _box("Key Benefits:\nCost effective\nTransparent community", 1_005_840, bullets=True)
+    assert _texts_of(bullets, _box("Open-Source Software", 182_880)) == [
+        "Open-Source Software",
+        "Key Benefits:",
+        "Cost effective",
+        "Transparent community",
+    ]
