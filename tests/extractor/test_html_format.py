@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from extractor_sandbox.errors import ExtractError
-from extractor_sandbox.formats import html as html_format
 from extractor_sandbox.formats.html import PARSER_VERSION, extract_html
+from extractor_sandbox.formats.html import reader as html_format
+from extractor_sandbox.formats.html import tables as html_tables
 from extractor_sandbox.source import decode
 from tests.extractor.server_check import validated
 
@@ -776,7 +777,7 @@ def test_a_hidden_cell_takes_no_column_and_a_hidden_row_no_row():
 def test_past_the_placing_bound_a_table_keeps_every_cell_in_source_order(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    monkeypatch.setattr(html_format, "MAX_PLACED", 5)
+    monkeypatch.setattr(html_tables, "MAX_PLACED", 5)
 
     artifact = extract(
         "<table><tr><td rowspan=2>a</td><td>b</td><td>c</td></tr>"
@@ -796,7 +797,7 @@ def test_past_the_placing_bound_a_table_keeps_every_cell_in_source_order(
 def test_a_grid_too_large_to_pad_keeps_every_cell_in_source_order(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    monkeypatch.setattr(html_format, "MAX_PLACED", 12)
+    monkeypatch.setattr(html_tables, "MAX_PLACED", 12)
 
     artifact = extract(
         "<table><tr><td>a</td><td>b</td><td>c</td></tr><tr><td>d</td></tr>"

@@ -1,4 +1,5 @@
 """HTML: the standard library's html.parser, read into blocks as the seed's "HTML." says.
+Over 500 lines: one streaming reader whose open-element stack, scopes and text runs are one state.
 
 What each element becomes:
 
@@ -67,7 +68,6 @@ from __future__ import annotations
 
 import platform
 import re
-from bisect import bisect_left
 from collections.abc import Mapping
 from html import unescape
 from html.parser import HTMLParser
@@ -76,13 +76,22 @@ from typing import Any
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats.html import tables
+from extractor_sandbox.formats.html.tables import (
+    _EMPTY_CELL,
+    _Cell,
+    _colspan,
+    _PBlock,
+    _place,
+    _rowspan,
+    _Sink,
+    _Table,
+    _unplaced,
+)
 
 PARSER = "loom-html"
 PARSER_VERSION = f"1+python{platform.python_version()}"
 
-MAX_PLACED = 1_000_000
-MAX_COLSPAN = 1_000
-MAX_ROWSPAN = 65_534
 MAX_NAMED = 20  # open elements a failure names
 
 _WS = re.compile(r"\s+")
@@ -91,7 +100,6 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[^\S\n]*\n)+")
 _COMMENT_CLOSE = re.compile(r"--\s*>")
 _ENTITY = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
 _DISPLAY_NONE = re.compile(r"(?:^|;)\s*display\s*:\s*none\s*(?:!\s*important\s*)?(?:;|$)", re.I)
-_DIGITS = re.compile(r"[\t\n\f\r ]*\+?([0-9]+)")
 # The tolerant pattern html.parser finds a start tag's end with (html.parser's own).
 _START_TAG_END = re.compile(
     r"""
@@ -171,103 +179,6 @@ def extract_html(
 
 
 # Pending blocks and where they go
-
-
-class _PBlock:
-    """A block read but not yet placed: its ids and section paths come when the document ends."""
-
-    __slots__ = ("type", "text", "first", "last", "depth", "attrs", "joins")
-
-    def __init__(self, block_type: str, text: str, first: int, last: int, depth: int | None = None):
-        self.type = block_type
-        self.text = text
-        self.first = first
-        self.last = last
-        self.depth = depth
-        self.attrs: dict[str, Any] | None = None
-        self.joins = 0  # the pipes joining a table's cells
-
-
-class _Sink:
-    """Where the blocks read in a scope go: the document, a cell, or a table's captions and text."""
-
-    __slots__ = ("blocks",)
-
-    def __init__(self) -> None:
-        self.blocks: list[Any] = []
-
-    def add(self, block: _PBlock) -> None:
-        self.blocks.append(block)
-
-    def add_table_output(self, blocks: list[_PBlock]) -> None:
-        self.blocks.extend(blocks)
-
-
-class _Cell(_Sink):
-    __slots__ = ("colspan", "rowspan", "paragraphs", "structural")
-
-    def __init__(self, colspan: int = 1, rowspan: int = 1) -> None:
-        self.blocks = []
-        self.colspan = colspan
-        self.rowspan = rowspan
-        self.paragraphs = 0
-        self.structural = False  # holds a heading, list item, pre or table
-
-    def add(self, block: _PBlock) -> None:
-        self.blocks.append(block)
-        if block.type == "paragraph":
-            self.paragraphs += 1
-        else:
-            self.structural = True
-
-    def add_table_output(self, blocks: list[_PBlock]) -> None:
-        self.blocks.extend(blocks)
-        self.structural = True
-
-    @property
-    def lays_out(self) -> bool:
-        return self.structural or self.paragraphs > 1
-
-    @property
-    def text(self) -> str:
-        return self.blocks[0].text if self.blocks else ""
-
-
-_EMPTY_CELL = _Cell()
-
-
-class _Row:
-    __slots__ = ("cells", "group", "hidden")
-
-    def __init__(self, group: int, hidden: bool) -> None:
-        self.cells: list[_Cell] = []
-        self.group = group
-        self.hidden = hidden
-
-
-class _Table:
-    __slots__ = ("rows", "row", "group", "group_hidden", "items", "line")
-
-    def __init__(self, line: int) -> None:
-        self.rows: list[_Row] = []
-        self.row: _Row | None = None
-        self.group = 0
-        self.group_hidden = False
-        self.items = _Sink()  # captions, text in no cell and cells, in their order
-        self.line = line
-
-    def end_row(self) -> None:
-        self.row = None
-
-    def start_row(self, hidden: bool) -> _Row:
-        self.row = _Row(self.group, hidden or self.group_hidden)
-        self.rows.append(self.row)
-        return self.row
-
-    def new_group(self, hidden: bool) -> None:
-        self.row = None
-        self.group += 1
-        self.group_hidden = hidden
 
 
 class _Entry:
@@ -834,7 +745,7 @@ class _Reader(HTMLParser):
         grid = _place(table.rows)
         if grid is None:
             self.warnings.append(
-                f"the table at line {table.line} places more than {MAX_PLACED:,} cells: its cells"
+                f"the table at line {table.line} places more than {tables.MAX_PLACED:,} cells: its cells"
                 " are kept in source order, not placed in columns"
             )
             grid = _unplaced(table.rows)
@@ -978,135 +889,3 @@ def _hidden_by(attrs: list[tuple[str, str | None]]) -> str:
         if name == "style" and value and _DISPLAY_NONE.search(value):
             return "style=display:none"
     return ""
-
-
-def _non_negative(attrs: list[tuple[str, str | None]], name: str) -> int | None:
-    """An attribute read as HTML reads a non-negative integer; None when it is absent or junk."""
-    if not attrs:
-        return None
-    for attr, value in attrs:
-        if attr == name:
-            match = _DIGITS.match(value or "")
-            if match is None:
-                return None
-            digits = match.group(1).lstrip("0") or "0"
-            return int(digits[:9]) if len(digits) <= 9 else 10**9
-    return None
-
-
-def _colspan(attrs: list[tuple[str, str | None]]) -> int:
-    span = _non_negative(attrs, "colspan")
-    return 1 if not span else min(span, MAX_COLSPAN)
-
-
-def _rowspan(attrs: list[tuple[str, str | None]]) -> int:
-    span = _non_negative(attrs, "rowspan")
-    return 1 if span is None else min(span, MAX_ROWSPAN)
-
-
-_Grid = tuple[list[list[str]], int, int]
-
-
-def _place(rows: list[_Row]) -> _Grid | None:
-    """The table's rows as HTML places its cells, spacer columns and rows with no text dropped;
-    None past the bound on placed slots."""
-    placed: list[tuple[list[tuple[int, _Cell]], list[tuple[int, int, _Cell]]]] = []
-    carried: list[list[Any]] = []  # [column, span, cell, rows left or None to the group's end]
-    group = -1
-    slots = 0
-    for row in rows:
-        if row.group != group:
-            group, carried = row.group, []
-        slots += sum(cell.colspan for cell in row.cells) + sum(c[1] for c in carried)
-        if slots > MAX_PLACED:
-            return None
-        origins: list[tuple[int, _Cell]] = []
-        x = k = 0
-        for cell in row.cells:
-            while k < len(carried):
-                column, span = carried[k][0], carried[k][1]
-                if column + span <= x:
-                    k += 1
-                elif column <= x:
-                    x = column + span
-                    k += 1
-                else:
-                    break
-            origins.append((x, cell))
-            x += cell.colspan
-        placed.append((origins, [(c[0], c[1], c[2]) for c in carried]))
-        kept_on = []
-        for c in carried:
-            if c[3] is None:
-                kept_on.append(c)
-            elif c[3] > 1:
-                kept_on.append([c[0], c[1], c[2], c[3] - 1])
-        for column, cell in origins:
-            if cell.rowspan != 1:
-                kept_on.append(
-                    [column, cell.colspan, cell, None if cell.rowspan == 0 else cell.rowspan - 1]
-                )
-        kept_on.sort(key=lambda c: c[0])
-        carried = kept_on
-
-    kept: set[int] = set()
-    spanning: list[tuple[int, _Cell]] = []
-    carried_text: set[int] = set()
-    for origins, carried_here in placed:
-        for column, cell in origins:
-            if cell.text:
-                if cell.colspan == 1:
-                    kept.add(column)
-                else:
-                    spanning.append((column, cell))
-        for column, span, cell in carried_here:
-            if cell.text and id(cell) not in carried_text:
-                carried_text.add(id(cell))
-                kept.update(range(column, column + span))
-    ordered = sorted(kept)
-    for column, cell in spanning:
-        at = bisect_left(ordered, column)
-        if at == len(ordered) or ordered[at] >= column + cell.colspan:
-            kept.add(column)
-    ordered = sorted(kept)
-
-    text_rows = sum(1 for origins, _ in placed if any(cell.text for _, cell in origins))
-    if text_rows * len(ordered) > MAX_PLACED:
-        return None
-    out: list[list[str]] = []
-    first, last = 0, 0
-    for origins, _ in placed:
-        line: list[str] | None = None
-        for column, cell in origins:
-            text = cell.text
-            if not text:
-                continue
-            if line is None:
-                line = [""] * len(ordered)
-            at = bisect_left(ordered, column)
-            line[at] = f"{line[at]} {text}" if line[at] else text
-            first, last = _widen(first, last, cell)
-        if line is not None:
-            out.append(line)
-    return out, first, last
-
-
-def _unplaced(rows: list[_Row]) -> _Grid:
-    """Every cell kept in source order, each row padded to the longest."""
-    out: list[list[str]] = []
-    first, last = 0, 0
-    for row in rows:
-        if any(cell.text for cell in row.cells):
-            out.append([cell.text for cell in row.cells])
-            for cell in row.cells:
-                if cell.text:
-                    first, last = _widen(first, last, cell)
-    width = max((len(cells) for cells in out), default=0)
-    for cells in out:
-        cells.extend([""] * (width - len(cells)))
-    return out, first, last
-
-
-def _widen(first: int, last: int, cell: _Cell) -> tuple[int, int]:
-    block = cell.blocks[0]
-    return (block.first if not first else min(first, block.first)), max(last, block.last)
