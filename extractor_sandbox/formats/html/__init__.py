@@ -5,6 +5,7 @@ cells, decoding.py finds the encoding a page declares, furniture.py tells page f
 (navigation, share buttons, comment counts, newsletter and cookie boxes) from the page's content.
 """
 
+from extractor_sandbox.formats.html.decoding import declared_encoding
 from extractor_sandbox.formats.html.reader import (
     PARSER,
     PARSER_VERSION,
@@ -14,4 +15,12 @@ from extractor_sandbox.formats.html.reader import (
     extract_html,
 )
 
-__all__ = ["PARSER", "PARSER_VERSION", "_Reader", "_colspan", "_rowspan", "extract_html"]
+__all__ = [
+    "PARSER",
+    "PARSER_VERSION",
+    "_Reader",
+    "_colspan",
+    "_rowspan",
+    "declared_encoding",
+    "extract_html",
+]
