@@ -48,13 +48,21 @@ What each element becomes:
   element the table is inside is no end of it: what follows in no cell is read before the table,
   and an open caption holds it.
 
+Furniture (furniture.py): navigation, share buttons, comment counts and sections, newsletter and
+cookie boxes, sidebars and footers, told by their element, role, class or id, their words or (outside
+a page's marked main content) their links, are no blocks: each is listed in attrs.furniture with its
+kind, text and line span, and a warning counts them. A furniture element inside a block, outside
+any table, is split off it ("212 comments" in a byline); a table is furniture when the table
+element is.
+
 Locators carry line spans only (line_start, line_end): a block runs from the line of its first
 character of text to the line of its last. Section paths and parents follow the headings, as in
 Markdown.
 
 Coverage counts characters (unit "chars"; whitespace is not counted): the total is the visible
 text outside the dropped and hidden elements, plus the text inside hidden or dropped elements left
-open; the extracted count is the text the blocks hold, the pipes joining a table's cells aside.
+open; the extracted count is the text the blocks and attrs.furniture hold, the pipes joining a
+table's cells aside.
 It is counted from the blocks, so text a parser change drops shows as a failed unit.
 
 Hostile input: html.parser of this Python is quadratic on some malformed input (unclosed
@@ -68,6 +76,7 @@ from __future__ import annotations
 
 import platform
 import re
+from collections import Counter
 from collections.abc import Mapping
 from html import unescape
 from html.parser import HTMLParser
@@ -77,6 +86,15 @@ from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.html import tables
+from extractor_sandbox.formats.html.furniture import (
+    FURNITURE_TAGS,
+    MAIN_TAGS,
+    Furniture,
+    hint_kind,
+    link_dense,
+    marks_main,
+    text_kind,
+)
 from extractor_sandbox.formats.html.tables import (
     _EMPTY_CELL,
     _Cell,
@@ -202,6 +220,8 @@ class _Entry:
     label = ""
     table: _Table | None = None
     cell: _Cell | None = None
+    furniture: Furniture | None = None  # the furniture element it is, or is inside
+    main = False  # inside the page's main content
 
     def __init__(self, tag: str, kind: str) -> None:
         self.tag = tag
@@ -225,13 +245,14 @@ class _Scope:
 class _Run:
     """The text being read into one block."""
 
-    __slots__ = ("owner", "pieces", "first", "last")
+    __slots__ = ("owner", "pieces", "first", "last", "links")
 
     def __init__(self, owner: _Entry) -> None:
         self.owner = owner
         self.pieces: list[str] = []
         self.first: int | None = None
         self.last = 0
+        self.links = 0  # characters read inside links
 
 
 class _Lines:
@@ -284,6 +305,8 @@ class _Reader(HTMLParser):
         self.hidden_chars = 0  # text in hidden elements that were closed: not shown, not counted
         self.left_open: list[str] = []
         self.warnings: list[str] = []
+        self.links = 0  # open <a> elements
+        self.has_main = False  # the page marks its main content
 
     # Feeding html.parser without its quadratic paths
 
@@ -396,6 +419,24 @@ class _Reader(HTMLParser):
         if kind == "dropped":
             entry.dropped = True
             entry.label = f"<{tag}>"
+            return entry
+        if kind == "generic":
+            return entry
+        if parent.furniture is not None:
+            entry.furniture = parent.furniture
+        if parent.main:
+            entry.main = True
+        if attrs or tag in FURNITURE_TAGS:
+            furniture = hint_kind(tag, attrs)
+            if furniture:
+                entry.furniture = Furniture(furniture, entry.furniture)
+        if tag == "h1" or ((attrs or tag in MAIN_TAGS) and marks_main(tag, attrs)):
+            if tag != "h1":
+                entry.main = True
+                self.has_main = True
+            if entry.furniture is not None and tag != "article":
+                # An article can be a teaser in a sidebar; main content and a page's title can't.
+                entry.furniture.make_content()
         return entry
 
     def _push(self, entry: _Entry) -> None:
@@ -403,6 +444,8 @@ class _Reader(HTMLParser):
         if run is not None and run.owner is not entry.owner:
             self._flush()
         self.stack.append(entry)
+        if entry.tag == "a":
+            self.links += 1
         counts = self.scopes[-1].counts
         counts[entry.tag] = counts.get(entry.tag, 0) + 1
         if entry.kind in SCOPES:
@@ -417,6 +460,8 @@ class _Reader(HTMLParser):
 
     def _pop(self) -> _Entry:
         entry = self.stack.pop()
+        if entry.tag == "a":
+            self.links -= 1
         if entry.kind in SCOPES:
             self.scopes.pop()
         counts = self.scopes[-1].counts
@@ -546,13 +591,28 @@ class _Reader(HTMLParser):
             return
         if tag in CONTAINERS:
             entry = self._entry(tag, "container", attrs)
-            if entry.owner.kind in ("block", "cell"):
+            if entry.owner.kind in ("block", "cell") and not self._splits_off(entry):
                 entry.sep = True  # a container inside a block (or a cell) leaves it open
             else:
                 entry.owner = entry  # its text is a paragraph of its own
             self._push(entry)
             return
-        self._push(self._entry(tag, "inline", attrs))
+        entry = self._entry(tag, "inline", attrs)
+        if self._splits_off(entry):
+            entry.owner = entry
+            entry.sep = True
+        self._push(entry)
+
+    def _splits_off(self, entry: _Entry) -> bool:
+        """Whether the element opens furniture inside a block, outside any table: its text is
+        a block of its own, so "212 comments" in a byline is furniture and the byline is not."""
+        furniture = entry.furniture
+        parent = self.stack[-1] if self.stack else self.root
+        return (
+            furniture is not None
+            and furniture is not parent.furniture
+            and self.scopes[-1].boundary is self.root
+        )
 
     def _collect_title(self, entry: _Entry) -> None:
         if self.title is None and self.title_entry is None:
@@ -670,6 +730,8 @@ class _Reader(HTMLParser):
         first, last = _visible_bounds(self.text, start, end)
         self.read_chars += count
         self._add_text(data, self.lines.at(first), self.lines.at(last))
+        if self.links and self.run is not None:
+            self.run.links += count
 
     def _add_text(self, data: str, first: int | None, last: int) -> None:
         owner = self._owner()
@@ -707,7 +769,9 @@ class _Reader(HTMLParser):
         if not text:
             return
         assert owner.sink is not None
-        owner.sink.add(_PBlock(owner.ptype, text, run.first, run.last, owner.depth))
+        block = _PBlock(owner.ptype, text, run.first, run.last, owner.depth)
+        block.furniture, block.main, block.links = owner.furniture, owner.main, run.links
+        owner.sink.add(block)
 
     # Tables
 
@@ -738,6 +802,7 @@ class _Reader(HTMLParser):
             blocks = [item for item in items if not isinstance(item, _Cell)]
             block = self._table_block(table)
             if block is not None:
+                block.furniture, block.main = entry.furniture, entry.main
                 blocks.append(block)
         out.add_table_output(blocks)
 
@@ -779,10 +844,45 @@ class _Reader(HTMLParser):
                 " display:none) are not shown and are not read"
             )
 
+    def _furniture_of(self, block: _PBlock) -> str:
+        """The furniture a block is ("" for content): by the element it was read in, its words,
+        or, outside a page's marked main content, its links."""
+        furniture = block.furniture
+        if furniture is not None and not furniture.content:
+            return furniture.kind
+        if block.type == "table" or block.type == "code":
+            return ""
+        kind = text_kind(block.text)
+        if kind:
+            return kind
+        if (
+            self.has_main
+            and not block.main
+            and block.type != "heading"
+            and link_dense(block.links, _non_ws(block.text))
+        ):
+            return "links"
+        return ""
+
     def artifact(self) -> Artifact:
         builder = BlockBuilder()
         extracted = 0
-        for block in self.out.blocks:
+        kinds = [self._furniture_of(block) for block in self.out.blocks]
+        if all(kinds):
+            kinds = [""] * len(kinds)  # a page of nothing but furniture is its own content
+        furniture: list[dict[str, Any]] = []
+        for block, kind in zip(self.out.blocks, kinds, strict=True):
+            if kind:
+                furniture.append(
+                    {
+                        "kind": kind,
+                        "text": block.text,
+                        "line_start": block.first,
+                        "line_end": block.last,
+                    }
+                )
+                extracted += _non_ws(block.text) - block.joins
+                continue
             where = {"line_start": block.first, "line_end": block.last}  # no char spans
             if block.type == "heading":
                 assert block.depth is not None
@@ -816,6 +916,16 @@ class _Reader(HTMLParser):
         attrs: dict[str, Any] = {}
         if self.title is not None:
             attrs["title"] = self.title
+        if furniture:
+            attrs["furniture"] = furniture
+            counted = ", ".join(
+                f"{kind} {count}"
+                for kind, count in sorted(Counter(part["kind"] for part in furniture).items())
+            )
+            self.warnings.append(
+                f"page furniture left out of the blocks: {len(furniture)} blocks ({counted})"
+                " in attrs.furniture"
+            )
         return build_artifact(
             "html",
             PARSER,

@@ -9,6 +9,8 @@ import re
 from bisect import bisect_left
 from typing import Any
 
+from extractor_sandbox.formats.html.furniture import Furniture
+
 MAX_PLACED = 1_000_000
 MAX_COLSPAN = 1_000
 MAX_ROWSPAN = 65_534
@@ -19,7 +21,18 @@ _DIGITS = re.compile(r"[\t\n\f\r ]*\+?([0-9]+)")
 class _PBlock:
     """A block read but not yet placed: its ids and section paths come when the document ends."""
 
-    __slots__ = ("type", "text", "first", "last", "depth", "attrs", "joins")
+    __slots__ = (
+        "type",
+        "text",
+        "first",
+        "last",
+        "depth",
+        "attrs",
+        "joins",
+        "furniture",
+        "main",
+        "links",
+    )
 
     def __init__(self, block_type: str, text: str, first: int, last: int, depth: int | None = None):
         self.type = block_type
@@ -29,6 +42,9 @@ class _PBlock:
         self.depth = depth
         self.attrs: dict[str, Any] | None = None
         self.joins = 0  # the pipes joining a table's cells
+        self.furniture: Furniture | None = None  # the furniture element it was read in
+        self.main = False  # read inside the page's main content (main, article, role="main")
+        self.links = 0  # its characters inside links
 
 
 class _Sink:

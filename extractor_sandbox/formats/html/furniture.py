@@ -1,0 +1,159 @@
+"""Page furniture in HTML: what a page shows around its content (navigation, share buttons,
+comment counts and comment sections, newsletter and cookie boxes, sidebars, footers), told apart
+as readability and trafilatura tell it, from the page's own signals.
+
+- Elements: nav, aside and footer, and the roles navigation, banner, complementary, contentinfo
+  and search, are furniture of their kind.
+- Hints: an element whose class or id holds a word of furniture (share, social, comments,
+  newsletter, subscribe, cookie, consent, banner, breadcrumb, nav, sidebar, related, advert, ...),
+  a word being a run of letters between the name's other characters ("share-buttons" holds
+  "share"; "shared" does not).
+- Text: a block that says nothing but furniture's usual words ("Share on Facebook", "212
+  comments", "Reader comments", "Skip to content").
+- Link density: where a page marks its main content (main, article, role="main"), a paragraph or
+  list item outside it whose words are all link text (a menu) is furniture of kind "links".
+
+The content signals win: a main element (or role="main") or an h1 inside furniture makes that
+furniture content (a page wrapped in a box named "comments-open" keeps its article), html, body,
+main and article are never furniture by their hints, and a page whose every block would be
+furniture keeps all of them as content. The reader keeps furniture out of the blocks and lists it
+in attrs.furniture ({"kind", "text", "line_start", "line_end"}), as the PDF reader keeps running
+headers, so chunking and ranking never see it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Elements that are furniture by what they are.
+_TAG_KINDS = {"nav": "navigation", "aside": "aside", "footer": "footer"}
+FURNITURE_TAGS = frozenset(_TAG_KINDS)
+_ROLE_KINDS = {
+    "navigation": "navigation",
+    "banner": "banner",
+    "complementary": "aside",
+    "contentinfo": "footer",
+    "search": "navigation",
+}
+# Elements whose hints are never read: the page itself and its content's own containers.
+NEVER_FURNITURE = frozenset({"html", "body", "main", "article"})
+# Elements that mark the page's main content.
+MAIN_TAGS = frozenset({"main", "article"})
+
+# Words of a class or id that name furniture, by kind.
+_HINT_KINDS = {
+    "share": "share",
+    "sharing": "share",
+    "social": "share",
+    "sharethis": "share",
+    "addthis": "share",
+    "comment": "comments",
+    "comments": "comments",
+    "disqus": "comments",
+    "newsletter": "newsletter",
+    "subscribe": "newsletter",
+    "subscription": "newsletter",
+    "signup": "newsletter",
+    "cookie": "cookie",
+    "cookies": "cookie",
+    "consent": "cookie",
+    "gdpr": "cookie",
+    "onetrust": "cookie",
+    "banner": "banner",
+    "breadcrumb": "navigation",
+    "breadcrumbs": "navigation",
+    "nav": "navigation",
+    "navbar": "navigation",
+    "navigation": "navigation",
+    "sidebar": "aside",
+    "related": "related",
+    "advert": "advert",
+    "advertisement": "advert",
+    "ads": "advert",
+    "sponsored": "advert",
+    "promo": "advert",
+}
+_WORD = re.compile(r"[a-z]+")
+
+_SITES = r"(?:facebook|twitter|x|linkedin|reddit|whatsapp|pinterest|email|e-mail|telegram)"
+_ITEM = rf"(?:share|tweet|copy link)(?: this(?: [a-z]+)?| (?:on|via|to|with) {_SITES})?"
+_ANY = rf"(?:{_ITEM}|{_SITES}|print)"
+_TEXT_KINDS = (
+    # One share button, or a row of them ("Facebook Twitter Email"); "Email" alone is a label.
+    (re.compile(rf"{_ITEM}(?: {_ANY})*|{_ANY}(?: {_ANY})+"), "share"),
+    (
+        re.compile(
+            r"(?:\d[\d,.]*k? (?:comments?|replies|responses)"
+            r"|(?:reader |show |view |leave a |add a |post a )?comments?(?: \(\d[\d,]*\))?)"
+        ),
+        "comments",
+    ),
+    (re.compile(r"skip to (?:the )?(?:main )?(?:content|navigation|search)"), "navigation"),
+)
+_TEXT_MAX = 120  # a block longer than this says more than furniture's words
+
+
+class Furniture:
+    """An element read as furniture: its kind, the furniture it sits in, and whether a content
+    signal inside it (main, role="main", h1) or inside furniture within it made it content."""
+
+    __slots__ = ("kind", "parent", "content")
+
+    def __init__(self, kind: str, parent: Furniture | None) -> None:
+        self.kind = kind
+        self.parent = parent
+        self.content = False
+
+    def make_content(self) -> None:
+        """This furniture and the furniture it sits in are content after all."""
+        furniture: Furniture | None = self
+        while furniture is not None and not furniture.content:
+            furniture.content = True
+            furniture = furniture.parent
+
+
+def hint_kind(tag: str, attrs: list[tuple[str, str | None]]) -> str:
+    """The furniture an element is by what it is or its role, class or id; "" for none."""
+    # A class or id names the furniture more closely than its element: an aside of class
+    # "newsletter" is a newsletter box.
+    if not attrs or tag in NEVER_FURNITURE:
+        return _TAG_KINDS.get(tag, "")
+    for name, value in attrs:
+        if not value:
+            continue
+        if name == "role":
+            kind = _ROLE_KINDS.get(value.strip().lower(), "")
+            if kind:
+                return kind
+        elif name in ("class", "id"):
+            for word in _WORD.findall(value.lower()):
+                kind = _HINT_KINDS.get(word, "")
+                if kind:
+                    return kind
+    return _TAG_KINDS.get(tag, "")
+
+
+def marks_main(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+    """Whether the element marks the page's main content (main, article, role="main")."""
+    if tag in MAIN_TAGS:
+        return True
+    return any(name == "role" and (value or "").strip().lower() == "main" for name, value in attrs)
+
+
+def text_kind(text: str) -> str:
+    """The furniture a block is by its words alone ("Share on Facebook", "212 comments")."""
+    if len(text) > _TEXT_MAX:
+        return ""
+    words = " ".join(_WORD_OR_NUMBER.findall(text.lower()))
+    for pattern, kind in _TEXT_KINDS:
+        if pattern.fullmatch(words):
+            return kind
+    return ""
+
+
+def link_dense(links: int, chars: int) -> bool:
+    """Whether a block's words are (nearly) all link text: a menu, not prose."""
+    return chars > 0 and links * 10 >= chars * 9
+
+
+_WORD_OR_NUMBER = re.compile(r"[a-z]+(?:-[a-z]+)?|\d[\d,.]*k?|\(\d[\d,]*\)")
