@@ -712,6 +712,17 @@ def test_a_layout_table_is_read_as_its_blocks_in_order_and_a_table_inside_is_a_t
     ]
 
 
+def test_text_directly_in_a_cell_beside_one_paragraph_is_the_cells_text_not_a_second_one():
+    # The seed: a container's text is a paragraph of its own in no cell; in a cell it is the
+    # cell's. A table of short text cells, one of them "Total <p>12</p>", stays a table.
+    block = only_table(
+        "<table><tr><th>Item</th><th>Count</th></tr>"
+        "<tr><td>Total <b>(all)</b></td><td>sum <p>12</p> units</td></tr></table>"
+    )
+
+    assert table_rows(block) == [["Item", "Count"], ["Total (all)", "sum 12 units"]]
+
+
 def test_one_paragraph_and_containers_in_a_cell_keep_the_table_a_table():
     block = only_table(
         "<table><tr><td><p>one <b>p</b></p></td><td><div>a</div><div>b</div></td></tr></table>"

@@ -205,3 +205,21 @@ def test_words_of_furniture_inside_a_longer_sentence_are_content() -> None:
         "Share on Facebook was the campaign's slogan.",
         "The shared comments section.",
     ]
+
+
+def test_a_table_cells_words_are_the_tables_whatever_they_say() -> None:
+    # A layout table (a cell holds a list) reads its cells as blocks: "Share" and "3 comments"
+    # there are a cell's words, not furniture.
+    page = (
+        "<table><tr><th>Share</th><th>3 comments</th></tr>"
+        "<tr><td><ul><li>a</li></ul></td><td>b</td></tr></table>"
+    )
+
+    assert texts(page) == ["Share", "3 comments", "a", "b"]
+
+
+def test_a_bare_comments_heading_is_content() -> None:
+    # A style guide's "Comments" section is content; only a section marked as comments is not.
+    page = "<h2>Comments</h2><p>Comments should be complete sentences.</p>"
+
+    assert texts(page) == ["Comments", "Comments should be complete sentences."]

@@ -83,8 +83,10 @@ _TEXT_KINDS = (
     (re.compile(rf"{_ITEM}(?: {_ANY})*|{_ANY}(?: {_ANY})+"), "share"),
     (
         re.compile(
+            # Not "Comments" alone: a style guide's section is called that.
             r"(?:\d[\d,.]*k? (?:comments?|replies|responses)"
-            r"|(?:reader |show |view |leave a |add a |post a )?comments?(?: \(\d[\d,]*\))?)"
+            r"|(?:reader|show|view|hide|leave a|add a|post a) comments?(?: \(\d[\d,]*\))?"
+            r"|comments? \(\d[\d,]*\))"
         ),
         "comments",
     ),

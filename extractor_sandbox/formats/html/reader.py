@@ -41,7 +41,8 @@ What each element becomes:
   placing it (a warning says so). A table left with one column is one paragraph, its rows as
   lines, without attrs.table. Within a cell, containers separate words and do not split it.
 - Layout tables: a table one of whose cells holds a heading, a list item, a pre, a table or a
-  second paragraph lays out a page: its cells, captions and text in no cell are read as the blocks
+  second paragraph (a p, blockquote, dd or dt: text directly in the cell beside one is the cell's
+  text, as a container's text is a paragraph of its own only in no cell) lays out a page: its cells, captions and text in no cell are read as the blocks
   they hold, in order, and a table inside one is a table.
 - A heading, list, list item, definition, pre or table in no cell ends the table (its </table>
   left out or not); rows after it are paragraphs (a row's cells are its words). The end of an
@@ -771,6 +772,8 @@ class _Reader(HTMLParser):
         assert owner.sink is not None
         block = _PBlock(owner.ptype, text, run.first, run.last, owner.depth)
         block.furniture, block.main, block.links = owner.furniture, owner.main, run.links
+        block.loose = owner.kind == "cell"
+        block.in_table = owner.sink is not self.out
         owner.sink.add(block)
 
     # Tables
@@ -850,8 +853,8 @@ class _Reader(HTMLParser):
         furniture = block.furniture
         if furniture is not None and not furniture.content:
             return furniture.kind
-        if block.type == "table" or block.type == "code":
-            return ""
+        if block.type == "table" or block.type == "code" or block.in_table:
+            return ""  # a cell's words are the table's, whatever they say
         kind = text_kind(block.text)
         if kind:
             return kind

@@ -32,6 +32,8 @@ class _PBlock:
         "furniture",
         "main",
         "links",
+        "loose",
+        "in_table",
     )
 
     def __init__(self, block_type: str, text: str, first: int, last: int, depth: int | None = None):
@@ -45,6 +47,8 @@ class _PBlock:
         self.furniture: Furniture | None = None  # the furniture element it was read in
         self.main = False  # read inside the page's main content (main, article, role="main")
         self.links = 0  # its characters inside links
+        self.loose = False  # text directly in a table cell, in no paragraph element
+        self.in_table = False  # read in a table's cell or caption
 
 
 class _Sink:
@@ -74,10 +78,13 @@ class _Cell(_Sink):
 
     def add(self, block: _PBlock) -> None:
         self.blocks.append(block)
-        if block.type == "paragraph":
-            self.paragraphs += 1
-        else:
+        if block.type != "paragraph":
             self.structural = True
+        elif not block.loose:
+            # Text directly in the cell is the cell's text, no paragraph of its own (the seed:
+            # a container's text is its own paragraph in no cell), so "Total <p>12</p>" is one
+            # cell; a second paragraph element lays the table out.
+            self.paragraphs += 1
 
     def add_table_output(self, blocks: list[_PBlock]) -> None:
         self.blocks.extend(blocks)
@@ -89,7 +96,10 @@ class _Cell(_Sink):
 
     @property
     def text(self) -> str:
-        return self.blocks[0].text if self.blocks else ""
+        blocks = self.blocks
+        if len(blocks) == 1:
+            return str(blocks[0].text)
+        return " ".join(block.text for block in blocks)
 
 
 _EMPTY_CELL = _Cell()
@@ -257,5 +267,5 @@ def _unplaced(rows: list[_Row]) -> _Grid:
 
 
 def _widen(first: int, last: int, cell: _Cell) -> tuple[int, int]:
-    block = cell.blocks[0]
-    return (block.first if not first else min(first, block.first)), max(last, block.last)
+    start, end = cell.blocks[0].first, cell.blocks[-1].last
+    return (start if not first else min(first, start)), max(last, end)
