@@ -42,8 +42,9 @@ What each element becomes:
   lines, without attrs.table. Within a cell, containers separate words and do not split it.
 - Layout tables: a table one of whose cells holds a heading, a list item, a pre, a table or a
   second paragraph (a p, blockquote, dd or dt: text directly in the cell beside one is the cell's
-  text, as a container's text is a paragraph of its own only in no cell) lays out a page: its cells, captions and text in no cell are read as the blocks
-  they hold, in order, and a table inside one is a table.
+  text, as a container's text is a paragraph of its own only in no cell) lays out a page: its
+  cells, captions and text in no cell are read as the blocks they hold, in order, and a table
+  inside one is a table.
 - A heading, list, list item, definition, pre or table in no cell ends the table (its </table>
   left out or not); rows after it are paragraphs (a row's cells are its words). The end of an
   element the table is inside is no end of it: what follows in no cell is read before the table,
