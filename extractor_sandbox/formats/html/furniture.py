@@ -24,10 +24,10 @@ headers, so chunking and ranking never see it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Elements that are furniture by what they are.
 _TAG_KINDS = {"nav": "navigation", "aside": "aside", "footer": "footer"}
-FURNITURE_TAGS = frozenset(_TAG_KINDS)
 _ROLE_KINDS = {
     "navigation": "navigation",
     "banner": "banner",
@@ -39,6 +39,8 @@ _ROLE_KINDS = {
 NEVER_FURNITURE = frozenset({"html", "body", "main", "article"})
 # Elements that mark the page's main content.
 MAIN_TAGS = frozenset({"main", "article"})
+# Elements that say something of themselves with no attribute.
+SIGNAL_TAGS = frozenset(_TAG_KINDS) | MAIN_TAGS
 
 # Words of a class or id that name furniture, by kind.
 _HINT_KINDS = {
@@ -114,32 +116,38 @@ class Furniture:
             furniture = furniture.parent
 
 
-def hint_kind(tag: str, attrs: list[tuple[str, str | None]]) -> str:
-    """The furniture an element is by what it is or its role, class or id; "" for none."""
+def signals(tag: str, attrs: list[tuple[str, str | None]]) -> tuple[str, bool]:
+    """What an element says of itself: the furniture it is ("" for none), by its class, id, role
+    or element, and whether it marks the page's main content (main, article, role="main")."""
+    main = tag in MAIN_TAGS
     # A class or id names the furniture more closely than its element: an aside of class
     # "newsletter" is a newsletter box.
-    if not attrs or tag in NEVER_FURNITURE:
-        return _TAG_KINDS.get(tag, "")
-    for name, value in attrs:
-        if not value:
-            continue
-        if name == "role":
-            kind = _ROLE_KINDS.get(value.strip().lower(), "")
-            if kind:
-                return kind
-        elif name in ("class", "id"):
-            for word in _WORD.findall(value.lower()):
-                kind = _HINT_KINDS.get(word, "")
-                if kind:
-                    return kind
-    return _TAG_KINDS.get(tag, "")
+    kind = ""
+    if attrs:
+        for name, value in attrs:
+            if not value:
+                continue
+            if name == "role":
+                role = value.strip().lower()
+                if role == "main":
+                    main = True
+                elif not kind:
+                    kind = _ROLE_KINDS.get(role, "")
+            elif not kind and (name == "class" or name == "id"):
+                kind = _words_kind(value)
+        if tag in NEVER_FURNITURE:
+            kind = ""
+    return (kind or _TAG_KINDS.get(tag, "")), main
 
 
-def marks_main(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
-    """Whether the element marks the page's main content (main, article, role="main")."""
-    if tag in MAIN_TAGS:
-        return True
-    return any(name == "role" and (value or "").strip().lower() == "main" for name, value in attrs)
+@lru_cache(maxsize=4_096)
+def _words_kind(value: str) -> str:
+    """The furniture a class or id names; a page repeats a few class names many times."""
+    for word in _WORD.findall(value.lower()):
+        kind = _HINT_KINDS.get(word, "")
+        if kind:
+            return kind
+    return ""
 
 
 def text_kind(text: str) -> str:

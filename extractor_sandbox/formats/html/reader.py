@@ -89,12 +89,10 @@ from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.html import tables
 from extractor_sandbox.formats.html.furniture import (
-    FURNITURE_TAGS,
-    MAIN_TAGS,
+    SIGNAL_TAGS,
     Furniture,
-    hint_kind,
     link_dense,
-    marks_main,
+    signals,
     text_kind,
 )
 from extractor_sandbox.formats.html.tables import (
@@ -428,12 +426,14 @@ class _Reader(HTMLParser):
             entry.furniture = parent.furniture
         if parent.main:
             entry.main = True
-        if attrs or tag in FURNITURE_TAGS:
-            furniture = hint_kind(tag, attrs)
+        if attrs or tag in SIGNAL_TAGS:
+            furniture, main = signals(tag, attrs)
             if furniture:
                 entry.furniture = Furniture(furniture, entry.furniture)
-        if tag == "h1" or ((attrs or tag in MAIN_TAGS) and marks_main(tag, attrs)):
-            if tag != "h1":
+        else:
+            main = False
+        if main or tag == "h1":
+            if main:
                 entry.main = True
                 self.has_main = True
             if entry.furniture is not None and tag != "article":
