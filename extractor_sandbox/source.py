@@ -8,10 +8,10 @@ binary Office file is refused outright (unsupported_format).
 Text is decoded strictly, never with replacement characters, so what is indexed is what the file
 says: UTF-8, UTF-16 or UTF-32 by its byte-order mark, else a declared encoding (the caller's, or
 for HTML the one a <meta> in the page's first 1,024 bytes declares, its label read as browsers
-read it: formats/html/decoding.py), else UTF-8. A UTF-8 mark is dropped whether the encoding was
-declared or not, as is the mark of a declared byte-order codec (utf-16-le); an undecodable byte is
-an `encoding` failure naming its offset (and the <meta> that declared the encoding), and a NUL
-byte in undeclared UTF-8 text means the file is binary.
+read it, unless the bytes are valid UTF-8: formats/html/decoding.py), else UTF-8. A UTF-8 mark is
+dropped whether the encoding was declared or not, as is the mark of a declared byte-order codec
+(utf-16-le); an undecodable byte is an `encoding` failure naming its offset (and the <meta> that
+declared the encoding), and a NUL byte in undeclared UTF-8 text means the file is binary.
 
 Everything here that reads the uploader's bytes runs in the child process (extractor_sandbox.child);
 the service itself only uses the declarations and `codec_name` to check a request's parameters.
@@ -170,9 +170,9 @@ def decode(data: bytes, encoding: str | None, *, fmt: str = "text") -> str:
 def _html_declaration(data: bytes) -> Declaration | None:
     # Imported here, as registry.py imports readers: the service imports this module and reads no
     # page. The child has it already: the HTML reader's package imports it, before confinement.
-    from extractor_sandbox.formats.html.decoding import declared_encoding
+    from extractor_sandbox.formats.html.decoding import page_encoding
 
-    return declared_encoding(data)
+    return page_encoding(data)
 
 
 def _codec_by_mark(data: bytes) -> str:

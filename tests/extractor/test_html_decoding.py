@@ -103,3 +103,18 @@ def test_a_meta_declaration_is_read_for_html_only() -> None:
         decode(b'<meta charset="windows-1252">' + CP1252_BODY, None, fmt="markdown")
 
     assert refused.value.code == "encoding"
+
+
+def test_a_page_saved_as_utf_8_under_its_old_legacy_meta_is_read_as_utf_8() -> None:
+    # Its bytes are valid UTF-8, which a legacy encoding's non-ASCII text practically never is.
+    for label in (b"iso-8859-1", b"gb2312"):
+        page = b'<meta http-equiv="Content-Type" content="text/html; charset=' + label + b'">'
+        page += "<p>Café 新电脑</p>".encode()
+
+        assert html_text(page) == "Café 新电脑"
+
+
+def test_a_seven_bit_encoding_is_read_as_declared_though_its_bytes_are_ascii() -> None:
+    page = b'<meta charset="iso-2022-jp"><p>' + "日本".encode("iso2022_jp") + b"</p>"
+
+    assert html_text(page) == "日本"

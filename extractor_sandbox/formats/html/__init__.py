@@ -5,7 +5,7 @@ cells, decoding.py finds the encoding a page declares, furniture.py tells page f
 (navigation, share buttons, comment counts, newsletter and cookie boxes) from the page's content.
 """
 
-from extractor_sandbox.formats.html.decoding import declared_encoding
+from extractor_sandbox.formats.html.decoding import declared_encoding, page_encoding
 from extractor_sandbox.formats.html.reader import (
     PARSER,
     PARSER_VERSION,
@@ -22,5 +22,6 @@ __all__ = [
     "_colspan",
     "_rowspan",
     "declared_encoding",
+    "page_encoding",
     "extract_html",
 ]

@@ -5,7 +5,9 @@ charset=...">), for a page that has no byte-order mark and no encoding declared 
 A label is read as browsers read it: iso-8859-1, latin-1 and US-ASCII (and their aliases) are
 windows-1252, a UTF-16 label in a meta is UTF-8 (a page that can be prescanned as ASCII is not
 UTF-16), gb2312 is gbk. A label no codec knows is passed over, as the standard passes it over, and
-the prescan goes on to the next meta.
+the prescan goes on to the next meta. Bytes that are valid UTF-8 are read as UTF-8 whatever the meta
+says (page_encoding): a page saved as UTF-8 keeps the meta it was written with more often than a
+legacy page's text happens to be valid UTF-8.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ _WEB_CODECS = frozenset(
     """.split()
 )
 
+# 7-bit encodings whose text is ASCII bytes: valid UTF-8, yet another text.
+_NOT_ASCII_COMPATIBLE = frozenset({"iso2022_jp"})
+
 _SPACE = b"\t\n\x0c\r "
 _ATTRIBUTE = re.compile(
     rb"""[\t\n\x0c\r /]*
@@ -63,6 +68,26 @@ class Declaration:
 
     def describe(self) -> str:
         return f"declared {self.label!r} in a <meta> at byte {self.offset}"
+
+
+def page_encoding(data: bytes) -> Declaration | None:
+    """The encoding a page's <meta> declares, unless its bytes are UTF-8: a page saved as UTF-8
+    often keeps the meta it was written with (charset=gb2312, iso-8859-1), and a legacy
+    encoding's non-ASCII text is practically never valid UTF-8. None: read the page as UTF-8."""
+    declaration = declared_encoding(data)
+    if declaration is None or declaration.codec in _NOT_ASCII_COMPATIBLE:
+        return declaration
+    if declaration.codec == "utf-8" or _is_utf8(data):
+        return None
+    return declaration
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def declared_encoding(data: bytes) -> Declaration | None:
