@@ -223,3 +223,23 @@ def test_a_bare_comments_heading_is_content() -> None:
     page = "<h2>Comments</h2><p>Comments should be complete sentences.</p>"
 
     assert texts(page) == ["Comments", "Comments should be complete sentences."]
+
+
+def test_a_heading_slug_id_or_a_class_naming_the_content_is_no_furniture_hint() -> None:
+    # Sphinx anchors a section by its slug; a layout class can name a sidebar and the article.
+    slug = '<p>Intro.</p><div id="sharing-with-a-single-developer"><p>Push to it.</p></div>'
+    layout = '<p>Intro.</p><div class="l-sidebar-fixed l-article-body"><p>Body text.</p></div>'
+
+    assert texts(slug) == ["Intro.", "Push to it."]
+    assert texts(layout) == ["Intro.", "Body text."]
+
+
+def test_an_aside_is_furniture_outside_the_marked_main_content_only() -> None:
+    beside_main = "<main><p>Body text.</p></main><aside><p>Popular this week</p></aside>"
+    in_article = "<article><p>Body text.</p><aside><p>A pull quote.</p></aside></article>"
+    unmarked = "<p>Body text.</p><aside><p>The film's review.</p></aside>"
+
+    assert texts(beside_main) == ["Body text."]
+    assert furniture(beside_main) == [("aside", "Popular this week")]
+    assert texts(in_article) == ["Body text.", "A pull quote."]
+    assert texts(unmarked) == ["Body text.", "The film's review."]

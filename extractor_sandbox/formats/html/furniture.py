@@ -2,12 +2,15 @@
 comment counts and comment sections, newsletter and cookie boxes, sidebars, footers), told apart
 as readability and trafilatura tell it, from the page's own signals.
 
-- Elements: nav, aside and footer, and the roles navigation, banner, complementary, contentinfo
-  and search, are furniture of their kind.
+- Elements: nav and footer, and the roles navigation, banner, contentinfo and search, are
+  furniture of their kind; aside (and role="complementary") only outside a page's marked main
+  content, as an aside in an article is the article's (a pull quote, a film's review).
 - Hints: an element whose class or id holds a word of furniture (share, social, comments,
   newsletter, subscribe, cookie, consent, banner, breadcrumb, nav, sidebar, related, advert, ...),
   a word being a run of letters between the name's other characters ("share-buttons" holds
-  "share"; "shared" does not).
+  "share"; "shared" does not), unless the name also says content (article, body, content, main,
+  post, entry, story: "l-sidebar-fixed l-article-body" holds the article, as readability reads
+  it) or is an id of more than three words (a heading's slug, "sharing-with-a-single-developer").
 - Text: a block that says nothing but furniture's usual words ("Share on Facebook", "212
   comments", "Reader comments", "Skip to content").
 - Link density: where a page marks its main content (main, article, role="main"), a paragraph or
@@ -76,6 +79,11 @@ _HINT_KINDS = {
     "promo": "advert",
 }
 _WORD = re.compile(r"[a-z]+")
+# Words that, beside a furniture word, name the content's own box (readability's rescue list).
+_CONTENT_WORDS = frozenset({"article", "body", "content", "main", "post", "entry", "story"})
+_SLUG_WORDS = 3  # an id of more words is a slug of the text it anchors
+# Furniture only outside a page's marked main content: an aside in an article is the article's.
+WEAK_KINDS = frozenset({"aside"})
 
 _SITES = r"(?:facebook|twitter|x|linkedin|reddit|whatsapp|pinterest|email|e-mail|telegram)"
 _ITEM = rf"(?:share|tweet|copy link)(?: this(?: [a-z]+)?| (?:on|via|to|with) {_SITES})?"
@@ -134,16 +142,21 @@ def signals(tag: str, attrs: list[tuple[str, str | None]]) -> tuple[str, bool]:
                 elif not kind:
                     kind = _ROLE_KINDS.get(role, "")
             elif not kind and (name == "class" or name == "id"):
-                kind = _words_kind(value)
+                kind = _words_kind(value, name == "id")
         if tag in NEVER_FURNITURE:
             kind = ""
     return (kind or _TAG_KINDS.get(tag, "")), main
 
 
 @lru_cache(maxsize=4_096)
-def _words_kind(value: str) -> str:
+def _words_kind(value: str, is_id: bool) -> str:
     """The furniture a class or id names; a page repeats a few class names many times."""
-    for word in _WORD.findall(value.lower()):
+    words = _WORD.findall(value.lower())
+    if is_id and len(words) > _SLUG_WORDS:
+        return ""  # a heading's slug ("sharing-with-a-single-developer"), not a box's name
+    if _CONTENT_WORDS.intersection(words):
+        return ""  # "l-sidebar-fixed l-article-body": a layout that holds the content
+    for word in words:
         kind = _HINT_KINDS.get(word, "")
         if kind:
             return kind

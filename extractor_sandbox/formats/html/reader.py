@@ -90,6 +90,7 @@ from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.html import tables
 from extractor_sandbox.formats.html.furniture import (
     SIGNAL_TAGS,
+    WEAK_KINDS,
     Furniture,
     link_dense,
     signals,
@@ -853,7 +854,8 @@ class _Reader(HTMLParser):
         or, outside a page's marked main content, its links."""
         furniture = block.furniture
         if furniture is not None and not furniture.content:
-            return furniture.kind
+            if furniture.kind not in WEAK_KINDS or (self.has_main and not block.main):
+                return furniture.kind
         if block.type == "table" or block.type == "code" or block.in_table:
             return ""  # a cell's words are the table's, whatever they say
         kind = text_kind(block.text)
