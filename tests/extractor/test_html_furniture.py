@@ -243,3 +243,13 @@ def test_an_aside_is_furniture_outside_the_marked_main_content_only() -> None:
     assert furniture(beside_main) == [("aside", "Popular this week")]
     assert texts(in_article) == ["Body text.", "A pull quote."]
     assert texts(unmarked) == ["Body text.", "The film's review."]
+
+
+def test_a_footer_is_furniture_outside_the_main_content_and_the_articles_own_inside_it() -> None:
+    page = (
+        "<article><p>Body text.</p><footer><p>Written by Ann Lee</p></footer></article>"
+        "<footer><p>Copyright 2024 The Paper</p></footer>"
+    )
+
+    assert texts(page) == ["Body text.", "Written by Ann Lee"]
+    assert furniture(page) == [("footer", "Copyright 2024 The Paper")]

@@ -3,8 +3,9 @@ comment counts and comment sections, newsletter and cookie boxes, sidebars, foot
 as readability and trafilatura tell it, from the page's own signals.
 
 - Elements: nav and footer, and the roles navigation, banner, contentinfo and search, are
-  furniture of their kind; aside (and role="complementary") only outside a page's marked main
-  content, as an aside in an article is the article's (a pull quote, a film's review).
+  furniture of their kind; aside (and role="complementary") only on a page that marks its main
+  content, outside it. An aside or footer inside the main content is the article's (a pull quote,
+  a film's review, its author).
 - Hints: an element whose class or id holds a word of furniture (share, social, comments,
   newsletter, subscribe, cookie, consent, banner, breadcrumb, nav, sidebar, related, advert, ...),
   a word being a run of letters between the name's other characters ("share-buttons" holds
@@ -82,8 +83,10 @@ _WORD = re.compile(r"[a-z]+")
 # Words that, beside a furniture word, name the content's own box (readability's rescue list).
 _CONTENT_WORDS = frozenset({"article", "body", "content", "main", "post", "entry", "story"})
 _SLUG_WORDS = 3  # an id of more words is a slug of the text it anchors
-# Furniture only outside a page's marked main content: an aside in an article is the article's.
+# Furniture only on a page that marks its main content, and outside it.
 WEAK_KINDS = frozenset({"aside"})
+# Content inside the main content: an article's aside (a pull quote) and footer (its author).
+KEPT_IN_MAIN = frozenset({"aside", "footer"})
 
 _SITES = r"(?:facebook|twitter|x|linkedin|reddit|whatsapp|pinterest|email|e-mail|telegram)"
 _ITEM = rf"(?:share|tweet|copy link)(?: this(?: [a-z]+)?| (?:on|via|to|with) {_SITES})?"

@@ -89,6 +89,7 @@ from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.formats.html import tables
 from extractor_sandbox.formats.html.furniture import (
+    KEPT_IN_MAIN,
     SIGNAL_TAGS,
     WEAK_KINDS,
     Furniture,
@@ -854,8 +855,11 @@ class _Reader(HTMLParser):
         or, outside a page's marked main content, its links."""
         furniture = block.furniture
         if furniture is not None and not furniture.content:
-            if furniture.kind not in WEAK_KINDS or (self.has_main and not block.main):
-                return furniture.kind
+            kind = furniture.kind
+            if not (block.main and kind in KEPT_IN_MAIN) and (
+                kind not in WEAK_KINDS or self.has_main
+            ):
+                return kind
         if block.type == "table" or block.type == "code" or block.in_table:
             return ""  # a cell's words are the table's, whatever they say
         kind = text_kind(block.text)
