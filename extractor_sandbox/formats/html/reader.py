@@ -110,7 +110,8 @@ from extractor_sandbox.formats.html.tables import (
 )
 
 PARSER = "loom-html"
-PARSER_VERSION = f"1+python{platform.python_version()}"
+# 2: a <meta> charset is read (decoding.py), page furniture is out of the blocks (furniture.py).
+PARSER_VERSION = f"2+python{platform.python_version()}"
 
 MAX_NAMED = 20  # open elements a failure names
 
