@@ -253,3 +253,26 @@ def test_a_footer_is_furniture_outside_the_main_content_and_the_articles_own_ins
 
     assert texts(page) == ["Body text.", "Written by Ann Lee"]
     assert furniture(page) == [("footer", "Copyright 2024 The Paper")]
+
+
+def test_a_newsletter_box_and_a_cookie_banner_are_furniture_by_their_words() -> None:
+    page = (
+        "<div><p>We use cookies to improve your experience. See our privacy policy.</p>"
+        "<button>Accept all cookies</button></div>"
+        "<p>Body text.</p><div><p>Sign up for our daily newsletter</p></div>"
+    )
+
+    assert texts(page) == ["Body text."]
+    assert [kind for kind, _ in furniture(page)] == ["cookie", "cookie", "newsletter"]
+
+
+def test_a_sentence_about_cookies_or_a_newsletter_is_content() -> None:
+    page = (
+        "<p>We use cookies in this recipe.</p>"
+        "<p>The newsletter went out on Monday to 4,000 readers.</p>"
+    )
+
+    assert texts(page) == [
+        "We use cookies in this recipe.",
+        "The newsletter went out on Monday to 4,000 readers.",
+    ]

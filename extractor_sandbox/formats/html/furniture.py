@@ -104,8 +104,29 @@ _TEXT_KINDS = (
         "comments",
     ),
     (re.compile(r"skip to (?:the )?(?:main )?(?:content|navigation|search)"), "navigation"),
+    (
+        re.compile(
+            r"(?:sign up|subscribe|get|join)(?: now| today)?(?: to| for)?(?: our| the)?"
+            r"(?: [a-z]+){0,3} newsletters?(?: [a-z]+){0,4}"
+        ),
+        "newsletter",
+    ),
+    (
+        re.compile(
+            r"(?:accept|reject|allow|decline)(?: all)? cookies|cookie (?:settings|preferences)"
+        ),
+        "cookie",
+    ),
 )
 _TEXT_MAX = 120  # a block longer than this says more than furniture's words
+# A cookie notice's opening words; the notice is a sentence or two, not a paragraph about cookies.
+_COOKIE_NOTICE = re.compile(r"(?:we|this (?:web)?site|our (?:web)?site) uses? cookies\b")
+_NOTICE_MAX = 300
+# ... and says what a notice says (a recipe's "we use cookies in this recipe" does not).
+_NOTICE_WORDS = re.compile(
+    r"\b(?:experience|privacy|policy|consent|agree|accept|analytics|personali[sz]e"
+    r"|advertising|browsing|settings|preferences|website|site)\b"
+)
 
 
 class Furniture:
@@ -168,6 +189,11 @@ def _words_kind(value: str, is_id: bool) -> str:
 
 def text_kind(text: str) -> str:
     """The furniture a block is by its words alone ("Share on Facebook", "212 comments")."""
+    if len(text) > _NOTICE_MAX:
+        return ""
+    notice = " ".join(_WORD.findall(text.lower()))
+    if _COOKIE_NOTICE.match(notice) and _NOTICE_WORDS.search(notice):
+        return "cookie"
     if len(text) > _TEXT_MAX:
         return ""
     words = " ".join(_WORD_OR_NUMBER.findall(text.lower()))
