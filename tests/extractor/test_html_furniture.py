@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from extractor_sandbox.formats.html import extract_html
+from extractor_sandbox.formats.html import reader as html_reader
 from loom_dagster.chunking import chunk_artifact
 from loom_dagster.contract.validate import parse_artifact
 from tests.extractor.server_check import validated
@@ -276,3 +279,19 @@ def test_a_sentence_about_cookies_or_a_newsletter_is_content() -> None:
         "We use cookies in this recipe.",
         "The newsletter went out on Monday to 4,000 readers.",
     ]
+
+
+def test_past_its_bound_attrs_furniture_joins_runs_of_parts_with_their_text_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(html_reader, "MAX_FURNITURE", 2)
+    page = "<p>Body.</p><nav><ul><li>a</li><li>b</li><li>c</li></ul></nav><footer>d</footer>"
+
+    artifact = extract(page)
+
+    assert artifact["attrs"]["furniture"] == [
+        {"kind": "navigation", "text": "a\nb", "line_start": 1, "line_end": 1},
+        {"kind": "mixed", "text": "c\nd", "line_start": 1, "line_end": 1},
+    ]
+    assert artifact["coverage"]["complete"] is True
+    assert any("at most 2 parts" in warning for warning in artifact["warnings"])

@@ -114,6 +114,7 @@ PARSER = "loom-html"
 PARSER_VERSION = f"2+python{platform.python_version()}"
 
 MAX_NAMED = 20  # open elements a failure names
+MAX_FURNITURE = 10_000  # parts attrs.furniture lists, as the blocks are bounded
 
 _WS = re.compile(r"\s+")
 _NON_WS = re.compile(r"\S")
@@ -928,7 +929,6 @@ class _Reader(HTMLParser):
         if self.title is not None:
             attrs["title"] = self.title
         if furniture:
-            attrs["furniture"] = furniture
             counted = ", ".join(
                 f"{kind} {count}"
                 for kind, count in sorted(Counter(part["kind"] for part in furniture).items())
@@ -937,6 +937,12 @@ class _Reader(HTMLParser):
                 f"page furniture left out of the blocks: {len(furniture)} blocks ({counted})"
                 " in attrs.furniture"
             )
+            attrs["furniture"] = _bounded(furniture)
+            if len(attrs["furniture"]) < len(furniture):
+                self.warnings.append(
+                    f"attrs.furniture holds at most {MAX_FURNITURE:,} parts: runs of the"
+                    f" {len(furniture):,} parts are joined, their text whole"
+                )
         return build_artifact(
             "html",
             PARSER,
@@ -949,6 +955,27 @@ class _Reader(HTMLParser):
 
 
 # Helpers
+
+
+def _bounded(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most MAX_FURNITURE parts: past it, runs of consecutive parts are joined into one (its
+    text the run's lines, its span theirs, its kind theirs when they share one)."""
+    if len(parts) <= MAX_FURNITURE:
+        return parts
+    size = -(-len(parts) // MAX_FURNITURE)
+    joined = []
+    for at in range(0, len(parts), size):
+        run = parts[at : at + size]
+        kinds = {part["kind"] for part in run}
+        joined.append(
+            {
+                "kind": run[0]["kind"] if len(kinds) == 1 else "mixed",
+                "text": "\n".join(part["text"] for part in run),
+                "line_start": run[0]["line_start"],
+                "line_end": max(part["line_end"] for part in run),
+            }
+        )
+    return joined
 
 
 _ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.isspace() and re's \s match in ASCII
