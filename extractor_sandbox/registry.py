@@ -58,7 +58,10 @@ class FormatSpec:
     expected: str = ""
     prepare: Callable[[], None] | None = None
     late_imports: Callable[[ModuleType, Mapping[str, str]], None] | None = None
-    # What its parser_version names besides the reader's own "1": the libraries whose
+    # The reader's own version, bumped when what it makes of a file changes, so the server sees
+    # the revisions it read before as stale (the seed: a parser change bumps PARSER_VERSION).
+    version: str = "1"
+    # What its parser_version names besides the reader's own version: the libraries whose
     # release changes what it reads, and the Python it runs on (whose codecs and parsers it uses).
     versioned_by: tuple[str, ...] = ()
     python_in_version: bool = True
@@ -73,10 +76,13 @@ class FormatSpec:
         return f"loom-{self.name}"
 
     def parser_version(self) -> str:
-        """`1+<library><version>...+python<version>`: what the reader writes in each artifact
-        and the service declares per format, so a server sees a parser upgrade per format.
-        Read from the installed distributions, without importing the library."""
-        parts = ["1", *(f"{lib}{importlib.metadata.version(lib)}" for lib in self.versioned_by)]
+        """`<version>+<library><version>...+python<version>`: what the reader writes in each
+        artifact and the service declares per format, so a server sees a parser upgrade per
+        format. Read from the installed distributions, without importing the library."""
+        parts = [
+            self.version,
+            *(f"{lib}{importlib.metadata.version(lib)}" for lib in self.versioned_by),
+        ]
         if self.python_in_version:
             parts.append(f"python{platform.python_version()}")
         return "+".join(parts)
@@ -179,7 +185,8 @@ _ENCODING = ("encoding",)
 
 FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec("markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING),
-    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING),
+    # 2: a <meta> charset is read, page furniture is out of the blocks (attrs.furniture).
+    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="2"),
     FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
     FormatSpec(
         "sql",

@@ -6,10 +6,12 @@ than the one asked for is refused (format_mismatch) rather than read as the one 
 binary Office file is refused outright (unsupported_format).
 
 Text is decoded strictly, never with replacement characters, so what is indexed is what the file
-says: UTF-8, UTF-16 or UTF-32 by its byte-order mark, else a declared encoding, else UTF-8. A UTF-8
-mark is dropped whether the encoding was declared or not, as is the mark of a declared byte-order
-codec (utf-16-le); an undecodable byte is an `encoding` failure naming its offset, and a NUL byte in
-undeclared UTF-8 text means the file is binary.
+says: UTF-8, UTF-16 or UTF-32 by its byte-order mark, else a declared encoding (the caller's, or
+for HTML the one a <meta> in the page's first 1,024 bytes declares, its label read as browsers
+read it, unless the bytes are valid UTF-8: formats/html/decoding.py), else UTF-8. A UTF-8 mark is
+dropped whether the encoding was declared or not, as is the mark of a declared byte-order codec
+(utf-16-le); an undecodable byte is an `encoding` failure naming its offset (and the <meta> that
+declared the encoding), and a NUL byte in undeclared UTF-8 text means the file is binary.
 
 Everything here that reads the uploader's bytes runs in the child process (extractor_sandbox.child);
 the service itself only uses the declarations and `codec_name` to check a request's parameters.
@@ -22,11 +24,15 @@ import io
 import re
 import zipfile
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from extractor_sandbox.artifact import fit_output_bounds
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.registry import AVAILABLE, FORMATS, SPECS
+
+if TYPE_CHECKING:
+    from extractor_sandbox.formats.html.decoding import Declaration
 
 # Derived from the format specs (registry.py), the one place a format is written.
 BINARY_FORMATS = frozenset(spec.name for spec in FORMATS if spec.binary)
@@ -51,7 +57,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # Codecs whose strict decoder refuses an encoded surrogate itself, so their text needs no search
 # for one (a search that costs as much as the plainest reader's whole parse).
 _NO_SURROGATES = frozenset(
-    {"utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"}
+    {"cp1252", "utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"}
 )
 
 
@@ -125,8 +131,13 @@ def decode(data: bytes, encoding: str | None, *, fmt: str = "text") -> str:
     Raises ExtractError: invalid_option for an unknown codec, encoding for a byte that does not
     decode, format_mismatch for a NUL byte in undeclared UTF-8 text (a binary file).
     """
+    declared_by = ""
     if encoding is None:
         codec = _codec_by_mark(data)
+        if fmt == "html" and codec == "utf-8" and not data.startswith(codecs.BOM_UTF8):
+            declaration = _html_declaration(data)
+            if declaration is not None:
+                codec, declared_by = declaration.codec, f" ({declaration.describe()})"
         if codec == "utf-8":
             nul = data.find(b"\x00")
             if nul >= 0:
@@ -141,7 +152,8 @@ def decode(data: bytes, encoding: str | None, *, fmt: str = "text") -> str:
     except UnicodeDecodeError as error:
         raise ExtractError(
             "encoding",
-            f"cannot decode byte 0x{data[error.start]:02x} at offset {error.start} as {codec}",
+            f"cannot decode byte 0x{data[error.start]:02x} at offset {error.start} as {codec}"
+            f"{declared_by}",
         ) from None
     if codec in _MARK_DROPPED and text.startswith("\ufeff"):
         text = text[1:]
@@ -153,6 +165,14 @@ def decode(data: bytes, encoding: str | None, *, fmt: str = "text") -> str:
             f"the text decoded as {codec} holds a lone surrogate at character {surrogate.start()}",
         )
     return text
+
+
+def _html_declaration(data: bytes) -> Declaration | None:
+    # Imported here, as registry.py imports readers: the service imports this module and reads no
+    # page. The child has it already: the HTML reader's package imports it, before confinement.
+    from extractor_sandbox.formats.html.decoding import page_encoding
+
+    return page_encoding(data)
 
 
 def _codec_by_mark(data: bytes) -> str:

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from extractor_sandbox.errors import ExtractError
-from extractor_sandbox.formats import html as html_format
 from extractor_sandbox.formats.html import PARSER_VERSION, extract_html
+from extractor_sandbox.formats.html import reader as html_format
+from extractor_sandbox.formats.html import tables as html_tables
 from extractor_sandbox.source import decode
 from tests.extractor.server_check import validated
 
@@ -67,7 +68,7 @@ def test_artifact_envelope_is_contract_v1():
     assert artifact["schema_version"] == 1
     assert artifact["format"] == "html"
     assert artifact["parser"] == "loom-html"
-    assert artifact["parser_version"] == f"1+python{platform.python_version()}"
+    assert artifact["parser_version"] == f"2+python{platform.python_version()}"
     assert PARSER_VERSION == artifact["parser_version"]
     assert (artifact["options"], artifact["attrs"], artifact["warnings"]) == ({}, {}, [])
     assert artifact["blocks"] == [
@@ -711,6 +712,17 @@ def test_a_layout_table_is_read_as_its_blocks_in_order_and_a_table_inside_is_a_t
     ]
 
 
+def test_text_directly_in_a_cell_beside_one_paragraph_is_the_cells_text_not_a_second_one():
+    # The seed: a container's text is a paragraph of its own in no cell; in a cell it is the
+    # cell's. A table of short text cells, one of them "Total <p>12</p>", stays a table.
+    block = only_table(
+        "<table><tr><th>Item</th><th>Count</th></tr>"
+        "<tr><td>Total <b>(all)</b></td><td>sum <p>12</p> units</td></tr></table>"
+    )
+
+    assert table_rows(block) == [["Item", "Count"], ["Total (all)", "sum 12 units"]]
+
+
 def test_one_paragraph_and_containers_in_a_cell_keep_the_table_a_table():
     block = only_table(
         "<table><tr><td><p>one <b>p</b></p></td><td><div>a</div><div>b</div></td></tr></table>"
@@ -776,7 +788,7 @@ def test_a_hidden_cell_takes_no_column_and_a_hidden_row_no_row():
 def test_past_the_placing_bound_a_table_keeps_every_cell_in_source_order(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    monkeypatch.setattr(html_format, "MAX_PLACED", 5)
+    monkeypatch.setattr(html_tables, "MAX_PLACED", 5)
 
     artifact = extract(
         "<table><tr><td rowspan=2>a</td><td>b</td><td>c</td></tr>"
@@ -796,7 +808,7 @@ def test_past_the_placing_bound_a_table_keeps_every_cell_in_source_order(
 def test_a_grid_too_large_to_pad_keeps_every_cell_in_source_order(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    monkeypatch.setattr(html_format, "MAX_PLACED", 12)
+    monkeypatch.setattr(html_tables, "MAX_PLACED", 12)
 
     artifact = extract(
         "<table><tr><td>a</td><td>b</td><td>c</td></tr><tr><td>d</td></tr>"

@@ -1181,7 +1181,8 @@ TEXT_SAMPLES: dict[str, tuple[bytes, dict[str, str]]] = {
     "text": ("\ufeffa UTF-16 file, by its mark\n".encode("utf-16-le"), {}),
     "toml": (b'[server]\nport = 7777\nname = "loom"\n', {}),
     "sql": (b"CREATE TABLE t (a INT);\nSELECT a FROM t WHERE a > 1;\n", {}),
-    "html": (b"<h1>Title</h1><p>A paragraph.</p>", {}),
+    # Its <meta> declares the encoding: the prescan (formats/html/decoding.py) is warmed too.
+    "html": (b'<meta charset="windows-1252"><h1>Caf\xe9</h1><p>A paragraph.</p>', {}),
     "csv": ("name,price\ncaf\u00e9,3\n".encode("cp1252"), {"encoding": "cp1252"}),
 }
 

@@ -231,7 +231,8 @@ def test_capabilities_declare_what_this_service_extracts(
 class _ParserVersion(str):
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, str) and re.fullmatch(r"1(\+[a-z]+[0-9][0-9.]*)*", other) is not None
+            isinstance(other, str)
+            and re.fullmatch(r"[0-9]+(\+[a-z]+[0-9][0-9.]*)*", other) is not None
         )
 
     __hash__ = str.__hash__

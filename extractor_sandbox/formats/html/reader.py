@@ -1,4 +1,5 @@
 """HTML: the standard library's html.parser, read into blocks as the seed's "HTML." says.
+Over 500 lines: one streaming reader whose open-element stack, scopes and text runs are one state.
 
 What each element becomes:
 
@@ -40,12 +41,21 @@ What each element becomes:
   placing it (a warning says so). A table left with one column is one paragraph, its rows as
   lines, without attrs.table. Within a cell, containers separate words and do not split it.
 - Layout tables: a table one of whose cells holds a heading, a list item, a pre, a table or a
-  second paragraph lays out a page: its cells, captions and text in no cell are read as the blocks
-  they hold, in order, and a table inside one is a table.
+  second paragraph (a p, blockquote, dd or dt: text directly in the cell beside one is the cell's
+  text, as a container's text is a paragraph of its own only in no cell) lays out a page: its
+  cells, captions and text in no cell are read as the blocks they hold, in order, and a table
+  inside one is a table.
 - A heading, list, list item, definition, pre or table in no cell ends the table (its </table>
   left out or not); rows after it are paragraphs (a row's cells are its words). The end of an
   element the table is inside is no end of it: what follows in no cell is read before the table,
   and an open caption holds it.
+
+Furniture (furniture.py): navigation, share buttons, comment counts and sections, newsletter and
+cookie boxes, sidebars and footers, told by their element, role, class or id, their words or (outside
+a page's marked main content) their links, are no blocks: each is listed in attrs.furniture with its
+kind, text and line span, and a warning counts them. A furniture element inside a block, outside
+any table, is split off it ("212 comments" in a byline); a table is furniture when the table
+element is.
 
 Locators carry line spans only (line_start, line_end): a block runs from the line of its first
 character of text to the line of its last. Section paths and parents follow the headings, as in
@@ -53,7 +63,8 @@ Markdown.
 
 Coverage counts characters (unit "chars"; whitespace is not counted): the total is the visible
 text outside the dropped and hidden elements, plus the text inside hidden or dropped elements left
-open; the extracted count is the text the blocks hold, the pipes joining a table's cells aside.
+open; the extracted count is the text the blocks and attrs.furniture hold, the pipes joining a
+table's cells aside.
 It is counted from the blocks, so text a parser change drops shows as a failed unit.
 
 Hostile input: html.parser of this Python is quadratic on some malformed input (unclosed
@@ -67,7 +78,7 @@ from __future__ import annotations
 
 import platform
 import re
-from bisect import bisect_left
+from collections import Counter
 from collections.abc import Mapping
 from html import unescape
 from html.parser import HTMLParser
@@ -76,14 +87,34 @@ from typing import Any
 from extractor_sandbox.artifact import BlockBuilder, build_artifact, coverage
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.formats.html import tables
+from extractor_sandbox.formats.html.furniture import (
+    KEPT_IN_MAIN,
+    SIGNAL_TAGS,
+    WEAK_KINDS,
+    Furniture,
+    link_dense,
+    signals,
+    text_kind,
+)
+from extractor_sandbox.formats.html.tables import (
+    _EMPTY_CELL,
+    _Cell,
+    _colspan,
+    _PBlock,
+    _place,
+    _rowspan,
+    _Sink,
+    _Table,
+    _unplaced,
+)
 
 PARSER = "loom-html"
-PARSER_VERSION = f"1+python{platform.python_version()}"
+# 2: a <meta> charset is read (decoding.py), page furniture is out of the blocks (furniture.py).
+PARSER_VERSION = f"2+python{platform.python_version()}"
 
-MAX_PLACED = 1_000_000
-MAX_COLSPAN = 1_000
-MAX_ROWSPAN = 65_534
 MAX_NAMED = 20  # open elements a failure names
+MAX_FURNITURE = 10_000  # parts attrs.furniture lists, as the blocks are bounded
 
 _WS = re.compile(r"\s+")
 _NON_WS = re.compile(r"\S")
@@ -91,7 +122,6 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[^\S\n]*\n)+")
 _COMMENT_CLOSE = re.compile(r"--\s*>")
 _ENTITY = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
 _DISPLAY_NONE = re.compile(r"(?:^|;)\s*display\s*:\s*none\s*(?:!\s*important\s*)?(?:;|$)", re.I)
-_DIGITS = re.compile(r"[\t\n\f\r ]*\+?([0-9]+)")
 # The tolerant pattern html.parser finds a start tag's end with (html.parser's own).
 _START_TAG_END = re.compile(
     r"""
@@ -173,103 +203,6 @@ def extract_html(
 # Pending blocks and where they go
 
 
-class _PBlock:
-    """A block read but not yet placed: its ids and section paths come when the document ends."""
-
-    __slots__ = ("type", "text", "first", "last", "depth", "attrs", "joins")
-
-    def __init__(self, block_type: str, text: str, first: int, last: int, depth: int | None = None):
-        self.type = block_type
-        self.text = text
-        self.first = first
-        self.last = last
-        self.depth = depth
-        self.attrs: dict[str, Any] | None = None
-        self.joins = 0  # the pipes joining a table's cells
-
-
-class _Sink:
-    """Where the blocks read in a scope go: the document, a cell, or a table's captions and text."""
-
-    __slots__ = ("blocks",)
-
-    def __init__(self) -> None:
-        self.blocks: list[Any] = []
-
-    def add(self, block: _PBlock) -> None:
-        self.blocks.append(block)
-
-    def add_table_output(self, blocks: list[_PBlock]) -> None:
-        self.blocks.extend(blocks)
-
-
-class _Cell(_Sink):
-    __slots__ = ("colspan", "rowspan", "paragraphs", "structural")
-
-    def __init__(self, colspan: int = 1, rowspan: int = 1) -> None:
-        self.blocks = []
-        self.colspan = colspan
-        self.rowspan = rowspan
-        self.paragraphs = 0
-        self.structural = False  # holds a heading, list item, pre or table
-
-    def add(self, block: _PBlock) -> None:
-        self.blocks.append(block)
-        if block.type == "paragraph":
-            self.paragraphs += 1
-        else:
-            self.structural = True
-
-    def add_table_output(self, blocks: list[_PBlock]) -> None:
-        self.blocks.extend(blocks)
-        self.structural = True
-
-    @property
-    def lays_out(self) -> bool:
-        return self.structural or self.paragraphs > 1
-
-    @property
-    def text(self) -> str:
-        return self.blocks[0].text if self.blocks else ""
-
-
-_EMPTY_CELL = _Cell()
-
-
-class _Row:
-    __slots__ = ("cells", "group", "hidden")
-
-    def __init__(self, group: int, hidden: bool) -> None:
-        self.cells: list[_Cell] = []
-        self.group = group
-        self.hidden = hidden
-
-
-class _Table:
-    __slots__ = ("rows", "row", "group", "group_hidden", "items", "line")
-
-    def __init__(self, line: int) -> None:
-        self.rows: list[_Row] = []
-        self.row: _Row | None = None
-        self.group = 0
-        self.group_hidden = False
-        self.items = _Sink()  # captions, text in no cell and cells, in their order
-        self.line = line
-
-    def end_row(self) -> None:
-        self.row = None
-
-    def start_row(self, hidden: bool) -> _Row:
-        self.row = _Row(self.group, hidden or self.group_hidden)
-        self.rows.append(self.row)
-        return self.row
-
-    def new_group(self, hidden: bool) -> None:
-        self.row = None
-        self.group += 1
-        self.group_hidden = hidden
-
-
 class _Entry:
     """An open element. `owner` is the entry whose block the text read under it goes to.
 
@@ -291,6 +224,8 @@ class _Entry:
     label = ""
     table: _Table | None = None
     cell: _Cell | None = None
+    furniture: Furniture | None = None  # the furniture element it is, or is inside
+    main = False  # inside the page's main content
 
     def __init__(self, tag: str, kind: str) -> None:
         self.tag = tag
@@ -314,13 +249,14 @@ class _Scope:
 class _Run:
     """The text being read into one block."""
 
-    __slots__ = ("owner", "pieces", "first", "last")
+    __slots__ = ("owner", "pieces", "first", "last", "links")
 
     def __init__(self, owner: _Entry) -> None:
         self.owner = owner
         self.pieces: list[str] = []
         self.first: int | None = None
         self.last = 0
+        self.links = 0  # characters read inside links
 
 
 class _Lines:
@@ -373,6 +309,8 @@ class _Reader(HTMLParser):
         self.hidden_chars = 0  # text in hidden elements that were closed: not shown, not counted
         self.left_open: list[str] = []
         self.warnings: list[str] = []
+        self.links = 0  # open <a> elements
+        self.has_main = False  # the page marks its main content
 
     # Feeding html.parser without its quadratic paths
 
@@ -485,6 +423,26 @@ class _Reader(HTMLParser):
         if kind == "dropped":
             entry.dropped = True
             entry.label = f"<{tag}>"
+            return entry
+        if kind == "generic":
+            return entry
+        if parent.furniture is not None:
+            entry.furniture = parent.furniture
+        if parent.main:
+            entry.main = True
+        if attrs or tag in SIGNAL_TAGS:
+            furniture, main = signals(tag, attrs)
+            if furniture:
+                entry.furniture = Furniture(furniture, entry.furniture)
+        else:
+            main = False
+        if main or tag == "h1":
+            if main:
+                entry.main = True
+                self.has_main = True
+            if entry.furniture is not None and tag != "article":
+                # An article can be a teaser in a sidebar; main content and a page's title can't.
+                entry.furniture.make_content()
         return entry
 
     def _push(self, entry: _Entry) -> None:
@@ -492,6 +450,8 @@ class _Reader(HTMLParser):
         if run is not None and run.owner is not entry.owner:
             self._flush()
         self.stack.append(entry)
+        if entry.tag == "a":
+            self.links += 1
         counts = self.scopes[-1].counts
         counts[entry.tag] = counts.get(entry.tag, 0) + 1
         if entry.kind in SCOPES:
@@ -506,6 +466,8 @@ class _Reader(HTMLParser):
 
     def _pop(self) -> _Entry:
         entry = self.stack.pop()
+        if entry.tag == "a":
+            self.links -= 1
         if entry.kind in SCOPES:
             self.scopes.pop()
         counts = self.scopes[-1].counts
@@ -635,13 +597,28 @@ class _Reader(HTMLParser):
             return
         if tag in CONTAINERS:
             entry = self._entry(tag, "container", attrs)
-            if entry.owner.kind in ("block", "cell"):
+            if entry.owner.kind in ("block", "cell") and not self._splits_off(entry):
                 entry.sep = True  # a container inside a block (or a cell) leaves it open
             else:
                 entry.owner = entry  # its text is a paragraph of its own
             self._push(entry)
             return
-        self._push(self._entry(tag, "inline", attrs))
+        entry = self._entry(tag, "inline", attrs)
+        if self._splits_off(entry):
+            entry.owner = entry
+            entry.sep = True
+        self._push(entry)
+
+    def _splits_off(self, entry: _Entry) -> bool:
+        """Whether the element opens furniture inside a block, outside any table: its text is
+        a block of its own, so "212 comments" in a byline is furniture and the byline is not."""
+        furniture = entry.furniture
+        parent = self.stack[-1] if self.stack else self.root
+        return (
+            furniture is not None
+            and furniture is not parent.furniture
+            and self.scopes[-1].boundary is self.root
+        )
 
     def _collect_title(self, entry: _Entry) -> None:
         if self.title is None and self.title_entry is None:
@@ -759,6 +736,8 @@ class _Reader(HTMLParser):
         first, last = _visible_bounds(self.text, start, end)
         self.read_chars += count
         self._add_text(data, self.lines.at(first), self.lines.at(last))
+        if self.links and self.run is not None:
+            self.run.links += count
 
     def _add_text(self, data: str, first: int | None, last: int) -> None:
         owner = self._owner()
@@ -796,7 +775,11 @@ class _Reader(HTMLParser):
         if not text:
             return
         assert owner.sink is not None
-        owner.sink.add(_PBlock(owner.ptype, text, run.first, run.last, owner.depth))
+        block = _PBlock(owner.ptype, text, run.first, run.last, owner.depth)
+        block.furniture, block.main, block.links = owner.furniture, owner.main, run.links
+        block.loose = owner.kind == "cell"
+        block.in_table = owner.sink is not self.out
+        owner.sink.add(block)
 
     # Tables
 
@@ -827,6 +810,7 @@ class _Reader(HTMLParser):
             blocks = [item for item in items if not isinstance(item, _Cell)]
             block = self._table_block(table)
             if block is not None:
+                block.furniture, block.main = entry.furniture, entry.main
                 blocks.append(block)
         out.add_table_output(blocks)
 
@@ -834,7 +818,7 @@ class _Reader(HTMLParser):
         grid = _place(table.rows)
         if grid is None:
             self.warnings.append(
-                f"the table at line {table.line} places more than {MAX_PLACED:,} cells: its cells"
+                f"the table at line {table.line} places more than {tables.MAX_PLACED:,} cells: its cells"
                 " are kept in source order, not placed in columns"
             )
             grid = _unplaced(table.rows)
@@ -868,10 +852,49 @@ class _Reader(HTMLParser):
                 " display:none) are not shown and are not read"
             )
 
+    def _furniture_of(self, block: _PBlock) -> str:
+        """The furniture a block is ("" for content): by the element it was read in, its words,
+        or, outside a page's marked main content, its links."""
+        furniture = block.furniture
+        if furniture is not None and not furniture.content:
+            kind = furniture.kind
+            if not (block.main and kind in KEPT_IN_MAIN) and (
+                kind not in WEAK_KINDS or self.has_main
+            ):
+                return kind
+        if block.type == "table" or block.type == "code" or block.in_table:
+            return ""  # a cell's words are the table's, whatever they say
+        kind = text_kind(block.text)
+        if kind:
+            return kind
+        if (
+            self.has_main
+            and not block.main
+            and block.type != "heading"
+            and link_dense(block.links, _non_ws(block.text))
+        ):
+            return "links"
+        return ""
+
     def artifact(self) -> Artifact:
         builder = BlockBuilder()
         extracted = 0
-        for block in self.out.blocks:
+        kinds = [self._furniture_of(block) for block in self.out.blocks]
+        if all(kinds):
+            kinds = [""] * len(kinds)  # a page of nothing but furniture is its own content
+        furniture: list[dict[str, Any]] = []
+        for block, kind in zip(self.out.blocks, kinds, strict=True):
+            if kind:
+                furniture.append(
+                    {
+                        "kind": kind,
+                        "text": block.text,
+                        "line_start": block.first,
+                        "line_end": block.last,
+                    }
+                )
+                extracted += _non_ws(block.text) - block.joins
+                continue
             where = {"line_start": block.first, "line_end": block.last}  # no char spans
             if block.type == "heading":
                 assert block.depth is not None
@@ -905,6 +928,21 @@ class _Reader(HTMLParser):
         attrs: dict[str, Any] = {}
         if self.title is not None:
             attrs["title"] = self.title
+        if furniture:
+            counted = ", ".join(
+                f"{kind} {count}"
+                for kind, count in sorted(Counter(part["kind"] for part in furniture).items())
+            )
+            self.warnings.append(
+                f"page furniture left out of the blocks: {len(furniture)} blocks ({counted})"
+                " in attrs.furniture"
+            )
+            attrs["furniture"] = _bounded(furniture)
+            if len(attrs["furniture"]) < len(furniture):
+                self.warnings.append(
+                    f"attrs.furniture holds at most {MAX_FURNITURE:,} parts: runs of the"
+                    f" {len(furniture):,} parts are joined, their text whole"
+                )
         return build_artifact(
             "html",
             PARSER,
@@ -917,6 +955,27 @@ class _Reader(HTMLParser):
 
 
 # Helpers
+
+
+def _bounded(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most MAX_FURNITURE parts: past it, runs of consecutive parts are joined into one (its
+    text the run's lines, its span theirs, its kind theirs when they share one)."""
+    if len(parts) <= MAX_FURNITURE:
+        return parts
+    size = -(-len(parts) // MAX_FURNITURE)
+    joined = []
+    for at in range(0, len(parts), size):
+        run = parts[at : at + size]
+        kinds = {part["kind"] for part in run}
+        joined.append(
+            {
+                "kind": run[0]["kind"] if len(kinds) == 1 else "mixed",
+                "text": "\n".join(part["text"] for part in run),
+                "line_start": run[0]["line_start"],
+                "line_end": max(part["line_end"] for part in run),
+            }
+        )
+    return joined
 
 
 _ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.isspace() and re's \s match in ASCII
@@ -978,135 +1037,3 @@ def _hidden_by(attrs: list[tuple[str, str | None]]) -> str:
         if name == "style" and value and _DISPLAY_NONE.search(value):
             return "style=display:none"
     return ""
-
-
-def _non_negative(attrs: list[tuple[str, str | None]], name: str) -> int | None:
-    """An attribute read as HTML reads a non-negative integer; None when it is absent or junk."""
-    if not attrs:
-        return None
-    for attr, value in attrs:
-        if attr == name:
-            match = _DIGITS.match(value or "")
-            if match is None:
-                return None
-            digits = match.group(1).lstrip("0") or "0"
-            return int(digits[:9]) if len(digits) <= 9 else 10**9
-    return None
-
-
-def _colspan(attrs: list[tuple[str, str | None]]) -> int:
-    span = _non_negative(attrs, "colspan")
-    return 1 if not span else min(span, MAX_COLSPAN)
-
-
-def _rowspan(attrs: list[tuple[str, str | None]]) -> int:
-    span = _non_negative(attrs, "rowspan")
-    return 1 if span is None else min(span, MAX_ROWSPAN)
-
-
-_Grid = tuple[list[list[str]], int, int]
-
-
-def _place(rows: list[_Row]) -> _Grid | None:
-    """The table's rows as HTML places its cells, spacer columns and rows with no text dropped;
-    None past the bound on placed slots."""
-    placed: list[tuple[list[tuple[int, _Cell]], list[tuple[int, int, _Cell]]]] = []
-    carried: list[list[Any]] = []  # [column, span, cell, rows left or None to the group's end]
-    group = -1
-    slots = 0
-    for row in rows:
-        if row.group != group:
-            group, carried = row.group, []
-        slots += sum(cell.colspan for cell in row.cells) + sum(c[1] for c in carried)
-        if slots > MAX_PLACED:
-            return None
-        origins: list[tuple[int, _Cell]] = []
-        x = k = 0
-        for cell in row.cells:
-            while k < len(carried):
-                column, span = carried[k][0], carried[k][1]
-                if column + span <= x:
-                    k += 1
-                elif column <= x:
-                    x = column + span
-                    k += 1
-                else:
-                    break
-            origins.append((x, cell))
-            x += cell.colspan
-        placed.append((origins, [(c[0], c[1], c[2]) for c in carried]))
-        kept_on = []
-        for c in carried:
-            if c[3] is None:
-                kept_on.append(c)
-            elif c[3] > 1:
-                kept_on.append([c[0], c[1], c[2], c[3] - 1])
-        for column, cell in origins:
-            if cell.rowspan != 1:
-                kept_on.append(
-                    [column, cell.colspan, cell, None if cell.rowspan == 0 else cell.rowspan - 1]
-                )
-        kept_on.sort(key=lambda c: c[0])
-        carried = kept_on
-
-    kept: set[int] = set()
-    spanning: list[tuple[int, _Cell]] = []
-    carried_text: set[int] = set()
-    for origins, carried_here in placed:
-        for column, cell in origins:
-            if cell.text:
-                if cell.colspan == 1:
-                    kept.add(column)
-                else:
-                    spanning.append((column, cell))
-        for column, span, cell in carried_here:
-            if cell.text and id(cell) not in carried_text:
-                carried_text.add(id(cell))
-                kept.update(range(column, column + span))
-    ordered = sorted(kept)
-    for column, cell in spanning:
-        at = bisect_left(ordered, column)
-        if at == len(ordered) or ordered[at] >= column + cell.colspan:
-            kept.add(column)
-    ordered = sorted(kept)
-
-    text_rows = sum(1 for origins, _ in placed if any(cell.text for _, cell in origins))
-    if text_rows * len(ordered) > MAX_PLACED:
-        return None
-    out: list[list[str]] = []
-    first, last = 0, 0
-    for origins, _ in placed:
-        line: list[str] | None = None
-        for column, cell in origins:
-            text = cell.text
-            if not text:
-                continue
-            if line is None:
-                line = [""] * len(ordered)
-            at = bisect_left(ordered, column)
-            line[at] = f"{line[at]} {text}" if line[at] else text
-            first, last = _widen(first, last, cell)
-        if line is not None:
-            out.append(line)
-    return out, first, last
-
-
-def _unplaced(rows: list[_Row]) -> _Grid:
-    """Every cell kept in source order, each row padded to the longest."""
-    out: list[list[str]] = []
-    first, last = 0, 0
-    for row in rows:
-        if any(cell.text for cell in row.cells):
-            out.append([cell.text for cell in row.cells])
-            for cell in row.cells:
-                if cell.text:
-                    first, last = _widen(first, last, cell)
-    width = max((len(cells) for cells in out), default=0)
-    for cells in out:
-        cells.extend([""] * (width - len(cells)))
-    return out, first, last
-
-
-def _widen(first: int, last: int, cell: _Cell) -> tuple[int, int]:
-    block = cell.blocks[0]
-    return (block.first if not first else min(first, block.first)), max(last, block.last)

@@ -1,0 +1,211 @@
+"""Page furniture in HTML: what a page shows around its content (navigation, share buttons,
+comment counts and comment sections, newsletter and cookie boxes, sidebars, footers), told apart
+as readability and trafilatura tell it, from the page's own signals.
+
+- Elements: nav and footer, and the roles navigation, banner, contentinfo and search, are
+  furniture of their kind; aside (and role="complementary") only on a page that marks its main
+  content, outside it. An aside or footer inside the main content is the article's (a pull quote,
+  a film's review, its author).
+- Hints: an element whose class or id holds a word of furniture (share, social, comments,
+  newsletter, subscribe, cookie, consent, banner, breadcrumb, nav, sidebar, related, advert, ...),
+  a word being a run of letters between the name's other characters ("share-buttons" holds
+  "share"; "shared" does not), unless the name also says content (article, body, content, main,
+  post, entry, story: "l-sidebar-fixed l-article-body" holds the article, as readability reads
+  it) or is an id of more than three words (a heading's slug, "sharing-with-a-single-developer").
+- Text: a block that says nothing but furniture's usual words ("Share on Facebook", "212
+  comments", "Reader comments", "Skip to content").
+- Link density: where a page marks its main content (main, article, role="main"), a paragraph or
+  list item outside it whose words are all link text (a menu) is furniture of kind "links".
+
+The content signals win: a main element (or role="main") or an h1 inside furniture makes that
+furniture content (a page wrapped in a box named "comments-open" keeps its article), html, body,
+main and article are never furniture by their hints, and a page whose every block would be
+furniture keeps all of them as content. The reader keeps furniture out of the blocks and lists it
+in attrs.furniture ({"kind", "text", "line_start", "line_end"}), as the PDF reader keeps running
+headers, so chunking and ranking never see it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Elements that are furniture by what they are.
+_TAG_KINDS = {"nav": "navigation", "aside": "aside", "footer": "footer"}
+_ROLE_KINDS = {
+    "navigation": "navigation",
+    "banner": "banner",
+    "complementary": "aside",
+    "contentinfo": "footer",
+    "search": "navigation",
+}
+# Elements whose hints are never read: the page itself and its content's own containers.
+NEVER_FURNITURE = frozenset({"html", "body", "main", "article"})
+# Elements that mark the page's main content.
+MAIN_TAGS = frozenset({"main", "article"})
+# Elements that say something of themselves with no attribute.
+SIGNAL_TAGS = frozenset(_TAG_KINDS) | MAIN_TAGS
+
+# Words of a class or id that name furniture, by kind.
+_HINT_KINDS = {
+    "share": "share",
+    "sharing": "share",
+    "social": "share",
+    "sharethis": "share",
+    "addthis": "share",
+    "comment": "comments",
+    "comments": "comments",
+    "disqus": "comments",
+    "newsletter": "newsletter",
+    "subscribe": "newsletter",
+    "subscription": "newsletter",
+    "signup": "newsletter",
+    "cookie": "cookie",
+    "cookies": "cookie",
+    "consent": "cookie",
+    "gdpr": "cookie",
+    "onetrust": "cookie",
+    "banner": "banner",
+    "breadcrumb": "navigation",
+    "breadcrumbs": "navigation",
+    "nav": "navigation",
+    "navbar": "navigation",
+    "navigation": "navigation",
+    "sidebar": "aside",
+    "related": "related",
+    "advert": "advert",
+    "advertisement": "advert",
+    "ads": "advert",
+    "sponsored": "advert",
+    "promo": "advert",
+}
+_WORD = re.compile(r"[a-z]+")
+# Words that, beside a furniture word, name the content's own box (readability's rescue list).
+_CONTENT_WORDS = frozenset({"article", "body", "content", "main", "post", "entry", "story"})
+_SLUG_WORDS = 3  # an id of more words is a slug of the text it anchors
+# Furniture only on a page that marks its main content, and outside it.
+WEAK_KINDS = frozenset({"aside"})
+# Content inside the main content: an article's aside (a pull quote) and footer (its author).
+KEPT_IN_MAIN = frozenset({"aside", "footer"})
+
+_SITES = r"(?:facebook|twitter|x|linkedin|reddit|whatsapp|pinterest|email|e-mail|telegram)"
+_ITEM = rf"(?:share|tweet|copy link)(?: this(?: [a-z]+)?| (?:on|via|to|with) {_SITES})?"
+_ANY = rf"(?:{_ITEM}|{_SITES}|print)"
+_TEXT_KINDS = (
+    # One share button, or a row of them ("Facebook Twitter Email"); "Email" alone is a label.
+    (re.compile(rf"{_ITEM}(?: {_ANY})*|{_ANY}(?: {_ANY})+"), "share"),
+    (
+        re.compile(
+            # Not "Comments" alone: a style guide's section is called that.
+            r"(?:\d[\d,.]*k? (?:comments?|replies|responses)"
+            r"|(?:reader|show|view|hide|leave a|add a|post a) comments?(?: \(\d[\d,]*\))?"
+            r"|comments? \(\d[\d,]*\))"
+        ),
+        "comments",
+    ),
+    (re.compile(r"skip to (?:the )?(?:main )?(?:content|navigation|search)"), "navigation"),
+    (
+        re.compile(
+            r"(?:sign up|subscribe|get|join)(?: now| today)?(?: to| for)?(?: our| the)?"
+            r"(?: [a-z]+){0,3} newsletters?(?: [a-z]+){0,4}"
+        ),
+        "newsletter",
+    ),
+    (
+        re.compile(
+            r"(?:accept|reject|allow|decline)(?: all)? cookies|cookie (?:settings|preferences)"
+        ),
+        "cookie",
+    ),
+)
+_TEXT_MAX = 120  # a block longer than this says more than furniture's words
+# A cookie notice's opening words; the notice is a sentence or two, not a paragraph about cookies.
+_COOKIE_NOTICE = re.compile(r"(?:we|this (?:web)?site|our (?:web)?site) uses? cookies\b")
+_NOTICE_MAX = 300
+# ... and says what a notice says (a recipe's "we use cookies in this recipe" does not).
+_NOTICE_WORDS = re.compile(
+    r"\b(?:experience|privacy|policy|consent|agree|accept|analytics|personali[sz]e"
+    r"|advertising|browsing|settings|preferences|website|site)\b"
+)
+
+
+class Furniture:
+    """An element read as furniture: its kind, the furniture it sits in, and whether a content
+    signal inside it (main, role="main", h1) or inside furniture within it made it content."""
+
+    __slots__ = ("kind", "parent", "content")
+
+    def __init__(self, kind: str, parent: Furniture | None) -> None:
+        self.kind = kind
+        self.parent = parent
+        self.content = False
+
+    def make_content(self) -> None:
+        """This furniture and the furniture it sits in are content after all."""
+        furniture: Furniture | None = self
+        while furniture is not None and not furniture.content:
+            furniture.content = True
+            furniture = furniture.parent
+
+
+def signals(tag: str, attrs: list[tuple[str, str | None]]) -> tuple[str, bool]:
+    """What an element says of itself: the furniture it is ("" for none), by its class, id, role
+    or element, and whether it marks the page's main content (main, article, role="main")."""
+    main = tag in MAIN_TAGS
+    # A class or id names the furniture more closely than its element: an aside of class
+    # "newsletter" is a newsletter box.
+    kind = ""
+    if attrs:
+        for name, value in attrs:
+            if not value:
+                continue
+            if name == "role":
+                role = value.strip().lower()
+                if role == "main":
+                    main = True
+                elif not kind:
+                    kind = _ROLE_KINDS.get(role, "")
+            elif not kind and (name == "class" or name == "id"):
+                kind = _words_kind(value, name == "id")
+        if tag in NEVER_FURNITURE:
+            kind = ""
+    return (kind or _TAG_KINDS.get(tag, "")), main
+
+
+@lru_cache(maxsize=4_096)
+def _words_kind(value: str, is_id: bool) -> str:
+    """The furniture a class or id names; a page repeats a few class names many times."""
+    words = _WORD.findall(value.lower())
+    if is_id and len(words) > _SLUG_WORDS:
+        return ""  # a heading's slug ("sharing-with-a-single-developer"), not a box's name
+    if _CONTENT_WORDS.intersection(words):
+        return ""  # "l-sidebar-fixed l-article-body": a layout that holds the content
+    for word in words:
+        kind = _HINT_KINDS.get(word, "")
+        if kind:
+            return kind
+    return ""
+
+
+def text_kind(text: str) -> str:
+    """The furniture a block is by its words alone ("Share on Facebook", "212 comments")."""
+    if len(text) > _NOTICE_MAX:
+        return ""
+    notice = " ".join(_WORD.findall(text.lower()))
+    if _COOKIE_NOTICE.match(notice) and _NOTICE_WORDS.search(notice):
+        return "cookie"
+    if len(text) > _TEXT_MAX:
+        return ""
+    words = " ".join(_WORD_OR_NUMBER.findall(text.lower()))
+    for pattern, kind in _TEXT_KINDS:
+        if pattern.fullmatch(words):
+            return kind
+    return ""
+
+
+def link_dense(links: int, chars: int) -> bool:
+    """Whether a block's words are (nearly) all link text: a menu, not prose."""
+    return chars > 0 and links * 10 >= chars * 9
+
+
+_WORD_OR_NUMBER = re.compile(r"[a-z]+(?:-[a-z]+)?|\d[\d,.]*k?|\(\d[\d,]*\)")

@@ -1,0 +1,297 @@
+"""HTML page furniture (issue 35 item 4): share buttons, comment counts, reader comments,
+navigation, newsletter boxes and cookie banners are kept in attrs.furniture, out of the blocks,
+so chunking makes no passage of them (extractor_sandbox/formats/html/furniture.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from extractor_sandbox.formats.html import extract_html
+from extractor_sandbox.formats.html import reader as html_reader
+from loom_dagster.chunking import chunk_artifact
+from loom_dagster.contract.validate import parse_artifact
+from tests.extractor.server_check import validated
+
+ARTICLE = """<!DOCTYPE html>
+<html><head><title>Ducks return</title></head>
+<body>
+<header><a href="/">The Paper</a>
+<nav><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></nav>
+</header>
+<div id="cookie-banner"><p>We use cookies to improve your experience.</p><button>Accept all</button></div>
+<main>
+<article>
+<div class="share-buttons"><a href="#">Share on Facebook</a> <a href="#">Share on Twitter</a></div>
+<h1>Ducks return to the lake</h1>
+<p class="byline">By Ann Lee, <a href="#comments" class="comment-count">212 comments</a></p>
+<p>The ducks came back on Monday, the warden said, after a winter in the south.</p>
+<p>Local <a href="/birds">birdwatchers</a> counted forty of them on the north shore.</p>
+<aside class="newsletter"><h3>Get our newsletter</h3><p>The week's news, every Friday.</p>
+<form><input type="email"><button>Sign up</button></form></aside>
+</article>
+<section id="comments"><h2>Reader comments</h2><p>Great news for the lake! Bob</p></section>
+</main>
+<footer><p>Copyright 2024 The Paper</p></footer>
+</body></html>
+"""
+CONTENT = [
+    "Ducks return to the lake",
+    "By Ann Lee,",
+    "The ducks came back on Monday, the warden said, after a winter in the south.",
+    "Local birdwatchers counted forty of them on the north shore.",
+]
+
+
+def extract(page: str) -> dict[str, Any]:
+    return validated(extract_html(page, {}), page)
+
+
+def texts(page: str) -> list[str]:
+    return [block["text"] for block in extract(page)["blocks"]]
+
+
+def furniture(page: str) -> list[tuple[str, str]]:
+    return [(part["kind"], part["text"]) for part in extract(page)["attrs"].get("furniture", [])]
+
+
+def test_an_articles_furniture_is_out_of_its_blocks_and_kept_in_attrs_furniture() -> None:
+    artifact = extract(ARTICLE)
+
+    assert [block["text"] for block in artifact["blocks"]] == CONTENT
+    kinds = {part["kind"] for part in artifact["attrs"]["furniture"]}
+    assert kinds == {"navigation", "links", "cookie", "share", "comments", "newsletter", "footer"}
+    assert artifact["coverage"]["complete"] is True
+    assert artifact["coverage"]["extracted"] == artifact["coverage"]["total"]
+    assert any("page furniture left out of the blocks" in w for w in artifact["warnings"])
+
+
+def test_each_furniture_part_keeps_its_text_and_line_span() -> None:
+    parts = extract(ARTICLE)["attrs"]["furniture"]
+
+    share = next(part for part in parts if part["kind"] == "share")
+    assert share == {
+        "kind": "share",
+        "text": "Share on Facebook Share on Twitter",
+        "line_start": 10,
+        "line_end": 10,
+    }
+
+
+def test_the_articles_first_passage_starts_with_its_title_not_share_on_facebook() -> None:
+    raw = json.dumps(extract(ARTICLE)).encode("utf-8")
+    chunks = chunk_artifact(
+        parse_artifact(raw, expected_format="html", original_size=len(ARTICLE)), revision="a@1"
+    )
+
+    assert chunks[0].section_path == ("Ducks return to the lake",)
+    assert chunks[0].text.startswith("By Ann Lee,")
+    passages = " ".join(chunk.text for chunk in chunks)
+    for words in ("Share on", "212 comments", "Reader comments", "cookies", "newsletter", "Home"):
+        assert words not in passages
+
+
+def test_share_buttons_are_furniture_by_their_class() -> None:
+    page = '<p>Body text.</p><ul class="social-links"><li><a href="#">Facebook</a></li></ul>'
+
+    assert texts(page) == ["Body text."]
+    assert furniture(page) == [("share", "Facebook")]
+
+
+def test_share_buttons_are_furniture_by_their_words() -> None:
+    page = "<div><button>Share on Facebook</button> <button>Tweet</button></div><p>Body text.</p>"
+
+    assert texts(page) == ["Body text."]
+    assert furniture(page) == [("share", "Share on Facebook Tweet")]
+
+
+def test_a_comment_count_is_furniture_alone_or_inside_a_byline() -> None:
+    alone = "<p>Body text.</p><div><a href='#c'>212 comments</a></div>"
+    in_byline = "<p>By Ann <span class='comment-count'>212 comments</span> today</p>"
+
+    assert texts(alone) == ["Body text."]
+    assert furniture(alone) == [("comments", "212 comments")]
+    assert texts(in_byline) == ["By Ann", "today"]
+    assert furniture(in_byline) == [("comments", "212 comments")]
+
+
+def test_a_reader_comments_section_is_furniture() -> None:
+    page = (
+        "<h1>Story</h1><p>Body text.</p>"
+        '<div id="comments"><h2>Reader comments</h2><p>First!</p></div>'
+    )
+
+    assert texts(page) == ["Story", "Body text."]
+    assert furniture(page) == [("comments", "Reader comments"), ("comments", "First!")]
+
+
+def test_navigation_is_furniture_by_element_role_and_breadcrumb() -> None:
+    page = (
+        "<nav><a href='/'>Home</a></nav>"
+        "<div role='navigation'><a href='/a'>Archive</a></div>"
+        "<ol class='breadcrumbs'><li>News</li><li>Science</li></ol>"
+        "<p>Body text.</p>"
+    )
+
+    assert texts(page) == ["Body text."]
+    assert furniture(page) == [
+        ("navigation", "Home"),
+        ("navigation", "Archive"),
+        ("navigation", "News"),
+        ("navigation", "Science"),
+    ]
+
+
+def test_a_newsletter_box_is_furniture() -> None:
+    page = (
+        "<p>Body text.</p><div class='newsletter-signup'><h3>Stay informed</h3>"
+        "<p>Get the morning briefing.</p><button>Subscribe</button></div>"
+    )
+
+    assert texts(page) == ["Body text."]
+    assert [kind for kind, _ in furniture(page)] == ["newsletter"] * 3
+
+
+def test_a_cookie_banner_is_furniture() -> None:
+    page = (
+        "<div class='consent-popup'><p>This site uses cookies.</p><a href='#'>Accept</a></div>"
+        "<p>Body text.</p>"
+    )
+
+    assert texts(page) == ["Body text."]
+    assert furniture(page) == [("cookie", "This site uses cookies."), ("cookie", "Accept")]
+
+
+def test_a_menu_of_links_outside_the_marked_main_content_is_furniture() -> None:
+    page = (
+        "<div><a href='/'>Home</a> <a href='/about'>About</a></div>"
+        "<main><p>Body with <a href='/x'>a link</a>.</p><p><a href='/y'>Only a link</a></p></main>"
+    )
+
+    assert texts(page) == ["Body with a link.", "Only a link"]
+    assert furniture(page) == [("links", "Home About")]
+
+
+def test_links_are_content_where_the_page_marks_no_main_content() -> None:
+    page = "<ul><li><a href='/a'>Chapter one</a></li><li><a href='/b'>Chapter two</a></li></ul>"
+
+    assert texts(page) == ["Chapter one", "Chapter two"]
+
+
+def test_main_content_or_a_title_inside_a_furniture_hint_is_content() -> None:
+    wrapped_main = "<div class='comments-open'><main><p>Body text.</p></main></div>"
+    wrapped_title = "<div class='banner'><h1>The title</h1><p>Standfirst.</p></div><p>Body.</p>"
+
+    assert texts(wrapped_main) == ["Body text."]
+    assert texts(wrapped_title) == ["The title", "Standfirst.", "Body."]
+
+
+def test_hints_on_html_body_and_article_are_not_read() -> None:
+    page = "<body class='has-cookie-banner'><article class='share-enabled'><p>Body.</p></article>"
+
+    assert texts(page) == ["Body."]
+
+
+def test_a_page_of_nothing_but_furniture_keeps_it_as_content() -> None:
+    page = "<ul class='nav navbar-nav'><li><a href='/'>Home</a></li><li>About</li></ul>"
+
+    assert texts(page) == ["Home", "About"]
+    assert "furniture" not in extract(page)["attrs"]
+
+
+def test_words_of_furniture_inside_a_longer_sentence_are_content() -> None:
+    page = "<p>Share on Facebook was the campaign's slogan.</p><p>The shared comments section.</p>"
+
+    assert texts(page) == [
+        "Share on Facebook was the campaign's slogan.",
+        "The shared comments section.",
+    ]
+
+
+def test_a_table_cells_words_are_the_tables_whatever_they_say() -> None:
+    # A layout table (a cell holds a list) reads its cells as blocks: "Share" and "3 comments"
+    # there are a cell's words, not furniture.
+    page = (
+        "<table><tr><th>Share</th><th>3 comments</th></tr>"
+        "<tr><td><ul><li>a</li></ul></td><td>b</td></tr></table>"
+    )
+
+    assert texts(page) == ["Share", "3 comments", "a", "b"]
+
+
+def test_a_bare_comments_heading_is_content() -> None:
+    # A style guide's "Comments" section is content; only a section marked as comments is not.
+    page = "<h2>Comments</h2><p>Comments should be complete sentences.</p>"
+
+    assert texts(page) == ["Comments", "Comments should be complete sentences."]
+
+
+def test_a_heading_slug_id_or_a_class_naming_the_content_is_no_furniture_hint() -> None:
+    # Sphinx anchors a section by its slug; a layout class can name a sidebar and the article.
+    slug = '<p>Intro.</p><div id="sharing-with-a-single-developer"><p>Push to it.</p></div>'
+    layout = '<p>Intro.</p><div class="l-sidebar-fixed l-article-body"><p>Body text.</p></div>'
+
+    assert texts(slug) == ["Intro.", "Push to it."]
+    assert texts(layout) == ["Intro.", "Body text."]
+
+
+def test_an_aside_is_furniture_outside_the_marked_main_content_only() -> None:
+    beside_main = "<main><p>Body text.</p></main><aside><p>Popular this week</p></aside>"
+    in_article = "<article><p>Body text.</p><aside><p>A pull quote.</p></aside></article>"
+    unmarked = "<p>Body text.</p><aside><p>The film's review.</p></aside>"
+
+    assert texts(beside_main) == ["Body text."]
+    assert furniture(beside_main) == [("aside", "Popular this week")]
+    assert texts(in_article) == ["Body text.", "A pull quote."]
+    assert texts(unmarked) == ["Body text.", "The film's review."]
+
+
+def test_a_footer_is_furniture_outside_the_main_content_and_the_articles_own_inside_it() -> None:
+    page = (
+        "<article><p>Body text.</p><footer><p>Written by Ann Lee</p></footer></article>"
+        "<footer><p>Copyright 2024 The Paper</p></footer>"
+    )
+
+    assert texts(page) == ["Body text.", "Written by Ann Lee"]
+    assert furniture(page) == [("footer", "Copyright 2024 The Paper")]
+
+
+def test_a_newsletter_box_and_a_cookie_banner_are_furniture_by_their_words() -> None:
+    page = (
+        "<div><p>We use cookies to improve your experience. See our privacy policy.</p>"
+        "<button>Accept all cookies</button></div>"
+        "<p>Body text.</p><div><p>Sign up for our daily newsletter</p></div>"
+    )
+
+    assert texts(page) == ["Body text."]
+    assert [kind for kind, _ in furniture(page)] == ["cookie", "cookie", "newsletter"]
+
+
+def test_a_sentence_about_cookies_or_a_newsletter_is_content() -> None:
+    page = (
+        "<p>We use cookies in this recipe.</p>"
+        "<p>The newsletter went out on Monday to 4,000 readers.</p>"
+    )
+
+    assert texts(page) == [
+        "We use cookies in this recipe.",
+        "The newsletter went out on Monday to 4,000 readers.",
+    ]
+
+
+def test_past_its_bound_attrs_furniture_joins_runs_of_parts_with_their_text_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(html_reader, "MAX_FURNITURE", 2)
+    page = "<p>Body.</p><nav><ul><li>a</li><li>b</li><li>c</li></ul></nav><footer>d</footer>"
+
+    artifact = extract(page)
+
+    assert artifact["attrs"]["furniture"] == [
+        {"kind": "navigation", "text": "a\nb", "line_start": 1, "line_end": 1},
+        {"kind": "mixed", "text": "c\nd", "line_start": 1, "line_end": 1},
+    ]
+    assert artifact["coverage"]["complete"] is True
+    assert any("at most 2 parts" in warning for warning in artifact["warnings"])
