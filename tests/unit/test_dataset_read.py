@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from loom_dagster.datasets.model import (
@@ -22,6 +23,7 @@ from loom_dagster.datasets.model import (
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.catalog import ServedDatasets
 from loom_dagster.query.errors import QueryError
+from loom_dagster.query.export import export_dataset
 from loom_dagster.query.read import DatasetReader
 from loom_dagster.query.snapshots import StoreSnapshots
 from tests.support.query_datasets import parquet_bytes, serve_in_catalog
@@ -203,3 +205,35 @@ def test_a_snapshot_gone_before_it_was_opened_is_retryable(
         DatasetReader(Stale(), StoreSnapshots(store), ["docs"]).arrow("hosts.csv#t0")
     assert changed.value.code == "dataset_changed"
     assert changed.value.retryable
+
+
+def test_export_writes_the_snapshot_as_parquet_and_csv_that_read_back_equal(
+    catalog: Path, store: ObjectStore, tmp_path: Path
+) -> None:
+    serve(catalog, store, "1", "s1", ROWS)
+    read = reader(catalog, store)
+    target = tmp_path / "out" / "hosts.parquet"
+    done = export_dataset(read, "hosts.csv#t0", str(target), "parquet")
+    assert (done.rows, done.facts.snapshot) == (2, "s1")
+    assert pq.read_table(target).equals(read.arrow("hosts.csv#t0"))
+    assert not list(target.parent.glob("*.partial"))
+
+    csv_target = tmp_path / "hosts.csv"
+    export_dataset(read, "hosts.csv#t0", str(csv_target), "csv")
+    lines = csv_target.read_text().splitlines()
+    assert lines[0] == '"_row_id","host","price","ratio","day","seen","up","took"'
+    assert (
+        lines[1]
+        == '0,"alpha",12.345000001,0.5,2024-01-31,2024-02-01 08:30:00.000000Z,true,5400.250000000'
+    )
+
+
+def test_an_export_refused_leaves_no_file(
+    catalog: Path, store: ObjectStore, tmp_path: Path
+) -> None:
+    serve(catalog, store, "1", "s1", ROWS, complete=False)
+    target = tmp_path / "hosts.parquet"
+    with pytest.raises(QueryError) as refused:
+        export_dataset(reader(catalog, store), "hosts.csv#t0", str(target), "parquet")
+    assert refused.value.code == "incomplete_dataset"
+    assert not target.exists() and not list(tmp_path.glob("*.partial"))
