@@ -106,13 +106,9 @@ def test_a_user_asset_reads_the_dataset_and_goes_stale_on_a_new_snapshot(home: P
         assert status(instance, defs) is StaleStatus.FRESH
 
         first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
-        again = dg.evaluate_automation_conditions(
-            defs=defs, instance=instance, cursor=first.cursor
-        )
+        again = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
         observe(defs, instance)  # the same snapshot: nothing to do
-        same = dg.evaluate_automation_conditions(
-            defs=defs, instance=instance, cursor=again.cursor
-        )
+        same = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=again.cursor)
         assert same.get_num_requested(dg.AssetKey("total")) == 0
 
         publish(home, "2", "s2", ["10"])  # the spreadsheet's next revision
