@@ -20,6 +20,7 @@ from loom_dagster.datasets.model import (
     DatasetSchema,
     DatasetState,
 )
+from loom_dagster.datasets.snapshots import ROW_GROUP_ROWS, write_snapshot
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.catalog import ServedDatasets
 from loom_dagster.query.errors import QueryError
@@ -237,3 +238,17 @@ def test_an_export_refused_leaves_no_file(
         export_dataset(reader(catalog, store), "hosts.csv#t0", str(target), "parquet")
     assert refused.value.code == "incomplete_dataset"
     assert not target.exists() and not list(tmp_path.glob("*.partial"))
+
+
+def test_a_snapshot_is_written_in_row_groups_a_streaming_read_holds_one_at_a_time(
+    catalog: Path, store: ObjectStore
+) -> None:
+    schema = DatasetSchema((DatasetColumn("n", ColumnType.DOUBLE),))
+    rows = ROW_GROUP_ROWS + 1
+    table = pa.table(
+        {"_row_id": pa.array(range(rows), pa.int64()), "n": pa.array([0.5] * rows)},
+        schema=schema.arrow_schema(),
+    )
+    key = write_snapshot(store, "ds_x", "s1", table)
+    with StoreSnapshots(store).open(key) as path:
+        assert pq.ParquetFile(path).metadata.num_row_groups == 2
