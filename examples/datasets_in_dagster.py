@@ -22,7 +22,7 @@ docs/datasets-in-dagster.md is the guide.
 
 import dagster as dg
 
-from loom_dagster.assets.dataset_sources import loom_dataset, when_datasets_change
+from loom_dagster.assets.dataset_sources import loom_dataset
 from loom_dagster.resources.datasets import LoomDatasets
 
 DISK_USAGE = "runbooks/disk-usage.xlsx#Disk usage"
@@ -31,7 +31,7 @@ THRESHOLD = 75.0  # percent
 disk_usage = loom_dataset(DISK_USAGE)
 
 
-@dg.asset(deps=[disk_usage], automation_condition=when_datasets_change())
+@dg.asset(deps=[disk_usage], automation_condition=dg.AutomationCondition.eager())
 def volumes_over_75(context: dg.AssetExecutionContext, loom_datasets: LoomDatasets) -> dg.Output:
     """The volumes more than 75 % used, fullest first, from the workbook's live snapshot."""
     frame = loom_datasets.pandas(DISK_USAGE)

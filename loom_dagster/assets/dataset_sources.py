@@ -3,7 +3,7 @@ dataset whose data version is the snapshot that serves it.
 
     prices = loom_dataset("prices.xlsx#Prices")
 
-    @dg.asset(deps=[prices], automation_condition=when_datasets_change())
+    @dg.asset(deps=[prices], automation_condition=dg.AutomationCondition.eager())
     def totals(loom_datasets: LoomDatasets) -> None:
         frame = loom_datasets.pandas("prices.xlsx#Prices")
 
@@ -11,7 +11,9 @@ An observation (run by the automation condition given, a sensor or the UI's "Obs
 the live snapshot id as the asset's DataVersion, with `dagster/row_count` and
 `dagster/column_schema`. A new revision of the spreadsheet, or an approval that retypes it,
 serves another snapshot: the next observation changes the version, Dagster marks every asset
-downstream of it stale, and `when_datasets_change()` re-materializes them.
+downstream of it stale, and an eager automation condition re-materializes them (Dagster counts
+an observation as an update only when its data version changed, so an observation that finds
+the same snapshot requests nothing).
 """
 
 from __future__ import annotations
@@ -80,11 +82,3 @@ def loom_dataset(
         )
 
     return _observe
-
-
-def when_datasets_change() -> dg.AutomationCondition:
-    """Eager, but a dependency counts as updated only when its data version changed: an
-    observation that finds the same snapshot re-materializes nothing."""
-    return dg.AutomationCondition.eager().replace(
-        "newly_updated", dg.AutomationCondition.data_version_changed()
-    )

@@ -19,12 +19,11 @@ from pathlib import Path
 from types import ModuleType
 
 import dagster as dg
-from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
-from dagster._core.loader import LoadingContextForTest
 from openpyxl import Workbook, load_workbook
 
 from loom_dagster import api
 from loom_dagster.assets.dataset_sources import dataset_key
+from tests.support.dataset_assets import StaleStatus, observe, stale_status
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "datasets_in_dagster.py"
@@ -39,18 +38,6 @@ def example() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def stale(instance: dg.DagsterInstance, defs: dg.Definitions) -> StaleStatus:
-    resolver = CachingStaleStatusResolver(
-        instance, defs.resolve_asset_graph(), LoadingContextForTest(instance)
-    )
-    return resolver.get_status(ASSET)
-
-
-def observe(defs: dg.Definitions, instance: dg.DagsterInstance) -> None:
-    job = defs.resolve_implicit_global_asset_job_def()
-    job.get_subset(asset_selection={dataset_key(NAME)}).execute_in_process(instance=instance)
 
 
 def test_the_example_asset_reads_the_workbook_runs_as_a_process_and_goes_stale(
@@ -97,7 +84,7 @@ def test_the_example_asset_reads_the_workbook_runs_as_a_process_and_goes_stale(
     # The asset graph has the dataset -> asset edge; a new workbook revision makes it stale.
     defs = example().defs
     assert defs.resolve_asset_graph().get(ASSET).parent_keys == {dataset_key(NAME)}
-    observe(defs, instance)
+    observe(defs, instance, dataset_key(NAME))
     cursor = dg.evaluate_automation_conditions(defs=defs, instance=instance).cursor
     book = Workbook()
     changed = book.active
@@ -107,7 +94,7 @@ def test_the_example_asset_reads_the_workbook_runs_as_a_process_and_goes_stale(
         changed.append(row)
     book.save(folder / "runbooks" / "disk-usage.xlsx")
     assert {o.status for o in api.ingest_folder(folder).outcomes} == {"published"}
-    observe(defs, instance)
-    assert stale(instance, defs) is StaleStatus.STALE
+    observe(defs, instance, dataset_key(NAME))
+    assert stale_status(instance, defs, ASSET) is StaleStatus.STALE
     requested = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert requested.get_num_requested(ASSET) == 1

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
-from dagster._core.loader import LoadingContextForTest
 
-from loom_dagster.assets.dataset_sources import dataset_key, loom_dataset, when_datasets_change
+from loom_dagster.assets.dataset_sources import dataset_key, loom_dataset
 from loom_dagster.datasets.model import ColumnType, DatasetColumn, DatasetSchema
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.resources.datasets import LoomDatasets
+from tests.support.dataset_assets import StaleStatus, observe, stale_status
 from tests.support.query_datasets import parquet_bytes, serve_in_catalog
 
 SCHEMA = DatasetSchema(
@@ -43,7 +42,7 @@ def publish(home: Path, sha: str, snapshot: str, prices: list[str]) -> None:
 def definitions(home: Path, seen: list[object]) -> dg.Definitions:
     prices = loom_dataset(NAME, observe_cron=None)
 
-    @dg.asset(deps=[prices], automation_condition=when_datasets_change())
+    @dg.asset(deps=[prices], automation_condition=dg.AutomationCondition.eager())
     def total(loom_datasets: LoomDatasets) -> dg.MaterializeResult:
         frame = loom_datasets.pandas(NAME)
         seen.append(frame)
@@ -55,18 +54,6 @@ def definitions(home: Path, seen: list[object]) -> dg.Definitions:
         assets=[prices, total],
         resources={"loom_datasets": LoomDatasets(home=str(home), sources=["docs"])},
     )
-
-
-def status(instance: dg.DagsterInstance, defs: dg.Definitions) -> StaleStatus:
-    resolver = CachingStaleStatusResolver(
-        instance, defs.resolve_asset_graph(), LoadingContextForTest(instance)
-    )
-    return resolver.get_status(dg.AssetKey("total"))
-
-
-def observe(defs: dg.Definitions, instance: dg.DagsterInstance) -> None:
-    job = defs.resolve_implicit_global_asset_job_def()  # observes the source, as the UI does
-    job.get_subset(asset_selection={dataset_key(NAME)}).execute_in_process(instance=instance)
 
 
 @pytest.fixture
@@ -83,7 +70,7 @@ def test_a_user_asset_reads_the_dataset_and_goes_stale_on_a_new_snapshot(home: P
     assert graph.get(dg.AssetKey("total")).parent_keys == {dataset_key(NAME)}
 
     with dg.instance_for_test() as instance:
-        observe(defs, instance)
+        observe(defs, instance, dataset_key(NAME))
         [record] = instance.fetch_observations(dataset_key(NAME), limit=1).records
         observation = record.asset_observation
         assert observation is not None
@@ -103,17 +90,17 @@ def test_a_user_asset_reads_the_dataset_and_goes_stale_on_a_new_snapshot(home: P
         assert str(frame.dtypes["price"]) == "decimal128(38, 9)[pyarrow]"  # type: ignore[attr-defined]
         metadata = result.asset_materializations_for_node("total")[0].metadata
         assert (metadata["total"].value, metadata["snapshot"].value) == ("3.750000000", "s1")
-        assert status(instance, defs) is StaleStatus.FRESH
+        assert stale_status(instance, defs, dg.AssetKey("total")) is StaleStatus.FRESH
 
         first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
         again = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
-        observe(defs, instance)  # the same snapshot: nothing to do
+        observe(defs, instance, dataset_key(NAME))  # the same snapshot: nothing to do
         same = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=again.cursor)
         assert same.get_num_requested(dg.AssetKey("total")) == 0
 
         publish(home, "2", "s2", ["10"])  # the spreadsheet's next revision
-        observe(defs, instance)
-        assert status(instance, defs) is StaleStatus.STALE
+        observe(defs, instance, dataset_key(NAME))
+        assert stale_status(instance, defs, dg.AssetKey("total")) is StaleStatus.STALE
         changed = dg.evaluate_automation_conditions(
             defs=defs, instance=instance, cursor=same.cursor
         )
