@@ -4,7 +4,8 @@ The example folder's workbook `runbooks/disk-usage.xlsx` becomes the dataset
 `runbooks/disk-usage.xlsx#Disk usage` once `loom ingest examples/docs` published it. Here it is
 an upstream asset of `volumes_over_75` (the lineage the UI draws), observed every five minutes:
 a new revision of the workbook serves a new snapshot, the observation's data version changes,
-`volumes_over_75` turns stale and declarative automation materializes it again.
+`volumes_over_75` turns stale and declarative automation (`my_assets_automation`, running from
+the start under a daemon) materializes it again.
 
 Load it beside Loom's own code location (examples/workspace.yaml):
 
@@ -48,8 +49,17 @@ def volumes_over_75(context: dg.AssetExecutionContext, loom_datasets: LoomDatase
     )
 
 
+# Declarative automation for this code location, on from the start: it observes `disk_usage`
+# on its cron and materializes `volumes_over_75` when the observation finds a new snapshot.
+automation = dg.AutomationConditionSensorDefinition(
+    "my_assets_automation",
+    target=dg.AssetSelection.assets(disk_usage.key, volumes_over_75),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
+
 defs = dg.Definitions(
     assets=[disk_usage, volumes_over_75],
+    sensors=[automation],
     # The settings come from the environment (LOOM_HOME, LOOM_OBJECT_STORE_URL, AWS_* for S3);
     # `sources` keeps this code to the example folder's datasets.
     resources={"loom_datasets": LoomDatasets(sources=["docs"])},
