@@ -252,3 +252,21 @@ def test_a_snapshot_is_written_in_row_groups_a_streaming_read_holds_one_at_a_tim
     key = write_snapshot(store, "ds_x", "s1", table)
     with StoreSnapshots(store).open(key) as path:
         assert pq.ParquetFile(path).metadata.num_row_groups == 2
+
+
+def test_streaming_reads_give_the_same_rows_as_a_whole_read(
+    catalog: Path, store: ObjectStore
+) -> None:
+    serve(catalog, store, "1", "s1", ROWS * 5)
+    read = reader(catalog, store)
+    whole = read.pandas("hosts.csv#t0")
+    with read.open("hosts.csv#t0") as snapshot:
+        parts = list(snapshot.pandas_batches(batch_rows=3))
+        streamed = snapshot.reader(batch_rows=4).read_all()
+        with pytest.raises(QueryError) as unknown:
+            list(snapshot.batches(columns=["nope"]))
+    assert [len(p) for p in parts] == [3, 3, 3, 1]
+    assert pd.concat(parts).equals(whole)
+    assert parts[0].attrs["loom_snapshot"] == "s1"
+    assert streamed.equals(read.arrow("hosts.csv#t0"))
+    assert unknown.value.code == "unknown_column"
