@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
@@ -104,6 +104,41 @@ class ObjectStore:
                 _write_private(path, data)
             else:
                 self._fs.pipe_file(path, data)
+
+    @contextlib.contextmanager
+    def writing(self, relative: str) -> Iterator[BinaryIO]:
+        """A handle to stream an object into, stored whole or not at all when the block ends
+        (a local partial file renamed into place; a remote upload committed only then)."""
+        path = self._path(relative)
+        if isinstance(self._fs, LocalFileSystem):
+            with self._calling("write", relative):
+                _make_private_folders(posixpath.dirname(path))
+            partial = f"{path}.{uuid.uuid4().hex}.partial"
+            try:
+                with self._calling("write", relative):
+                    descriptor = os.open(
+                        partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600
+                    )
+                with os.fdopen(descriptor, "wb") as handle:
+                    yield handle
+                with self._calling("write", relative):
+                    os.replace(partial, path)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(partial)
+                raise
+            return
+        with self._calling("write", relative):
+            remote = self._fs.open(path, "wb", autocommit=False)
+        try:
+            yield remote
+            with self._calling("write", relative):
+                remote.close()
+                remote.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                remote.discard()
+            raise
 
     def get(self, relative: str) -> bytes:
         with self._calling("read", relative):

@@ -6,7 +6,7 @@ revision to the instance under LOOM_HOME, and materializes them in batched runs 
 
 The API lives in this package by idea: `home` (the home and its Dagster instance),
 `registration` (sources), `ingest` (and its batched runs), `lookup` (search, show), `tables`
-(datasets, queries), `cleanup` (retention, gc, removing a source), `reports` (what an ingest
+(datasets, queries, `read` a dataset as pandas or Arrow, export it), `cleanup` (retention, gc, removing a source), `reports` (what an ingest
 reports per file) and `quick` (the commands that answer without Dagster). Each name below is
 loaded from its module on first use (`api.ingest_folder`), so importing `api.quick` loads no
 Dagster.
@@ -33,7 +33,16 @@ if TYPE_CHECKING:
     from loom_dagster.api.lookup import FileHistory, search, show
     from loom_dagster.api.registration import Registration, register, register_source, sources
     from loom_dagster.api.reports import FileOutcome, IngestReport
-    from loom_dagster.api.tables import approve_dataset, dataset, datasets, query, sql
+    from loom_dagster.api.tables import (
+        approve_dataset,
+        dataset,
+        datasets,
+        export_dataset,
+        query,
+        read,
+        read_arrow,
+        sql,
+    )
 
 # Each public name, and the module of this package that holds it.
 _MODULES = {
@@ -58,6 +67,9 @@ _MODULES = {
     "approve_dataset": "tables",
     "query": "tables",
     "sql": "tables",
+    "read": "tables",
+    "read_arrow": "tables",
+    "export_dataset": "tables",
     "FileOutcome": "reports",
     "IngestReport": "reports",
 }
@@ -73,11 +85,14 @@ __all__ = [
     "dagster_instance",
     "dataset",
     "datasets",
+    "export_dataset",
     "ingest_folder",
     "materialize_in_batches",
     "prepare_environment",
     "prune_partitions_now",
     "query",
+    "read",
+    "read_arrow",
     "register",
     "register_source",
     "remove_source",

@@ -1,4 +1,4 @@
-"""`loom datasets list|show|approve`: the typed datasets the published tables became."""
+"""`loom datasets list|show|approve|export`: the typed datasets the published tables became."""
 
 from __future__ import annotations
 
@@ -36,6 +36,21 @@ def add_commands(commands: Any) -> None:
         help="the revision you read (`loom datasets show`): refused if it is no longer served",
     )
     approve.set_defaults(run=_datasets_approve)
+    export = command(actions, "export", "write a dataset's live snapshot to a file or s3:// URL")
+    export.add_argument("id", metavar="ID", help="a dataset's id or name")
+    export.add_argument("--format", choices=("parquet", "csv"), default="parquet")
+    export.add_argument(
+        "--to",
+        metavar="PATH_OR_URL",
+        help="a file path or an object-store URL such as s3://bucket/key.parquet "
+        "(default: <dataset id>.<format> here)",
+    )
+    export.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="export a dataset that is incomplete or needs clarification anyway",
+    )
+    export.set_defaults(run=_datasets_export)
 
 
 def _column_type(text: str) -> tuple[str, str]:
@@ -92,5 +107,18 @@ def _datasets_approve(args: argparse.Namespace) -> int:
     print(
         f"approved {found.dataset_id} at revision {found.revision}: snapshot {found.snapshot}, "
         f"{found.rows_stored} rows stored, {found.rows_rejected} rejected"
+    )
+    return 0
+
+
+def _datasets_export(args: argparse.Namespace) -> int:
+    from loom_dagster.api.tables import dataset, export_dataset
+
+    target = args.to or f"{dataset(args.id).dataset_id}.{args.format}"
+    done = export_dataset(args.id, target, args.format, allow_incomplete=args.allow_incomplete)
+    complete = "" if done.facts.complete else " (incomplete)"
+    print(
+        f"exported {done.facts.dataset_id} snapshot {done.facts.snapshot}: {done.rows} rows"
+        f"{complete} to {printable(done.target)}"
     )
     return 0

@@ -15,6 +15,9 @@ from loom_dagster.datasets.model import snapshot_key
 from loom_dagster.objectstore import ObjectStore
 
 PREFIX = "datasets"
+# Rows per Parquet row group: a reader streaming a snapshot in batches (query.read) holds one
+# row group at a time, so this bounds its memory whatever the dataset's size.
+ROW_GROUP_ROWS = 131_072
 
 
 def new_snapshot() -> str:
@@ -24,7 +27,7 @@ def new_snapshot() -> str:
 def write_snapshot(store: ObjectStore, dataset: str, snapshot: str, table: pa.Table) -> str:
     """Write the snapshot whole (the store's put is all or nothing); returns its key."""
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression="zstd")
+    pq.write_table(table, sink, compression="zstd", row_group_size=ROW_GROUP_ROWS)
     key = snapshot_key(dataset, snapshot)
     store.put(key, sink.getvalue())
     return key

@@ -12,7 +12,8 @@ class QueryError(LoomError):
     too_many_datasets, value_not_readable, comparison_not_allowed, join_not_allowed,
     join_kind_mismatch, group_not_allowed, aggregate_not_allowed, needs_clarification,
     snapshot_missing, snapshot_mismatch, too_many_rows, memory_limit, time_limit, sum_overflow,
-    dataset_changed, sql_refused, query_failed.
+    dataset_changed, sql_refused, query_failed; a read (query.read): incomplete_dataset,
+    ambiguous_dataset.
     """
 
     code = "query_failed"

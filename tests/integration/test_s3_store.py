@@ -137,6 +137,14 @@ def test_ingest_change_delete_search_and_query_on_s3(
     assert snapshots != [key for key in objects if key.startswith("datasets/")]
     assert_every_object_whole(after)
 
+    # `loom datasets export` reads the snapshot from S3 and writes it to S3, whole.
+    url = f"s3://{bucket}/exports/usage.parquet"
+    export = loom("datasets", "export", "usage.csv#usage.csv", "--to", url)
+    assert export.returncode == 0, export.stderr
+    assert ": 3 rows to s3://" in export.stdout, export.stdout
+    exported = pq.read_table(io.BytesIO(s3_server.objects(bucket)["exports/usage.parquet"]))
+    assert exported.equals(pq.read_table(io.BytesIO(after[snapshots[0]])))
+
     log = (loom_home / "dagster").rglob("*")
     shown = first.stdout + first.stderr + second.stdout + second.stderr
     shown += "".join(p.read_bytes().decode("latin-1") for p in log if p.is_file())
