@@ -154,9 +154,7 @@ def errors_page() -> str:
     ]
     for code, error in ERROR_CODES.items():
         retried = "yes" if error.retryable else "no"
-        parts.append(
-            f"| `{code}` | {_cell(error.meaning)} | {retried} | {_cell(error.action)} |"
-        )
+        parts.append(f"| `{code}` | {_cell(error.meaning)} | {retried} | {_cell(error.action)} |")
     return "\n".join(parts) + "\n"
 
 
