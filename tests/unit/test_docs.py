@@ -201,3 +201,21 @@ def test_the_readme_is_a_front_door() -> None:
     assert len(re.findall(r"^\|---", readme, flags=re.M)) == 1
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
+
+
+def test_no_table_is_in_two_places() -> None:
+    """A table's row (past a short one such as `| yes | no |`) in one Markdown file only."""
+    pages = [
+        path
+        for path in ROOT.rglob("*.md")
+        if not any(
+            part.startswith(".") or part in ("site", "tests", "examples")
+            for part in path.relative_to(ROOT).parts
+        )
+    ]
+    seen: dict[str, Path] = {}
+    for path in pages:
+        for row in path.read_text(encoding="utf-8").splitlines():
+            if row.startswith("|") and not row.startswith("|---") and len(row) > 40:
+                first = seen.setdefault(row, path)
+                assert first == path, f"{row[:80]} is in {first} and {path}"
