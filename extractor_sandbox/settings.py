@@ -213,7 +213,7 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
         "LOOM_EXTRACTOR_MAX_BYTES",
         "positive integer",
         "`67108864` (64 MiB)",
-        "the largest original taken; advertised as `max_bytes` in `/v1/capabilities`; a longer one is refused (`too_large`) before its body is read",
+        "the largest original taken; advertised as `max_bytes` in `/v1/capabilities`; a longer one is refused (`too_large`) before its body is read. Loom reads it too: a larger file in a watched folder is refused `too_large` from its size, unread and unstored",
     ),
     (
         "LOOM_EXTRACTOR_TIMEOUT_S",
