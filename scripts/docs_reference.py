@@ -16,6 +16,7 @@ tests/unit/test_docs.py fails when a page is not what this script makes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
@@ -37,11 +38,24 @@ HELP_COLUMNS = "100"
 
 
 def parser() -> argparse.ArgumentParser:
-    """The `loom` command's parser, built at a fixed width."""
-    os.environ["COLUMNS"] = HELP_COLUMNS
+    """The `loom` command's parser."""
     from loom_dagster.cli import _parser
 
     return _parser()
+
+
+@contextlib.contextmanager
+def fixed_width() -> Iterator[None]:
+    """argparse wraps to COLUMNS when it formats: set for the page, then put back as it was."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = HELP_COLUMNS
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
 
 
 def subcommands(command: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
@@ -60,6 +74,11 @@ def command_names() -> list[str]:
 
 
 def commands_page() -> str:
+    with fixed_width():
+        return _commands_page()
+
+
+def _commands_page() -> str:
     top = parser()
     parts = [
         "# Commands",
