@@ -197,3 +197,118 @@ def _on_or_off(raw: str) -> bool:
     if raw not in ("on", "off"):
         raise ValueError("must be on or off")
     return raw == "on"
+
+
+# Every variable the service reads: (name, type, default, meaning). docs/reference/settings.md is
+# generated from this table (scripts/docs_reference.py), and tests/unit/test_docs.py holds it to
+# the variables the package reads, both ways.
+SETTINGS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "LOOM_EXTRACTOR_TOKEN",
+        "secret",
+        "(required)",
+        "the bearer token every call must carry; at least 16 characters",
+    ),
+    (
+        "LOOM_EXTRACTOR_MAX_BYTES",
+        "positive integer",
+        "`67108864` (64 MiB)",
+        "the largest original taken; advertised as `max_bytes` in `/v1/capabilities`; a longer one is refused (`too_large`) before its body is read. Loom reads it too: a larger file in a watched folder is refused `too_large` from its size, unread and unstored",
+    ),
+    (
+        "LOOM_EXTRACTOR_TIMEOUT_S",
+        "seconds",
+        "`120`",
+        "seconds of wall clock one extraction may take (a decimal is allowed); past it the child's process group is killed (`timeout`)",
+    ),
+    (
+        "LOOM_EXTRACTOR_CPU_S",
+        "positive integer",
+        "`120`",
+        "CPU seconds for one extraction's child (RLIMIT_CPU: SIGXCPU at the limit, SIGKILL a second later); past it the answer is `timeout`",
+    ),
+    (
+        "LOOM_EXTRACTOR_MEMORY_MB",
+        "positive integer",
+        "`2048`",
+        "address space for one extraction's child, in MiB (RLIMIT_AS); a child that runs out is `resource_limit`",
+    ),
+    (
+        "LOOM_EXTRACTOR_CONCURRENCY",
+        "positive integer",
+        "`2`, or `1` on one core (`min(2, cores)`)",
+        "extractions at once, declared as `slots` in `/v1/capabilities` (a client keeps no more in flight); one more runs beside them for a small original (`LOOM_EXTRACTOR_SMALL_BYTES`). A request's body is read before it waits for a slot, so a body that trickles holds none; the originals held in memory, read or being read, are bounded by twice this many times `LOOM_EXTRACTOR_MAX_BYTES`, counted as their bytes arrive (a body that trickles holds what it has sent, not what it declared; one that finds no room within `LOOM_EXTRACTOR_QUEUE_WAIT_S` is a 503). Scale with replicas rather than slots",
+    ),
+    (
+        "LOOM_EXTRACTOR_WARM",
+        "`on` or `off`",
+        "`on`",
+        '`on`: each extraction is a fork of the service\'s template process, which has loaded the readers once (see "The template" under Isolation); `off`: each is a fresh interpreter, as before the template (slower by ~40 ms a file, for comparison or a kernel without pidfds, where `on` falls back to it)',
+    ),
+    (
+        "LOOM_EXTRACTOR_MAX_OUTPUT_BYTES",
+        "positive integer",
+        "`268435456` (256 MiB)",
+        "the largest artifact a child may write; past it the child is killed (`resource_limit`)",
+    ),
+    (
+        "LOOM_EXTRACTOR_OCR",
+        "`on` or `off`",
+        "`on`",
+        "`off`: no image is read with OCR, and a page or slide that needs it is a failed unit. The service says once, at start, when OCR is on but Tesseract's libraries are not installed",
+    ),
+    (
+        "LOOM_EXTRACTOR_OCR_LANGUAGES",
+        "models joined by `+`",
+        "`eng`",
+        "Tesseract's models, joined by `+` (`eng+deu`); the service refuses to start, with one line, when one is not installed (in `TESSDATA_PREFIX`, else `/usr/share/tesseract-ocr/5/tessdata`)",
+    ),
+    (
+        "LOOM_EXTRACTOR_OCR_MAX_IMAGES",
+        "positive integer",
+        "`30`",
+        "images one file reads with OCR (an image shown on several pages or slides counts once); past it, the page or slide is a failed unit naming the variable",
+    ),
+    (
+        "LOOM_EXTRACTOR_BODY_TIMEOUT_S",
+        "seconds",
+        "`60`",
+        "seconds of wall clock to receive one request's whole body, however it trickles (a decimal is allowed); past it the answer is 408 `request_timeout` and the connection ends",
+    ),
+    (
+        "LOOM_EXTRACTOR_HEAD_TIMEOUT_S",
+        "seconds",
+        "`10`",
+        "seconds of wall clock to receive a request's whole head (request line and headers), from the connection's start, or on a kept-alive connection from the next request's first byte; past it 408 `request_timeout` and the connection ends. A kept-alive connection may wait 60 s for its next request",
+    ),
+    (
+        "LOOM_EXTRACTOR_MAX_CONNECTIONS",
+        "positive integer",
+        "`512`",
+        "connections open at once. At start the service raises its open-file soft limit towards the hard one as far as this needs, and lowers this (one line on stderr) to fit under the limit beside 32 descriptors of its own and 8 per slot. One more connection takes the place of the one waiting longest for a request (an idle kept-alive one is closed, one in the middle of its head answered 503); when every one is at work, it is refused with 503 `busy` and `Retry-After: 1`, without a thread",
+    ),
+    (
+        "LOOM_EXTRACTOR_BACKLOG",
+        "positive integer",
+        "`512`",
+        "connections the kernel holds for the service before it accepts them (the listen backlog; the kernel caps it at `net.core.somaxconn`)",
+    ),
+    (
+        "LOOM_EXTRACTOR_QUEUE_WAIT_S",
+        "seconds",
+        "`15`",
+        "the longest a request waits for room for its body in memory, or for a slot; past it the answer is 503 `busy` with `Retry-After: 2` (the contract's server takes it as the service unavailable, and tries again later)",
+    ),
+    (
+        "LOOM_EXTRACTOR_SMALL_BYTES",
+        "integer ≥ 0",
+        "`262144` (256 KiB)",
+        "an original of at most this many bytes may also run in one slot kept for small ones, beside `LOOM_EXTRACTOR_CONCURRENCY`'s (and takes it first), so it is not stuck behind large ones; `0`: no such slot",
+    ),
+    (
+        "TESSDATA_PREFIX",
+        "path",
+        "`/usr/share/tesseract-ocr/5/tessdata`",
+        "where Tesseract's language models are read from",
+    ),
+)
