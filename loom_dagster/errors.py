@@ -393,6 +393,19 @@ ERROR_CODES: dict[str, ErrorCode] = {
         "Run the query again.",
         retryable=True,
     ),
+    "incomplete_dataset": ErrorCode(
+        "The dataset's extraction left part of its table out, so a read refuses it by default.",
+        "Read it anyway with allow_incomplete=True (`loom datasets export --allow-incomplete`);"
+        " the frame's attrs say what is missing.",
+    ),
+    "invalid_target": ErrorCode(
+        "`loom datasets export --to` names a folder or a place the store cannot write.",
+        "Name a file path or an s3:// URL of a file.",
+    ),
+    "invalid_format": ErrorCode(
+        "`loom datasets export --format` names a format it does not write.",
+        "Use parquet or csv.",
+    ),
     "query_failed": ErrorCode(
         "The query engine failed on the query.", "Read the message; simplify the query."
     ),
