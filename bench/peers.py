@@ -1,12 +1,13 @@
 """Loom's readers beside the parsers people pick instead, on the shared corpus, in one run.
 
+    bench/peers_setup.sh    # once: the peers' venvs under .peers/
     .venv/bin/python bench/peers.py [--peers DIR] [--suites md,pdf,...] [--markdown]
 
 Each suite is a folder of `../shared/corpus/inputs/` (Markdown's CommonMark examples apart from
 its documents). Loom reads every file in this process with the extractor's own dispatch
 (detection, decoding, the reader, the output bounds), as the service's child does; each peer reads
-the same files in its own virtual environment (`DIR/<peer>/bin/python`, default
-/work/peers; never a dependency of the project) through bench/peers_runner.py. Every output is
+the same files in its own virtual environment (`DIR/<venv>/bin/python`, default .peers/, which
+bench/peers_setup.sh builds; never a dependency of the project) through bench/peers_runner.py. Every output is
 scored by the reference scorer (`../shared/tools/docparse_score.py`) against the corpus's gold:
 Loom's artifact as it is, a peer's Markdown read by the scorer's own Markdown reader (per page
 where the peer gives pages), docling's DoclingDocument by the scorer's docling reader. The table
@@ -185,7 +186,9 @@ def artifact_of_pages(scorer: ModuleType, pages: list[str]) -> dict[str, Any]:
         for block in page.blocks:
             whole.blocks.append({**block, "page": number})
         for table in page.tables:
-            whole.tables.append({**table, "page": number, "after_block": offset + table["after_block"]})
+            whole.tables.append(
+                {**table, "page": number, "after_block": offset + table["after_block"]}
+            )
     whole.page_count = len(pages)
     return dict(scorer.synthesize_artifact(whole))
 
@@ -306,7 +309,7 @@ def print_markdown(results: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--peers", type=Path, default=Path("/work/peers"))
+    parser.add_argument("--peers", type=Path, default=ROOT / ".peers")
     parser.add_argument("--suites", default=",".join(suite.name for suite in SUITES))
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
