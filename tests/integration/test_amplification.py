@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from dagster import AssetRecordsFilter, DagsterInstance
 
 from loom_dagster import api
