@@ -4,7 +4,7 @@ Started by the parent's runner (extractor_sandbox.runner) with a Unix socket as 
 the template process (extractor_sandbox.template), and each extraction is a fork of it that runs
 `extract_one`; with a pipe (LOOM_EXTRACTOR_WARM=off) it is one extraction itself. Either way it
 makes itself non-dumpable first thing (the flag does not survive execve; a fork inherits it),
-reads the request's JSON line {"format", "name", "options"} a byte at a time (nothing of the
+reads the request's JSON line {"format", "name", "options", "max_artifact_bytes"} a byte at a time (nothing of the
 source after it leaves the pipe yet), loads and warms what the format's reader needs (`warm`: its module, and its
 FormatSpec's prepare step, where libraries that start threads or call programs are set up while
 that is still allowed), then confines itself with `sandbox.confine_child` before it reads the
@@ -196,12 +196,15 @@ def _answer(stdin: Any, request: Mapping[str, Any]) -> int:
 
 
 def _artifact_bytes(data: bytes, request: Mapping[str, Any]) -> bytes:
-    from extractor_sandbox.source import extract
+    from extractor_sandbox.source import artifact_json
 
-    artifact = extract(data, request["format"], request["name"], request["options"])
-    # allow_nan=False: NaN is not JSON; a string with a lone surrogate fails to encode as UTF-8.
-    text = json.dumps(artifact, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return text.encode("utf-8")
+    return artifact_json(
+        data,
+        request["format"],
+        request["name"],
+        request["options"],
+        max_artifact_bytes=request.get("max_artifact_bytes"),
+    )
 
 
 def _refuse(error: ExtractError) -> int:

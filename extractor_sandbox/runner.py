@@ -10,7 +10,8 @@ a fresh one. Without `warm` (LOOM_EXTRACTOR_WARM=off), or on a kernel without pi
 
 in / with an environment of PYTHONPATH, PATH, LC_ALL and ARROW_DEFAULT_MEMORY_POOL alone (so the service's token is not in
 it) and in a process group of its own. The request comes on stdin, so the command line shows no
-file name: one JSON line {"format", "name", "options"}, then the original's bytes to the end. The
+file name: one JSON line {"format", "name", "options", "max_artifact_bytes"} (the artifact's
+bound for this original's size, which the child cuts it to: output_size.py), then the original's bytes to the end. The
 child (extractor_sandbox.child) writes the artifact JSON on stdout and exits 0, or writes
 {"error": {"code", "message"}} and exits EXIT_REFUSED.
 
@@ -46,6 +47,7 @@ from extractor_sandbox import sandbox
 from extractor_sandbox.child import CHILD_MODULE, EXIT_SANDBOX
 from extractor_sandbox.errors import CONTRACT_CODES, ExtractError
 from extractor_sandbox.ocr_settings import ocr_environment
+from extractor_sandbox.output_size import DEFAULT_PER_INPUT_BYTE, artifact_byte_bound
 from extractor_sandbox.settings import Settings
 from extractor_sandbox.template import GO, MAX_MESSAGE_BYTES
 
@@ -72,6 +74,8 @@ class Limits(NamedTuple):
     max_output_bytes: int
     cpu_s: int
     memory_mb: int
+    # artifact bytes per byte of the original, past ARTIFACT_BYTES_FLOOR: the child cuts to it
+    per_input_byte: int = DEFAULT_PER_INPUT_BYTE
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
@@ -81,6 +85,7 @@ class Limits(NamedTuple):
             max_output_bytes=settings.max_output_bytes,
             cpu_s=settings.cpu_s,
             memory_mb=settings.memory_mb,
+            per_input_byte=settings.max_output_per_input_byte,
         )
 
 
@@ -136,7 +141,10 @@ def run_extraction(
     """The artifact JSON for `data`, made by a child process: with `warm` (and a kernel with
     pidfds) a fork of this process's template for `limits`, else a fresh interpreter. Raises
     ExtractError, CallerGone or SandboxFailure."""
-    header = json.dumps({"format": fmt, "name": name, "options": dict(options)}).encode("utf-8")
+    bound = artifact_byte_bound(len(data), limits.per_input_byte, limits.max_output_bytes)
+    header = json.dumps(
+        {"format": fmt, "name": name, "options": dict(options), "max_artifact_bytes": bound}
+    ).encode("utf-8")
     request = header + b"\n" + data
     template = shared_template(limits) if warm else None
     if template is None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from extractor_sandbox.output_size import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_PER_INPUT_BYTE
+
 MIN_TOKEN_CHARS = 16
 TOKEN_VARIABLE = "LOOM_EXTRACTOR_TOKEN"
 # Descriptors the service keeps for itself beside its connections: its listening socket, its
@@ -43,7 +45,9 @@ class Settings:
     # extractions at once (declared as `slots` in /v1/capabilities); a request's body is read
     # before it waits for a slot
     concurrency: int = field(default_factory=default_slots)
-    max_output_bytes: int = 256 * 1024 * 1024  # the largest artifact a child may write
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES  # the largest artifact a child may write
+    # artifact bytes per byte of the original past a 1 MiB floor; the child cuts the rest, said
+    max_output_per_input_byte: int = DEFAULT_PER_INPUT_BYTE
     body_timeout_s: float = 60.0  # wall clock to receive one request's body, however it trickles
     warm: bool = True  # each extraction a fork of a warm template process; off: a fresh interpreter
     # The HTTP layer (service.py): connections open at once, fitted under the open-file limit
@@ -71,6 +75,12 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         ),
         max_output_bytes=_read(
             environ, "LOOM_EXTRACTOR_MAX_OUTPUT_BYTES", _positive_int, defaults.max_output_bytes
+        ),
+        max_output_per_input_byte=_read(
+            environ,
+            "LOOM_EXTRACTOR_MAX_OUTPUT_PER_INPUT_BYTE",
+            _positive_int,
+            defaults.max_output_per_input_byte,
         ),
         body_timeout_s=_read(
             environ, "LOOM_EXTRACTOR_BODY_TIMEOUT_S", _positive_seconds, defaults.body_timeout_s
@@ -250,6 +260,19 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
         "positive integer",
         "`268435456` (256 MiB)",
         "the largest artifact a child may write; past it the child is killed (`resource_limit`)",
+    ),
+    (
+        "LOOM_EXTRACTOR_MAX_OUTPUT_PER_INPUT_BYTE",
+        "positive integer",
+        "`100`",
+        "artifact bytes per byte of the original, beside a floor of 1 MiB any original may make: an"
+        " artifact past `1 MiB + this x the original's size` (and never past"
+        " `LOOM_EXTRACTOR_MAX_OUTPUT_BYTES`) is cut, not refused: the blocks that fit are kept, the"
+        " one that crosses the bound keeps its text up to it, the rest are left out (a table keeps"
+        " its first rows within half the bound), and `coverage.failed` names where it stops with the"
+        " reason `resource_limit`, with a warning naming this variable. A 25 KB DOCX whose one run"
+        " inflates to 25 MB answers 3.6 MB; the largest ratio of a real document measured"
+        " (`bench/artifact_ratio.py`, 1,392 files of tests/ and the development corpus) is 7.1",
     ),
     (
         "LOOM_EXTRACTOR_OCR",

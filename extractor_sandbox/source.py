@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import json
 import re
 import zipfile
 from collections.abc import Mapping
@@ -29,6 +30,12 @@ from typing import TYPE_CHECKING
 from extractor_sandbox.artifact import fit_output_bounds
 from extractor_sandbox.contract import Artifact
 from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.output_size import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_PER_INPUT_BYTE,
+    artifact_byte_bound,
+    fit_artifact_bytes,
+)
 from extractor_sandbox.registry import AVAILABLE, FORMATS, SPECS
 
 if TYPE_CHECKING:
@@ -193,3 +200,36 @@ def extract(data: bytes, fmt: str, name: str, options: Mapping[str, str]) -> Art
     artifact["options"] = dict(options)
     # Last, with the tables in: however many blocks a parser made, the answer stays bounded.
     return fit_output_bounds(artifact, len(data))
+
+
+def artifact_json(
+    data: bytes,
+    fmt: str,
+    name: str,
+    options: Mapping[str, str],
+    *,
+    max_artifact_bytes: int | None = None,
+) -> bytes:
+    """The artifact of `data` as the JSON the service answers, at most about
+    `max_artifact_bytes` of it (the service's bound for this original; by default the default
+    settings' bound for its size): a longer one is cut and says so (output_size.py)."""
+    artifact = extract(data, fmt, name, options)
+    body = serialized(artifact)
+    if max_artifact_bytes is None:
+        max_artifact_bytes = artifact_byte_bound(
+            len(data), DEFAULT_PER_INPUT_BYTE, DEFAULT_MAX_OUTPUT_BYTES
+        )
+    # Measured as it is sent, so an artifact within its bound costs nothing more; a cut adds
+    # failed units, fitted to their bound again.
+    if len(body) > max_artifact_bytes:
+        del body
+        fit_artifact_bytes(artifact, max_artifact_bytes, len(data))
+        body = serialized(fit_output_bounds(artifact, len(data)))
+    return body
+
+
+def serialized(artifact: Artifact) -> bytes:
+    """The artifact's JSON as the service sends it: compact, UTF-8."""
+    # allow_nan=False: NaN is not JSON; a string with a lone surrogate fails to encode as UTF-8.
+    text = json.dumps(artifact, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")

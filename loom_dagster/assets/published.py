@@ -1,5 +1,6 @@
 """The step that makes `chunks`, `published` and `datasets`: each revision's chunks cut, the
-batch made live in the catalog and search with its tables typed as datasets, and the `live` and
+batch made live in the catalog and search with its tables typed as datasets (its small
+documents first, each large one after them: pipeline.publication_order), and the `live` and
 `typed` checks of each partition."""
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -45,10 +46,12 @@ from loom_dagster.assets.specs import (
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.datasets.catalog import datasets_of_revisions
 from loom_dagster.datasets.model import Dataset, DatasetState
+from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import revisions
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
+from loom_dagster.sources import Revision
 
 
 @multi_asset(
@@ -116,57 +119,51 @@ def published(
     retry = loom.retry()
     with retried_only_when_retryable(retry, context.retry_number):
         found = registered(context, catalog_db)
+        extractions = {r.key: pipeline.read_extraction(object_store, r.key) for r, _ in found}
     batch = [revision for revision, _ in found]
     where = {revision.key: (revision, root) for revision, root in found}
-    extractions: dict[str, pipeline.Extraction | None] = {}
-    if CHUNKS in context.selected_asset_keys:
-        made: list[AssetMaterialization] = []
+    publishing = PUBLISHED in context.selected_asset_keys
+    index = search_index.get() if publishing else None
+    was_live: set[str | None] = set()
+    states: list[catalog.DocumentRevision] = []
+    typed: dict[str, list[Dataset]] = {}
+    live: set[str] = set()
+    # Small documents first, in one commit; each large one after them in a commit of its own,
+    # so it never holds the rest of its batch out of search.
+    for group in pipeline.publication_order(batch, extractions):
+        if CHUNKS in context.selected_asset_keys:
+            yield from chunked(context, object_store, loom, group, extractions)
+            hold.reached("chunks")
+        if index is None:
+            continue
+        hold.reached("slot")  # the pool's slot held, the catalog not yet open
         with retried_only_when_retryable(retry, context.retry_number):
-            for revision in batch:
-                extraction = pipeline.read_extraction(object_store, revision.key)
-                extractions[revision.key] = extraction
-                if extraction is None or extraction.refused:
-                    continue
-                cut = pipeline.make_chunks(object_store, extraction, revision, loom.chunk_limits())
-                if len(cut) >= loom.chunk_limits().budget(revision.size):
-                    # Cut: the record was rewritten incomplete, as the events below say.
-                    extractions[revision.key] = pipeline.read_extraction(object_store, revision.key)
-                made.append(
-                    AssetMaterialization(
-                        CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)
-                    )
+            with catalog_db.connect() as con:
+                documents = {r.document_id for r in group}
+                was_live |= {s.live_revision for s in catalog.document_states(con, documents)}
+                outcomes = pipeline.publish(
+                    con, index, object_store, group, run_id=run_id, vectors=search_index.vectors()
                 )
-        yield from made
-        hold.reached("chunks")
-    if PUBLISHED not in context.selected_asset_keys:
+                states += catalog.document_states(con, documents)
+                # Every revision of the batch: one with no table (or refused) passes the check.
+                tables = datasets_of_revisions(
+                    con, [o.revision for o in outcomes if o.status == catalog.PUBLISHED]
+                )
+                typed.update({o.revision: tables.get(o.revision, []) for o in outcomes})
+                live |= {o.revision for o in outcomes if o.status == catalog.PUBLISHED}
+        for outcome in outcomes:
+            extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
+                object_store, outcome.revision
+            )
+            facts = (
+                revision_facts(*where[outcome.revision], object_store, extraction)
+                if outcome.revision in where
+                else {}
+            )
+            facts.update(datasets_facts(typed.get(outcome.revision, [])))
+            yield published_event(outcome, extraction, facts)
+    if not publishing:
         return
-    index = search_index.get()
-    hold.reached("slot")  # the pool's slot held, the catalog not yet open
-    with retried_only_when_retryable(retry, context.retry_number):
-        with catalog_db.connect() as con:
-            documents = {r.document_id for r in batch}
-            was_live = {s.live_revision for s in catalog.document_states(con, documents)}
-            outcomes = pipeline.publish(
-                con, index, object_store, batch, run_id=run_id, vectors=search_index.vectors()
-            )
-            states = catalog.document_states(con, documents)
-            # Every revision of the batch: one with no table (or refused) passes the check.
-            tables = datasets_of_revisions(
-                con, [o.revision for o in outcomes if o.status == catalog.PUBLISHED]
-            )
-            typed = {o.revision: tables.get(o.revision, []) for o in outcomes}
-            live = {o.revision for o in outcomes if o.status == catalog.PUBLISHED}
-    for outcome in outcomes:
-        extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
-            object_store, outcome.revision
-        )
-        facts = (
-            revision_facts(*where[outcome.revision], object_store, extraction)
-            if outcome.revision in where
-            else {}
-        )
-        facts.update(datasets_facts(typed.get(outcome.revision, [])))
-        yield published_event(outcome, extraction, facts)
     yield from datasets_events(context, typed, live)
     # The revisions this batch superseded say so on their own `published` partition.
     for state in states:
@@ -179,6 +176,33 @@ def published(
             if state.status is not None:
                 yield live_evaluation(state, targets.get(state.key))
         yield Output(None, output_name=f"{PREFIX}__published_{LIVE_CHECK}")
+
+
+def chunked(
+    context: AssetExecutionContext,
+    store: ObjectStore,
+    loom: SettingsResource,
+    revisions: Sequence[Revision],
+    extractions: dict[str, pipeline.Extraction | None],
+) -> list[AssetMaterialization]:
+    """Cut each revision's chunks (a refused one has none): a materialization of `chunks` per
+    revision chunked. A revision cut at its budget has its record, rewritten incomplete, read
+    again into `extractions`, so the events after say so."""
+    made: list[AssetMaterialization] = []
+    with retried_only_when_retryable(loom.retry(), context.retry_number):
+        for revision in revisions:
+            extraction = extractions.get(revision.key)
+            if extraction is None or extraction.refused:
+                continue
+            cut = pipeline.make_chunks(store, extraction, revision, loom.chunk_limits())
+            if len(cut) >= loom.chunk_limits().budget(revision.size):
+                extractions[revision.key] = pipeline.read_extraction(store, revision.key)
+            made.append(
+                AssetMaterialization(
+                    CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)
+                )
+            )
+    return made
 
 
 def datasets_events(

@@ -13,7 +13,9 @@ them), `scan` a folder's scan read and applied, `parsers` which parser made each
 """
 
 from loom_dagster.pipeline.publishing import (
+    LARGE_ARTIFACT_BYTES,
     drop_stale_datasets,
+    publication_order,
     publish,
     reconcile,
     retire,
@@ -47,6 +49,7 @@ from loom_dagster.pipeline.steps import (
 
 __all__ = [
     "CHUNKS",
+    "LARGE_ARTIFACT_BYTES",
     "EXTRACTION",
     "SETTLE_S",
     "Extraction",
@@ -59,6 +62,7 @@ __all__ = [
     "held_line",
     "make_chunks",
     "plan_source",
+    "publication_order",
     "publish",
     "read_chunks",
     "read_extraction",

@@ -1,10 +1,10 @@
-"""Making revisions live: the catalog switch with their datasets, the search index after it
-(`publish`), the repair of an index the catalog is ahead of (`reconcile`, `sync_vectors`), and
+"""Making revisions live: the commits a batch is published in (`publication_order`), the
+catalog switch with their datasets, the search index after it (`publish`), the repair of an index the catalog is ahead of (`reconcile`, `sync_vectors`), and
 the retirement of deleted files' documents (`retire`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import duckdb
 
@@ -26,6 +26,34 @@ from loom_dagster.pipeline.records import Extraction, read_chunks, read_extracti
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
 from loom_dagster.search.vector import VectorIndex
 from loom_dagster.sources import Revision
+
+# A document whose artifact is larger (about a thousand chunks of text: a second or two of
+# chunking, indexing and embedding) is published after the rest of its batch, on its own.
+LARGE_ARTIFACT_BYTES = 1024 * 1024
+
+
+def publication_order(
+    revisions: Sequence[Revision], extractions: Mapping[str, Extraction | None]
+) -> list[list[Revision]]:
+    """The batch as the commits it is published in, in order, so that one large document never
+    holds the other files of its batch out of search: first every document whose artifacts are
+    all at most LARGE_ARTIFACT_BYTES (refused ones too), together in one commit, as a batch
+    always was; then each larger document in a commit of its own, the smallest first. A
+    document's revisions stay in one commit, in their order, so the later one supersedes the
+    earlier there as in a batch of one commit.
+    """
+    cost: dict[str, int] = {}
+    for revision in revisions:
+        extraction = extractions.get(revision.key)
+        size = extraction.artifact_bytes if extraction is not None else 0
+        cost[revision.document_id] = max(cost.get(revision.document_id, 0), size)
+    small = [r for r in revisions if cost[r.document_id] <= LARGE_ARTIFACT_BYTES]
+    large: dict[str, list[Revision]] = {}
+    for revision in revisions:
+        if cost[revision.document_id] > LARGE_ARTIFACT_BYTES:
+            large.setdefault(revision.document_id, []).append(revision)
+    ordered = sorted(large.values(), key=lambda group: cost[group[0].document_id])
+    return [group for group in (small, *ordered) if group]
 
 
 def publish(

@@ -42,6 +42,9 @@ class Extraction:
     # "parser version" its service declared for the format when it extracted: a revision is
     # stale once the service declares another (loom_dagster/pipeline/parsers.py).
     declared: str | None = None
+    # The artifact's size in bytes (its canonical JSON): what chunking and indexing it will
+    # cost, known before it is read (0 in a record written before it was kept).
+    artifact_bytes: int = 0
 
     @property
     def refused(self) -> bool:

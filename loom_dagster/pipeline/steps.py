@@ -108,7 +108,8 @@ def extract(
         )
     except ExtractionFailed as refusal:
         return refuse(store, revision, refusal.code, refusal.message, run_id=run_id)
-    sha = store.put_artifact(artifact.canonical_bytes())
+    canonical = artifact.canonical_bytes()
+    sha = store.put_artifact(canonical)
     coverage = artifact.coverage
     return _record(
         store,
@@ -127,6 +128,7 @@ def extract(
             + tuple(bounded(f"lost: {lost}", 200) for lost in coverage.lost[:MAX_FAILED_UNITS]),
             coverage=f"{coverage.extracted} of {coverage.total} {coverage.unit}",
             declared=client.declared_parser(artifact.format),
+            artifact_bytes=len(canonical),
         ),
     )
 

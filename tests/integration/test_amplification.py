@@ -1,7 +1,7 @@
 """Issue 40 row 2: a document whose artifact is far larger than its original (a DOCX whose one
 run inflates to 25 MB, or any extractor's huge valid artifact) indexes to at most its chunk
 budget, the rest announced as a failed unit (resource_limit), and the small files of its batch
-publish with it, searchable.
+are published before it (pipeline.publication_order), searchable.
 
 The extractor here is a fake that speaks the real protocol on loopback, so the bound is the
 pipeline's own: it holds against a third-party extractor whatever that one sends.
@@ -13,8 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dagster import AssetRecordsFilter, DagsterInstance
 
 from loom_dagster import api
+from loom_dagster.api.reports import IngestReport
+from loom_dagster.assets.specs import CHUNKS, PUBLISHED
 from loom_dagster.chunking import MIN_CHUNK_BUDGET
 from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
 from tests.integration.misbehaving_extractor import (
@@ -64,9 +67,7 @@ class HugeForBig(MisbehavingExtractor):
         return super().reply_for(request)
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "loom-home"
+def use_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LOOM_HOME", str(home))
     monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
     monkeypatch.delenv("LOOM_OBJECT_STORE_URL", raising=False)
@@ -75,12 +76,20 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def batch(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return use_home(tmp_path / "loom-home", monkeypatch)
+
+
+def make_batch(folder: Path) -> Path:
     folder.mkdir()
     for name in ("a.md", "big.md", "z.md"):
         (folder / name).write_text(SMALL)
     return folder
+
+
+@pytest.fixture
+def batch(tmp_path: Path) -> Path:
+    return make_batch(tmp_path / "docs")
 
 
 def served_by(chars: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[HugeForBig]:
@@ -90,13 +99,21 @@ def served_by(chars: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[HugeForBi
         yield service
 
 
-def test_a_huge_artifact_indexes_to_its_budget_and_says_so(
-    home: Path, batch: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # 1.8 M characters: about 1,500 chunks; a 5-byte original's budget is the floor, 1,000.
-    for _ in served_by(1_800_000, monkeypatch):
-        report = api.ingest_folder(batch)
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IngestReport]:
+    """One batch (a.md, big.md, z.md) ingested, big.md answered with 1.8 M characters: about
+    1,500 chunks; a 5-byte original's budget is the floor, 1,000. The environment stays set
+    for the tests that read the home it left."""
+    scratch = tmp_path_factory.mktemp("amplified")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        use_home(scratch / "loom-home", monkeypatch)
+        for _ in served_by(1_800_000, monkeypatch):
+            report = api.ingest_folder(make_batch(scratch / "docs"))
+        yield report
 
+
+def test_a_huge_artifact_indexes_to_its_budget_and_says_so(ingested: IngestReport) -> None:
+    report = ingested
     outcomes = {o.path: o for o in report.outcomes}
     big = outcomes.pop("big.md")
     assert big.status == "published"
@@ -105,7 +122,7 @@ def test_a_huge_artifact_indexes_to_its_budget_and_says_so(
         f"{MIN_CHUNK_BUDGET} chunks (incomplete: text past chunk {MIN_CHUNK_BUDGET}: "
         "resource_limit)"
     )
-    # The small files of the same batch were published with it, whole, and are searchable.
+    # The small files of the same batch were published too, whole, and are searchable.
     assert {(o.status, o.detail, o.incomplete) for o in outcomes.values()} == {
         ("published", "1 chunks", False)
     }
@@ -115,6 +132,27 @@ def test_a_huge_artifact_indexes_to_its_budget_and_says_so(
     # Every hit of the cut revision says what it lost.
     assert hit.incomplete == f"text past chunk {MIN_CHUNK_BUDGET}: resource_limit"
     assert report.conserved
+
+
+def test_the_small_files_of_a_batch_are_live_before_its_large_one_is_chunked(
+    ingested: IngestReport,
+) -> None:
+    # The step's events, in the order it wrote them: a `published` materialization is written
+    # once its revision's catalog and index commits are done, a `chunks` one once it is cut.
+    path_of = {o.revision: o.path for o in ingested.outcomes}
+    with DagsterInstance.get() as instance:
+        order = [
+            (record.storage_id, asset.path[-1], path_of[record.partition_key or ""])
+            for asset in (CHUNKS, PUBLISHED)
+            for record in instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=asset), limit=100
+            ).records
+        ]
+    steps = [f"{path} {asset}" for _, asset, path in sorted(order)]
+
+    assert steps.index("a.md published") < steps.index("big.md chunks")
+    assert steps.index("z.md published") < steps.index("big.md chunks")
+    assert steps[-1] == "big.md published"
 
 
 def test_the_budget_is_a_setting(home: Path, batch: Path, monkeypatch: pytest.MonkeyPatch) -> None:

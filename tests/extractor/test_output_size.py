@@ -1,0 +1,139 @@
+"""The artifact's size bound per byte of the original (extractor_sandbox/output_size.py): a small
+file that inflates is cut to ARTIFACT_BYTES_FLOOR plus LOOM_EXTRACTOR_MAX_OUTPUT_PER_INPUT_BYTE
+bytes per byte of it, and the cut is announced in coverage (resource_limit), never silent.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from extractor_sandbox.artifact import build_artifact, coverage
+from extractor_sandbox.output_size import (
+    ARTIFACT_BYTES_FLOOR,
+    DEFAULT_PER_INPUT_BYTE,
+    SETTING,
+    artifact_byte_bound,
+    fit_artifact_bytes,
+)
+from extractor_sandbox.runner import Limits, run_extraction
+from extractor_sandbox.settings import Settings, load_settings
+from extractor_sandbox.source import artifact_json
+from tests.extractor import office_packages
+from tests.extractor.server_check import validated
+
+
+def inflating_docx(chars: int) -> bytes:
+    """A DOCX of a few KB whose one text run is `chars` characters (deflate packs it ~1000:1)."""
+    return office_packages.docx(office_packages.paragraph("A" * chars))
+
+
+def serialized(artifact: dict[str, Any]) -> int:
+    """The artifact's bytes as the child writes them."""
+    text = json.dumps(artifact, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return len(text.encode("utf-8"))
+
+
+def paragraphs(count: int, chars: int) -> dict[str, Any]:
+    blocks = [
+        {"id": f"b{n}", "type": "paragraph", "text": "x" * chars, "section_path": [], "keys": []}
+        for n in range(count)
+    ]
+    return dict(build_artifact("text", "t", "1", blocks, coverage("lines", count, count)))
+
+
+def test_a_docx_that_inflates_is_cut_to_its_bound_and_says_so() -> None:
+    data = inflating_docx(3_000_000)  # ~3 KB of zip: its bound is ~1.3 MB, not 3 MB
+    bound = artifact_byte_bound(len(data), DEFAULT_PER_INPUT_BYTE, 256 * 1024 * 1024)
+    assert len(data) < 10_000 and bound < 1_500_000
+
+    body = artifact_json(data, "docx", "bomb.docx", {})
+    artifact = validated(json.loads(body), data)
+
+    assert len(body) <= bound
+    [kept] = artifact["blocks"]
+    assert len(kept["text"]) > ARTIFACT_BYTES_FLOOR - 10_000
+    assert kept["text"] == "A" * len(kept["text"])  # a prefix of the run
+    cov = artifact["coverage"]
+    assert cov["complete"] is False
+    assert cov["failed"][0] == {
+        "unit": f"block b0 past character {len(kept['text']):,}",
+        "reason": "resource_limit",
+    }
+    assert SETTING in artifact["warnings"][0]
+
+
+def test_an_artifact_within_its_bound_is_left_whole() -> None:
+    artifact = paragraphs(100, 1_000)
+    before = copy.deepcopy(artifact)
+
+    fit_artifact_bytes(artifact, serialized(artifact) + 64, 1)
+
+    assert artifact == before
+
+
+def test_blocks_past_the_bound_are_left_out_and_counted() -> None:
+    artifact = paragraphs(1_000, 10_000)  # ~10 MB of blocks
+
+    fit_artifact_bytes(artifact, 1_000_000, 1_000)
+
+    blocks = artifact["blocks"]
+    assert serialized(artifact) <= 1_000_000
+    assert all(len(b["text"]) == 10_000 for b in blocks[:-1])  # whole, up to the one cut
+    last = blocks[-1]
+    assert 0 < len(last["text"]) < 10_000
+    assert artifact["coverage"]["failed"] == [
+        {
+            "unit": f"block {last['id']} past character {len(last['text']):,}",
+            "reason": "resource_limit",
+        },
+        {
+            "unit": f"{1_000 - len(blocks):,} blocks from block b{len(blocks)} on",
+            "reason": "resource_limit",
+        },
+    ]
+    assert artifact["coverage"]["complete"] is False
+
+
+def test_a_tables_rows_past_half_the_bound_are_cut_and_said() -> None:
+    artifact = paragraphs(10, 10)
+    artifact["tables"] = [
+        {
+            "id": "t0",
+            "name": "sheet",
+            "columns": [{"name": "a", "type": "string"}],
+            "rows": [["v" * 100] for _ in range(100_000)],  # ~10 MB of rows
+            "locator": {},
+            "attrs": {},
+        }
+    ]
+
+    fit_artifact_bytes(artifact, 2_000_000, 1_000)
+
+    rows = artifact["tables"][0]["rows"]
+    assert 0 < len(rows) < 100_000
+    assert serialized(artifact) <= 2_000_000
+    assert len(artifact["blocks"]) == 10  # the blocks fit in what the table left
+    assert artifact["coverage"]["failed"] == [
+        {"unit": f"table t0 rows past {len(rows):,} of its values", "reason": "resource_limit"}
+    ]
+
+
+def test_the_ratio_is_a_setting_the_child_applies() -> None:
+    """Two fresh children (about 1 s each): the bound travels from the service's settings to the
+    child that cuts, through the request it reads."""
+    assert Settings().max_output_per_input_byte == DEFAULT_PER_INPUT_BYTE
+    settings = load_settings({SETTING: "1"})
+    limits = Limits.of(settings)
+    assert limits.per_input_byte == 1
+    data = inflating_docx(1_500_000)
+    roomy = limits._replace(per_input_byte=10_000)
+
+    cut = json.loads(run_extraction(data, "docx", "bomb.docx", {}, limits, warm=False))
+    whole = json.loads(run_extraction(data, "docx", "bomb.docx", {}, roomy, warm=False))
+
+    assert serialized(cut) <= ARTIFACT_BYTES_FLOOR + len(data)
+    assert cut["coverage"]["failed"][0]["reason"] == "resource_limit"
+    assert len(whole["blocks"][0]["text"]) == 1_500_000
+    assert whole["coverage"]["complete"] is True
