@@ -60,7 +60,7 @@ automation = dg.AutomationConditionSensorDefinition(
 defs = dg.Definitions(
     assets=[disk_usage, volumes_over_75],
     sensors=[automation],
-    # The settings come from the environment (LOOM_HOME, LOOM_OBJECT_STORE_URL, AWS_* for S3);
+    # The home comes from LOOM_HOME when the run starts (an S3 store's credentials from AWS_*);
     # `sources` keeps this code to the example folder's datasets.
-    resources={"loom_datasets": LoomDatasets(sources=["docs"])},
+    resources={"loom_datasets": LoomDatasets(home=dg.EnvVar("LOOM_HOME"), sources=["docs"])},
 )

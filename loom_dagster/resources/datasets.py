@@ -1,8 +1,8 @@
 """`LoomDatasets`: the resource a user's own asset takes to read Loom's served datasets as pandas,
 Arrow or DuckDB (a thin shell over query.read, which holds every rule of a read).
 
-Its settings are plain, non-secret config, each empty by default so the environment's Loom
-settings apply (LOOM_HOME, LOOM_OBJECT_STORE_URL; an S3 store's credentials stay in the
+Its settings are plain, non-secret config given as values, like every Loom resource's (the home,
+and the object store's URL when it is not the home's folder; an S3 store's credentials stay in the
 standard AWS variables, never in config). Set them with `dg.EnvVar` to read them at launch:
 
     defs = dg.Definitions(
@@ -14,7 +14,6 @@ standard AWS variables, never in config). Set them with `dg.EnvVar` to read them
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 
 import dagster as dg
@@ -33,15 +32,15 @@ from loom_dagster.settings import LoomSettings
 class LoomDatasets(dg.ConfigurableResource):
     """Loom's served datasets of one home, read-only, within a namespace of sources."""
 
-    home: str = ""  # the Loom home (LOOM_HOME); "" takes the environment's
-    object_store_url: str = ""  # LOOM_OBJECT_STORE_URL; "" takes the home's setting
+    # The Loom home, given as a value (`dg.EnvVar("LOOM_HOME")` in a Definitions): a resource
+    # reads no environment of its own, so the Resources tab shows where its data comes from.
+    home: str
+    object_store_url: str = ""  # LOOM_OBJECT_STORE_URL; "" takes the home's store folder
     # The namespace: the sources whose datasets this code may read (None: every source).
     sources: list[str] | None = None
 
     def settings(self) -> LoomSettings:
-        env = dict(os.environ)
-        if self.home:
-            env["LOOM_HOME"] = self.home
+        env = {"LOOM_HOME": self.home}
         if self.object_store_url:
             env["LOOM_OBJECT_STORE_URL"] = self.object_store_url
         return LoomSettings.from_env(env)
