@@ -59,7 +59,7 @@ from __future__ import annotations
 import platform
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from extractor_sandbox.artifact import (
@@ -72,6 +72,15 @@ from extractor_sandbox.artifact import (
     split_lines,
 )
 from extractor_sandbox.contract import Artifact
+from extractor_sandbox.formats.markdown_inline import plain_inline
+from extractor_sandbox.formats.markdown_tables import delimiter_row, split_row
+from extractor_sandbox.formats.tables import (
+    Budget,
+    fit_names,
+    table_entry,
+    typed_cell,
+    unique_names,
+)
 
 PARSER = "loom-markdown"
 PARSER_VERSION = f"1+python{platform.python_version()}"
@@ -111,22 +120,49 @@ _TAG_ONLY_LINE = re.compile(
 )
 _MAY_START_BLOCK = frozenset("`~#*-_+>0123456789<")
 _NEVER = 1 << 30  # an indentation no line reaches
+# Lists nested deeper than this read their items' markers as text (a line of "- * - * ..." markers
+# would otherwise nest a list per marker, a parser frame each).
+MAX_LIST_DEPTH = 32
+_FOOTNOTE_DEFINITION = re.compile(r"\[\^([^\]\s]+)\]:(?:[ \t]+(.*))?$")
 _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
 
 def extract_markdown(
     text: str, options: Mapping[str, str] | None = None, *, name: str = ""
 ) -> Artifact:
-    parser = _Parser(text)
-    parser.parse()
-    blocks = parser.builder.blocks
-    return build_artifact(
-        "markdown",
-        PARSER,
-        PARSER_VERSION,
-        blocks,
-        line_coverage(parser.lines, blocks, parser.markup_lines),
-    )
+    document = _Document(text, split_lines(text))
+    _Parser(document, document.lines).parse()
+    blocks = document.builder.blocks
+    read = line_coverage(document.lines, blocks, document.markup_lines)
+    if document.failed:
+        read["failed"] += document.failed  # type: ignore[operator]
+        read["lost"] = ["tables"]
+        read["complete"] = False
+    artifact = build_artifact("markdown", PARSER, PARSER_VERSION, blocks, read)
+    if document.tables:
+        artifact["tables"] = document.tables
+    return artifact
+
+
+@dataclass
+class _Document:
+    """What the parsers of a document and of its list items share."""
+
+    text: str
+    lines: list[Line]  # the source's lines
+    builder: BlockBuilder = field(default_factory=BlockBuilder)
+    markup_lines: set[int] = field(default_factory=set)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    budget: Budget = field(default_factory=Budget)
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Item:
+    """The list item a parser reads the content of."""
+
+    depth: int  # 1 for an item of a top-level list
+    ordered: bool
 
 
 @dataclass(frozen=True)
@@ -135,6 +171,7 @@ class _ListMarker:
     ordinal: int | None  # an ordered item's number
     content_indent: int  # the column an item's continuation lines are indented to
     empty: bool  # nothing follows the marker on its line
+    width: int  # the marker's own characters ("-", "10.")
 
     @property
     def ordered(self) -> bool:
@@ -186,8 +223,8 @@ def _marker_text(line: Line) -> str | None:
 
 
 def clean_title(raw: str) -> str:
-    """A heading title without HTML tags, whitespace collapsed; Markdown inline markup is left."""
-    return _WHITESPACE.sub(" ", _HTML_TAG.sub("", raw)).strip()
+    """A heading title without HTML tags and inline markup, whitespace collapsed."""
+    return _WHITESPACE.sub(" ", plain_inline(_HTML_TAG.sub("", raw))).strip()
 
 
 def _atx_title(line: Line) -> tuple[int, str] | None:
@@ -271,7 +308,7 @@ def _list_marker(line: Line) -> _ListMarker | None:
     empty = not content
     if empty or spaces > 4:
         spaces = 1
-    return _ListMarker(kind, ordinal, indent + len(marker) + spaces, empty)
+    return _ListMarker(kind, ordinal, indent + len(marker) + spaces, empty, len(marker))
 
 
 def _html_start(line: Line) -> int | None:
@@ -330,25 +367,52 @@ def _is_indented_code(line: Line) -> bool:
     return not line.is_blank and _leading(line.content)[0] >= 4
 
 
+def _table_header(lines: list[Line], index: int) -> list[str | None] | None:
+    """The columns' alignments when lines[index] is a table's header row (a delimiter row with as
+    many cells under it); None when it is not one."""
+    if index + 1 >= len(lines):
+        return None
+    delimiter = lines[index + 1]
+    if _leading(delimiter.content)[0] > 3 or _leading(lines[index].content)[0] > 3:
+        return None
+    alignments = delimiter_row(delimiter.content)
+    if alignments is None or len(split_row(lines[index].content)) != len(alignments):
+        return None
+    return alignments
+
+
 class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.lines = split_lines(text)
-        self.builder = BlockBuilder()
-        self.markup_lines: set[int] = set()
+    """Reads a run of lines into blocks: the document's, or a list item's content (its lines
+    de-indented to the item's content column, each keeping its source line's number and span)."""
+
+    def __init__(self, document: _Document, lines: list[Line], item: _Item | None = None) -> None:
+        self.document = document
+        self.text = document.text
+        self.lines = lines
+        self.builder = document.builder
+        self.markup_lines = document.markup_lines
+        self.item = item
+        self.nests = item is None or item.depth < MAX_LIST_DEPTH  # reads list markers
 
     # Blocks and sections
 
     def _add(
         self, block_type: str, text: str, first: int, last: int, attrs: dict[str, Any] | None = None
-    ) -> None:
-        self.builder.add(block_type, text, self.lines[first], self.lines[last], attrs=attrs)
+    ) -> str:
+        if self.item is not None and block_type == "paragraph" and not (attrs and "html" in attrs):
+            # A list item's text: each of its paragraphs a list block of its own.
+            attrs = {"ordered": self.item.ordered, "depth": self.item.depth, **(attrs or {})}
+            block_type = "list"
+        return self.builder.add(block_type, text, self.lines[first], self.lines[last], attrs=attrs)
 
     def _add_heading(self, depth: int, title: str, first: int, last: int) -> None:
         self.builder.heading(title, depth, locator(self.lines[first], self.lines[last]))
 
     def _slice(self, first: int, last: int) -> str:
-        return source_slice(self.text, self.lines[first], self.lines[last])
+        """The lines' text: as written at the top level, de-indented inside a list item."""
+        if self.item is None:
+            return source_slice(self.text, self.lines[first], self.lines[last])
+        return self._joined([(line.content, line) for line in self.lines[first : last + 1]])
 
     def _joined(self, parts: list[tuple[str, Line]]) -> str:
         """Rebuilt lines joined by their own endings, the last one's left out."""
@@ -360,7 +424,7 @@ class _Parser:
     # The top level
 
     def parse(self) -> None:
-        index = self._front_matter()
+        index = self._front_matter() if self.item is None else 0
         while index < len(self.lines):
             if self.lines[index].is_blank:
                 index += 1
@@ -375,28 +439,38 @@ class _Parser:
         fence = _fence_open(line)
         if fence is not None:
             return self._fenced_code(index, fence)
-        atx = _atx_title(line)
-        if atx is not None and not atx[1]:
-            self.markup_lines.add(line.number)
-            return index + 1
-        if atx is not None and clean_title(atx[1]):
-            self._add_heading(atx[0], clean_title(atx[1]), index, index)
-            return index + 1
+        if self.item is None:  # a heading inside a list item is the item's text
+            atx = _atx_title(line)
+            if atx is not None and not atx[1]:
+                self.markup_lines.add(line.number)
+                return index + 1
+            if atx is not None and clean_title(atx[1]):
+                self._add_heading(atx[0], clean_title(atx[1]), index, index)
+                return index + 1
         if _is_thematic_break(line):
             self.markup_lines.add(line.number)
             return index + 1
-        html_heading = _one_line_html_heading(line)
-        if html_heading is not None:
-            self._add_heading(html_heading[0], html_heading[1], index, index)
-            return index + 1
+        if self.item is None:
+            html_heading = _one_line_html_heading(line)
+            if html_heading is not None:
+                self._add_heading(html_heading[0], html_heading[1], index, index)
+                return index + 1
         condition = _html_start(line)
         if condition is not None:
             return self._html_block(index, condition)
         if _is_quote(line):
             return self._quote(index)
-        marker = _list_marker(line)
+        marker = _list_marker(line) if self.nests else None
         if marker is not None:
             return self._list(index, marker)
+        if "|" in line.content:
+            alignments = _table_header(self.lines, index)
+            if alignments is not None:
+                return self._table(index, alignments)
+        if line.content.lstrip(" ")[:2] == "[^":
+            footnote = _FOOTNOTE_DEFINITION.match(line.content.lstrip(" "))
+            if footnote is not None and _leading(line.content)[0] <= 3:
+                return self._footnote(index, footnote.group(1), footnote.group(2) or "")
         return self._paragraph(index)
 
     def _interrupts_paragraph(self, line: Line) -> bool:
@@ -404,12 +478,15 @@ class _Parser:
             return False  # most prose lines: no block starts with their first character
         if _fence_open(line) is not None or _is_thematic_break(line) or _is_quote(line):
             return True
-        atx = _atx_title(line)
-        if atx is not None and (not atx[1] or clean_title(atx[1])):
-            return True
+        if self.item is None:
+            atx = _atx_title(line)
+            if atx is not None and (not atx[1] or clean_title(atx[1])):
+                return True
         condition = _html_start(line)
         if condition is not None and condition != 7:
             return True
+        if not self.nests:
+            return False
         marker = _list_marker(line)
         return (
             marker is not None and not marker.empty and (not marker.ordered or marker.ordinal == 1)
@@ -421,7 +498,9 @@ class _Parser:
             line = self.lines[index]
             if line.is_blank:
                 break
-            level = _setext_level(line)
+            if "|" in line.content and _table_header(self.lines, index) is not None:
+                break
+            level = _setext_level(line) if self.item is None else None
             if level is not None:
                 title = clean_title(
                     " ".join(self.lines[i].content.strip() for i in range(first, index))
@@ -437,7 +516,7 @@ class _Parser:
                 index += 1
                 continue
             break
-        self._add("paragraph", self._slice(first, index - 1), first, index - 1)
+        self._add("paragraph", plain_inline(self._slice(first, index - 1)), first, index - 1)
         return index
 
     def _fenced_code(self, opening: int, fence: _Fence) -> int:
@@ -496,12 +575,97 @@ class _Parser:
                 break
             index += 1
         parts = [(_quote_content(line), line) for line in self.lines[first:index]]
-        self._add("paragraph", self._joined(parts), first, index - 1, {"quote": True})
+        text = plain_inline(self._joined(parts))
+        self._add("paragraph", text, first, index - 1, {"quote": True})
+        return index
+
+    def _footnote(self, first: int, label: str, rest: str) -> int:
+        """A footnote definition: a paragraph of its text without the "[^label]:" marker, its
+        lines until a blank line, and the paragraphs after it indented four columns."""
+        index = first + 1
+        while index < len(self.lines):
+            line = self.lines[index]
+            if line.is_blank or self._interrupts_paragraph(line):
+                break
+            index += 1
+        last = index - 1
+        while index < len(self.lines):
+            line = self.lines[index]
+            if not line.is_blank:
+                if _leading(line.content)[0] < 4:
+                    break
+                last = index
+            index += 1
+        parts = [(rest, self.lines[first])] + [
+            (_strip_columns(line.content, 4).strip(" \t"), line)
+            for line in self.lines[first + 1 : last + 1]
+        ]
+        text = plain_inline(self._joined(parts)).strip()
+        if text:
+            self._add("paragraph", text, first, last, {"footnote": label})
+        else:
+            self.markup_lines.update(line.number for line in self.lines[first : last + 1])
+        return last + 1
+
+    def _table(self, first: int, alignments: list[str | None]) -> int:
+        """A pipe table: one table block, a row per line (the delimiter row left out), its cells
+        joined by " | ", and the artifact's typed table of its body rows under its header."""
+        width = len(alignments)
+        rows = [first]
+        index = first + 2
+        while index < len(self.lines):
+            line = self.lines[index]
+            if line.is_blank or "|" not in line.content or self._interrupts_paragraph(line):
+                break
+            rows.append(index)
+            index += 1
+        grid: list[list[str]] = []
+        for row in rows:
+            cells = split_row(self.lines[row].content)[:width]
+            cells += [""] * (width - len(cells))
+            grid.append([_WHITESPACE.sub(" ", plain_inline(cell)).strip() for cell in cells])
+        document = self.document
+        table_id = f"t{len(document.tables)}"
+        attrs = {
+            "table": {
+                "rows": len(grid),
+                "columns": width,
+                "header_rows": 1,
+                "align": alignments,
+                "row_lines": [self.lines[row].number for row in rows],
+            },
+            "table_id": table_id,
+        }
+        last = index - 1
+        self._add("table", "\n".join(" | ".join(row) for row in grid), first, last, attrs)
+        names, failed = fit_names(grid[0], f"{table_id} header")
+        body = [[typed_cell(cell) for cell in row] for row in grid[1:]]
+        admitted, reason = document.budget.admit_rows(body, 0)
+        if reason is not None:
+            failed.append({"unit": f"{table_id} rows {admitted + 2}-", "reason": reason})
+            body = body[:admitted]
+        document.failed += failed
+        document.tables.append(
+            table_entry(
+                table_id,
+                f"table {len(document.tables) + 1}",
+                unique_names(names),
+                body,
+                locator={
+                    "line_start": self.lines[first].number,
+                    "line_end": self.lines[last].number,
+                    "row_start": 1,
+                    "row_end": 1 + len(body),
+                },
+            )
+        )
         return index
 
     def _list(self, first: int, marker: _ListMarker) -> int:
+        """A run of items of one kind; each item's content is read as blocks of its own."""
         content_indent = marker.content_indent
         item_is_empty = marker.empty
+        items = [(first, marker)]
         last = first
         index = first + 1
         while index < len(self.lines):
@@ -522,13 +686,40 @@ class _Parser:
                 content_indent = item.content_indent
                 item_is_empty = item.empty
                 last = index
+                items.append((index, item))
             elif not after_blank and not self._interrupts_paragraph(line):
                 last = index  # a lazy continuation of the item's paragraph
             else:
                 break
             index += 1
-        self._add("list", self._slice(first, last), first, last, {"ordered": marker.ordered})
+        depth = 1 if self.item is None else self.item.depth + 1
+        for number, (start, item_marker) in enumerate(items):
+            end = items[number + 1][0] - 1 if number + 1 < len(items) else last
+            self._item(start, end, item_marker, depth)
         return last + 1
+
+    def _item(self, first: int, last: int, marker: _ListMarker, depth: int) -> None:
+        """Read one item's content: its first line after the marker, the lines indented to its
+        content column without that indentation, lazy lines as written."""
+        line = self.lines[first]
+        indent, rest = _leading(line.content)
+        opening = ""
+        if not marker.empty:
+            spaces = marker.content_indent - indent - marker.width
+            opening = _strip_columns(rest[marker.width :], spaces)
+        else:
+            self.markup_lines.add(line.number)  # the marker alone: its content starts below
+        content = [line._replace(content=opening)]
+        for line in self.lines[first + 1 : last + 1]:
+            if line.is_blank:
+                content.append(line._replace(content=""))
+            elif _leading(line.content)[0] >= marker.content_indent:
+                content.append(
+                    line._replace(content=_strip_columns(line.content, marker.content_indent))
+                )
+            else:
+                content.append(line)  # a lazy line
+        _Parser(self.document, content, _Item(depth, marker.ordered)).parse()
 
     # Front matter
 

@@ -84,8 +84,8 @@ def test_atx_heading_indented_up_to_three_spaces_not_four():
     assert kinds("    # Four\n") == [("code", "# Four")]
 
 
-def test_atx_heading_keeps_inline_markup_and_drops_html_tags():
-    assert headings("## **Bold** and `code` [link](x)\n") == [(2, "**Bold** and `code` [link](x)")]
+def test_atx_heading_drops_inline_markup_and_html_tags():
+    assert headings("## **Bold** and `code` [link](x)\n") == [(2, "Bold and code link")]
     assert headings('# <a name="top"></a> Install   now\n') == [(1, "Install now")]
 
 
@@ -160,7 +160,7 @@ def test_setext_underline_indented_four_spaces_is_paragraph_text():
 def test_list_item_over_dashes_is_not_a_setext_heading():
     text = "- item\n---\n"
 
-    assert kinds(text) == [("list", "- item")]
+    assert kinds(text) == [("list", "item")]
     assert coverage_of(text) == (2, 2, True)
 
 
@@ -258,14 +258,14 @@ def test_heading_title_over_500_chars_is_cut_in_section_paths_and_marked():
 # Paragraphs
 
 
-def test_paragraph_text_is_its_source_lines_as_written():
+def test_paragraph_text_is_its_source_lines_without_inline_markup():
     text = "First *line*\n  second line  \n\nnext"
     blocks = blocks_of(text)
 
-    assert [block["text"] for block in blocks] == ["First *line*\n  second line  ", "next"]
+    assert [block["text"] for block in blocks] == ["First line\n  second line  ", "next"]
     assert [lines_of(block) for block in blocks] == [(1, 2), (4, 4)]
-    for block in blocks:
-        assert source_of(text, block) == block["text"]
+    assert source_of(text, blocks[0]) == "First *line*\n  second line  "
+    assert source_of(text, blocks[1]) == "next"
 
 
 def test_indented_line_inside_a_paragraph_is_its_text_not_code():
@@ -294,10 +294,11 @@ def test_thematic_break_ends_a_list():
     blocks = blocks_of(text)
 
     assert [(block["type"], block["text"]) for block in blocks] == [
-        ("list", "- a\n- b"),
-        ("list", "- c"),
+        ("list", "a"),
+        ("list", "b"),
+        ("list", "c"),
     ]
-    assert [lines_of(block) for block in blocks] == [(1, 2), (4, 4)]
+    assert [lines_of(block) for block in blocks] == [(1, 1), (2, 2), (4, 4)]
 
 
 # Fenced code
@@ -400,48 +401,56 @@ def test_indented_code_block():
 # Lists
 
 
-def test_run_of_bullet_items_is_one_list_block():
+def test_each_list_item_is_a_block_of_its_own_without_its_marker():
     text = "- one\n- two\n- three\n"
     blocks = blocks_of(text)
 
     assert [(block["type"], block["text"]) for block in blocks] == [
-        ("list", "- one\n- two\n- three")
+        ("list", "one"),
+        ("list", "two"),
+        ("list", "three"),
     ]
-    assert blocks[0]["attrs"] == {"ordered": False}
-    assert lines_of(blocks[0]) == (1, 3)
-    assert source_of(text, blocks[0]) == blocks[0]["text"]
+    assert [block["attrs"] for block in blocks] == [{"ordered": False, "depth": 1}] * 3
+    assert [lines_of(block) for block in blocks] == [(1, 1), (2, 2), (3, 3)]
+    assert [source_of(text, block) for block in blocks] == ["- one", "- two", "- three"]
 
 
 def test_ordered_list_with_either_delimiter():
-    assert kinds("1. one\n2. two\n10. ten\n") == [("list", "1. one\n2. two\n10. ten")]
-    assert blocks_of("3) c\n4) d\n")[0]["attrs"] == {"ordered": True}
+    assert kinds("1. one\n2. two\n10. ten\n") == [("list", "one"), ("list", "two"), ("list", "ten")]
+    assert blocks_of("3) c\n4) d\n")[0]["attrs"] == {"ordered": True, "depth": 1}
 
 
 def test_other_bullet_or_delimiter_starts_another_list():
-    assert kinds("- a\n+ b\n1. c\n1) d\n") == [
-        ("list", "- a"),
-        ("list", "+ b"),
-        ("list", "1. c"),
-        ("list", "1) d"),
+    blocks = blocks_of("- a\n+ b\n1. c\n1) d\n")
+    assert [(block["text"], block["attrs"]["ordered"]) for block in blocks] == [
+        ("a", False),
+        ("b", False),
+        ("c", True),
+        ("d", True),
     ]
 
 
-def test_loose_list_with_blank_lines_and_indented_continuations_is_one_block():
+def test_loose_item_paragraphs_code_and_nested_items_are_blocks_with_their_depth():
     text = "* first\n\n  more of first\n\n      code in item\n* second\n  - nested\n\nafter\n"
     blocks = blocks_of(text)
 
     assert [(block["type"], block["text"]) for block in blocks] == [
-        ("list", "* first\n\n  more of first\n\n      code in item\n* second\n  - nested"),
+        ("list", "first"),
+        ("list", "more of first"),
+        ("code", "code in item"),
+        ("list", "second"),
+        ("list", "nested"),
         ("paragraph", "after"),
     ]
-    assert [lines_of(block) for block in blocks] == [(1, 7), (9, 9)]
+    assert [lines_of(block) for block in blocks] == [(1, 1), (3, 3), (5, 5), (6, 6), (7, 7), (9, 9)]
+    assert [block.get("attrs", {}).get("depth") for block in blocks] == [1, 1, None, 1, 2, None]
 
 
 def test_lazy_line_continues_a_list_item_until_a_blank_line():
     text = "- item starts\nand wraps lazily\n\nnot in the list\n"
 
     assert kinds(text) == [
-        ("list", "- item starts\nand wraps lazily"),
+        ("list", "item starts\nand wraps lazily"),
         ("paragraph", "not in the list"),
     ]
 
@@ -455,9 +464,10 @@ def test_wrapped_line_that_starts_with_a_number_stays_prose():
 def test_item_numbered_one_or_a_bullet_interrupts_a_paragraph():
     assert kinds("Steps:\n1. do this\n2. then that\n") == [
         ("paragraph", "Steps:"),
-        ("list", "1. do this\n2. then that"),
+        ("list", "do this"),
+        ("list", "then that"),
     ]
-    assert kinds("Items:\n- a\n") == [("paragraph", "Items:"), ("list", "- a")]
+    assert kinds("Items:\n- a\n") == [("paragraph", "Items:"), ("list", "a")]
 
 
 def test_empty_item_does_not_interrupt_a_paragraph():
@@ -470,16 +480,18 @@ def test_empty_item_does_not_interrupt_a_paragraph():
 def test_ordered_list_at_block_start_may_begin_at_any_number():
     blocks = blocks_of("2019. was a year\n")
 
-    assert [(block["type"], block["text"]) for block in blocks] == [("list", "2019. was a year")]
-    assert blocks[0]["attrs"] == {"ordered": True}
+    assert [(block["type"], block["text"]) for block in blocks] == [("list", "was a year")]
+    assert blocks[0]["attrs"] == {"ordered": True, "depth": 1}
 
 
 def test_empty_item_over_a_blank_line_takes_no_content():
-    assert kinds("-\n\n  foo\n") == [("list", "-"), ("paragraph", "  foo")]
+    # The marker alone is markup: no block, and its line is still covered.
+    assert kinds("-\n\n  foo\n") == [("paragraph", "  foo")]
+    assert coverage_of("-\n\n  foo\n") == (2, 2, True)
 
 
 def test_heading_ends_a_list():
-    assert kinds("- a\n# H\n") == [("list", "- a"), ("heading", "H")]
+    assert kinds("- a\n# H\n") == [("list", "a"), ("heading", "H")]
 
 
 # HTML blocks
@@ -740,32 +752,42 @@ def test_realistic_document():
         ("heading", 1, [], None, (8, 8)),
         ("paragraph", None, ["Payments runbook"], "b3", (10, 11)),
         ("heading", 2, ["Payments runbook"], "b3", (13, 13)),
-        ("list", None, ["Payments runbook", "Alerts"], "b5", (15, 17)),
+        ("list", None, ["Payments runbook", "Alerts"], "b5", (15, 15)),
+        ("list", None, ["Payments runbook", "Alerts"], "b5", (16, 17)),
         ("heading", 3, ["Payments runbook", "Alerts"], "b5", (19, 19)),
-        ("list", None, ["Payments runbook", "Alerts", "Restarting"], "b7", (21, 26)),
+        ("list", None, ["Payments runbook", "Alerts", "Restarting"], "b8", (21, 21)),
+        ("code", None, ["Payments runbook", "Alerts", "Restarting"], "b8", (23, 25)),
+        ("list", None, ["Payments runbook", "Alerts", "Restarting"], "b8", (26, 26)),
         ("heading", 2, ["Payments runbook"], "b3", (30, 31)),
-        ("paragraph", None, ["Payments runbook", "Escalation"], "b9", (33, 34)),
-        ("paragraph", None, ["Payments runbook", "Escalation"], "b9", (36, 38)),
-        ("code", None, ["Payments runbook", "Escalation"], "b9", (40, 42)),
+        ("paragraph", None, ["Payments runbook", "Escalation"], "b12", (33, 34)),
+        ("table", None, ["Payments runbook", "Escalation"], "b12", (36, 38)),
+        ("code", None, ["Payments runbook", "Escalation"], "b12", (40, 42)),
     ]
     texts = [block["text"] for block in blocks]
     assert texts[0] == "title: Payments runbook\nowner: sre"
     assert texts[3] == "Payments runbook"
     assert texts[5] == "Alerts"
-    assert texts[7] == "Restarting"
-    assert texts[9] == "Escalation"
-    assert texts[10] == "Page the on-call lead\nafter 15 minutes."
-    assert texts[12] == "# not a heading"
+    assert texts[6] == "PaymentsLatencyHigh: p99 over 2 s"
+    assert texts[7] == "PaymentsErrors: 5xx over 1%\nfor five minutes"
+    assert texts[8] == "Restarting"
+    assert texts[9] == "Drain the node:"
+    assert texts[10] == "kubectl drain node-1"
+    assert texts[11] == "Restart the pod."
+    assert texts[12] == "Escalation"
+    assert texts[13] == "Page the on-call lead\nafter 15 minutes."
+    assert texts[14] == "Region | Contact\neu | @alice"
+    assert texts[15] == "# not a heading"
     assert blocks[0]["attrs"] == {"front_matter": True}
     assert blocks[1]["attrs"] == {"html": True}
-    assert blocks[8]["attrs"] == {"ordered": True}
-    assert "kubectl drain node-1" in texts[8]
+    assert blocks[9]["attrs"] == {"ordered": True, "depth": 1}
+    assert artifact["tables"][0]["rows"] == [["eu", "@alice"]]
 
-    # Paragraphs, lists, headings and HTML are cited by exactly their source.
-    for index in (1, 2, 4, 6, 8, 11):
+    # Paragraphs and HTML are cited by exactly their source, list items from their marker.
+    for index in (1, 2, 4):
         assert source_of(RUNBOOK, blocks[index]) == texts[index], index
     assert source_of(RUNBOOK, blocks[3]) == "# Payments runbook"
-    assert source_of(RUNBOOK, blocks[9]) == "Escalation\n----------"
+    assert source_of(RUNBOOK, blocks[6]) == "- `PaymentsLatencyHigh`: p99 over 2 s"
+    assert source_of(RUNBOOK, blocks[12]) == "Escalation\n----------"
 
     # Line 28 ("***") is markup; every other non-blank line is in a block.
     assert artifact["coverage"] == {
