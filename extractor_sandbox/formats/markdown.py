@@ -1,13 +1,19 @@
 """Markdown: a block parser after CommonMark's heading, fence, list and HTML-block rules.
+Over 500 lines: one parser of the block rules that read each other (what may interrupt a
+paragraph, a list item's content read by the same rules), kept together.
 
-The parser reads the document's top level line by line; what a container holds (a list item's
-paragraphs, a quote's heading) stays its container's text. A block's text keeps the source's
-line endings between its lines (a CRLF file's texts hold "\r\n"). What each construct becomes:
+The parser reads the document line by line, and a list item's content by the same rules (its
+lines de-indented to the item's content column); what a quote holds stays its text. A block's
+text keeps the source's line endings between its lines (a CRLF file's texts hold "\r\n"), and
+paragraph, list item, quote, footnote, heading and table cell text is read without its inline
+markup (markdown_inline.py: emphasis, code span and link delimiters out, a link's text kept,
+escapes and entities resolved); code, HTML blocks and front matter keep theirs. What each
+construct becomes:
 
 - Heading (ATX "# Title #", setext "Title" over "===" or "---", a one-line "<h2>Title</h2>"): a
   heading block, depth its level, text its cleaned title (markers, closing "#"s and HTML tags
-  removed, whitespace collapsed, Markdown inline markup such as **bold** or `code` left as
-  written; a setext title's lines are joined with a space). Its span covers its line or lines,
+  and inline markup removed, whitespace collapsed; a setext title's lines are joined with a
+  space). Its span covers its line or lines,
   markup included. An empty ATX heading ("#", "# #") is markup: it ends the paragraph above it
   and is no block. An ATX heading whose title cleans to nothing ("# <img src=x>") stays
   paragraph text, as does a paragraph whose title would clean to nothing over "===" (over "---"
@@ -17,12 +23,28 @@ line endings between its lines (a CRLF file's texts hold "\r\n"). What each cons
   enclosing heading.
 - Paragraph: a run of lines ended by a blank line or a line that may interrupt it (a fence, an
   ATX heading, a thematic break, a quote, an HTML block of start conditions 1-6, a bullet or an
-  item numbered 1 that is not empty). Text: the lines exactly as written.
+  item numbered 1 that is not empty, a table's header row). Text: the lines as written, inline
+  markup out.
 - List: a run of items of one kind (the same bullet character, or ordered items with the same
-  delimiter) is one list block; its text is its lines as written, markers included;
-  attrs.ordered says which kind it is. An item holds the lines indented to its content, and,
-  until a blank line, lazy lines that start no other block. Another kind of marker starts
-  another list.
+  delimiter); another kind of marker starts another list. An item holds the lines indented to
+  its content, and, until a blank line, lazy lines that start no other block. Each item is read
+  as blocks of its own: each paragraph of it a list block (text without the marker, the lines
+  de-indented; span from the marker's line), attrs.ordered and attrs.depth (1 for a top-level
+  list, 2 for a list nested in its item, ...); its code, quotes, tables and nested lists are
+  their own blocks, and its text after a nested list is a list block again. A heading inside an
+  item is the item's text. A marker alone on its line is markup. Lists nested deeper than 32
+  read their markers as text.
+- Pipe table (GitHub-flavoured; markdown_tables.py): a header row over a delimiter row with as
+  many cells (otherwise the lines are a paragraph), then body rows until a blank line or a line
+  that is no row (no pipe, or the start of another block). One table block: a row per line (the
+  delimiter row is markup), cells joined by " | ", each row as wide as the header (cells past it
+  dropped, missing ones empty); attrs.table {rows, columns, header_rows 1, align (each column's
+  "left", "center", "right" or null), row_lines (each row's source line)}; attrs.table_id names
+  the artifact's typed table (tables[]: the body rows' cells typed as a CSV's, the header's
+  cells as the column names as written, its line span and rows), so it becomes a dataset.
+- Footnote definition ("[^note]: text"): a paragraph of its text without the marker, its lines
+  until a blank line and the paragraphs after it indented four columns; attrs.footnote is its
+  label. A footnote reference ("[^note]") is left out of the text.
 - Thematic break ("***", "---", "- - -", "___"): markup, ends the paragraph or list above it, no
   block.
 - Fenced code ("```" or "~~~", up to three spaces indent): a code block whose text is the body's
@@ -50,8 +72,8 @@ Coverage counts non-blank lines: each lies in a block's span or is a thematic br
 ATX heading; it is counted from the spans, so a line a parser change drops shows as a failed
 unit.
 
-Not read as structure (kept as paragraph text): link reference definitions, pipe tables,
-headings or lists inside a quote or a list item, an HTML heading inside an open HTML block.
+Not read as structure (kept as paragraph text): link reference definitions, headings or lists
+inside a quote, headings inside a list item, an HTML heading inside an open HTML block.
 """
 
 from __future__ import annotations
@@ -66,6 +88,7 @@ from extractor_sandbox.artifact import (
     BlockBuilder,
     Line,
     build_artifact,
+    coverage,
     line_coverage,
     locator,
     source_slice,
@@ -79,7 +102,6 @@ from extractor_sandbox.formats.tables import (
     fit_names,
     table_entry,
     typed_cell,
-    unique_names,
 )
 
 PARSER = "loom-markdown"
@@ -134,10 +156,9 @@ def extract_markdown(
     _Parser(document, document.lines).parse()
     blocks = document.builder.blocks
     read = line_coverage(document.lines, blocks, document.markup_lines)
-    if document.failed:
-        read["failed"] += document.failed  # type: ignore[operator]
-        read["lost"] = ["tables"]
-        read["complete"] = False
+    if document.failed:  # table rows past the tables' budget, a column name cut
+        failed = [dict(unit) for unit in read["failed"]] + document.failed
+        read = coverage("lines", read["total"], read["extracted"], failed, ["tables"])
     artifact = build_artifact("markdown", PARSER, PARSER_VERSION, blocks, read)
     if document.tables:
         artifact["tables"] = document.tables
@@ -649,7 +670,7 @@ class _Parser:
             table_entry(
                 table_id,
                 f"table {len(document.tables) + 1}",
-                unique_names(names),
+                names,  # as written: the datasets name an empty or repeated one and ask
                 body,
                 locator={
                     "line_start": self.lines[first].number,

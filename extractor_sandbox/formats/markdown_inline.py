@@ -47,6 +47,7 @@ _AUTOLINK = re.compile(r"<((?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)|(?:[^\s<>@]
 _DELIMITER_RUN = re.compile(r"\*+|_+|~+")
 _CODE_HELD = chr(_HELD_BASE + 128)  # where a code span sits while the markup around it is read
 
+
 def _hold(match: re.Match[str]) -> str:
     return chr(_HELD_BASE + ord(match.group(1)))
 

@@ -806,3 +806,162 @@ def test_every_locator_lies_within_the_text():
         char_start, char_end = chars_of(block)
         assert 1 <= line_start <= line_end <= RUNBOOK.count("\n")
         assert 0 <= char_start <= char_end <= len(RUNBOOK)
+
+
+# Pipe tables (GitHub-flavoured)
+
+
+def test_pipe_table_is_one_table_block_a_row_per_line_cells_joined_by_pipes():
+    text = "| Name | Qty |\n|:-----|----:|\n| apple | 3 |\n| pear | 10 |\n"
+    artifact = extract_markdown(text)
+    [block] = artifact["blocks"]
+
+    assert block["type"] == "table"
+    assert block["text"] == "Name | Qty\napple | 3\npear | 10"
+    assert block["attrs"]["table"] == {
+        "rows": 3,
+        "columns": 2,
+        "header_rows": 1,
+        "align": ["left", "right"],
+        "row_lines": [1, 3, 4],
+    }
+    assert lines_of(block) == (1, 4)
+    assert artifact["coverage"]["complete"] is True
+
+
+def test_pipe_table_is_a_typed_table_of_the_artifact():
+    text = "intro\n\n| Name | Qty | Due |\n| --- | --- | --- |\n| apple | 3 | 2026-01-02 |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["tables"] == [
+        {
+            "id": "t0",
+            "name": "table 1",
+            "columns": [
+                {"name": "Name", "type": "string"},
+                {"name": "Qty", "type": "number"},
+                {"name": "Due", "type": "date"},
+            ],
+            "rows": [["apple", 3, "2026-01-02"]],
+            "header_rows": 1,
+            "locator": {"line_start": 3, "line_end": 5, "row_start": 1, "row_end": 2},
+        }
+    ]
+    assert artifact["blocks"][1]["attrs"]["table_id"] == "t0"
+
+
+def test_escaped_pipes_and_pipes_in_code_spans_are_cell_text():
+    text = "| a | b |\n|---|---|\n| x \\| y | `p|q` |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["blocks"][0]["text"] == "a | b\nx | y | p|q"
+    assert artifact["tables"][0]["rows"] == [["x | y", "p|q"]]
+
+
+def test_table_cells_lose_their_inline_markup_and_rows_take_the_headers_width():
+    text = "| **Bold** | *it* |\n|---|---|\n| 1 |\n| 1 | 2 | 3 |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["blocks"][0]["text"] == "Bold | it\n1 | \n1 | 2"
+    assert [column["name"] for column in artifact["tables"][0]["columns"]] == ["Bold", "it"]
+    assert artifact["tables"][0]["rows"] == [[1, None], [1, 2]]
+
+
+def test_table_ends_at_a_blank_line_or_a_line_that_is_not_a_row():
+    text = "Intro:\n| a | b |\n|---|---|\n| 1 | 2 |\nnot a row\n\n| c |\n|---|\n| 3 |\n\n| 4 |\n"
+    blocks = blocks_of(text)
+
+    assert [(block["type"], block["text"], lines_of(block)) for block in blocks] == [
+        ("paragraph", "Intro:", (1, 1)),
+        ("table", "a | b\n1 | 2", (2, 4)),
+        ("paragraph", "not a row", (5, 5)),
+        ("table", "c\n3", (7, 9)),
+        ("paragraph", "| 4 |", (11, 11)),
+    ]
+
+
+def test_delimiter_row_of_another_cell_count_makes_no_table():
+    text = "| a | b |\n|---|\n| 1 | 2 |\n"
+    artifact = extract_markdown(text)
+
+    assert [(b["type"], b["text"]) for b in artifact["blocks"]] == [("paragraph", text.strip())]
+    assert "tables" not in artifact
+
+
+# List items
+
+
+def test_nested_items_are_blocks_with_their_depth_and_their_own_lines():
+    text = "- a\n  - b\n    1. c\n- d\n"
+    blocks = blocks_of(text)
+
+    assert [(block["text"], block["attrs"], lines_of(block)) for block in blocks] == [
+        ("a", {"ordered": False, "depth": 1}, (1, 1)),
+        ("b", {"ordered": False, "depth": 2}, (2, 2)),
+        ("c", {"ordered": True, "depth": 3}, (3, 3)),
+        ("d", {"ordered": False, "depth": 1}, (4, 4)),
+    ]
+
+
+def test_item_text_after_its_nested_list_is_a_block_of_the_item():
+    text = "- a\n  - b\n\n  more of a\n"
+    blocks = blocks_of(text)
+
+    assert [(block["text"], block["attrs"]["depth"], lines_of(block)) for block in blocks] == [
+        ("a", 1, (1, 1)),
+        ("b", 2, (2, 2)),
+        ("more of a", 1, (4, 4)),
+    ]
+
+
+def test_an_item_repeated_in_two_lists_is_found_in_each_under_its_own_section():
+    text = "# One\n\n- shared\n- x\n\n# Two\n\n- shared\n- y\n"
+    blocks = [block for block in blocks_of(text) if block["text"] == "shared"]
+
+    assert [(block["section_path"], lines_of(block)) for block in blocks] == [
+        (["One"], (3, 3)),
+        (["Two"], (8, 8)),
+    ]
+
+
+def test_list_nesting_is_bounded_and_deeper_markers_stay_text():
+    text = "- * " * 200 + "x\n"
+    artifact = extract_markdown(text)
+    depths = [block["attrs"]["depth"] for block in artifact["blocks"]]
+
+    assert max(depths) == 32
+    assert artifact["blocks"][-1]["text"].endswith("x")
+    assert artifact["coverage"]["complete"] is True
+
+
+# Inline markup
+
+
+def test_inline_markup_is_taken_out_of_paragraph_text():
+    text = (
+        'Foo *em* **strong** ***both*** `code *x*` [link](http://x.org "t") ![alt](i.png)'
+        " <https://a.org> ~~old~~ snake_case \\*lit\\* &amp;\n"
+    )
+
+    assert kinds(text) == [
+        (
+            "paragraph",
+            "Foo em strong both code *x* link alt https://a.org old snake_case *lit* &",
+        )
+    ]
+
+
+def test_inline_markup_stays_in_code_and_html_blocks():
+    assert kinds("```\n**x** [a](b)\n```\n") == [("code", "**x** [a](b)")]
+    assert kinds("<div>\n**x**\n</div>\n") == [("paragraph", "<div>\n**x**\n</div>")]
+
+
+def test_footnote_definition_is_a_paragraph_without_its_marker():
+    text = "Text[^note].\n\n[^note]: The *note* text\ncontinues.\n\n    And more.\n\nafter\n"
+    blocks = blocks_of(text)
+
+    assert [(block["text"], lines_of(block), block.get("attrs")) for block in blocks] == [
+        ("Text.", (1, 1), None),
+        ("The note text\ncontinues.\n\nAnd more.", (3, 6), {"footnote": "note"}),
+        ("after", (8, 8), None),
+    ]
