@@ -455,6 +455,10 @@ class _Parser:
     def _block_at(self, index: int) -> int:
         """Read the block that starts at a non-blank line; return the index after it."""
         line = self.lines[index]
+        content = line.content
+        rest = content.lstrip(" ")
+        if rest[:1] not in _MAY_START_BLOCK and len(content) - len(rest) < 4 and rest[:1] != "\t":
+            return self._text_block_at(index)  # most lines: no marker starts with their character
         if _is_indented_code(line):
             return self._indented_code(index)
         fence = _fence_open(line)
@@ -484,6 +488,11 @@ class _Parser:
         marker = _list_marker(line) if self.nests else None
         if marker is not None:
             return self._list(index, marker)
+        return self._text_block_at(index)
+
+    def _text_block_at(self, index: int) -> int:
+        """A table, a footnote definition or a paragraph, at a line no other block starts at."""
+        line = self.lines[index]
         if "|" in line.content:
             alignments = _table_header(self.lines, index)
             if alignments is not None:
@@ -521,7 +530,8 @@ class _Parser:
                 break
             if "|" in line.content and _table_header(self.lines, index) is not None:
                 break
-            level = _setext_level(line) if self.item is None else None
+            underline = self.item is None and line.content.lstrip(" ")[:1] in ("=", "-")
+            level = _setext_level(line) if underline else None
             if level is not None:
                 title = clean_title(
                     " ".join(self.lines[i].content.strip() for i in range(first, index))
