@@ -95,7 +95,7 @@ from extractor_sandbox.artifact import (
     split_lines,
 )
 from extractor_sandbox.contract import Artifact
-from extractor_sandbox.formats.markdown_inline import plain_inline
+from extractor_sandbox.formats.markdown_inline import plain_inline, reference_labels
 from extractor_sandbox.formats.markdown_tables import delimiter_row, split_row
 from extractor_sandbox.formats.tables import (
     Budget,
@@ -152,7 +152,7 @@ _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 def extract_markdown(
     text: str, options: Mapping[str, str] | None = None, *, name: str = ""
 ) -> Artifact:
-    document = _Document(text, split_lines(text))
+    document = _Document(text, split_lines(text), reference_labels(text))
     _Parser(document, document.lines).parse()
     blocks = document.builder.blocks
     read = line_coverage(document.lines, blocks, document.markup_lines)
@@ -171,6 +171,7 @@ class _Document:
 
     text: str
     lines: list[Line]  # the source's lines
+    references: frozenset[str]  # the labels link reference definitions define
     builder: BlockBuilder = field(default_factory=BlockBuilder)
     markup_lines: set[int] = field(default_factory=set)
     tables: list[dict[str, Any]] = field(default_factory=list)
@@ -435,6 +436,9 @@ class _Parser:
             return source_slice(self.text, self.lines[first], self.lines[last])
         return self._joined([(line.content, line) for line in self.lines[first : last + 1]])
 
+    def _plain(self, text: str) -> str:
+        return plain_inline(text, self.document.references)
+
     def _joined(self, parts: list[tuple[str, Line]]) -> str:
         """Rebuilt lines joined by their own endings, the last one's left out."""
         pieces = [content + line.ending for content, line in parts[:-1]]
@@ -547,7 +551,7 @@ class _Parser:
                 index += 1
                 continue
             break
-        self._add("paragraph", plain_inline(self._slice(first, index - 1)), first, index - 1)
+        self._add("paragraph", self._plain(self._slice(first, index - 1)), first, index - 1)
         return index
 
     def _fenced_code(self, opening: int, fence: _Fence) -> int:
@@ -606,7 +610,7 @@ class _Parser:
                 break
             index += 1
         parts = [(_quote_content(line), line) for line in self.lines[first:index]]
-        text = plain_inline(self._joined(parts))
+        text = self._plain(self._joined(parts))
         self._add("paragraph", text, first, index - 1, {"quote": True})
         return index
 
@@ -631,7 +635,7 @@ class _Parser:
             (_strip_columns(line.content, 4).strip(" \t"), line)
             for line in self.lines[first + 1 : last + 1]
         ]
-        text = plain_inline(self._joined(parts)).strip()
+        text = self._plain(self._joined(parts)).strip()
         if text:
             self._add("paragraph", text, first, last, {"footnote": label})
         else:
@@ -654,7 +658,7 @@ class _Parser:
         for row in rows:
             cells = split_row(self.lines[row].content)[:width]
             cells += [""] * (width - len(cells))
-            grid.append([_WHITESPACE.sub(" ", plain_inline(cell)).strip() for cell in cells])
+            grid.append([_WHITESPACE.sub(" ", self._plain(cell)).strip() for cell in cells])
         document = self.document
         table_id = f"t{len(document.tables)}"
         attrs = {

@@ -5,8 +5,9 @@
 - a code span's content as written (`` `a *b*` `` reads "a *b*"; nothing inside it is markup);
 - emphasis, strong emphasis and strikethrough without their delimiters (`***this***`, `__that__`,
   `~~gone~~`); an underscore inside a word (snake_case) is no delimiter;
-- a link's text (`[text](url "title")`, `[text][ref]`), an image's alt text, an autolink's
-  address (`<https://x.org>`); a footnote reference (`[^note]`) is left out;
+- a link's text (`[text](url "title")`; `[text][ref]`, `[ref][]` and `[ref]` when the document
+  defines `[ref]: url`, otherwise brackets that make no link, as written), an image's alt text,
+  an autolink's address (`<https://x.org>`); a footnote reference (`[^note]`) is left out;
 - backslash escapes resolved (`\\*` reads "*", and is no delimiter) and entity and numeric
   references decoded (`&amp;` reads "&").
 
@@ -39,8 +40,8 @@ _DESTINATION = r"""(?:<[^<>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"""
 _TITLE = r"""(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?"""
 _IMAGE = re.compile(rf"!\[([^\[\]]*)\]\(\s*{_DESTINATION}{_TITLE}\s*\)")
 _LINK = re.compile(rf"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*{_DESTINATION}{_TITLE}\s*\)")
-_REFERENCE_IMAGE = re.compile(r"!\[([^\[\]]*)\]\[[^\[\]]*\]")
-_REFERENCE_LINK = re.compile(r"\[([^\[\]^][^\[\]]*)\]\[[^\[\]]*\]")
+_REFERENCE = re.compile(r"(!?)\[([^\[\]^][^\[\]]*)\](?:\[([^\[\]]*)\])?")
+_DEFINITION = re.compile(r"^ {0,3}\[([^\[\]^][^\[\]]*)\]:", re.MULTILINE)
 _FOOTNOTE_REFERENCE = re.compile(r"\[\^[^\[\]\s]+\]")
 _AUTOLINK = re.compile(r"<((?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)|(?:[^\s<>@]+@[^\s<>@]+))>")
 # Emphasis delimiters: runs of "*", "_" or "~", matched as CommonMark's delimiter runs are.
@@ -116,16 +117,32 @@ def _without_emphasis(text: str) -> str:
     return "".join(pieces)
 
 
-def _outside_code(text: str) -> str:
+def reference_labels(document: str) -> frozenset[str]:
+    """The labels the document's link reference definitions ("[label]: url") define, folded."""
+    if "]:" not in document:
+        return frozenset()
+    return frozenset(_label(match.group(1)) for match in _DEFINITION.finditer(document))
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _outside_code(text: str, references: frozenset[str]) -> str:
     """Links, footnote references and autolinks read in text whose code spans are held aside."""
     if "[" in text:
         text = _FOOTNOTE_REFERENCE.sub("", text)
         if "](" in text:
             text = _IMAGE.sub(r"\1", text)
             text = _LINK.sub(r"\1", text)
-        if "][" in text:
-            text = _REFERENCE_IMAGE.sub(r"\1", text)
-            text = _REFERENCE_LINK.sub(r"\1", text)
+        if references:
+
+            def reference(match: re.Match[str]) -> str:
+                # [text][label], [label][] or [label]: a link only when the label is defined.
+                label = match.group(3) or match.group(2)
+                return match.group(2) if _label(label) in references else match.group()
+
+            text = _REFERENCE.sub(reference, text)
     if "<" in text:
         text = _AUTOLINK.sub(r"\1", text)
     if "*" in text or "_" in text or "~" in text:
@@ -141,7 +158,7 @@ def _code_content(match: re.Match[str]) -> str:
     return content
 
 
-def plain_inline(text: str) -> str:
+def plain_inline(text: str, references: frozenset[str] = frozenset()) -> str:
     """The text without its inline markup (see the module's docstring)."""
     if _MARKUP_CHARS.search(text) is None or _HELD_ANY.search(text) is not None:
         return text  # no markup, or characters the reading holds markup in (left as written)
@@ -155,12 +172,12 @@ def plain_inline(text: str) -> str:
             spans.append(_code_content(match))
             return _CODE_HELD
 
-        text = _outside_code(_CODE_SPAN.sub(held_code, text))
+        text = _outside_code(_CODE_SPAN.sub(held_code, text), references)
         if spans:
             content = iter(spans)
             text = re.sub(_CODE_HELD, lambda _: next(content), text)
     else:
-        text = _outside_code(text)
+        text = _outside_code(text, references)
     if "&" in text:
         text = html.unescape(text)
     if held:

@@ -965,3 +965,9 @@ def test_footnote_definition_is_a_paragraph_without_its_marker():
         ("The note text\ncontinues.\n\nAnd more.", (3, 6), {"footnote": "note"}),
         ("after", (8, 8), None),
     ]
+
+
+def test_reference_links_lose_their_brackets_only_when_their_label_is_defined():
+    text = "See [the docs][docs] and [Docs] and [docs][], not [14][15].\n\n[docs]: https://x.org\n"
+
+    assert blocks_of(text)[0]["text"] == "See the docs and Docs and docs, not [14][15]."
