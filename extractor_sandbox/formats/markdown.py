@@ -145,6 +145,9 @@ _NEVER = 1 << 30  # an indentation no line reaches
 # Lists nested deeper than this read their items' markers as text (a line of "- * - * ..." markers
 # would otherwise nest a list per marker, a parser frame each).
 MAX_LIST_DEPTH = 32
+# The columns of a typed table the contract takes (the server's MAX_COLUMNS): the table block keeps
+# every column, the typed table the first ones, the rest a failed unit.
+MAX_TABLE_COLUMNS = 16_384
 _FOOTNOTE_DEFINITION = re.compile(r"\[\^([^\]\s]+)\]:(?:[ \t]+(.*))?$")
 _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
@@ -673,8 +676,16 @@ class _Parser:
         }
         last = index - 1
         self._add("table", "\n".join(" | ".join(row) for row in grid), first, last, attrs)
-        names, failed = fit_names(grid[0], f"{table_id} header")
-        body = [[typed_cell(cell) for cell in row] for row in grid[1:]]
+        kept = min(width, MAX_TABLE_COLUMNS)
+        names, failed = fit_names(grid[0][:kept], f"{table_id} header")
+        if kept < width:
+            failed.append(
+                {
+                    "unit": f"{table_id} columns {kept + 1}-{width}",
+                    "reason": f"past the {MAX_TABLE_COLUMNS:,} columns a table holds",
+                }
+            )
+        body = [[typed_cell(cell) for cell in row[:kept]] for row in grid[1:]]
         admitted, reason = document.budget.admit_rows(body, 0)
         if reason is not None:
             failed.append({"unit": f"{table_id} rows {admitted + 2}-", "reason": reason})

@@ -5,7 +5,10 @@ from __future__ import annotations
 import platform
 from typing import Any
 
+import pytest
+
 from extractor_sandbox.artifact import line_coverage, split_lines
+from extractor_sandbox.formats import markdown, tables
 from extractor_sandbox.formats.markdown import PARSER_VERSION, extract_markdown
 
 
@@ -971,3 +974,33 @@ def test_reference_links_lose_their_brackets_only_when_their_label_is_defined():
     text = "See [the docs][docs] and [Docs] and [docs][], not [14][15].\n\n[docs]: https://x.org\n"
 
     assert blocks_of(text)[0]["text"] == "See the docs and Docs and docs, not [14][15]."
+
+
+def test_table_rows_past_the_tables_budget_are_a_failed_unit_the_block_keeps_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tables, "MAX_TABLE_ROWS", 2)
+    text = "| n |\n|---|\n| 1 |\n| 2 |\n| 3 |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["blocks"][0]["text"] == "n\n1\n2\n3"
+    assert artifact["tables"][0]["rows"] == [[1], [2]]
+    assert artifact["tables"][0]["locator"]["row_end"] == 3
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "t0 rows 4-", "reason": "past 2 rows a table"}
+    ]
+    assert (artifact["coverage"]["lost"], artifact["coverage"]["complete"]) == (["tables"], False)
+
+
+def test_a_typed_table_holds_the_columns_the_contract_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(markdown, "MAX_TABLE_COLUMNS", 2)
+    artifact = extract_markdown("| a | b | c |\n|---|---|---|\n| 1 | 2 | 3 |\n")
+
+    assert artifact["blocks"][0]["text"] == "a | b | c\n1 | 2 | 3"
+    assert [column["name"] for column in artifact["tables"][0]["columns"]] == ["a", "b"]
+    assert artifact["tables"][0]["rows"] == [[1, 2]]
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "t0 columns 3-3", "reason": "past the 2 columns a table holds"}
+    ]
