@@ -12,13 +12,16 @@ reads each file from disk and makes the reader's whole output:
 - loom: this checkout's extractor code path (detection, strict decoding, the parser), in process;
 - loom (baseline): the same from another checkout (`--baseline-checkout`, e.g. main before a
   change), with this environment's Python;
+- loom service (`--service`): one warm extractor service of this checkout (started as
+  bench/extract_call.py starts one, from the extractor environment), a POST /v1/extract per
+  file on a new connection, as Loom's client makes: the whole call, the fork of the warm
+  template included; its CPU is the service's and its children's (from /proc);
 - markitdown: `MarkItDown().convert(path)` in its own environment (`--markitdown-python`, default
   /work/peers/markitdown/bin/python), never a dependency of the project; left out, and said so,
   when that interpreter is missing.
 
 "x markitdown" is a reader's CPU seconds over markitdown's (CPU, since on a shared machine wall
-time is mostly waiting). This is the reader's speed, not a whole extraction call's: a call through
-the extractor service also pays the fork of the warm template (bench/extract_call.py).
+time is mostly waiting).
 """
 
 from __future__ import annotations
@@ -27,12 +30,21 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import extract_call  # noqa: E402
+
 CORPUS = ROOT.parent / "shared" / "corpus" / "inputs" / "md"
 MARKITDOWN_PYTHON = Path("/work/peers/markitdown/bin/python")
 
@@ -99,6 +111,44 @@ class Worker:
         self.process.wait(timeout=60)
 
 
+class ServiceReader:
+    """This checkout's extractor service, a call per file."""
+
+    name = "loom service"
+
+    def __init__(self) -> None:
+        environment = extract_call.extractor_environment() if extract_call.AS_ROOT else None
+        python = str(environment / "bin" / "python") if environment else sys.executable
+        self.scratch = Path(tempfile.mkdtemp(prefix="loom-markdown-speed-"))
+        self.scratch.chmod(0o755)
+        package = extract_call.readable_copy(ROOT, self.scratch / "this")
+        self.service = extract_call.start(self.name, python, package, {})
+        self.http = httpx.Client(timeout=120, limits=httpx.Limits(max_keepalive_connections=0))
+
+    def timed_pass(self, paths: list[str]) -> tuple[float, float, int]:
+        refused = 0
+        cpu = extract_call.cpu_seconds(self.service.process.pid)
+        wall = time.perf_counter()
+        for path in paths:
+            response = self.http.post(
+                f"{self.service.url}/v1/extract",
+                params={"format": "markdown", "name": Path(path).name},
+                content=Path(path).read_bytes(),
+                headers={"Authorization": f"Bearer {self.service.token}"},
+            )
+            refused += response.status_code != 200
+        wall = time.perf_counter() - wall
+        return wall, extract_call.cpu_seconds(self.service.process.pid) - cpu, refused
+
+    def close(self) -> None:
+        self.http.close()
+        self.service.process.terminate()
+        self.service.process.wait(timeout=30)
+        if self.service.process.stdout is not None:
+            self.service.process.stdout.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
 def file_sets() -> list[tuple[str, list[Path]]]:
     files = sorted(path for path in CORPUS.rglob("*.md") if path.is_file())
     examples = [path for path in files if "commonmark-spec" in path.parts]
@@ -111,6 +161,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median kept)")
     parser.add_argument("--baseline-checkout", type=Path, help="another checkout's reader beside")
     parser.add_argument("--markitdown-python", type=Path, default=MARKITDOWN_PYTHON)
+    parser.add_argument("--service", action="store_true", help="a service call per file too")
     args = parser.parse_args()
 
     load = os.getloadavg()[0]
@@ -118,7 +169,9 @@ def main() -> None:
         f"machine: {platform.machine()}, nproc {os.cpu_count()}, load {load:.1f},"
         f" Python {platform.python_version()}; medians of {args.rounds} interleaved rounds"
     )
-    workers = [Worker("loom", sys.executable, "loom", ROOT)]
+    workers: list[Worker | ServiceReader] = [Worker("loom", sys.executable, "loom", ROOT)]
+    if args.service:
+        workers.append(ServiceReader())
     if args.baseline_checkout is not None:
         workers.append(
             Worker("loom (baseline)", sys.executable, "loom", args.baseline_checkout.resolve())
