@@ -148,6 +148,7 @@ MAX_LIST_DEPTH = 32
 # The columns of a typed table the contract takes (the server's MAX_COLUMNS): the table block keeps
 # every column, the typed table the first ones, the rest a failed unit.
 MAX_TABLE_COLUMNS = 16_384
+_DELIMITER_CHARS = re.compile(r"[ \t|:-]*\|[ \t|:-]*")
 _FOOTNOTE_DEFINITION = re.compile(r"\[\^([^\]\s]+)\]:(?:[ \t]+(.*))?$")
 _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
@@ -221,6 +222,14 @@ def _leading(content: str) -> tuple[int, str]:
     for char in indentation:
         columns += 1 if char == " " else 4 - columns % 4
     return columns, rest
+
+
+def _indent(content: str) -> int:
+    """The line's indentation in columns (_leading's), at C speed when it holds no tab."""
+    rest = content.lstrip(" ")
+    if rest[:1] != "\t":
+        return len(content) - len(rest)
+    return _leading(content)[0]
 
 
 def _strip_columns(content: str, wanted: int) -> str:
@@ -398,6 +407,8 @@ def _table_header(lines: list[Line], index: int) -> list[str | None] | None:
     if index + 1 >= len(lines):
         return None
     delimiter = lines[index + 1]
+    if _DELIMITER_CHARS.fullmatch(delimiter.content) is None:
+        return None  # most lines under a line with a pipe: not a delimiter row at all
     if _leading(delimiter.content)[0] > 3 or _leading(lines[index].content)[0] > 3:
         return None
     alignments = delimiter_row(delimiter.content)
@@ -723,7 +734,7 @@ class _Parser:
                 index += 1
                 continue
             after_blank = last < index - 1
-            if _leading(line.content)[0] >= content_indent:
+            if _indent(line.content) >= content_indent:
                 item_is_empty = False
                 last = index
             elif _is_thematic_break(line):
@@ -755,14 +766,18 @@ class _Parser:
             opening = _strip_columns(rest[marker.width :], spaces)
         else:
             self.markup_lines.add(line.number)  # the marker alone: its content starts below
-        content = [line._replace(content=opening)]
+        content = [Line(line.number, opening, line.start, line.end, line.ending)]
+        wanted = marker.content_indent
         for line in self.lines[first + 1 : last + 1]:
-            if line.is_blank:
-                content.append(line._replace(content=""))
-            elif _leading(line.content)[0] >= marker.content_indent:
-                content.append(
-                    line._replace(content=_strip_columns(line.content, marker.content_indent))
-                )
+            text = line.content
+            rest = text.lstrip(" ")
+            if not rest.strip(" \t"):
+                content.append(Line(line.number, "", line.start, line.end, line.ending))
+            elif rest[0] != "\t" and len(text) - len(rest) >= wanted:
+                content.append(Line(line.number, text[wanted:], line.start, line.end, line.ending))
+            elif _indent(text) >= wanted:
+                stripped = _strip_columns(text, wanted)
+                content.append(Line(line.number, stripped, line.start, line.end, line.ending))
             else:
                 content.append(line)  # a lazy line
         _Parser(self.document, content, _Item(depth, marker.ordered)).parse()

@@ -22,6 +22,11 @@ def split_row(content: str) -> list[str]:
     text = content.strip(" \t")
     if text.startswith("|"):
         text = text[1:]
+    if "\\" not in text and "`" not in text:  # no escape, no code span: the pipes split it
+        split = text.split("|")
+        if len(split) > 1 and not split[-1].strip(" \t"):
+            split.pop()
+        return [cell.strip(" \t") for cell in split]
     cells: list[str] = []
     current: list[str] = []
     index, length = 0, len(text)
