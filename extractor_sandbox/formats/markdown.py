@@ -1,13 +1,19 @@
 """Markdown: a block parser after CommonMark's heading, fence, list and HTML-block rules.
+Over 500 lines: one parser of the block rules that read each other (what may interrupt a
+paragraph, a list item's content read by the same rules), kept together.
 
-The parser reads the document's top level line by line; what a container holds (a list item's
-paragraphs, a quote's heading) stays its container's text. A block's text keeps the source's
-line endings between its lines (a CRLF file's texts hold "\r\n"). What each construct becomes:
+The parser reads the document line by line, and a list item's content by the same rules (its
+lines de-indented to the item's content column); what a quote holds stays its text. A block's
+text keeps the source's line endings between its lines (a CRLF file's texts hold "\r\n"), and
+paragraph, list item, quote, footnote, heading and table cell text is read without its inline
+markup (markdown_inline.py: emphasis, code span and link delimiters out, a link's text kept,
+escapes and entities resolved); code, HTML blocks and front matter keep theirs. What each
+construct becomes:
 
 - Heading (ATX "# Title #", setext "Title" over "===" or "---", a one-line "<h2>Title</h2>"): a
   heading block, depth its level, text its cleaned title (markers, closing "#"s and HTML tags
-  removed, whitespace collapsed, Markdown inline markup such as **bold** or `code` left as
-  written; a setext title's lines are joined with a space). Its span covers its line or lines,
+  and inline markup removed, whitespace collapsed; a setext title's lines are joined with a
+  space). Its span covers its line or lines,
   markup included. An empty ATX heading ("#", "# #") is markup: it ends the paragraph above it
   and is no block. An ATX heading whose title cleans to nothing ("# <img src=x>") stays
   paragraph text, as does a paragraph whose title would clean to nothing over "===" (over "---"
@@ -17,12 +23,28 @@ line endings between its lines (a CRLF file's texts hold "\r\n"). What each cons
   enclosing heading.
 - Paragraph: a run of lines ended by a blank line or a line that may interrupt it (a fence, an
   ATX heading, a thematic break, a quote, an HTML block of start conditions 1-6, a bullet or an
-  item numbered 1 that is not empty). Text: the lines exactly as written.
+  item numbered 1 that is not empty, a table's header row). Text: the lines as written, inline
+  markup out.
 - List: a run of items of one kind (the same bullet character, or ordered items with the same
-  delimiter) is one list block; its text is its lines as written, markers included;
-  attrs.ordered says which kind it is. An item holds the lines indented to its content, and,
-  until a blank line, lazy lines that start no other block. Another kind of marker starts
-  another list.
+  delimiter); another kind of marker starts another list. An item holds the lines indented to
+  its content, and, until a blank line, lazy lines that start no other block. Each item is read
+  as blocks of its own: each paragraph of it a list block (text without the marker, the lines
+  de-indented; span from the marker's line), attrs.ordered and attrs.depth (1 for a top-level
+  list, 2 for a list nested in its item, ...); its code, quotes, tables and nested lists are
+  their own blocks, and its text after a nested list is a list block again. A heading inside an
+  item is the item's text. A marker alone on its line is markup. Lists nested deeper than 32
+  read their markers as text.
+- Pipe table (GitHub-flavoured; markdown_tables.py): a header row over a delimiter row with as
+  many cells (otherwise the lines are a paragraph), then body rows until a blank line or a line
+  that is no row (no pipe, or the start of another block). One table block: a row per line (the
+  delimiter row is markup), cells joined by " | ", each row as wide as the header (cells past it
+  dropped, missing ones empty); attrs.table {rows, columns, header_rows 1, align (each column's
+  "left", "center", "right" or null), row_lines (each row's source line)}; attrs.table_id names
+  the artifact's typed table (tables[]: the body rows' cells typed as a CSV's, the header's
+  cells as the column names as written, its line span and rows), so it becomes a dataset.
+- Footnote definition ("[^note]: text"): a paragraph of its text without the marker, its lines
+  until a blank line and the paragraphs after it indented four columns; attrs.footnote is its
+  label. A footnote reference ("[^note]") is left out of the text.
 - Thematic break ("***", "---", "- - -", "___"): markup, ends the paragraph or list above it, no
   block.
 - Fenced code ("```" or "~~~", up to three spaces indent): a code block whose text is the body's
@@ -50,8 +72,8 @@ Coverage counts non-blank lines: each lies in a block's span or is a thematic br
 ATX heading; it is counted from the spans, so a line a parser change drops shows as a failed
 unit.
 
-Not read as structure (kept as paragraph text): link reference definitions, pipe tables,
-headings or lists inside a quote or a list item, an HTML heading inside an open HTML block.
+Not read as structure (kept as paragraph text): link reference definitions, headings or lists
+inside a quote, headings inside a list item, an HTML heading inside an open HTML block.
 """
 
 from __future__ import annotations
@@ -59,19 +81,28 @@ from __future__ import annotations
 import platform
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from extractor_sandbox.artifact import (
     BlockBuilder,
     Line,
     build_artifact,
+    coverage,
     line_coverage,
     locator,
     source_slice,
     split_lines,
 )
 from extractor_sandbox.contract import Artifact
+from extractor_sandbox.formats.markdown_inline import plain_inline, reference_labels
+from extractor_sandbox.formats.markdown_tables import delimiter_row, split_row
+from extractor_sandbox.formats.tables import (
+    Budget,
+    fit_names,
+    table_entry,
+    typed_cell,
+)
 
 PARSER = "loom-markdown"
 PARSER_VERSION = f"1+python{platform.python_version()}"
@@ -111,22 +142,53 @@ _TAG_ONLY_LINE = re.compile(
 )
 _MAY_START_BLOCK = frozenset("`~#*-_+>0123456789<")
 _NEVER = 1 << 30  # an indentation no line reaches
+# Lists nested deeper than this read their items' markers as text (a line of "- * - * ..." markers
+# would otherwise nest a list per marker, a parser frame each).
+MAX_LIST_DEPTH = 32
+# The columns of a typed table the contract takes (the server's MAX_COLUMNS): the table block keeps
+# every column, the typed table the first ones, the rest a failed unit.
+MAX_TABLE_COLUMNS = 16_384
+_DELIMITER_CHARS = re.compile(r"[ \t|:-]*\|[ \t|:-]*")
+_FOOTNOTE_DEFINITION = re.compile(r"\[\^([^\]\s]+)\]:(?:[ \t]+(.*))?$")
 _ENDS_AT_MARKER: dict[int, str] = {2: "-->", 3: "?>", 4: ">", 5: "]]>"}
 
 
 def extract_markdown(
     text: str, options: Mapping[str, str] | None = None, *, name: str = ""
 ) -> Artifact:
-    parser = _Parser(text)
-    parser.parse()
-    blocks = parser.builder.blocks
-    return build_artifact(
-        "markdown",
-        PARSER,
-        PARSER_VERSION,
-        blocks,
-        line_coverage(parser.lines, blocks, parser.markup_lines),
-    )
+    document = _Document(text, split_lines(text), reference_labels(text))
+    _Parser(document, document.lines).parse()
+    blocks = document.builder.blocks
+    read = line_coverage(document.lines, blocks, document.markup_lines)
+    if document.failed:  # table rows past the tables' budget, a column name cut
+        failed = [dict(unit) for unit in read["failed"]] + document.failed
+        read = coverage("lines", read["total"], read["extracted"], failed, ["tables"])
+    artifact = build_artifact("markdown", PARSER, PARSER_VERSION, blocks, read)
+    if document.tables:
+        artifact["tables"] = document.tables
+    return artifact
+
+
+@dataclass
+class _Document:
+    """What the parsers of a document and of its list items share."""
+
+    text: str
+    lines: list[Line]  # the source's lines
+    references: frozenset[str]  # the labels link reference definitions define
+    builder: BlockBuilder = field(default_factory=BlockBuilder)
+    markup_lines: set[int] = field(default_factory=set)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    budget: Budget = field(default_factory=Budget)
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Item:
+    """The list item a parser reads the content of."""
+
+    depth: int  # 1 for an item of a top-level list
+    ordered: bool
 
 
 @dataclass(frozen=True)
@@ -135,6 +197,7 @@ class _ListMarker:
     ordinal: int | None  # an ordered item's number
     content_indent: int  # the column an item's continuation lines are indented to
     empty: bool  # nothing follows the marker on its line
+    width: int  # the marker's own characters ("-", "10.")
 
     @property
     def ordered(self) -> bool:
@@ -159,6 +222,14 @@ def _leading(content: str) -> tuple[int, str]:
     for char in indentation:
         columns += 1 if char == " " else 4 - columns % 4
     return columns, rest
+
+
+def _indent(content: str) -> int:
+    """The line's indentation in columns (_leading's), at C speed when it holds no tab."""
+    rest = content.lstrip(" ")
+    if rest[:1] != "\t":
+        return len(content) - len(rest)
+    return _leading(content)[0]
 
 
 def _strip_columns(content: str, wanted: int) -> str:
@@ -186,8 +257,8 @@ def _marker_text(line: Line) -> str | None:
 
 
 def clean_title(raw: str) -> str:
-    """A heading title without HTML tags, whitespace collapsed; Markdown inline markup is left."""
-    return _WHITESPACE.sub(" ", _HTML_TAG.sub("", raw)).strip()
+    """A heading title without HTML tags and inline markup, whitespace collapsed."""
+    return _WHITESPACE.sub(" ", plain_inline(_HTML_TAG.sub("", raw))).strip()
 
 
 def _atx_title(line: Line) -> tuple[int, str] | None:
@@ -271,7 +342,7 @@ def _list_marker(line: Line) -> _ListMarker | None:
     empty = not content
     if empty or spaces > 4:
         spaces = 1
-    return _ListMarker(kind, ordinal, indent + len(marker) + spaces, empty)
+    return _ListMarker(kind, ordinal, indent + len(marker) + spaces, empty, len(marker))
 
 
 def _html_start(line: Line) -> int | None:
@@ -330,25 +401,57 @@ def _is_indented_code(line: Line) -> bool:
     return not line.is_blank and _leading(line.content)[0] >= 4
 
 
+def _table_header(lines: list[Line], index: int) -> list[str | None] | None:
+    """The columns' alignments when lines[index] is a table's header row (a delimiter row with as
+    many cells under it); None when it is not one."""
+    if index + 1 >= len(lines):
+        return None
+    delimiter = lines[index + 1]
+    if _DELIMITER_CHARS.fullmatch(delimiter.content) is None:
+        return None  # most lines under a line with a pipe: not a delimiter row at all
+    if _leading(delimiter.content)[0] > 3 or _leading(lines[index].content)[0] > 3:
+        return None
+    alignments = delimiter_row(delimiter.content)
+    if alignments is None or len(split_row(lines[index].content)) != len(alignments):
+        return None
+    return alignments
+
+
 class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.lines = split_lines(text)
-        self.builder = BlockBuilder()
-        self.markup_lines: set[int] = set()
+    """Reads a run of lines into blocks: the document's, or a list item's content (its lines
+    de-indented to the item's content column, each keeping its source line's number and span)."""
+
+    def __init__(self, document: _Document, lines: list[Line], item: _Item | None = None) -> None:
+        self.document = document
+        self.text = document.text
+        self.lines = lines
+        self.builder = document.builder
+        self.markup_lines = document.markup_lines
+        self.item = item
+        self.nests = item is None or item.depth < MAX_LIST_DEPTH  # reads list markers
 
     # Blocks and sections
 
     def _add(
         self, block_type: str, text: str, first: int, last: int, attrs: dict[str, Any] | None = None
-    ) -> None:
-        self.builder.add(block_type, text, self.lines[first], self.lines[last], attrs=attrs)
+    ) -> str:
+        if self.item is not None and block_type == "paragraph" and not (attrs and "html" in attrs):
+            # A list item's text: each of its paragraphs a list block of its own.
+            attrs = {"ordered": self.item.ordered, "depth": self.item.depth, **(attrs or {})}
+            block_type = "list"
+        return self.builder.add(block_type, text, self.lines[first], self.lines[last], attrs=attrs)
 
     def _add_heading(self, depth: int, title: str, first: int, last: int) -> None:
         self.builder.heading(title, depth, locator(self.lines[first], self.lines[last]))
 
     def _slice(self, first: int, last: int) -> str:
-        return source_slice(self.text, self.lines[first], self.lines[last])
+        """The lines' text: as written at the top level, de-indented inside a list item."""
+        if self.item is None:
+            return source_slice(self.text, self.lines[first], self.lines[last])
+        return self._joined([(line.content, line) for line in self.lines[first : last + 1]])
+
+    def _plain(self, text: str) -> str:
+        return plain_inline(text, self.document.references)
 
     def _joined(self, parts: list[tuple[str, Line]]) -> str:
         """Rebuilt lines joined by their own endings, the last one's left out."""
@@ -360,7 +463,7 @@ class _Parser:
     # The top level
 
     def parse(self) -> None:
-        index = self._front_matter()
+        index = self._front_matter() if self.item is None else 0
         while index < len(self.lines):
             if self.lines[index].is_blank:
                 index += 1
@@ -370,33 +473,52 @@ class _Parser:
     def _block_at(self, index: int) -> int:
         """Read the block that starts at a non-blank line; return the index after it."""
         line = self.lines[index]
+        content = line.content
+        rest = content.lstrip(" ")
+        if rest[:1] not in _MAY_START_BLOCK and len(content) - len(rest) < 4 and rest[:1] != "\t":
+            return self._text_block_at(index)  # most lines: no marker starts with their character
         if _is_indented_code(line):
             return self._indented_code(index)
         fence = _fence_open(line)
         if fence is not None:
             return self._fenced_code(index, fence)
-        atx = _atx_title(line)
-        if atx is not None and not atx[1]:
-            self.markup_lines.add(line.number)
-            return index + 1
-        if atx is not None and clean_title(atx[1]):
-            self._add_heading(atx[0], clean_title(atx[1]), index, index)
-            return index + 1
+        if self.item is None:  # a heading inside a list item is the item's text
+            atx = _atx_title(line)
+            if atx is not None and not atx[1]:
+                self.markup_lines.add(line.number)
+                return index + 1
+            if atx is not None and clean_title(atx[1]):
+                self._add_heading(atx[0], clean_title(atx[1]), index, index)
+                return index + 1
         if _is_thematic_break(line):
             self.markup_lines.add(line.number)
             return index + 1
-        html_heading = _one_line_html_heading(line)
-        if html_heading is not None:
-            self._add_heading(html_heading[0], html_heading[1], index, index)
-            return index + 1
+        if self.item is None:
+            html_heading = _one_line_html_heading(line)
+            if html_heading is not None:
+                self._add_heading(html_heading[0], html_heading[1], index, index)
+                return index + 1
         condition = _html_start(line)
         if condition is not None:
             return self._html_block(index, condition)
         if _is_quote(line):
             return self._quote(index)
-        marker = _list_marker(line)
+        marker = _list_marker(line) if self.nests else None
         if marker is not None:
             return self._list(index, marker)
+        return self._text_block_at(index)
+
+    def _text_block_at(self, index: int) -> int:
+        """A table, a footnote definition or a paragraph, at a line no other block starts at."""
+        line = self.lines[index]
+        if "|" in line.content:
+            alignments = _table_header(self.lines, index)
+            if alignments is not None:
+                return self._table(index, alignments)
+        if line.content.lstrip(" ")[:2] == "[^":
+            footnote = _FOOTNOTE_DEFINITION.match(line.content.lstrip(" "))
+            if footnote is not None and _leading(line.content)[0] <= 3:
+                return self._footnote(index, footnote.group(1), footnote.group(2) or "")
         return self._paragraph(index)
 
     def _interrupts_paragraph(self, line: Line) -> bool:
@@ -404,12 +526,15 @@ class _Parser:
             return False  # most prose lines: no block starts with their first character
         if _fence_open(line) is not None or _is_thematic_break(line) or _is_quote(line):
             return True
-        atx = _atx_title(line)
-        if atx is not None and (not atx[1] or clean_title(atx[1])):
-            return True
+        if self.item is None:
+            atx = _atx_title(line)
+            if atx is not None and (not atx[1] or clean_title(atx[1])):
+                return True
         condition = _html_start(line)
         if condition is not None and condition != 7:
             return True
+        if not self.nests:
+            return False
         marker = _list_marker(line)
         return (
             marker is not None and not marker.empty and (not marker.ordered or marker.ordinal == 1)
@@ -421,7 +546,10 @@ class _Parser:
             line = self.lines[index]
             if line.is_blank:
                 break
-            level = _setext_level(line)
+            if "|" in line.content and _table_header(self.lines, index) is not None:
+                break
+            underline = self.item is None and line.content.lstrip(" ")[:1] in ("=", "-")
+            level = _setext_level(line) if underline else None
             if level is not None:
                 title = clean_title(
                     " ".join(self.lines[i].content.strip() for i in range(first, index))
@@ -437,7 +565,7 @@ class _Parser:
                 index += 1
                 continue
             break
-        self._add("paragraph", self._slice(first, index - 1), first, index - 1)
+        self._add("paragraph", self._plain(self._slice(first, index - 1)), first, index - 1)
         return index
 
     def _fenced_code(self, opening: int, fence: _Fence) -> int:
@@ -496,12 +624,105 @@ class _Parser:
                 break
             index += 1
         parts = [(_quote_content(line), line) for line in self.lines[first:index]]
-        self._add("paragraph", self._joined(parts), first, index - 1, {"quote": True})
+        text = self._plain(self._joined(parts))
+        self._add("paragraph", text, first, index - 1, {"quote": True})
+        return index
+
+    def _footnote(self, first: int, label: str, rest: str) -> int:
+        """A footnote definition: a paragraph of its text without the "[^label]:" marker, its
+        lines until a blank line, and the paragraphs after it indented four columns."""
+        index = first + 1
+        while index < len(self.lines):
+            line = self.lines[index]
+            if line.is_blank or self._interrupts_paragraph(line):
+                break
+            index += 1
+        last = index - 1
+        while index < len(self.lines):
+            line = self.lines[index]
+            if not line.is_blank:
+                if _leading(line.content)[0] < 4:
+                    break
+                last = index
+            index += 1
+        parts = [(rest, self.lines[first])] + [
+            (_strip_columns(line.content, 4).strip(" \t"), line)
+            for line in self.lines[first + 1 : last + 1]
+        ]
+        text = self._plain(self._joined(parts)).strip()
+        if text:
+            self._add("paragraph", text, first, last, {"footnote": label})
+        else:
+            self.markup_lines.update(line.number for line in self.lines[first : last + 1])
+        return last + 1
+
+    def _table(self, first: int, alignments: list[str | None]) -> int:
+        """A pipe table: one table block, a row per line (the delimiter row left out), its cells
+        joined by " | ", and the artifact's typed table of its body rows under its header."""
+        width = len(alignments)
+        rows = [first]
+        index = first + 2
+        while index < len(self.lines):
+            line = self.lines[index]
+            if line.is_blank or "|" not in line.content or self._interrupts_paragraph(line):
+                break
+            rows.append(index)
+            index += 1
+        grid: list[list[str]] = []
+        for row in rows:
+            cells = split_row(self.lines[row].content)[:width]
+            cells += [""] * (width - len(cells))
+            grid.append([_WHITESPACE.sub(" ", self._plain(cell)).strip() for cell in cells])
+        document = self.document
+        table_id = f"t{len(document.tables)}"
+        attrs = {
+            "table": {
+                "rows": len(grid),
+                "columns": width,
+                "header_rows": 1,
+                "align": alignments,
+                "row_lines": [self.lines[row].number for row in rows],
+            },
+            "table_id": table_id,
+        }
+        last = index - 1
+        self._add("table", "\n".join(" | ".join(row) for row in grid), first, last, attrs)
+        kept = min(width, MAX_TABLE_COLUMNS)
+        names, failed = fit_names(grid[0][:kept], f"{table_id} header")
+        if kept < width:
+            failed.append(
+                {
+                    "unit": f"{table_id} columns {kept + 1}-{width}",
+                    "reason": f"past the {MAX_TABLE_COLUMNS:,} columns a table holds",
+                }
+            )
+        body = [[typed_cell(cell) for cell in row[:kept]] for row in grid[1:]]
+        admitted, reason = document.budget.admit_rows(body, 0)
+        if reason is not None:
+            failed.append({"unit": f"{table_id} rows {admitted + 2}-", "reason": reason})
+            body = body[:admitted]
+        document.failed += failed
+        document.tables.append(
+            table_entry(
+                table_id,
+                f"table {len(document.tables) + 1}",
+                names,  # as written: the datasets name an empty or repeated one and ask
+                body,
+                locator={
+                    "line_start": self.lines[first].number,
+                    "line_end": self.lines[last].number,
+                    "row_start": 1,
+                    "row_end": 1 + len(body),
+                },
+            )
+        )
         return index
 
     def _list(self, first: int, marker: _ListMarker) -> int:
+        """A run of items of one kind; each item's content is read as blocks of its own."""
         content_indent = marker.content_indent
         item_is_empty = marker.empty
+        items = [(first, marker)]
         last = first
         index = first + 1
         while index < len(self.lines):
@@ -513,7 +734,7 @@ class _Parser:
                 index += 1
                 continue
             after_blank = last < index - 1
-            if _leading(line.content)[0] >= content_indent:
+            if _indent(line.content) >= content_indent:
                 item_is_empty = False
                 last = index
             elif _is_thematic_break(line):
@@ -522,13 +743,44 @@ class _Parser:
                 content_indent = item.content_indent
                 item_is_empty = item.empty
                 last = index
+                items.append((index, item))
             elif not after_blank and not self._interrupts_paragraph(line):
                 last = index  # a lazy continuation of the item's paragraph
             else:
                 break
             index += 1
-        self._add("list", self._slice(first, last), first, last, {"ordered": marker.ordered})
+        depth = 1 if self.item is None else self.item.depth + 1
+        for number, (start, item_marker) in enumerate(items):
+            end = items[number + 1][0] - 1 if number + 1 < len(items) else last
+            self._item(start, end, item_marker, depth)
         return last + 1
+
+    def _item(self, first: int, last: int, marker: _ListMarker, depth: int) -> None:
+        """Read one item's content: its first line after the marker, the lines indented to its
+        content column without that indentation, lazy lines as written."""
+        line = self.lines[first]
+        indent, rest = _leading(line.content)
+        opening = ""
+        if not marker.empty:
+            spaces = marker.content_indent - indent - marker.width
+            opening = _strip_columns(rest[marker.width :], spaces)
+        else:
+            self.markup_lines.add(line.number)  # the marker alone: its content starts below
+        content = [Line(line.number, opening, line.start, line.end, line.ending)]
+        wanted = marker.content_indent
+        for line in self.lines[first + 1 : last + 1]:
+            text = line.content
+            rest = text.lstrip(" ")
+            if not rest.strip(" \t"):
+                content.append(Line(line.number, "", line.start, line.end, line.ending))
+            elif rest[0] != "\t" and len(text) - len(rest) >= wanted:
+                content.append(Line(line.number, text[wanted:], line.start, line.end, line.ending))
+            elif _indent(text) >= wanted:
+                stripped = _strip_columns(text, wanted)
+                content.append(Line(line.number, stripped, line.start, line.end, line.ending))
+            else:
+                content.append(line)  # a lazy line
+        _Parser(self.document, content, _Item(depth, marker.ordered)).parse()
 
     # Front matter
 

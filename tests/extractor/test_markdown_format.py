@@ -5,7 +5,10 @@ from __future__ import annotations
 import platform
 from typing import Any
 
+import pytest
+
 from extractor_sandbox.artifact import line_coverage, split_lines
+from extractor_sandbox.formats import markdown, tables
 from extractor_sandbox.formats.markdown import PARSER_VERSION, extract_markdown
 
 
@@ -84,8 +87,8 @@ def test_atx_heading_indented_up_to_three_spaces_not_four():
     assert kinds("    # Four\n") == [("code", "# Four")]
 
 
-def test_atx_heading_keeps_inline_markup_and_drops_html_tags():
-    assert headings("## **Bold** and `code` [link](x)\n") == [(2, "**Bold** and `code` [link](x)")]
+def test_atx_heading_drops_inline_markup_and_html_tags():
+    assert headings("## **Bold** and `code` [link](x)\n") == [(2, "Bold and code link")]
     assert headings('# <a name="top"></a> Install   now\n') == [(1, "Install now")]
 
 
@@ -160,7 +163,7 @@ def test_setext_underline_indented_four_spaces_is_paragraph_text():
 def test_list_item_over_dashes_is_not_a_setext_heading():
     text = "- item\n---\n"
 
-    assert kinds(text) == [("list", "- item")]
+    assert kinds(text) == [("list", "item")]
     assert coverage_of(text) == (2, 2, True)
 
 
@@ -258,14 +261,14 @@ def test_heading_title_over_500_chars_is_cut_in_section_paths_and_marked():
 # Paragraphs
 
 
-def test_paragraph_text_is_its_source_lines_as_written():
+def test_paragraph_text_is_its_source_lines_without_inline_markup():
     text = "First *line*\n  second line  \n\nnext"
     blocks = blocks_of(text)
 
-    assert [block["text"] for block in blocks] == ["First *line*\n  second line  ", "next"]
+    assert [block["text"] for block in blocks] == ["First line\n  second line  ", "next"]
     assert [lines_of(block) for block in blocks] == [(1, 2), (4, 4)]
-    for block in blocks:
-        assert source_of(text, block) == block["text"]
+    assert source_of(text, blocks[0]) == "First *line*\n  second line  "
+    assert source_of(text, blocks[1]) == "next"
 
 
 def test_indented_line_inside_a_paragraph_is_its_text_not_code():
@@ -294,10 +297,11 @@ def test_thematic_break_ends_a_list():
     blocks = blocks_of(text)
 
     assert [(block["type"], block["text"]) for block in blocks] == [
-        ("list", "- a\n- b"),
-        ("list", "- c"),
+        ("list", "a"),
+        ("list", "b"),
+        ("list", "c"),
     ]
-    assert [lines_of(block) for block in blocks] == [(1, 2), (4, 4)]
+    assert [lines_of(block) for block in blocks] == [(1, 1), (2, 2), (4, 4)]
 
 
 # Fenced code
@@ -400,48 +404,56 @@ def test_indented_code_block():
 # Lists
 
 
-def test_run_of_bullet_items_is_one_list_block():
+def test_each_list_item_is_a_block_of_its_own_without_its_marker():
     text = "- one\n- two\n- three\n"
     blocks = blocks_of(text)
 
     assert [(block["type"], block["text"]) for block in blocks] == [
-        ("list", "- one\n- two\n- three")
+        ("list", "one"),
+        ("list", "two"),
+        ("list", "three"),
     ]
-    assert blocks[0]["attrs"] == {"ordered": False}
-    assert lines_of(blocks[0]) == (1, 3)
-    assert source_of(text, blocks[0]) == blocks[0]["text"]
+    assert [block["attrs"] for block in blocks] == [{"ordered": False, "depth": 1}] * 3
+    assert [lines_of(block) for block in blocks] == [(1, 1), (2, 2), (3, 3)]
+    assert [source_of(text, block) for block in blocks] == ["- one", "- two", "- three"]
 
 
 def test_ordered_list_with_either_delimiter():
-    assert kinds("1. one\n2. two\n10. ten\n") == [("list", "1. one\n2. two\n10. ten")]
-    assert blocks_of("3) c\n4) d\n")[0]["attrs"] == {"ordered": True}
+    assert kinds("1. one\n2. two\n10. ten\n") == [("list", "one"), ("list", "two"), ("list", "ten")]
+    assert blocks_of("3) c\n4) d\n")[0]["attrs"] == {"ordered": True, "depth": 1}
 
 
 def test_other_bullet_or_delimiter_starts_another_list():
-    assert kinds("- a\n+ b\n1. c\n1) d\n") == [
-        ("list", "- a"),
-        ("list", "+ b"),
-        ("list", "1. c"),
-        ("list", "1) d"),
+    blocks = blocks_of("- a\n+ b\n1. c\n1) d\n")
+    assert [(block["text"], block["attrs"]["ordered"]) for block in blocks] == [
+        ("a", False),
+        ("b", False),
+        ("c", True),
+        ("d", True),
     ]
 
 
-def test_loose_list_with_blank_lines_and_indented_continuations_is_one_block():
+def test_loose_item_paragraphs_code_and_nested_items_are_blocks_with_their_depth():
     text = "* first\n\n  more of first\n\n      code in item\n* second\n  - nested\n\nafter\n"
     blocks = blocks_of(text)
 
     assert [(block["type"], block["text"]) for block in blocks] == [
-        ("list", "* first\n\n  more of first\n\n      code in item\n* second\n  - nested"),
+        ("list", "first"),
+        ("list", "more of first"),
+        ("code", "code in item"),
+        ("list", "second"),
+        ("list", "nested"),
         ("paragraph", "after"),
     ]
-    assert [lines_of(block) for block in blocks] == [(1, 7), (9, 9)]
+    assert [lines_of(block) for block in blocks] == [(1, 1), (3, 3), (5, 5), (6, 6), (7, 7), (9, 9)]
+    assert [block.get("attrs", {}).get("depth") for block in blocks] == [1, 1, None, 1, 2, None]
 
 
 def test_lazy_line_continues_a_list_item_until_a_blank_line():
     text = "- item starts\nand wraps lazily\n\nnot in the list\n"
 
     assert kinds(text) == [
-        ("list", "- item starts\nand wraps lazily"),
+        ("list", "item starts\nand wraps lazily"),
         ("paragraph", "not in the list"),
     ]
 
@@ -455,9 +467,10 @@ def test_wrapped_line_that_starts_with_a_number_stays_prose():
 def test_item_numbered_one_or_a_bullet_interrupts_a_paragraph():
     assert kinds("Steps:\n1. do this\n2. then that\n") == [
         ("paragraph", "Steps:"),
-        ("list", "1. do this\n2. then that"),
+        ("list", "do this"),
+        ("list", "then that"),
     ]
-    assert kinds("Items:\n- a\n") == [("paragraph", "Items:"), ("list", "- a")]
+    assert kinds("Items:\n- a\n") == [("paragraph", "Items:"), ("list", "a")]
 
 
 def test_empty_item_does_not_interrupt_a_paragraph():
@@ -470,16 +483,18 @@ def test_empty_item_does_not_interrupt_a_paragraph():
 def test_ordered_list_at_block_start_may_begin_at_any_number():
     blocks = blocks_of("2019. was a year\n")
 
-    assert [(block["type"], block["text"]) for block in blocks] == [("list", "2019. was a year")]
-    assert blocks[0]["attrs"] == {"ordered": True}
+    assert [(block["type"], block["text"]) for block in blocks] == [("list", "was a year")]
+    assert blocks[0]["attrs"] == {"ordered": True, "depth": 1}
 
 
 def test_empty_item_over_a_blank_line_takes_no_content():
-    assert kinds("-\n\n  foo\n") == [("list", "-"), ("paragraph", "  foo")]
+    # The marker alone is markup: no block, and its line is still covered.
+    assert kinds("-\n\n  foo\n") == [("paragraph", "  foo")]
+    assert coverage_of("-\n\n  foo\n") == (2, 2, True)
 
 
 def test_heading_ends_a_list():
-    assert kinds("- a\n# H\n") == [("list", "- a"), ("heading", "H")]
+    assert kinds("- a\n# H\n") == [("list", "a"), ("heading", "H")]
 
 
 # HTML blocks
@@ -740,32 +755,42 @@ def test_realistic_document():
         ("heading", 1, [], None, (8, 8)),
         ("paragraph", None, ["Payments runbook"], "b3", (10, 11)),
         ("heading", 2, ["Payments runbook"], "b3", (13, 13)),
-        ("list", None, ["Payments runbook", "Alerts"], "b5", (15, 17)),
+        ("list", None, ["Payments runbook", "Alerts"], "b5", (15, 15)),
+        ("list", None, ["Payments runbook", "Alerts"], "b5", (16, 17)),
         ("heading", 3, ["Payments runbook", "Alerts"], "b5", (19, 19)),
-        ("list", None, ["Payments runbook", "Alerts", "Restarting"], "b7", (21, 26)),
+        ("list", None, ["Payments runbook", "Alerts", "Restarting"], "b8", (21, 21)),
+        ("code", None, ["Payments runbook", "Alerts", "Restarting"], "b8", (23, 25)),
+        ("list", None, ["Payments runbook", "Alerts", "Restarting"], "b8", (26, 26)),
         ("heading", 2, ["Payments runbook"], "b3", (30, 31)),
-        ("paragraph", None, ["Payments runbook", "Escalation"], "b9", (33, 34)),
-        ("paragraph", None, ["Payments runbook", "Escalation"], "b9", (36, 38)),
-        ("code", None, ["Payments runbook", "Escalation"], "b9", (40, 42)),
+        ("paragraph", None, ["Payments runbook", "Escalation"], "b12", (33, 34)),
+        ("table", None, ["Payments runbook", "Escalation"], "b12", (36, 38)),
+        ("code", None, ["Payments runbook", "Escalation"], "b12", (40, 42)),
     ]
     texts = [block["text"] for block in blocks]
     assert texts[0] == "title: Payments runbook\nowner: sre"
     assert texts[3] == "Payments runbook"
     assert texts[5] == "Alerts"
-    assert texts[7] == "Restarting"
-    assert texts[9] == "Escalation"
-    assert texts[10] == "Page the on-call lead\nafter 15 minutes."
-    assert texts[12] == "# not a heading"
+    assert texts[6] == "PaymentsLatencyHigh: p99 over 2 s"
+    assert texts[7] == "PaymentsErrors: 5xx over 1%\nfor five minutes"
+    assert texts[8] == "Restarting"
+    assert texts[9] == "Drain the node:"
+    assert texts[10] == "kubectl drain node-1"
+    assert texts[11] == "Restart the pod."
+    assert texts[12] == "Escalation"
+    assert texts[13] == "Page the on-call lead\nafter 15 minutes."
+    assert texts[14] == "Region | Contact\neu | @alice"
+    assert texts[15] == "# not a heading"
     assert blocks[0]["attrs"] == {"front_matter": True}
     assert blocks[1]["attrs"] == {"html": True}
-    assert blocks[8]["attrs"] == {"ordered": True}
-    assert "kubectl drain node-1" in texts[8]
+    assert blocks[9]["attrs"] == {"ordered": True, "depth": 1}
+    assert artifact["tables"][0]["rows"] == [["eu", "@alice"]]
 
-    # Paragraphs, lists, headings and HTML are cited by exactly their source.
-    for index in (1, 2, 4, 6, 8, 11):
+    # Paragraphs and HTML are cited by exactly their source, list items from their marker.
+    for index in (1, 2, 4):
         assert source_of(RUNBOOK, blocks[index]) == texts[index], index
     assert source_of(RUNBOOK, blocks[3]) == "# Payments runbook"
-    assert source_of(RUNBOOK, blocks[9]) == "Escalation\n----------"
+    assert source_of(RUNBOOK, blocks[6]) == "- `PaymentsLatencyHigh`: p99 over 2 s"
+    assert source_of(RUNBOOK, blocks[12]) == "Escalation\n----------"
 
     # Line 28 ("***") is markup; every other non-blank line is in a block.
     assert artifact["coverage"] == {
@@ -784,3 +809,198 @@ def test_every_locator_lies_within_the_text():
         char_start, char_end = chars_of(block)
         assert 1 <= line_start <= line_end <= RUNBOOK.count("\n")
         assert 0 <= char_start <= char_end <= len(RUNBOOK)
+
+
+# Pipe tables (GitHub-flavoured)
+
+
+def test_pipe_table_is_one_table_block_a_row_per_line_cells_joined_by_pipes():
+    text = "| Name | Qty |\n|:-----|----:|\n| apple | 3 |\n| pear | 10 |\n"
+    artifact = extract_markdown(text)
+    [block] = artifact["blocks"]
+
+    assert block["type"] == "table"
+    assert block["text"] == "Name | Qty\napple | 3\npear | 10"
+    assert block["attrs"]["table"] == {
+        "rows": 3,
+        "columns": 2,
+        "header_rows": 1,
+        "align": ["left", "right"],
+        "row_lines": [1, 3, 4],
+    }
+    assert lines_of(block) == (1, 4)
+    assert artifact["coverage"]["complete"] is True
+
+
+def test_pipe_table_is_a_typed_table_of_the_artifact():
+    text = "intro\n\n| Name | Qty | Due |\n| --- | --- | --- |\n| apple | 3 | 2026-01-02 |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["tables"] == [
+        {
+            "id": "t0",
+            "name": "table 1",
+            "columns": [
+                {"name": "Name", "type": "string"},
+                {"name": "Qty", "type": "number"},
+                {"name": "Due", "type": "date"},
+            ],
+            "rows": [["apple", 3, "2026-01-02"]],
+            "header_rows": 1,
+            "locator": {"line_start": 3, "line_end": 5, "row_start": 1, "row_end": 2},
+        }
+    ]
+    assert artifact["blocks"][1]["attrs"]["table_id"] == "t0"
+
+
+def test_escaped_pipes_and_pipes_in_code_spans_are_cell_text():
+    text = "| a | b |\n|---|---|\n| x \\| y | `p|q` |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["blocks"][0]["text"] == "a | b\nx | y | p|q"
+    assert artifact["tables"][0]["rows"] == [["x | y", "p|q"]]
+
+
+def test_table_cells_lose_their_inline_markup_and_rows_take_the_headers_width():
+    text = "| **Bold** | *it* |\n|---|---|\n| 1 |\n| 1 | 2 | 3 |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["blocks"][0]["text"] == "Bold | it\n1 | \n1 | 2"
+    assert [column["name"] for column in artifact["tables"][0]["columns"]] == ["Bold", "it"]
+    assert artifact["tables"][0]["rows"] == [[1, None], [1, 2]]
+
+
+def test_table_ends_at_a_blank_line_or_a_line_that_is_not_a_row():
+    text = "Intro:\n| a | b |\n|---|---|\n| 1 | 2 |\nnot a row\n\n| c |\n|---|\n| 3 |\n\n| 4 |\n"
+    blocks = blocks_of(text)
+
+    assert [(block["type"], block["text"], lines_of(block)) for block in blocks] == [
+        ("paragraph", "Intro:", (1, 1)),
+        ("table", "a | b\n1 | 2", (2, 4)),
+        ("paragraph", "not a row", (5, 5)),
+        ("table", "c\n3", (7, 9)),
+        ("paragraph", "| 4 |", (11, 11)),
+    ]
+
+
+def test_delimiter_row_of_another_cell_count_makes_no_table():
+    text = "| a | b |\n|---|\n| 1 | 2 |\n"
+    artifact = extract_markdown(text)
+
+    assert [(b["type"], b["text"]) for b in artifact["blocks"]] == [("paragraph", text.strip())]
+    assert "tables" not in artifact
+
+
+# List items
+
+
+def test_nested_items_are_blocks_with_their_depth_and_their_own_lines():
+    text = "- a\n  - b\n    1. c\n- d\n"
+    blocks = blocks_of(text)
+
+    assert [(block["text"], block["attrs"], lines_of(block)) for block in blocks] == [
+        ("a", {"ordered": False, "depth": 1}, (1, 1)),
+        ("b", {"ordered": False, "depth": 2}, (2, 2)),
+        ("c", {"ordered": True, "depth": 3}, (3, 3)),
+        ("d", {"ordered": False, "depth": 1}, (4, 4)),
+    ]
+
+
+def test_item_text_after_its_nested_list_is_a_block_of_the_item():
+    text = "- a\n  - b\n\n  more of a\n"
+    blocks = blocks_of(text)
+
+    assert [(block["text"], block["attrs"]["depth"], lines_of(block)) for block in blocks] == [
+        ("a", 1, (1, 1)),
+        ("b", 2, (2, 2)),
+        ("more of a", 1, (4, 4)),
+    ]
+
+
+def test_an_item_repeated_in_two_lists_is_found_in_each_under_its_own_section():
+    text = "# One\n\n- shared\n- x\n\n# Two\n\n- shared\n- y\n"
+    blocks = [block for block in blocks_of(text) if block["text"] == "shared"]
+
+    assert [(block["section_path"], lines_of(block)) for block in blocks] == [
+        (["One"], (3, 3)),
+        (["Two"], (8, 8)),
+    ]
+
+
+def test_list_nesting_is_bounded_and_deeper_markers_stay_text():
+    text = "- * " * 200 + "x\n"
+    artifact = extract_markdown(text)
+    depths = [block["attrs"]["depth"] for block in artifact["blocks"]]
+
+    assert max(depths) == 32
+    assert artifact["blocks"][-1]["text"].endswith("x")
+    assert artifact["coverage"]["complete"] is True
+
+
+# Inline markup
+
+
+def test_inline_markup_is_taken_out_of_paragraph_text():
+    text = (
+        'Foo *em* **strong** ***both*** `code *x*` [link](http://x.org "t") ![alt](i.png)'
+        " <https://a.org> ~~old~~ snake_case \\*lit\\* &amp;\n"
+    )
+
+    assert kinds(text) == [
+        (
+            "paragraph",
+            "Foo em strong both code *x* link alt https://a.org old snake_case *lit* &",
+        )
+    ]
+
+
+def test_inline_markup_stays_in_code_and_html_blocks():
+    assert kinds("```\n**x** [a](b)\n```\n") == [("code", "**x** [a](b)")]
+    assert kinds("<div>\n**x**\n</div>\n") == [("paragraph", "<div>\n**x**\n</div>")]
+
+
+def test_footnote_definition_is_a_paragraph_without_its_marker():
+    text = "Text[^note].\n\n[^note]: The *note* text\ncontinues.\n\n    And more.\n\nafter\n"
+    blocks = blocks_of(text)
+
+    assert [(block["text"], lines_of(block), block.get("attrs")) for block in blocks] == [
+        ("Text.", (1, 1), None),
+        ("The note text\ncontinues.\n\nAnd more.", (3, 6), {"footnote": "note"}),
+        ("after", (8, 8), None),
+    ]
+
+
+def test_reference_links_lose_their_brackets_only_when_their_label_is_defined():
+    text = "See [the docs][docs] and [Docs] and [docs][], not [14][15].\n\n[docs]: https://x.org\n"
+
+    assert blocks_of(text)[0]["text"] == "See the docs and Docs and docs, not [14][15]."
+
+
+def test_table_rows_past_the_tables_budget_are_a_failed_unit_the_block_keeps_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tables, "MAX_TABLE_ROWS", 2)
+    text = "| n |\n|---|\n| 1 |\n| 2 |\n| 3 |\n"
+    artifact = extract_markdown(text)
+
+    assert artifact["blocks"][0]["text"] == "n\n1\n2\n3"
+    assert artifact["tables"][0]["rows"] == [[1], [2]]
+    assert artifact["tables"][0]["locator"]["row_end"] == 3
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "t0 rows 4-", "reason": "past 2 rows a table"}
+    ]
+    assert (artifact["coverage"]["lost"], artifact["coverage"]["complete"]) == (["tables"], False)
+
+
+def test_a_typed_table_holds_the_columns_the_contract_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(markdown, "MAX_TABLE_COLUMNS", 2)
+    artifact = extract_markdown("| a | b | c |\n|---|---|---|\n| 1 | 2 | 3 |\n")
+
+    assert artifact["blocks"][0]["text"] == "a | b | c\n1 | 2 | 3"
+    assert [column["name"] for column in artifact["tables"][0]["columns"]] == ["a", "b"]
+    assert artifact["tables"][0]["rows"] == [[1, 2]]
+    assert artifact["coverage"]["failed"] == [
+        {"unit": "t0 columns 3-3", "reason": "past the 2 columns a table holds"}
+    ]
