@@ -22,7 +22,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 
 from loom_dagster import catalog, hold, pipeline
-from loom_dagster.assets.live import live_evaluation, no_longer_live
+from loom_dagster.assets.live import leave_partitions, live_evaluation, no_longer_live
 from loom_dagster.assets.metadata import (
     chunk_metadata,
     datasets_facts,
@@ -42,6 +42,7 @@ from loom_dagster.assets.specs import (
     SKIPPABLE,
     TYPED_CHECK,
 )
+from loom_dagster.assets.versions import latest, version_tags
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.datasets.catalog import datasets_of_revisions
 from loom_dagster.datasets.model import Dataset, DatasetState
@@ -121,6 +122,7 @@ def published(
     extractions: dict[str, pipeline.Extraction | None] = {}
     if CHUNKS in context.selected_asset_keys:
         made: list[AssetMaterialization] = []
+        artifacts = latest(context, ARTIFACT, context.partition_keys)
         with retried_only_when_retryable(retry, context.retry_number):
             for revision in batch:
                 extraction = pipeline.read_extraction(object_store, revision.key)
@@ -133,7 +135,12 @@ def published(
                     extractions[revision.key] = pipeline.read_extraction(object_store, revision.key)
                 made.append(
                     AssetMaterialization(
-                        CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)
+                        CHUNKS,
+                        partition=revision.key,
+                        metadata=chunk_metadata(revision, cut),
+                        tags=version_tags(
+                            context, CHUNKS, inputs={ARTIFACT: artifacts.get(revision.key)}
+                        ),
                     )
                 )
         yield from made
@@ -156,6 +163,7 @@ def published(
             )
             typed = {o.revision: tables.get(o.revision, []) for o in outcomes}
             live = {o.revision for o in outcomes if o.status == catalog.PUBLISHED}
+    chunked = latest(context, CHUNKS, [o.revision for o in outcomes])
     for outcome in outcomes:
         extraction = extractions.get(outcome.revision) or pipeline.read_extraction(
             object_store, outcome.revision
@@ -166,7 +174,8 @@ def published(
             else {}
         )
         facts.update(datasets_facts(typed.get(outcome.revision, [])))
-        yield published_event(outcome, extraction, facts)
+        tags = version_tags(context, PUBLISHED, inputs={CHUNKS: chunked.get(outcome.revision)})
+        yield published_event(outcome, extraction, facts, tags)
     yield from datasets_events(context, typed, live)
     # The revisions this batch superseded say so on their own `published` partition.
     for state in states:
@@ -179,6 +188,9 @@ def published(
             if state.status is not None:
                 yield live_evaluation(state, targets.get(state.key))
         yield Output(None, output_name=f"{PREFIX}__published_{LIVE_CHECK}")
+    # Last, once every event naming them is logged: the revisions no longer served leave the
+    # partitions, so Overview counts only live documents (live.py, docs/dagster.md).
+    leave_partitions(context.instance, states, keep=context.partition_keys)
 
 
 def datasets_events(
@@ -192,9 +204,15 @@ def datasets_events(
     partition's check reads as never run). A refused revision's stays missing: it failed."""
     if DATASETS not in context.selected_asset_keys:
         return
+    artifacts = latest(context, ARTIFACT, list(typed))
     for key, found in typed.items():
         if found or key in published:
-            yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
+            yield AssetMaterialization(
+                DATASETS,
+                partition=key,
+                metadata=datasets_metadata(found),
+                tags=version_tags(context, DATASETS, inputs={ARTIFACT: artifacts.get(key)}),
+            )
     if any(check.name == TYPED_CHECK for check in context.selected_asset_check_keys):
         targets = check_targets(context, DATASETS, list(typed))
         for key, found in typed.items():
@@ -236,10 +254,12 @@ def published_event(
     outcome: catalog.Outcome,
     extraction: pipeline.Extraction | None,
     facts: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> AssetMaterialization | AssetObservation:
     """A live revision is a materialization of `published`; a refused or superseded one is an
     observation that says so, and leaves the partition unmaterialized. Either carries the
-    revision's facts (its file, format, size, time, datasets, links)."""
+    revision's facts (its file, format, size, time, datasets, links); a materialization, its
+    versions (`tags`, versions.py)."""
     metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status), **(facts or {})}
     if outcome.chunk_count is not None:
         metadata["chunks"] = MetadataValue.int(outcome.chunk_count)
@@ -249,5 +269,7 @@ def published_event(
     if extraction is not None and extraction.incomplete:
         metadata["incomplete"] = MetadataValue.text(metadata_text(extraction.describe_gaps()))
     if outcome.status == catalog.PUBLISHED:
-        return AssetMaterialization(PUBLISHED, partition=outcome.revision, metadata=metadata)
+        return AssetMaterialization(
+            PUBLISHED, partition=outcome.revision, metadata=metadata, tags=tags
+        )
     return AssetObservation(PUBLISHED, partition=outcome.revision, metadata=metadata)
