@@ -189,9 +189,9 @@ def test_a_sensor_tick_asks_to_delete_the_partitions_retention_no_longer_keeps(
 ) -> None:
     keys = four_versions(tmp_path / "docs")
     monkeypatch.setenv("LOOM_KEEP_REVISIONS", "1")
-    # Partitions of superseded revisions, as a home from before issue 28 part 3 still holds
-    # them (a superseded revision now leaves the partitions at once).
-    DagsterInstance.get().add_dynamic_partitions(PARTITIONS_NAME, keys[:3])
+    # Partitions of superseded revisions the default retention (3) kept, as a home from before
+    # issue 28 part 3 still holds them (a superseded revision now leaves them at once).
+    DagsterInstance.get().add_dynamic_partitions(PARTITIONS_NAME, keys[1:3])
 
     result = tick()
 
