@@ -13,6 +13,7 @@ from dagster import (
     Output,
     asset,
 )
+from dagster._core.errors import DagsterInvalidInvocationError
 from dagster._core.types.dagster_type import Nothing
 
 from loom_dagster import catalog, hold, pipeline
@@ -23,6 +24,7 @@ from loom_dagster.assets.specs import BATCHED, ORIGINAL, PACKAGE_VERSION, ROOT
 from loom_dagster.assets.versions import UNREGISTERED_VERSION, logged_per_partition, version_tags
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.errors import SourceError
+from loom_dagster.partitions import PARTITION_TAG, RANGE_END_TAG, RANGE_START_TAG
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
@@ -50,7 +52,8 @@ def original(
     object_store = store.get()
     # "Add a partition" in the UI takes any string: a key no scan could have made fails the run
     # at once, naming it, before anything is read or written.
-    refuse_unknown([k for k in context.partition_keys if key_document_digest(k) is None])
+    keys = requested_keys(context)
+    refuse_unknown([k for k in keys if key_document_digest(k) is None])
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         # The sensor only computed these keys: their revisions are registered here, from the
         # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
@@ -58,13 +61,13 @@ def original(
             retired = pipeline.register_for_run(
                 con,
                 search_index.get(),
-                context.partition_keys,
+                keys,
                 max_bytes=loom.max_input_bytes,
                 guard=loom.retire_guard(),
             )
             states = catalog.document_states(con, retired) if retired else []
-            unknown = unknown_keys(con, context.partition_keys)
-        report_retired(context.instance, states, keep=context.partition_keys)
+            unknown = unknown_keys(con, keys)
+        report_retired(context.instance, states, keep=keys)
     # A well-formed key whose file no registered folder holds, nor ever held: nothing to run.
     refuse_unknown(unknown)
     with retried_only_when_retryable(loom.retry(), context.retry_number):
@@ -95,6 +98,17 @@ def original(
             tags=version_tags(context, ORIGINAL, data_version=versions[key]),
         )
     yield logged_per_partition()
+
+
+def requested_keys(context: AssetExecutionContext) -> list[str]:
+    """The run's partition keys; those its tags name when a key is no longer a partition (the
+    folder sensor deletes a made-up key it finds, which may be before its run starts)."""
+    try:
+        return list(context.partition_keys)
+    except DagsterInvalidInvocationError:
+        tags = context.run.tags
+        named = [tags.get(PARTITION_TAG), tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)]
+        return sorted({key for key in named if key})
 
 
 def unknown_keys(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> list[str]:
