@@ -48,7 +48,7 @@ PHASES = [
     ("  chunk", "loom_dagster/pipeline/steps.py", "make_chunks"),
     ("  read extraction back", "loom_dagster/pipeline/records.py", "read_extraction"),
     ("  publish (catalog, index)", "loom_dagster/pipeline/publishing.py", "publish"),
-    ("  per-partition metadata", "loom_dagster/assets/metadata.py", "add_partition_metadata"),
+    ("  upstream versions read", "loom_dagster/assets/versions.py", "latest"),
     ("  check targets (storage ids)", "loom_dagster/assets/runtime.py", "check_targets"),
     (
         "  events: handle_new_event (all)",

@@ -27,10 +27,9 @@ warnings.filterwarnings("ignore", message=DELIBERATE, category=BetaWarning)
 warnings.filterwarnings("ignore", message=DELIBERATE, category=PreviewWarning)
 # The definitions are imported after the filter (E402), so it is in place when they are made.
 
-from loom_dagster.assets import PACKAGE_VERSION, artifact_asset, original, published  # noqa: E402
+from loom_dagster.assets import artifact_asset, original, published  # noqa: E402
 from loom_dagster.errors import SettingsError  # noqa: E402
 from loom_dagster.jobs import ingest_job, sync_job  # noqa: E402
-from loom_dagster.pipeline import parsers  # noqa: E402
 from loom_dagster.resources.extractor import ExtractorResource  # noqa: E402
 from loom_dagster.resources.settings import SettingsResource  # noqa: E402
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource  # noqa: E402
@@ -45,14 +44,12 @@ def build_definitions(settings: LoomSettings) -> Definitions:
             "LOOM_DOCUMENT_EXTRACTOR_TOKEN(S_JSON): the extractor's tokens reach Dagster only "
             "through these variables, and they do not hold the tokens the settings were read with"
         )
-    # The parsers the last run saw declared (read, never written, here): a parser upgrade
-    # changes the artifact's code version once a run has seen it.
-    version = parsers.code_version(parsers.read_declared(settings.home), PACKAGE_VERSION)
-    extraction = artifact_asset(settings.strict).map_asset_specs(
-        lambda spec: spec.replace_attributes(code_version=version)
-    )
+    # The artifact's code version is Loom's (contract and package), not the extractor's parsers:
+    # Dagster keeps one code version per asset, so a parser in it would mark every partition of
+    # every format unsynced when one format's parser changed (or was first seen). The partitions
+    # an upgrade made stale are exactly those the `current_parser` check warns about.
     return Definitions(
-        assets=[original, extraction, published],
+        assets=[original, artifact_asset(settings.strict), published],
         asset_checks=[waiting_check],
         jobs=[ingest_job, sync_job],
         sensors=[loom_folders, loom_ingest_automation],

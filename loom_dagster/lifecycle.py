@@ -7,7 +7,9 @@ partitions from the instance) is `loom_dagster.partitions.prune_partitions`.
 Kept, per document: the live revision, the `LOOM_KEEP_REVISIONS` newest revisions, those
 registered less than `LOOM_KEEP_DAYS` days ago, and every revision no run has finished yet (it
 is pending or in flight). The rest are pruned: their partitions leave the Dagster instance and
-their objects become garbage, while their catalog records stay as the history.
+their objects become garbage, while their catalog records stay as the history. (A revision
+superseded or retired since leaves the partitions at once, whatever is kept of its objects:
+assets/live.py; pruning still takes the partitions a home made before that still holds.)
 
 Garbage is whatever sits under `originals/`, `artifacts/` or `revisions/` that no kept revision
 references (content-addressed: an original two documents share stays while either keeps it).

@@ -12,6 +12,14 @@ browser reaches it through `ui_gate` (loopback TCP, a per-session token).
 Two small substitutions in Dagster's code (`dagster._cli.dev.open_ipc_subprocess`,
 `dagster_webserver.cli.uvicorn`); `tests/integration/test_loom_ui.py` fails if either stops
 taking effect (the webserver would then be on TCP, and the gate's test reaches nothing).
+
+The daemon `dagster dev` starts is run the same way (`python -m loom_dagster.ui_webserver daemon
+<its args>`), for one setting Dagster 1.13 reads from no dagster.yaml: how often its backfill
+daemon passes over the backfills (`dagster._daemon.controller.DEFAULT_DAEMON_INTERVAL_SECONDS`,
+30 s, read when its loop starts). A backfill is marked completed on the first pass after its last run
+ended, so with 30 s passes, which a busy pass can double, a backfill read "in progress" for up
+to a minute after its work was done; every BACKFILL_PASS_S it is within one sensor tick (30 s).
+A pass with no backfill in progress is three small queries.
 """
 
 from __future__ import annotations
@@ -23,22 +31,27 @@ from types import SimpleNamespace
 from typing import Any
 
 WEBSERVER_MODULE = ["-m", "dagster_webserver"]
+DAEMON_MODULE = ["-m", "dagster._daemon"]
+# Seconds between two passes of the backfill daemon (Dagster's own: 30).
+BACKFILL_PASS_S = 10
 
 
 def webserver_command(command: Sequence[str], socket_path: str, read_only: bool) -> list[str]:
-    """`dagster dev`'s webserver command, run by `web` on `socket_path` instead."""
-    head = [sys.executable, *WEBSERVER_MODULE]
-    if list(command[: len(head)]) != head:
-        return list(command)
-    return [
-        sys.executable,
-        "-m",
-        "loom_dagster.ui_webserver",
-        "web",
-        socket_path,
-        "1" if read_only else "0",
-        *command[len(head) :],
-    ]
+    """`dagster dev`'s webserver command, run by `web` on `socket_path` instead; its daemon's
+    command, run by `daemon`; any other command as it is."""
+    for module, role in ((WEBSERVER_MODULE, "web"), (DAEMON_MODULE, "daemon")):
+        head = [sys.executable, *module]
+        if list(command[: len(head)]) == head:
+            return [
+                sys.executable,
+                "-m",
+                "loom_dagster.ui_webserver",
+                role,
+                socket_path,
+                "1" if read_only else "0",
+                *command[len(head) :],
+            ]
+    return list(command)
 
 
 def dev(socket_path: str, read_only: bool, args: list[str]) -> None:
@@ -66,9 +79,27 @@ def web(socket_path: str, read_only: bool, args: list[str]) -> None:
     cli.main()
 
 
+def daemon(socket_path: str, read_only: bool, args: list[str]) -> None:
+    """`dagster-daemon` with its backfill daemon passing every BACKFILL_PASS_S."""
+    import dagster._daemon.cli as cli
+
+    set_backfill_pass()
+    sys.argv = ["dagster-daemon", *args]
+    cli.main()
+
+
+def set_backfill_pass(seconds: int = BACKFILL_PASS_S) -> None:
+    """Dagster's backfill daemon reads this module global when its loop starts, and sleeps
+    what is left of it after each pass."""
+    import dagster._daemon.controller as controller
+
+    controller.DEFAULT_DAEMON_INTERVAL_SECONDS = seconds
+
+
 def main(argv: list[str]) -> None:
     role, socket_path, read_only, *rest = argv
-    (dev if role == "dev" else web)(socket_path, read_only == "1", rest)
+    run = {"dev": dev, "web": web, "daemon": daemon}[role]
+    run(socket_path, read_only == "1", rest)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,10 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetMaterialization,
     AssetsDefinition,
     AssetSpec,
-    MaterializeResult,
+    Failure,
     Output,
     multi_asset,
 )
@@ -25,7 +26,6 @@ from loom_dagster import catalog, hold, pipeline
 from loom_dagster.assets.metadata import (
     METADATA_CHARS,
     UNREGISTERED,
-    add_partition_metadata,
     extraction_metadata,
 )
 from loom_dagster.assets.runtime import check_targets, registered, retried_only_when_retryable
@@ -40,6 +40,12 @@ from loom_dagster.assets.specs import (
     ORIGINAL,
     PREFIX,
 )
+from loom_dagster.assets.versions import (
+    UNREGISTERED_VERSION,
+    latest,
+    logged_per_partition,
+    version_tags,
+)
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import revisions
@@ -48,6 +54,7 @@ from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.extractor import ExtractorResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource
+from loom_dagster.sources import Revision
 
 
 def artifact_asset(strict: bool = False) -> AssetsDefinition:
@@ -133,16 +140,33 @@ def artifact_asset(strict: bool = False) -> AssetsDefinition:
         hold.reached("artifact")
         facts: dict[str, Mapping[str, Any]] = dict.fromkeys(context.partition_keys, UNREGISTERED)
         facts |= {r.key: extraction_metadata(done[r.key]) for r in batch}
-        add_partition_metadata(context, ARTIFACT, facts)
-        yield MaterializeResult(asset_key=ARTIFACT)
+        originals = latest(context, ORIGINAL, context.partition_keys)
+        for key, facts_of_key in facts.items():
+            made = done.get(key)
+            yield AssetMaterialization(
+                ARTIFACT,
+                partition=key,
+                metadata=facts_of_key,
+                tags=version_tags(
+                    context,
+                    ARTIFACT,
+                    data_version=UNREGISTERED_VERSION if made is None else artifact_version(made),
+                    inputs={ORIGINAL: originals.get(key)},
+                ),
+            )
+        yield logged_per_partition(f"{PREFIX}__artifact")
         selected = {key.name for key in context.selected_asset_check_keys}
         targets = check_targets(context, ARTIFACT, [r.key for r in batch])
+        blocked: list[str] = []
         for revision in batch:
             extraction, target = done[revision.key], targets.get(revision.key)
             if EXTRACTED_CHECK in selected:
-                yield extracted_evaluation(extraction, target, strict=strict)
+                yield (evaluation := extracted_evaluation(extraction, target, strict=strict))
+                blocked += blocking_failure(revision, evaluation)
             if COMPLETE_CHECK in selected:
-                yield complete_evaluation(extraction, target, strict=strict)
+                yield (evaluation := complete_evaluation(extraction, target, strict=strict))
+                if not extraction.refused:  # a refusal is named once, by `extracted`
+                    blocked += blocking_failure(revision, evaluation)
             if CURRENT_CHECK in selected:  # asked for by name (the UI): every partition
                 yield current_evaluation(extraction, declared, target)
             elif was_stale(earlier[revision.key], extraction):
@@ -156,11 +180,41 @@ def artifact_asset(strict: bool = False) -> AssetsDefinition:
         # these outputs only tell Dagster they were given.
         for name in sorted(selected):
             yield Output(None, output_name=f"{PREFIX}__artifact_{name}")
+        if blocked:
+            # Dagster's own failure for a blocking check names the asset and the check only;
+            # this one, raised first, names each file (with LOOM_STRICT=1).
+            raise Failure(
+                metadata_text(
+                    f"strict: {len(blocked)} file(s) failed a blocking asset check: "
+                    + "; ".join(blocked),
+                    METADATA_CHARS,
+                ),
+                metadata={"files": metadata_text("; ".join(blocked), METADATA_CHARS)},
+                allow_retries=False,
+            )
 
     return artifact
 
 
 artifact = artifact_asset()
+
+
+def artifact_version(extraction: pipeline.Extraction) -> str:
+    """A partition's data version: its artifact's SHA-256 (the hash of its canonical bytes), so a
+    re-extraction that makes the same artifact changes nothing downstream; for a refusal, its
+    code (a refused revision has nothing downstream)."""
+    if extraction.refused or not extraction.artifact_sha256:
+        return f"refused:{extraction.code}"
+    return extraction.artifact_sha256
+
+
+def blocking_failure(revision: Revision, evaluation: AssetCheckEvaluation) -> list[str]:
+    """The file a failed blocking check stops its run for, as `SOURCE:PATH (check: why)`."""
+    if evaluation.passed or not evaluation.blocking:
+        return []
+    return [
+        f"{revision.source}:{revision.path} ({evaluation.check_name}: {evaluation.description})"
+    ]
 
 
 def was_stale(before: pipeline.Extraction | None, now: pipeline.Extraction) -> bool:

@@ -1,8 +1,10 @@
 """The `live` check of `published`: passed while search serves a revision, a warning once it
 was superseded, retired or refused; evaluated in a run by the `published` step and, for the
-revisions of deleted files, outside any run (`report_retired`)."""
+revisions of deleted files, outside any run (`report_retired`). And a revision no longer served
+leaving the partitions (`leave_partitions`), so Overview counts only live documents.
+"""
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from dagster import (
     AssetCheckEvaluation,
@@ -19,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 
 from loom_dagster import catalog
 from loom_dagster.assets.specs import LIVE_CHECK, PUBLISHED
+from loom_dagster.partitions import prune_partitions
 
 
 def live_evaluation(
@@ -70,11 +73,46 @@ def no_longer_live(state: catalog.DocumentRevision) -> AssetMaterialization | No
     )
 
 
-def report_retired(instance: DagsterInstance, states: Sequence[catalog.DocumentRevision]) -> int:
+def not_served(states: Sequence[catalog.DocumentRevision]) -> list[str]:
+    """The revisions search will not serve again unless their file comes back: those of a
+    deleted file, and one a newer revision superseded. Not one still to run (no outcome yet),
+    nor a refused one of a file still served: its failure may be the latest news of it."""
+    return [
+        s.key
+        for s in states
+        if s.key != s.live_revision
+        and (s.document_status == "retired" or s.status in (catalog.PUBLISHED, catalog.SUPERSEDED))
+    ]
+
+
+def leave_partitions(
+    instance: DagsterInstance,
+    states: Sequence[catalog.DocumentRevision],
+    keep: Collection[str] = (),
+) -> list[str]:
+    """Delete the partitions of the revisions of `states` no longer served, but those in `keep`
+    (the run's own, whose key range must stay whole until it ends); returns the keys deleted.
+
+    Dagster counts a partition healthy while it exists and its latest materialization
+    succeeded, and has no status for "retired": so a retired revision leaves the partitions.
+    Its events stay in the instance as its history (the materialization that says "retired" or
+    "superseded by" last), its record in the catalog, and its file's bytes come back as the
+    same key (the sensor or `loom ingest` adds it again).
+    """
+    return prune_partitions(instance, [key for key in not_served(states) if key not in keep])
+
+
+def report_retired(
+    instance: DagsterInstance,
+    states: Sequence[catalog.DocumentRevision],
+    keep: Collection[str] = (),
+) -> int:
     """Record, outside any run, the `live` check of revisions whose file was deleted (a scan
-    retires them, not a run); returns how many it recorded."""
+    retires them, not a run), then take their partitions out (`leave_partitions`, all but
+    `keep`); returns how many checks it recorded."""
     gone = [s for s in states if s.document_status == "retired" and s.status == catalog.PUBLISHED]
     if not gone:
+        leave_partitions(instance, states, keep)
         return 0
     for state in gone:
         said = no_longer_live(state)
@@ -102,4 +140,5 @@ def report_retired(instance: DagsterInstance, states: Sequence[catalog.DocumentR
             # would stop it.
             continue
         recorded += 1
+    leave_partitions(instance, states, keep)
     return recorded

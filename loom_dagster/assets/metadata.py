@@ -1,16 +1,13 @@
 """The metadata each partition carries in the UI, per revision and never the batch's sum: the
-original's bytes and copy, the extractor's answer, the chunks cut, the datasets typed, and how a
-step adds each partition's own to the materialization Dagster makes for it."""
+original's bytes and copy, the extractor's answer, the chunks cut, the datasets typed; each step
+logs it on its own materialization of each partition (with its versions: versions.py)."""
 
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from dagster import (
-    AssetExecutionContext,
-    AssetKey,
-    DagsterInstance,
     MetadataValue,
     TableColumn,
     TableSchema,
@@ -21,7 +18,6 @@ from loom_dagster.chunking import Chunk
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.partitions import PARTITIONS_NAME
 from loom_dagster.sources import Revision
 
 PREVIEW_CHARS = 300
@@ -35,41 +31,6 @@ UNREGISTERED = {
     "status": MetadataValue.text("unregistered"),
     "why": MetadataValue.text("the file changed or was deleted before this run could read it"),
 }
-
-
-def add_partition_metadata(
-    context: AssetExecutionContext, asset_key: AssetKey, facts: Mapping[str, Mapping[str, Any]]
-) -> None:
-    """Each partition's own metadata, merged by Dagster into that partition's materialization.
-
-    Dagster checks every `add_asset_metadata(partition_key=...)` against the run's key range by
-    reading the instance's dynamic partitions anew: a query listing every partition and two for
-    the range's ends, per call (30 ms a call at 200 partitions on SQLite, and growing with the
-    partition count). No partition is added or deleted while this step adds metadata, so for the
-    loop the instance answers those two questions from one read.
-    """
-    instance = context.instance
-    keys = instance.get_dynamic_partitions(PARTITIONS_NAME)
-    known = set(keys)
-
-    def get_dynamic_partitions(partitions_def_name: str) -> Sequence[str]:
-        if partitions_def_name == PARTITIONS_NAME:
-            return keys
-        return DagsterInstance.get_dynamic_partitions(instance, partitions_def_name)
-
-    def has_dynamic_partition(partitions_def_name: str, partition_key: str) -> bool:
-        if partitions_def_name == PARTITIONS_NAME:
-            return partition_key in known
-        return DagsterInstance.has_dynamic_partition(instance, partitions_def_name, partition_key)
-
-    setattr(instance, "get_dynamic_partitions", get_dynamic_partitions)  # noqa: B010
-    setattr(instance, "has_dynamic_partition", has_dynamic_partition)  # noqa: B010
-    try:
-        for key, metadata in facts.items():
-            context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=key)
-    finally:
-        del instance.get_dynamic_partitions
-        del instance.has_dynamic_partition
 
 
 def original_metadata(revision: Revision, root: str, store: ObjectStore) -> dict[str, Any]:

@@ -1,19 +1,30 @@
 """The `original` asset: each revision's bytes kept verbatim and content-addressed, after the
 run registered the revisions its sensor only computed keys for."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import duckdb
-from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetExecutionContext,
+    AssetMaterialization,
+    Failure,
+    MetadataValue,
+    Output,
+    asset,
+)
+from dagster._core.errors import DagsterInvalidInvocationError
+from dagster._core.types.dagster_type import Nothing
 
 from loom_dagster import catalog, hold, pipeline
 from loom_dagster.assets.live import report_retired
-from loom_dagster.assets.metadata import UNREGISTERED, add_partition_metadata, original_metadata
+from loom_dagster.assets.metadata import UNREGISTERED, original_metadata
 from loom_dagster.assets.runtime import registered, retried_only_when_retryable
 from loom_dagster.assets.specs import BATCHED, ORIGINAL, PACKAGE_VERSION, ROOT
+from loom_dagster.assets.versions import UNREGISTERED_VERSION, logged_per_partition, version_tags
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.errors import SourceError
+from loom_dagster.partitions import PARTITION_TAG, RANGE_END_TAG, RANGE_START_TAG
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
@@ -27,6 +38,8 @@ from loom_dagster.sources import key_document_digest
     kinds={"python"},
     code_version=PACKAGE_VERSION,
     description="The file's bytes, kept verbatim and content-addressed before anything parses them.",
+    # Materialized below, one event per partition with its own data version (versions.py).
+    dagster_type=Nothing,
 )
 def original(
     context: AssetExecutionContext,
@@ -35,11 +48,12 @@ def original(
     search_index: SearchIndexResource,
     loom: SettingsResource,
     event_batches: EventBatchResource,
-) -> MaterializeResult:
+) -> Iterator[AssetMaterialization | Output[None]]:
     object_store = store.get()
     # "Add a partition" in the UI takes any string: a key no scan could have made fails the run
     # at once, naming it, before anything is read or written.
-    refuse_unknown([k for k in context.partition_keys if key_document_digest(k) is None])
+    keys = requested_keys(context)
+    refuse_unknown([k for k in keys if key_document_digest(k) is None])
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         # The sensor only computed these keys: their revisions are registered here, from the
         # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
@@ -47,18 +61,21 @@ def original(
             retired = pipeline.register_for_run(
                 con,
                 search_index.get(),
-                context.partition_keys,
+                keys,
                 max_bytes=loom.max_input_bytes,
                 guard=loom.retire_guard(),
             )
             states = catalog.document_states(con, retired) if retired else []
-            unknown = unknown_keys(con, context.partition_keys)
-        report_retired(context.instance, states)
+            unknown = unknown_keys(con, keys)
+        report_retired(context.instance, states, keep=keys)
     # A well-formed key whose file no registered folder holds, nor ever held: nothing to run.
     refuse_unknown(unknown)
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         batch = registered(context, catalog_db)
         facts: dict[str, Mapping[str, Any]] = dict.fromkeys(context.partition_keys, UNREGISTERED)
+        # Its data version is the file's content hash: the same bytes stored again change
+        # nothing downstream.
+        versions = dict.fromkeys(context.partition_keys, UNREGISTERED_VERSION)
         for revision, root in batch:
             metadata = original_metadata(revision, root, object_store)
             try:
@@ -71,9 +88,27 @@ def original(
                     object_store, revision, error.code, error.message, run_id=context.run.run_id
                 )
             facts[revision.key] = metadata
-    add_partition_metadata(context, ORIGINAL, facts)
+            versions[revision.key] = revision.sha256
     hold.reached("original")
-    return MaterializeResult()
+    for key, facts_of_key in facts.items():
+        yield AssetMaterialization(
+            ORIGINAL,
+            partition=key,
+            metadata=facts_of_key,
+            tags=version_tags(context, ORIGINAL, data_version=versions[key]),
+        )
+    yield logged_per_partition()
+
+
+def requested_keys(context: AssetExecutionContext) -> list[str]:
+    """The run's partition keys; those its tags name when a key is no longer a partition (the
+    folder sensor deletes a made-up key it finds, which may be before its run starts)."""
+    try:
+        return list(context.partition_keys)
+    except DagsterInvalidInvocationError:
+        tags = context.run.tags
+        named = [tags.get(PARTITION_TAG), tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)]
+        return sorted({key for key in named if key})
 
 
 def unknown_keys(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> list[str]:

@@ -23,7 +23,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 
 from loom_dagster import catalog, hold, pipeline
-from loom_dagster.assets.live import live_evaluation, no_longer_live
+from loom_dagster.assets.live import leave_partitions, live_evaluation, no_longer_live
 from loom_dagster.assets.metadata import (
     chunk_metadata,
     datasets_facts,
@@ -43,6 +43,7 @@ from loom_dagster.assets.specs import (
     SKIPPABLE,
     TYPED_CHECK,
 )
+from loom_dagster.assets.versions import latest, version_tags
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.datasets.catalog import datasets_of_revisions
 from loom_dagster.datasets.model import Dataset, DatasetState
@@ -136,6 +137,7 @@ def published(
             hold.reached("chunks")
         if index is None:
             continue
+        read = latest(context, CHUNKS, [revision.key for revision in group])
         hold.reached("slot")  # the pool's slot held, the catalog not yet open
         with retried_only_when_retryable(retry, context.retry_number):
             with catalog_db.connect() as con:
@@ -161,7 +163,8 @@ def published(
                 else {}
             )
             facts.update(datasets_facts(typed.get(outcome.revision, [])))
-            yield published_event(outcome, extraction, facts)
+            tags = version_tags(context, PUBLISHED, inputs={CHUNKS: read.get(outcome.revision)})
+            yield published_event(outcome, extraction, facts, tags)
     if not publishing:
         return
     yield from datasets_events(context, typed, live)
@@ -176,6 +179,9 @@ def published(
             if state.status is not None:
                 yield live_evaluation(state, targets.get(state.key))
         yield Output(None, output_name=f"{PREFIX}__published_{LIVE_CHECK}")
+    # Last, once every event naming them is logged: the revisions no longer served leave the
+    # partitions, so Overview counts only live documents (live.py, docs/dagster.md).
+    leave_partitions(context.instance, states, keep=context.partition_keys)
 
 
 def chunked(
@@ -189,6 +195,7 @@ def chunked(
     revision chunked. A revision cut at its budget has its record, rewritten incomplete, read
     again into `extractions`, so the events after say so."""
     made: list[AssetMaterialization] = []
+    artifacts = latest(context, ARTIFACT, [revision.key for revision in revisions])
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         for revision in revisions:
             extraction = extractions.get(revision.key)
@@ -199,7 +206,12 @@ def chunked(
                 extractions[revision.key] = pipeline.read_extraction(store, revision.key)
             made.append(
                 AssetMaterialization(
-                    CHUNKS, partition=revision.key, metadata=chunk_metadata(revision, cut)
+                    CHUNKS,
+                    partition=revision.key,
+                    metadata=chunk_metadata(revision, cut),
+                    tags=version_tags(
+                        context, CHUNKS, inputs={ARTIFACT: artifacts.get(revision.key)}
+                    ),
                 )
             )
     return made
@@ -216,9 +228,15 @@ def datasets_events(
     partition's check reads as never run). A refused revision's stays missing: it failed."""
     if DATASETS not in context.selected_asset_keys:
         return
+    artifacts = latest(context, ARTIFACT, list(typed))
     for key, found in typed.items():
         if found or key in published:
-            yield AssetMaterialization(DATASETS, partition=key, metadata=datasets_metadata(found))
+            yield AssetMaterialization(
+                DATASETS,
+                partition=key,
+                metadata=datasets_metadata(found),
+                tags=version_tags(context, DATASETS, inputs={ARTIFACT: artifacts.get(key)}),
+            )
     if any(check.name == TYPED_CHECK for check in context.selected_asset_check_keys):
         targets = check_targets(context, DATASETS, list(typed))
         for key, found in typed.items():
@@ -260,10 +278,12 @@ def published_event(
     outcome: catalog.Outcome,
     extraction: pipeline.Extraction | None,
     facts: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> AssetMaterialization | AssetObservation:
     """A live revision is a materialization of `published`; a refused or superseded one is an
     observation that says so, and leaves the partition unmaterialized. Either carries the
-    revision's facts (its file, format, size, time, datasets, links)."""
+    revision's facts (its file, format, size, time, datasets, links); a materialization, its
+    versions (`tags`, versions.py)."""
     metadata: dict[str, Any] = {"status": MetadataValue.text(outcome.status), **(facts or {})}
     if outcome.chunk_count is not None:
         metadata["chunks"] = MetadataValue.int(outcome.chunk_count)
@@ -273,5 +293,7 @@ def published_event(
     if extraction is not None and extraction.incomplete:
         metadata["incomplete"] = MetadataValue.text(metadata_text(extraction.describe_gaps()))
     if outcome.status == catalog.PUBLISHED:
-        return AssetMaterialization(PUBLISHED, partition=outcome.revision, metadata=metadata)
+        return AssetMaterialization(
+            PUBLISHED, partition=outcome.revision, metadata=metadata, tags=tags
+        )
     return AssetObservation(PUBLISHED, partition=outcome.revision, metadata=metadata)

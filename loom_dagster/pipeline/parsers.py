@@ -1,5 +1,5 @@
 """Which parser made each revision's artifact, against what the extractor declares now: the
-revisions a parser upgrade left stale, and the artifact's code version.
+revisions a parser upgrade left stale.
 
 Contract v1's capabilities answer names the extractor; the reference extractor also names each
 format's `parser` and `parser_version` (an extension a v1 client may ignore). A service without
@@ -7,14 +7,13 @@ them has its extractor's name and version stand for every format (routing.Capabi
 extraction records what its service declared for the format (`Extraction.declared`); a revision
 is stale when the service its format is routed to now declares another.
 
-The last declaration a run saw is kept in `$LOOM_HOME/parsers.json`, so the code location can
-derive the `artifact` asset's code version from it when it loads (reading, never writing) and
-`loom show` can say which revisions are stale without starting an extractor.
+The last declaration a run saw is kept in `$LOOM_HOME/parsers.json`, so `loom show` can say which
+revisions are stale without starting an extractor. It is not in the `artifact` asset's code
+version: Dagster keeps one per asset, so it would mark every partition unsynced at once.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -63,17 +62,6 @@ def stale_revisions(
         if stale is not None:
             found[key] = stale
     return found
-
-
-def code_version(declared: Declared, package_version: str) -> str:
-    """The `artifact` asset's code version: contract v1, this package, and a stable hash of
-    every declared parser; a parser upgrade changes it (and Dagster marks artifact stale)."""
-    base = f"contract-v1+loom-{package_version}"
-    known = {fmt: parser for fmt, parser in sorted(declared.items()) if parser is not None}
-    if not known:
-        return base
-    digest = hashlib.sha256(json.dumps(known, sort_keys=True).encode()).hexdigest()[:12]
-    return f"{base}+parsers-{digest}"
 
 
 def read_declared(home: Path) -> dict[str, str | None]:

@@ -123,12 +123,15 @@ def test_every_asset_reads_green_on_the_overview(ui: Ui, page: Any, tmp_path: Pa
     text = text_when(page, r"\bloom\s+\d+\s+\d+\s+\d+\s+\d+\b")
     assert re.search(r"\bloom\s+0\s+0\s+0\s+5\b", text), text
     shot(page, tmp_path, "ui-overview")
-    # The catalog: every partition of every asset materialized, none missing, failed or running.
-    text = open_page(page, f"{ui.url}/assets", "published")
+    # The catalog: every partition of every asset materialized, none missing, failed or running;
+    # and only live documents are counted: the deleted file's revision left the partitions.
+    live = len(ui.keys) - 1
+    open_page(page, f"{ui.url}/assets", "published")
+    text = text_when(page, r"(All\s+\d+\s+\d+\s+\d+\s+\d+ partitions[\s\S]*){5}")
     rows = re.findall(r"All\s+0\s+0\s+0\s+(\d+) partitions", text)
-    assert rows == [str(len(ui.keys))] * 5, text
+    assert rows == [str(live)] * 5, text
     text = open_page(page, f"{ui.url}/assets/loom/datasets?view=partitions", "Materialized (")
-    assert f"Materialized ({len(ui.keys)})" in text and "Missing (0)" in text, text
+    assert f"Materialized ({live})" in text and "Missing (0)" in text, text
     assert "Failed (0)" in text
     shot(page, tmp_path, "ui-asset-partitions")
 
@@ -143,9 +146,26 @@ def test_a_table_less_files_datasets_partition_says_no_tables(ui: Ui, page: Any)
 
 
 def test_a_retired_partition_reads_retired(ui: Ui, page: Any, tmp_path: Path) -> None:
-    text = open_page(
-        page, partition_url(ui, "published", ui.keys[RETIRED]), "retired: its file was deleted"
-    )
+    gone = ui.keys[RETIRED]
+    # Its partition left every asset's partitions (Overview counts only live documents)...
+    for asset in ("original", "published", "datasets"):
+        node = ui.graphql(
+            "query($k: AssetKeyInput!) { assetNodeOrError(assetKey: $k) { ... on AssetNode { "
+            "partitionKeys } } }",
+            {"k": {"path": ["loom", asset]}},
+        )["data"]["assetNodeOrError"]
+        assert gone not in node["partitionKeys"] and len(node["partitionKeys"]) == len(ui.keys) - 1
+    # ... and its history stays: its last materialization says it was retired, and it is the
+    # latest event of `published`, which the asset's Events tab opens on.
+    [last] = ui.graphql(
+        "query($k: AssetKeyInput!, $p: [String!]) { assetOrError(assetKey: $k) { ... on Asset { "
+        "assetMaterializations(partitions: $p, limit: 1) { partition metadataEntries { label "
+        "... on TextMetadataEntry { text } } } } } }",
+        {"k": {"path": ["loom", "published"]}, "p": [gone]},
+    )["data"]["assetOrError"]["assetMaterializations"]
+    said = {e["label"]: e.get("text") for e in last["metadataEntries"]}
+    assert said["status"] == "retired: its file was deleted", said
+    text = open_page(page, f"{ui.url}/assets/loom/published?view=events", "its file was deleted")
     assert "retired" in text
     shot(page, tmp_path, "ui-retired-partition")
 

@@ -69,7 +69,9 @@ def test_ingest_prunes_partitions_beyond_the_retention_and_keeps_their_records(
     monkeypatch.setenv("LOOM_KEEP_REVISIONS", "2")
     keys = four_versions(tmp_path / "docs")
 
-    assert partitions() == set(keys[2:])
+    # A superseded revision leaves the partitions at once (issue 28 part 3), whatever the
+    # retention keeps of its objects.
+    assert partitions() == {keys[3]}
     with catalog_db().connect() as con:
         outcomes = catalog.outcomes_for(con, keys)
     # The history stays in the catalog.
@@ -84,8 +86,8 @@ def test_gc_dry_run_lists_exactly_what_gc_then_deletes_and_keeps_a_shared_origin
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     folder = tmp_path / "docs"
-    keys = four_versions(folder)  # the default retention (3) prunes the first one's partition
-    assert partitions() == set(keys[1:])
+    keys = four_versions(folder)  # superseded revisions leave the partitions at once
+    assert partitions() == {keys[3]}
     # A second document with the bytes of a.md's second version: its original is shared.
     write(folder, "copy.md", "# Notes\n\nThe lighthouse keeper logged version 1.\n")
     api.ingest_folder(folder, name="docs")
@@ -98,10 +100,10 @@ def test_gc_dry_run_lists_exactly_what_gc_then_deletes_and_keeps_a_shared_origin
     done = capsys.readouterr().out.splitlines()
 
     assert dry[:-1] == done[:-1]
-    assert dry[-1].startswith("would delete 2 partitions; objects: 2 originals (")
-    assert done[-1].startswith("deleted 2 partitions; objects: 2 originals (")
+    assert dry[-1].startswith("would delete 0 partitions; objects: 2 originals (")
+    assert done[-1].startswith("deleted 0 partitions; objects: 2 originals (")
     listed = {line.split()[1] for line in done if line.startswith("partition ")}
-    assert listed == {keys[1], keys[2]}
+    assert listed == set()
     assert partitions() >= {keys[3]} and not partitions() & set(keys[:3])
     objects = {line.split()[1] for line in done if line.startswith("object ")}
     s = store()
@@ -134,7 +136,7 @@ def test_gc_spares_objects_younger_than_its_grace(
         capsys.readouterr()
         .out.splitlines()[-1]
         .startswith(
-            "deleted 2 partitions; objects: 0 originals (0 bytes), 0 artifacts (0 bytes), 0 revision files"
+            "deleted 0 partitions; objects: 0 originals (0 bytes), 0 artifacts (0 bytes), 0 revision files"
         )
     )
     assert store().exists(store().original_key(sha_of(keys[0])))
@@ -187,6 +189,9 @@ def test_a_sensor_tick_asks_to_delete_the_partitions_retention_no_longer_keeps(
 ) -> None:
     keys = four_versions(tmp_path / "docs")
     monkeypatch.setenv("LOOM_KEEP_REVISIONS", "1")
+    # Partitions of superseded revisions the default retention (3) kept, as a home from before
+    # issue 28 part 3 still holds them (a superseded revision now leaves them at once).
+    DagsterInstance.get().add_dynamic_partitions(PARTITIONS_NAME, keys[1:3])
 
     result = tick()
 
@@ -222,13 +227,12 @@ def test_a_key_the_scan_just_saw_is_not_pruned_in_the_same_tick(
 
     second = tick()
 
-    # Registered once, by the run: the next tick has nothing to ask for, and deletes only the
-    # revision that run superseded.
+    # Registered once, by the run: the next tick has nothing to ask for, and nothing to
+    # delete: the revision that run superseded left the partitions with it (issue 28 part 3).
     assert isinstance(second, SensorResult)
     assert second.run_requests == []
-    [delete] = second.dynamic_partitions_requests or []
-    assert isinstance(delete, DeleteDynamicPartitionsRequest)
-    assert list(delete.partition_keys) == [keys[3]]
+    assert not second.dynamic_partitions_requests
+    assert partitions() == {keys[1]}
 
 
 def test_remove_yes_retires_the_sources_documents_and_its_folder_is_no_longer_scanned(

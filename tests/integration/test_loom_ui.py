@@ -244,9 +244,20 @@ def test_the_ui_answers_only_the_user_with_the_session_token(
         # The webserver listens on no TCP port: the gate is the one way in.
         family = [ui.pid, *descendants(ui.pid)]
         assert listening_tcp_ports(family) == [port]
+        # Dagster's daemon runs through loom too, for its backfill passes (ui_webserver.py).
+        modules = [command_line(pid)[1:4] for pid in family]
+        assert ["-m", "loom_dagster.ui_webserver", "daemon"] in modules, modules
+        assert not [m for m in modules if m[:2] == ["-m", "dagster._daemon"]], modules
         ui.send_signal(signal.SIGTERM)
         assert ui.wait(timeout=GONE_WITHIN_S) == 128 + signal.SIGTERM
     assert not url_path(loom_home).exists()
+
+
+def command_line(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:  # ended since it was listed
+        return []
 
 
 def listening_tcp_ports(pids: list[int]) -> list[int]:

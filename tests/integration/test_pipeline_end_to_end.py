@@ -228,9 +228,17 @@ def test_the_sensor_asks_for_a_run_of_a_revision_whose_partition_already_exists(
     api.ingest_folder(folder, name="docs")
     todo.write_bytes(data)
     os.utime(todo, (time.time() - 60, time.time() - 60))
-
-    result = tick()
-
     key = next(o.revision for o in first.outcomes if o.path == "notes/todo.txt")
+
+    # Retired, its partition left the instance (issue 28 part 3): the same bytes back are
+    # added again, and run.
+    result = tick()
+    assert [r.partition_key for r in result.run_requests] == [key]
+    [added] = result.dynamic_partitions_requests
+    assert list(added.partition_keys) == [key]
+
+    # Where the partition is still there (a home from before that), only the run is asked.
+    DagsterInstance.get().add_dynamic_partitions(revisions.name, [key])
+    result = tick()
     assert [r.partition_key for r in result.run_requests] == [key]
     assert result.dynamic_partitions_requests == []

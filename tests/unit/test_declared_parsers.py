@@ -56,11 +56,7 @@ def test_a_revision_is_stale_only_when_its_formats_parser_changed() -> None:
     assert parsers.staleness(Extraction("k", "refused", code="corrupt"), declared) is None
 
 
-def test_the_code_version_follows_the_declared_parsers(tmp_path: Path) -> None:
-    assert parsers.code_version({}, "0.1") == "contract-v1+loom-0.1"
-    one = parsers.code_version({"markdown": "p 1"}, "0.1")
-    assert one == parsers.code_version({"markdown": "p 1", "pdf": None}, "0.1")
-    assert one != parsers.code_version({"markdown": "p 2"}, "0.1")
+def test_the_declared_parsers_are_recorded_once_each(tmp_path: Path) -> None:
     assert parsers.record_declared(tmp_path, {"markdown": "p 1"})
     assert not parsers.record_declared(tmp_path, {"markdown": "p 1"})
     assert parsers.read_declared(tmp_path) == {"markdown": "p 1"}
