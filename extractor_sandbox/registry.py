@@ -184,7 +184,9 @@ _READERS = "extractor_sandbox.formats"
 _ENCODING = ("encoding",)
 
 FORMATS: tuple[FormatSpec, ...] = (
-    FormatSpec("markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING),
+    FormatSpec(
+        "markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING, version="2"
+    ),
     # 2: a <meta> charset is read, page furniture is out of the blocks (attrs.furniture).
     FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="2"),
     FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
@@ -209,6 +211,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         prepare=prepare_pdf,
         late_imports=_late_pypdf,
         versioned_by=("pypdf",),
+        version="2",
     ),
     FormatSpec(
         "docx",
@@ -217,6 +220,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         binary=True,
         zip_part="word/document.xml",
         expected="no zip holding word/document.xml",
+        version="2",
     ),
     FormatSpec(
         "pptx",
@@ -225,6 +229,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         binary=True,
         zip_part="ppt/presentation.xml",
         expected="no zip holding ppt/presentation.xml",
+        version="2",
         prepare=prepare_ocr,
     ),
     FormatSpec(
@@ -234,6 +239,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         binary=True,
         zip_part="xl/workbook.xml",
         expected="no zip holding xl/workbook.xml",
+        version="2",
     ),
     FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING),
     FormatSpec(

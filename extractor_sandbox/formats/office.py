@@ -27,7 +27,7 @@ from extractor_sandbox.formats.package import (
     skip,
 )
 
-PARSER_VERSION = f"1+python{platform.python_version()}"
+PARSER_VERSION = f"2+python{platform.python_version()}"
 
 TRANSITIONAL_ROOT = "http://schemas.openxmlformats.org/"
 
