@@ -74,27 +74,47 @@ PLAN: list[tuple[str, str, list[tuple[str, str]]]] = [
         "MIT",
         [
             (f"features/steps/test_files/{name}", f"pptx/python-pptx_{name}")
-            for name in ("prs-notes.pptx", "tbl-cell.pptx", "ph-populated-placeholders.pptx", "shp-shapes.pptx")
+            for name in (
+                "prs-notes.pptx",
+                "tbl-cell.pptx",
+                "ph-populated-placeholders.pptx",
+                "shp-shapes.pptx",
+            )
         ]
-        + [("features/steps/test_files/shp-embedded-xlsx.xlsx", "xlsx/python-pptx_shp-embedded-xlsx.xlsx")],
+        + [
+            (
+                "features/steps/test_files/shp-embedded-xlsx.xlsx",
+                "xlsx/python-pptx_shp-embedded-xlsx.xlsx",
+            )
+        ],
     ),
     (
         "python-openxml/python-docx",
         "MIT",
         [
             (f"features/steps/test_files/{name}", f"docx/python-docx_{name}")
-            for name in ("tbl-having-tables.docx", "par-known-paragraphs.docx", "blk-paras-and-tables.docx")
+            for name in (
+                "tbl-having-tables.docx",
+                "par-known-paragraphs.docx",
+                "blk-paras-and-tables.docx",
+            )
         ],
     ),
     (
         "tabulapdf/tabula-java",
         "MIT (the repository); the PDFs are EU and US government publications kept as table-extraction fixtures (ICDAR 2013 table competition)",
         [
-            (f"src/test/resources/technology/tabula/icdar2013-dataset/competition-dataset-eu/eu-{n}.pdf", f"pdf/eu-{n}.pdf")
+            (
+                f"src/test/resources/technology/tabula/icdar2013-dataset/competition-dataset-eu/eu-{n}.pdf",
+                f"pdf/eu-{n}.pdf",
+            )
             for n in "001 002 003 004 005 006 007 008 009a 010 013 014 015 016 017 018 019 020 021 022 023 024 025 026 027".split()
         ]
         + [
-            (f"src/test/resources/technology/tabula/icdar2013-dataset/competition-dataset-us/us-{n}.pdf", f"pdf/us-{n}.pdf")
+            (
+                f"src/test/resources/technology/tabula/icdar2013-dataset/competition-dataset-us/us-{n}.pdf",
+                f"pdf/us-{n}.pdf",
+            )
             for n in "002 003 004 006 008 009 012 015 016 019 022 026 027 028 029 033 037".split()
         ]
         + [
@@ -115,8 +135,14 @@ PLAN: list[tuple[str, str, list[tuple[str, str]]]] = [
             ("docs/_static/pdf/foo.pdf", "pdf/camelot_foo.pdf"),
             ("docs/_static/pdf/superscript.pdf", "pdf/camelot_superscript.pdf"),
             ("docs/benchmark/lattice/agstat/agstat.pdf", "pdf/camelot_agstat.pdf"),
-            ("docs/benchmark/lattice/electoral_roll/electoral_roll.pdf", "pdf/camelot_electoral_roll.pdf"),
-            ("docs/benchmark/lattice/column_span_1/column_span_1.pdf", "pdf/camelot_column_span_1.pdf"),
+            (
+                "docs/benchmark/lattice/electoral_roll/electoral_roll.pdf",
+                "pdf/camelot_electoral_roll.pdf",
+            ),
+            (
+                "docs/benchmark/lattice/column_span_1/column_span_1.pdf",
+                "pdf/camelot_column_span_1.pdf",
+            ),
             ("docs/benchmark/lattice/row_span/row_span.pdf", "pdf/camelot_row_span.pdf"),
             ("docs/_static/pdf/group_rows.pdf", "pdf/camelot_group_rows.pdf"),
         ],
@@ -128,24 +154,45 @@ PLAN: list[tuple[str, str, list[tuple[str, str]]]] = [
             (f"{db}-sakila-db/{db}-sakila-schema.sql", f"sql/{db}-sakila-schema.sql")
             for db in ("mysql", "postgres", "sqlite", "oracle", "sql-server", "db2", "cockroachdb")
         ]
-        + [("oracle-sakila-db/oracle-sakila-schema-pl-sql.sql", "sql/oracle-sakila-schema-pl-sql.sql")],
+        + [
+            (
+                "oracle-sakila-db/oracle-sakila-schema-pl-sql.sql",
+                "sql/oracle-sakila-schema-pl-sql.sql",
+            )
+        ],
     ),
-    ("datasets/country-codes", DATASETS, [
-        ("data/country-codes.csv", "csv/country-codes.csv"),
-        ("tmp/UNSD-es.csv", "csv/UNSD-es.csv"),
-        ("tmp/UNSD-fr.csv", "csv/UNSD-fr.csv"),
-    ]),
+    (
+        "datasets/country-codes",
+        DATASETS,
+        [
+            ("data/country-codes.csv", "csv/country-codes.csv"),
+            ("tmp/UNSD-es.csv", "csv/UNSD-es.csv"),
+            ("tmp/UNSD-fr.csv", "csv/UNSD-fr.csv"),
+        ],
+    ),
     ("datasets/gdp", DATASETS, [("data/top-economies.csv", "csv/top-economies.csv")]),
-    ("datasets/s-and-p-500-companies", DATASETS, [("data/constituents.csv", "csv/sp500-constituents.csv")]),
+    (
+        "datasets/s-and-p-500-companies",
+        DATASETS,
+        [("data/constituents.csv", "csv/sp500-constituents.csv")],
+    ),
     ("datasets/currency-codes", DATASETS, [("data/codes-all.csv", "csv/currency-codes.csv")]),
-    ("datasets/language-codes", DATASETS, [
-        ("data/language-codes-full.csv", "csv/language-codes-full.csv"),
-        ("data/ietf-language-tags.csv", "csv/ietf-language-tags.csv"),
-    ]),
-    ("datasets/oil-prices", DATASETS, [
-        ("data/brent-monthly.csv", "csv/brent-monthly.csv"),
-        ("data/wti-year.csv", "csv/wti-year.csv"),
-    ]),
+    (
+        "datasets/language-codes",
+        DATASETS,
+        [
+            ("data/language-codes-full.csv", "csv/language-codes-full.csv"),
+            ("data/ietf-language-tags.csv", "csv/ietf-language-tags.csv"),
+        ],
+    ),
+    (
+        "datasets/oil-prices",
+        DATASETS,
+        [
+            ("data/brent-monthly.csv", "csv/brent-monthly.csv"),
+            ("data/wti-year.csv", "csv/wti-year.csv"),
+        ],
+    ),
     (
         "starship/starship",
         "ISC",
@@ -161,7 +208,14 @@ PLAN: list[tuple[str, str, list[tuple[str, str]]]] = [
         + [
             (f"docs/{lang}/{page}README.md", f"md/starship-{lang}-{page.strip('/') or 'index'}.md")
             for lang in ("de-DE", "fr-FR", "es-ES")
-            for page in ("", "faq/", "guide/", "advanced-config/", "installing/", "migrating-to-0.45.0/")
+            for page in (
+                "",
+                "faq/",
+                "guide/",
+                "advanced-config/",
+                "installing/",
+                "migrating-to-0.45.0/",
+            )
         ],
     ),
 ]
@@ -172,7 +226,12 @@ def main() -> None:
     docs = HERE / "docs"
     seen = {
         hashlib.sha256(p.read_bytes()).hexdigest()
-        for root in (HERE.parents[2] / "shared", HERE.parents[2] / "tests", HERE.parents[1] / "realworld", HERE.parents[1] / "docparse")
+        for root in (
+            HERE.parents[2] / "shared",
+            HERE.parents[2] / "tests",
+            HERE.parents[1] / "realworld",
+            HERE.parents[1] / "docparse",
+        )
         if root.exists()
         for p in root.rglob("*")
         if p.is_file() and p.stat().st_size < LIMIT
@@ -180,19 +239,37 @@ def main() -> None:
     manifest = []
     for repo, licence, files in PLAN:
         git = mirror / repo.replace("/", "+") / "repo"
-        commit = subprocess.run(["git", "-C", str(git), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(git), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         for path, target in files:
-            data = subprocess.run(["git", "-C", str(git), "show", f"HEAD:{path}"], capture_output=True, check=True).stdout
+            data = subprocess.run(
+                ["git", "-C", str(git), "show", f"HEAD:{path}"], capture_output=True, check=True
+            ).stdout
             digest = hashlib.sha256(data).hexdigest()
             if len(data) > LIMIT or digest in seen:
-                print(f"skipped {repo}:{path} ({'too big' if len(data) > LIMIT else 'already used here'})")
+                print(
+                    f"skipped {repo}:{path} ({'too big' if len(data) > LIMIT else 'already used here'})"
+                )
                 continue
             seen.add(digest)
             out = docs / target
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(data)
-            manifest.append({"path": target, "repository": repo, "commit": commit, "source_path": path, "licence": licence, "bytes": len(data), "sha256": digest})
-    (HERE / "sources.json").write_text(json.dumps({"documents": manifest}, indent=1, ensure_ascii=False) + "\n")
+            manifest.append(
+                {
+                    "path": target,
+                    "repository": repo,
+                    "commit": commit,
+                    "source_path": path,
+                    "licence": licence,
+                    "bytes": len(data),
+                    "sha256": digest,
+                }
+            )
+    (HERE / "sources.json").write_text(
+        json.dumps({"documents": manifest}, indent=1, ensure_ascii=False) + "\n"
+    )
     print(f"{len(manifest)} documents, {sum(m['bytes'] for m in manifest) / 1e6:.1f} MB")
 
 
