@@ -767,6 +767,14 @@ for line in open(DRAFTING / "natural_xx.txt"):
 
 for n, q in enumerate(questions, 1):
     q["id"] = f"u{n:03d}"
+# Two rows of one code drew one question twice (u072, u074): the second is dropped, ids kept.
+seen_pairs: set[tuple[str, str]] = set()
+kept = []
+for q in questions:
+    if (q["question"], q["document"]) not in seen_pairs:
+        seen_pairs.add((q["question"], q["document"]))
+        kept.append(q)
+questions = kept
 json.dump(
     {"questions": questions},
     open(sys.argv[1] if len(sys.argv) > 1 else "drafted.json", "w"),
