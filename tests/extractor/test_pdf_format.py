@@ -1765,3 +1765,110 @@ def test_letter_gaps_of_rounded_positions_are_no_tracking_and_a_word_gap_stays_a
         runs.append(Run(ch, x, 0, x + 3, 0, 5.4, "F", False, False, 0, k, None, k))
         x += 3
     assert build_line(runs).text == "yield bond"  # type: ignore[union-attr]
+
+
+# Borderless tables and contents pages where other parsers did better (issue 36)
+
+
+def _brake_pads(c: Any, wrapped: bool) -> None:
+    """A borderless table of brake pads: four columns, "Pad (mm)" ending a hair before "Next
+    inspection" starts (the rows under them keep the two columns apart), or three columns whose
+    first cell wraps onto a second line on every row."""
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 780, "Brake pads measured at the depot this week are listed below.")
+    figures = (("4.5", "12 May 2026"), ("11.0", "3 June 2026"), ("6.2", "20 May 2026"))
+    y = 740.0
+    if not wrapped:
+        for x, name in zip(
+            (72, 160, 230, 276), ("Vehicle", "Axle", "Pad (mm)", "Next inspection"), strict=True
+        ):
+            c.drawString(x, y, name)
+        for k, (pad, date) in enumerate(figures):
+            y -= 14
+            for x, cell in zip(
+                (72, 160, 230, 276), (f"Bus 10{k}", "Front", pad, date), strict=True
+            ):
+                c.drawString(x, y, cell)
+        return
+    for x, name in zip((72, 200, 290), ("Component", "Pad (mm)", "Next inspection"), strict=True):
+        c.drawString(x, y, name)
+    y -= 6
+    for side, (pad, date) in zip(("Front left", "Rear right", "Front right"), figures, strict=True):
+        y -= 14
+        for x, cell in zip((72, 200, 290), (f"{side} brake", pad, date), strict=True):
+            c.drawString(x, y, cell)
+        y -= 12
+        c.drawString(72, y, "assembly")
+    c.drawString(72, y - 40, "The next inspection is due after the summer.")
+
+
+def test_header_cells_set_closer_than_a_font_size_stay_the_columns_the_rows_keep_apart() -> None:
+    [table] = read(drawn(lambda c, _: _brake_pads(c, wrapped=False)))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Vehicle",
+        "Axle",
+        "Pad (mm)",
+        "Next inspection",
+    ]
+    assert table["rows"][0][2:] == [4.5, "12 May 2026"]
+
+
+def test_two_columns_set_closer_than_a_font_size_on_every_row_are_parted_where_none_crosses() -> (
+    None
+):
+    # the pads' figures set flush right 8 points before the dates start, on every line: no line
+    # parts them by a font size, the gap down the rows does
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        rows = [("Pad (mm)", "Next inspection"), ("4.5", "12 May 2026"), ("11.0", "3 June 2026")]
+        for k, (pad, date) in enumerate([*rows, ("6.2", "20 May 2026")]):
+            y = 740 - 14 * k
+            c.drawString(72, y, "Vehicle" if k == 0 else f"Bus 10{k}")
+            c.drawRightString(268, y, pad)
+            c.drawString(276, y, date)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Vehicle", "Pad (mm)", "Next inspection"]
+    assert table["rows"][1] == ["Bus 102", "11.0", "3 June 2026"]
+
+
+def test_a_first_cell_wrapped_on_every_row_is_one_cell_of_its_row() -> None:
+    artifact = read(drawn(lambda c, _: _brake_pads(c, wrapped=True)))
+    [table] = artifact["tables"]
+    assert [row[0] for row in table["rows"]] == [
+        "Front left brake assembly",
+        "Rear right brake assembly",
+        "Front right brake assembly",
+    ]
+    assert [row[2] for row in table["rows"]] == ["12 May 2026", "3 June 2026", "20 May 2026"]
+    assert "assembly" not in texts(artifact, "paragraph")  # the last row's too
+
+
+def test_two_columns_of_prose_too_short_for_a_gutter_are_no_table_and_read_a_column_at_a_time() -> (
+    None
+):
+    # four lines of sentences each side, no cell short or a figure, too few lines for the page's
+    # gutter; each line ends a sentence, so no line runs on into the next in lower case
+    left = [
+        "The pumps at the north station were serviced in May.",
+        "Both of them ran well for the rest of the season.",
+        "Staff checked the seals and replaced two of them.",
+        "No leaks were found when the tanks were filled.",
+    ]
+    right = [
+        "The south station needs new valves before winter.",
+        "Orders for them were placed with the supplier.",
+        "Delivery is expected at the end of the month.",
+        "The crew will fit them during the next shutdown.",
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 780, "Station report")
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            c.drawString(72, 750 - 12 * k, a)
+            c.drawString(310, 750 - 12 * k, b)
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert texts(artifact, "paragraph")[-2:] == [" ".join(left), " ".join(right)]
