@@ -1872,3 +1872,63 @@ def test_two_columns_of_prose_too_short_for_a_gutter_are_no_table_and_read_a_col
     artifact = read(drawn(draw))
     assert artifact["tables"] == []
     assert texts(artifact, "paragraph")[-2:] == [" ".join(left), " ".join(right)]
+
+
+CONTENTS_ENTRIES = (
+    ("1", "Introduction", "2"),
+    ("2", "Installing the pumps", "3"),
+    ("2.1", "Tools you need", "4"),
+)
+
+
+def _handbook(c: Any, page: int, outlined: bool) -> None:
+    """A handbook: its title and a contents page (entries set as number, title and page), then
+    a numbered section a page, each (when `outlined`) in the outline by its title alone, with no
+    number, as LaTeX's hyperref writes it."""
+    if page == 0:
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(72, 760, "Pump handbook")
+        c.setFont("Helvetica-Bold" if outlined else "Helvetica", 12 if outlined else 10)
+        c.drawString(72, 720, "Contents")
+        c.setFont("Helvetica", 10)
+        for k, (number, title, at) in enumerate(CONTENTS_ENTRIES):
+            c.drawString(72, 695 - 16 * k, f"{number}  {title}")
+            c.drawRightString(523, 695 - 16 * k, at)
+        return
+    number, title, _ = CONTENTS_ENTRIES[page - 1]
+    c.setFont("Helvetica-Bold", 12)
+    c.drawString(72, 760, f"{number}   {title}")
+    if outlined:
+        c.bookmarkPage(f"p{page}")
+        c.addOutlineEntry(title, f"p{page}", level=number.count("."))
+    c.setFont("Helvetica", 10)
+    for k in range(4):
+        c.drawString(
+            72, 730 - 13 * k, "This section says how the crew on site look after the pumps."
+        )
+
+
+def test_an_outline_entry_without_its_section_number_keeps_the_number_in_the_heading() -> None:
+    artifact = read(drawn(lambda c, page: _handbook(c, page, outlined=True), pages=4))
+    heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == [
+        ("Pump handbook", 1),
+        ("Contents", 2),
+        ("1 Introduction", 2),
+        ("2 Installing the pumps", 2),
+        ("2.1 Tools you need", 3),
+    ]
+    section = next(b for b in artifact["blocks"] if b["text"].startswith("This section"))
+    assert section["locator"]["page_start"] == 2
+
+
+def test_a_contents_page_title_in_the_body_s_face_is_a_heading_and_its_entries_are_not() -> None:
+    artifact = read(drawn(lambda c, page: _handbook(c, page, outlined=False), pages=4))
+    heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == [
+        ("Pump handbook", 1),
+        ("Contents", 2),
+        ("1 Introduction", 2),
+        ("2 Installing the pumps", 2),
+        ("2.1 Tools you need", 3),
+    ]
