@@ -1228,10 +1228,11 @@ def _rows(
     prev: list[Segment] | None = None
     top: list[tuple[list[tuple[int, str]], bool]] = []  # the first row's lines, cells over one
     anchors = set() if rtl else _anchors(lines, bands)
-    widest = [
-        max((s.x1 for segs in lines for s in segs if _band_of(s, bands) == k), default=b)
-        for k, (_, b) in enumerate(bands)
-    ]
+    widest = [a for a, _ in bands]  # where each column's widest line ends
+    for segs in lines:
+        for seg in segs:
+            k = _band_of(seg, bands)
+            widest[k] = max(widest[k], seg.x1)
     cell: dict[int, tuple[Segment, Segment]] = {}  # the row's first and last line in each band
     for n, segs in enumerate(lines):
         if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
