@@ -1932,3 +1932,45 @@ def test_a_contents_page_title_in_the_body_s_face_is_a_heading_and_its_entries_a
         ("2 Installing the pumps", 2),
         ("2.1 Tools you need", 3),
     ]
+
+
+def test_contents_entries_set_bold_with_their_page_numbers_are_no_headings() -> None:
+    # a chapter's entry set bold as LaTeX sets it (its number apart from its title, its page
+    # number at the right margin), its section's entry led to the page by dots, each chapter's
+    # entries apart from the next's by a blank line
+    chapters = (
+        ("1", "Introduction", "3"),
+        ("2", "Installing the pumps", "5"),
+        ("3", "Servicing", "9"),
+    )
+
+    def draw(c: Any, page: int) -> None:
+        if page == 0:
+            c.setFont("Helvetica-Bold", 14)
+            c.drawString(72, 720, "Contents")
+            for k, (number, title, at) in enumerate(chapters):
+                y = 690 - 40 * k
+                c.setFont("Helvetica-Bold", 10)
+                c.drawString(72, y, number)
+                c.drawString(90, y, title)
+                c.drawRightString(523, y, at)
+                c.setFont("Helvetica", 10)
+                c.drawString(90, y - 14, f"{number}.1  Overview")
+                c.drawString(250, y - 14, " ." * 40)
+                c.drawRightString(523, y - 14, at)
+            return
+        number, title, _ = chapters[page - 1]
+        c.setFont("Helvetica-Bold", 12)
+        c.drawString(72, 760, number)
+        c.drawString(96, 760, title)
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 730, "This section says how the crew on site look after the pumps.")
+
+    artifact = read(drawn(draw, pages=4))
+    heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == [
+        ("Contents", 1),
+        ("1 Introduction", 1),
+        ("2 Installing the pumps", 1),
+        ("3 Servicing", 1),
+    ]

@@ -7,7 +7,8 @@ sentence (or is numbered); or a numbered section's title alone on its line in th
 with the first numbered level. Not a heading: a bold title that runs on into its paragraph's
 text, text across the page's direction (a margin stamp), a line of authors' names parted by
 commas, a block that ends one sentence and begins another or ends in a web address, bold lines
-over a table's columns (its header lines)."""
+over a table's columns (its header lines), a contents page's entry (its page's number set apart
+or led to by dots)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ SENTENCE_END = re.compile(r"[.!?:;,]$")
 # sentence, not a title
 WEB_END = re.compile(r"(?:https?://|www\.)\S+$")
 CONTENTS = re.compile(r"^(?:table\s+of\s+)?contents$", re.I)
+# a page's number a contents entry ends in: in figures or in roman numerals (a preface's "xii")
+PAGE_REF = re.compile(r"^(?:\d{1,4}|(?=[ivxlc])c{0,3}(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3}))$", re.I)
+DOT_LEADER = re.compile(r"(?:\.\s?){3,}\s*\S+$")  # dots leading an entry's title to its page
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
 # A page read with OCR: Tesseract reads whole points, so a heading is a step of 8%, and sizes under
@@ -308,12 +312,26 @@ def contents_title(block: Block) -> bool:
     return len(block.lines) <= 1 and CONTENTS.match(block.text.strip()) is not None
 
 
+def contents_entry(block: Block) -> bool:
+    """A contents page's entry: its last line ends in a page's number set apart from its title
+    (a segment of its own, "1 Introduction" ... "3") or led to by dots."""
+    if not block.lines:
+        return False
+    last = block.lines[-1]
+    tail = last.segments[-1].text.strip()
+    return (len(last.segments) >= 2 and PAGE_REF.match(tail) is not None) or bool(
+        DOT_LEADER.search(last.text) and PAGE_REF.match(last.text.split()[-1])
+    )
+
+
 def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
     text = block.text
     if block.attrs.get("orientation"):
         return False  # text across the page's own direction: a margin stamp, a turned label
     if contents_title(block):
         return True
+    if contents_entry(block):
+        return False
     if len(block.lines) > 3 or len(text.split()) > 20 or not any(c.isalpha() for c in text):
         return False
     large = block.size >= ratio * m.body
