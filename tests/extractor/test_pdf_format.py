@@ -1874,6 +1874,41 @@ def test_two_columns_of_prose_too_short_for_a_gutter_are_no_table_and_read_a_col
     assert texts(artifact, "paragraph")[-2:] == [" ".join(left), " ".join(right)]
 
 
+def test_two_columns_of_paragraphs_ending_in_short_lines_are_no_table() -> None:
+    # each column two paragraphs, each ending in a short line that goes on in lower case and
+    # ends its sentence; a year among the words
+    left = [
+        "The pumps at the north station were serviced in May",
+        "and both of them ran well for the rest",
+        "of the season.",
+        "Staff checked the seals and replaced two of them",
+        "after no leaks were found in 2025.",
+    ]
+    right = [
+        "The south station needs new valves before winter",
+        "and orders for them were placed with the supplier",
+        "last week.",
+        "Delivery is expected at the end of the month and",
+        "the crew will fit them during the shutdown.",
+    ]
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 780, "Station report")
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            c.drawString(72, 750 - 12 * k, a)
+            c.drawString(310, 750 - 12 * k, b)
+
+    artifact = read(drawn(draw))
+    assert artifact["tables"] == []
+    assert texts(artifact, "paragraph")[1:] == [
+        " ".join(left[:3]),
+        " ".join(left[3:]),
+        " ".join(right[:3]),
+        " ".join(right[3:]),
+    ]
+
+
 CONTENTS_ENTRIES = (
     ("1", "Introduction", "2"),
     ("2", "Installing the pumps", "3"),

@@ -1160,23 +1160,29 @@ def _running_columns(rows: list[list[str]], cols: list[int]) -> int:
 
 def _prose_columns(lines: list[list[Segment]]) -> bool:
     """Whether lines set side by side are columns of running text, not a table: every cell of
-    three lines or more set in two columns or more is a line of prose (PROSE_WORDS words or
-    more, mostly letters, few of them figures, a word in lower case among them): no cell of the
-    run is short or a figure, as a table's names, counts and header cells are."""
+    three lines or more set in two columns or more is a line of prose (mostly letters, few of
+    them figures, a word in lower case among them), of PROSE_WORDS words or more, or a
+    paragraph's last line going on in lower case to a sentence's end (two in three of the cells
+    long): no cell of the run is short or a figure, as a table's names, counts and header cells
+    are."""
     apart = [segs for segs in lines if len(segs) >= 2]
     if len(apart) < 3:
         return False
+    long = 0
     for segs in lines:
         for seg in segs:
             words = seg.text.split()
             if (
-                len(words) < PROSE_WORDS
-                or 4 * sum(FIGURE.match(word) is not None for word in words) > len(words)
+                4 * sum(FIGURE.match(word) is not None for word in words) > len(words)
                 or not any(word.islower() for word in words)
                 or 2 * sum(c.isalpha() for c in seg.text) < len(seg.text)
             ):
                 return False
-    return True
+            if len(words) >= PROSE_WORDS:
+                long += 1
+            elif not (seg.text[:1].islower() and seg.text[-1:] in ".!?"):
+                return False  # short, and no paragraph's last line ("of the season.")
+    return 3 * long >= 2 * sum(len(segs) for segs in lines)
 
 
 def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
