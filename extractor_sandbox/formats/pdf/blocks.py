@@ -330,9 +330,9 @@ def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
         return False  # text across the page's own direction: a margin stamp, a turned label
     if contents_title(block):
         return True
-    if contents_entry(block):
-        return False
     if len(block.lines) > 3 or len(text.split()) > 20 or not any(c.isalpha() for c in text):
+        return False
+    if contents_entry(block):
         return False
     large = block.size >= ratio * m.body
     bold = block.bold and block.size >= BOLD_RATIO * m.body

@@ -676,6 +676,10 @@ def _parted_bands(
 def _own_runs(seg: Segment) -> list[Run]:
     """The runs of text a segment is drawn with, left to right (a figure cut from a segment of
     figures keeps the whole segment's runs: only those inside its own extent)."""
+    if len(seg.runs) == 1:
+        run = seg.runs[0]
+        inside = seg.x0 - 0.5 <= run.x0 and run.x1 <= seg.x1 + 0.5
+        return [run] if inside and run.text.strip() else []
     return sorted(
         (r for r in seg.runs if r.text.strip() and seg.x0 - 0.5 <= r.x0 and r.x1 <= seg.x1 + 0.5),
         key=lambda r: r.x0,
@@ -730,9 +734,9 @@ def _kept_apart(segs: list[Segment], bands: list[tuple[float, float]]) -> list[S
         return segs
     out: list[Segment] = []
     for seg in segs:
-        runs = _own_runs(seg)
-        met = sum(a - 1 <= seg.x1 and seg.x0 <= b + 1 for a, b in bands)
-        if len(runs) < 2 or met < 2:
+        met = sum(a - 1 <= seg.x1 and seg.x0 <= b + 1 for a, b in bands) if seg.runs[1:] else 0
+        runs = _own_runs(seg) if met >= 2 else []
+        if len(runs) < 2:
             out.append(seg)
             continue
         pieces: list[list[Run]] = [[runs[0]]]
@@ -1233,27 +1237,30 @@ def _rows(
     rows: list[list[str]] = []
     prev: list[Segment] | None = None
     top: list[tuple[list[tuple[int, str]], bool]] = []  # the first row's lines, cells over one
-    anchors = set() if rtl else _anchors(lines, bands)
+    placed = [[(_band_of(seg, bands), seg) for seg in segs] for segs in lines]
+    anchors = set() if rtl else _anchors(placed)
     widest = [a for a, _ in bands]  # where each column's widest line ends
-    for segs in lines:
-        for seg in segs:
-            k = _band_of(seg, bands)
+    for line in placed:
+        for k, seg in line:
             widest[k] = max(widest[k], seg.x1)
     cell: dict[int, tuple[Segment, Segment]] = {}  # the row's first and last line in each band
     for n, segs in enumerate(lines):
         if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
             continue
-        after = lines[n + 1][0].y if n + 1 < len(lines) else None
-        wrapped = bool(rows) and _wraps(segs, bands, cell, widest, anchors, prev, after)
         cells = [""] * len(bands)
-        for seg in segs:
-            k = _band_of(seg, bands)
+        for k, seg in placed[n]:
             cells[k] = f"{cells[k]} {seg.text}".strip()
         if rtl:
             cells.reverse()
         # a line closer than three quarters of its size under the line before it is set beside
         # it: the same row's cells, written on lines around the row's middle
         close = prev is not None and prev[0].y - segs[0].y < 0.75 * segs[0].size
+        after = lines[n + 1][0].y if n + 1 < len(lines) else None
+        wrapped = (
+            bool(cells[0] and rows)
+            and not close
+            and _wraps(placed[n], cell, widest, anchors, prev, after)
+        )
         prev = segs
         if (
             header_up
@@ -1271,8 +1278,7 @@ def _rows(
             cell = {}
         else:
             rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
-        for seg in segs:
-            k = _band_of(seg, bands)
+        for k, seg in placed[n]:
             cell[k] = (cell[k][0] if k in cell else seg, seg)
         if len(rows) == 1 and not rows[0][0]:
             # a line of cells each over one column, or of a group's cells over several
@@ -1281,11 +1287,11 @@ def _rows(
     return rows
 
 
-def _anchors(lines: list[list[Segment]], bands: list[tuple[float, float]]) -> set[int]:
-    """The columns besides the first that a table's rows fill: those nine in ten of the lines
-    that open a row (text in the first column and another) fill."""
-    openers = [ks for ks in ({_band_of(s, bands) for s in segs} for segs in lines) if 0 in ks]
-    openers = [ks for ks in openers if len(ks) >= 2]
+def _anchors(placed: list[list[tuple[int, Segment]]]) -> set[int]:
+    """The columns besides the first that a table's rows fill (its lines' cells each by its
+    column): those nine in ten of the lines that open a row (text in the first column and
+    another) fill."""
+    openers = [ks for ks in ({k for k, _ in line} for line in placed) if 0 in ks and len(ks) >= 2]
     if len(openers) < 2:
         return set()
     counts = Counter(k for ks in openers for k in ks if k)
@@ -1293,8 +1299,7 @@ def _anchors(lines: list[list[Segment]], bands: list[tuple[float, float]]) -> se
 
 
 def _wraps(
-    segs: list[Segment],
-    bands: list[tuple[float, float]],
+    placed: list[tuple[int, Segment]],
     cell: dict[int, tuple[Segment, Segment]],
     widest: list[float],
     anchors: set[int],
@@ -1309,7 +1314,6 @@ def _wraps(
     the row's figures beside the first line only)."""
     if not anchors or above is None:
         return False
-    placed = [(_band_of(seg, bands), seg) for seg in segs]
     if any(k in anchors or k not in cell for k, _ in placed):
         return False
     for k, seg in placed:
@@ -1318,9 +1322,9 @@ def _wraps(
         width = (seg.x1 - seg.x0) * len(word) / max(len(seg.text), 1)
         if abs(seg.x0 - first.x0) > seg.size or last.x1 + 0.25 * seg.size + width <= widest[k]:
             return False
-    lower = all(seg.text[:1].islower() for seg in segs)
-    gap = above[0].y - segs[0].y
-    return lower or below is None or gap < segs[0].y - below - 0.5
+    lower = all(seg.text[:1].islower() for _, seg in placed)
+    y = placed[0][1].y
+    return lower or below is None or above[0].y - y < y - below - 0.5
 
 
 def _header_up(top: list[tuple[list[tuple[int, str]], bool]], named: list[str]) -> list[list[str]]:

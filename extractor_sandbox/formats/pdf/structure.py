@@ -25,7 +25,13 @@ def _names(text: str, key: str) -> bool:
     after a section number the entry leaves out ("2.1 Scope" for "Scope")."""
     if not key:
         return False
-    return _key(text) == key or _key(SECTION_NUMBER.sub("", text.strip(), count=1)) == key
+    found = _key(text)
+    if found == key:
+        return True
+    # the number's words and the title's: only then is the number taken off and looked at
+    return found.endswith(" " + key) and (
+        _key(SECTION_NUMBER.sub("", text.strip(), count=1)) == key
+    )
 
 
 def apply_outline(blocks: list[Block], outline: list[tuple[str, int, int]]) -> list[Block]:
