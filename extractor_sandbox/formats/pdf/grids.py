@@ -655,6 +655,18 @@ def _parted_bands(
     where the text after it starts (a column set flush left) or the text before it ends (flush
     right) in two in three of those ("4.5" and "12 May 2026", "Pad (mm)" and "Next
     inspection")."""
+    # a first look: no place where three lines' runs part that wide, no column is parted
+    places: Counter[tuple[int, bool]] = Counter()
+    for segs in lines:
+        if len(segs) >= 2:
+            for seg in segs:
+                runs = seg.runs
+                for before, after in zip(runs, runs[1:], strict=False):
+                    if after.x0 - before.x1 >= 0.9 * APART_GAP * seg.size:
+                        places[(round(after.x0), True)] += 1
+                        places[(round(before.x1), False)] += 1
+    if not places or max(places.values()) < 3:
+        return bands
     held: dict[int, list[list[Run]]] = {}
     for segs in lines:
         if len(segs) >= 2:
@@ -722,7 +734,23 @@ def _river(cells: list[list[Run]], gap: float) -> tuple[float, float] | None:
     return None
 
 
-def _kept_apart(segs: list[Segment], bands: list[tuple[float, float]]) -> list[Segment]:
+def _kept_apart(lines: list[list[Segment]], bands: list[tuple[float, float]]) -> None:
+    """Each line's segments that run over two columns cut where the columns part, in place
+    (_cut_apart)."""
+    starts = [a for a, _ in bands]
+    ends = [b for _, b in bands]
+    for n, segs in enumerate(lines):
+        if len(segs) < 2:
+            continue
+        for seg in segs:
+            # the first column the segment meets, and whether it meets the next one too
+            k = bisect.bisect_left(ends, seg.x0 - 1)
+            if seg.runs[1:] and k + 1 < len(bands) and starts[k + 1] - 1 <= seg.x1:
+                lines[n] = _cut_apart(segs, bands)
+                break
+
+
+def _cut_apart(segs: list[Segment], bands: list[tuple[float, float]]) -> list[Segment]:
     """A line's segments with each one that runs over two columns cut where the columns part:
     between two of its runs, the runs before ending short of the next column and the run after
     starting in it, apart by more than a word's space (APART_GAP of its size) or starting where
@@ -1242,7 +1270,8 @@ def _rows(
     widest = [a for a, _ in bands]  # where each column's widest line ends
     for line in placed:
         for k, seg in line:
-            widest[k] = max(widest[k], seg.x1)
+            if seg.x1 > widest[k]:
+                widest[k] = seg.x1
     cell: dict[int, tuple[Segment, Segment]] = {}  # the row's first and last line in each band
     for n, segs in enumerate(lines):
         if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
@@ -1368,7 +1397,8 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     if len(bands) < 2:
         return None
     bands = _parted_bands(lines, bands)
-    lines = [_kept_apart(segs, bands) for segs in lines]
+    lines = list(lines)
+    _kept_apart(lines, bands)
     if all(SECTION_NUMBER.match(segs[0].text) and segs[0].bold for segs in lines):
         # bold section numbers set apart from their titles, one heading under another ("2 Related
         # work" over "2.1 Natural language ..."): headings, not a table's rows
