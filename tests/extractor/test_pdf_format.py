@@ -1844,6 +1844,19 @@ def test_a_first_cell_wrapped_on_every_row_is_one_cell_of_its_row() -> None:
     assert "assembly" not in texts(artifact, "paragraph")  # the last row's too
 
 
+def _side_by_side(left: list[str], right: list[str]) -> bytes:
+    """A title, then lines of two columns side by side, too few for the page's gutter."""
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 780, "Station report")
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            c.drawString(72, 750 - 12 * k, a)
+            c.drawString(310, 750 - 12 * k, b)
+
+    return drawn(draw)
+
+
 def test_two_columns_of_prose_too_short_for_a_gutter_are_no_table_and_read_a_column_at_a_time() -> (
     None
 ):
@@ -1862,14 +1875,7 @@ def test_two_columns_of_prose_too_short_for_a_gutter_are_no_table_and_read_a_col
         "The crew will fit them during the next shutdown.",
     ]
 
-    def draw(c: Any, _: int) -> None:
-        c.setFont("Helvetica", 9)
-        c.drawString(72, 780, "Station report")
-        for k, (a, b) in enumerate(zip(left, right, strict=True)):
-            c.drawString(72, 750 - 12 * k, a)
-            c.drawString(310, 750 - 12 * k, b)
-
-    artifact = read(drawn(draw))
+    artifact = read(_side_by_side(left, right))
     assert artifact["tables"] == []
     assert texts(artifact, "paragraph")[-2:] == [" ".join(left), " ".join(right)]
 
@@ -1892,14 +1898,7 @@ def test_two_columns_of_paragraphs_ending_in_short_lines_are_no_table() -> None:
         "the crew will fit them during the shutdown.",
     ]
 
-    def draw(c: Any, _: int) -> None:
-        c.setFont("Helvetica", 9)
-        c.drawString(72, 780, "Station report")
-        for k, (a, b) in enumerate(zip(left, right, strict=True)):
-            c.drawString(72, 750 - 12 * k, a)
-            c.drawString(310, 750 - 12 * k, b)
-
-    artifact = read(drawn(draw))
+    artifact = read(_side_by_side(left, right))
     assert artifact["tables"] == []
     assert texts(artifact, "paragraph")[1:] == [
         " ".join(left[:3]),
@@ -1914,6 +1913,16 @@ CONTENTS_ENTRIES = (
     ("2", "Installing the pumps", "3"),
     ("2.1", "Tools you need", "4"),
 )
+
+
+# the handbook's headings, with their levels, whether its outline or its styles give them
+HANDBOOK_HEADINGS = [
+    ("Pump handbook", 1),
+    ("Contents", 2),
+    ("1 Introduction", 2),
+    ("2 Installing the pumps", 2),
+    ("2.1 Tools you need", 3),
+]
 
 
 def _handbook(c: Any, page: int, outlined: bool) -> None:
@@ -1946,13 +1955,7 @@ def _handbook(c: Any, page: int, outlined: bool) -> None:
 def test_an_outline_entry_without_its_section_number_keeps_the_number_in_the_heading() -> None:
     artifact = read(drawn(lambda c, page: _handbook(c, page, outlined=True), pages=4))
     heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
-    assert heads == [
-        ("Pump handbook", 1),
-        ("Contents", 2),
-        ("1 Introduction", 2),
-        ("2 Installing the pumps", 2),
-        ("2.1 Tools you need", 3),
-    ]
+    assert heads == HANDBOOK_HEADINGS
     section = next(b for b in artifact["blocks"] if b["text"].startswith("This section"))
     assert section["locator"]["page_start"] == 2
 
@@ -1960,13 +1963,7 @@ def test_an_outline_entry_without_its_section_number_keeps_the_number_in_the_hea
 def test_a_contents_page_title_in_the_body_s_face_is_a_heading_and_its_entries_are_not() -> None:
     artifact = read(drawn(lambda c, page: _handbook(c, page, outlined=False), pages=4))
     heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
-    assert heads == [
-        ("Pump handbook", 1),
-        ("Contents", 2),
-        ("1 Introduction", 2),
-        ("2 Installing the pumps", 2),
-        ("2.1 Tools you need", 3),
-    ]
+    assert heads == HANDBOOK_HEADINGS
 
 
 def test_contents_entries_set_bold_with_their_page_numbers_are_no_headings() -> None:
