@@ -1765,3 +1765,244 @@ def test_letter_gaps_of_rounded_positions_are_no_tracking_and_a_word_gap_stays_a
         runs.append(Run(ch, x, 0, x + 3, 0, 5.4, "F", False, False, 0, k, None, k))
         x += 3
     assert build_line(runs).text == "yield bond"  # type: ignore[union-attr]
+
+
+# Borderless tables and contents pages where other parsers did better (issue 36)
+
+
+def _brake_pads(c: Any, wrapped: bool) -> None:
+    """A borderless table of brake pads: four columns, "Pad (mm)" ending a hair before "Next
+    inspection" starts (the rows under them keep the two columns apart), or three columns whose
+    first cell wraps onto a second line on every row."""
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 780, "Brake pads measured at the depot this week are listed below.")
+    figures = (("4.5", "12 May 2026"), ("11.0", "3 June 2026"), ("6.2", "20 May 2026"))
+    y = 740.0
+    if not wrapped:
+        for x, name in zip(
+            (72, 160, 230, 276), ("Vehicle", "Axle", "Pad (mm)", "Next inspection"), strict=True
+        ):
+            c.drawString(x, y, name)
+        for k, (pad, date) in enumerate(figures):
+            y -= 14
+            for x, cell in zip(
+                (72, 160, 230, 276), (f"Bus 10{k}", "Front", pad, date), strict=True
+            ):
+                c.drawString(x, y, cell)
+        return
+    for x, name in zip((72, 200, 290), ("Component", "Pad (mm)", "Next inspection"), strict=True):
+        c.drawString(x, y, name)
+    y -= 6
+    for side, (pad, date) in zip(("Front left", "Rear right", "Front right"), figures, strict=True):
+        y -= 14
+        for x, cell in zip((72, 200, 290), (f"{side} brake", pad, date), strict=True):
+            c.drawString(x, y, cell)
+        y -= 12
+        c.drawString(72, y, "assembly")
+    c.drawString(72, y - 40, "The next inspection is due after the summer.")
+
+
+def test_header_cells_set_closer_than_a_font_size_stay_the_columns_the_rows_keep_apart() -> None:
+    [table] = read(drawn(lambda c, _: _brake_pads(c, wrapped=False)))["tables"]
+    assert [c["name"] for c in table["columns"]] == [
+        "Vehicle",
+        "Axle",
+        "Pad (mm)",
+        "Next inspection",
+    ]
+    assert table["rows"][0][2:] == [4.5, "12 May 2026"]
+
+
+def test_two_columns_set_closer_than_a_font_size_on_every_row_are_parted_where_none_crosses() -> (
+    None
+):
+    # the pads' figures set flush right 8 points before the dates start, on every line: no line
+    # parts them by a font size, the gap down the rows does
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        rows = [("Pad (mm)", "Next inspection"), ("4.5", "12 May 2026"), ("11.0", "3 June 2026")]
+        for k, (pad, date) in enumerate([*rows, ("6.2", "20 May 2026")]):
+            y = 740 - 14 * k
+            c.drawString(72, y, "Vehicle" if k == 0 else f"Bus 10{k}")
+            c.drawRightString(268, y, pad)
+            c.drawString(276, y, date)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [c["name"] for c in table["columns"]] == ["Vehicle", "Pad (mm)", "Next inspection"]
+    assert table["rows"][1] == ["Bus 102", "11.0", "3 June 2026"]
+
+
+def test_a_first_cell_wrapped_on_every_row_is_one_cell_of_its_row() -> None:
+    artifact = read(drawn(lambda c, _: _brake_pads(c, wrapped=True)))
+    [table] = artifact["tables"]
+    assert [row[0] for row in table["rows"]] == [
+        "Front left brake assembly",
+        "Rear right brake assembly",
+        "Front right brake assembly",
+    ]
+    assert [row[2] for row in table["rows"]] == ["12 May 2026", "3 June 2026", "20 May 2026"]
+    assert "assembly" not in texts(artifact, "paragraph")  # the last row's too
+
+
+def _side_by_side(left: list[str], right: list[str]) -> bytes:
+    """A title, then lines of two columns side by side, too few for the page's gutter."""
+
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 780, "Station report")
+        for k, (a, b) in enumerate(zip(left, right, strict=True)):
+            c.drawString(72, 750 - 12 * k, a)
+            c.drawString(310, 750 - 12 * k, b)
+
+    return drawn(draw)
+
+
+def test_two_columns_of_prose_too_short_for_a_gutter_are_no_table_and_read_a_column_at_a_time() -> (
+    None
+):
+    # four lines of sentences each side, no cell short or a figure, too few lines for the page's
+    # gutter; each line ends a sentence, so no line runs on into the next in lower case
+    left = [
+        "The pumps at the north station were serviced in May.",
+        "Both of them ran well for the rest of the season.",
+        "Staff checked the seals and replaced two of them.",
+        "No leaks were found when the tanks were filled.",
+    ]
+    right = [
+        "The south station needs new valves before winter.",
+        "Orders for them were placed with the supplier.",
+        "Delivery is expected at the end of the month.",
+        "The crew will fit them during the next shutdown.",
+    ]
+
+    artifact = read(_side_by_side(left, right))
+    assert artifact["tables"] == []
+    assert texts(artifact, "paragraph")[-2:] == [" ".join(left), " ".join(right)]
+
+
+def test_two_columns_of_paragraphs_ending_in_short_lines_are_no_table() -> None:
+    # each column two paragraphs, each ending in a short line that goes on in lower case and
+    # ends its sentence; a year among the words
+    left = [
+        "The pumps at the north station were serviced in May",
+        "and both of them ran well for the rest",
+        "of the season.",
+        "Staff checked the seals and replaced two of them",
+        "after no leaks were found in 2025.",
+    ]
+    right = [
+        "The south station needs new valves before winter",
+        "and orders for them were placed with the supplier",
+        "last week.",
+        "Delivery is expected at the end of the month and",
+        "the crew will fit them during the shutdown.",
+    ]
+
+    artifact = read(_side_by_side(left, right))
+    assert artifact["tables"] == []
+    assert texts(artifact, "paragraph")[1:] == [
+        " ".join(left[:3]),
+        " ".join(left[3:]),
+        " ".join(right[:3]),
+        " ".join(right[3:]),
+    ]
+
+
+CONTENTS_ENTRIES = (
+    ("1", "Introduction", "2"),
+    ("2", "Installing the pumps", "3"),
+    ("2.1", "Tools you need", "4"),
+)
+
+
+# the handbook's headings, with their levels, whether its outline or its styles give them
+HANDBOOK_HEADINGS = [
+    ("Pump handbook", 1),
+    ("Contents", 2),
+    ("1 Introduction", 2),
+    ("2 Installing the pumps", 2),
+    ("2.1 Tools you need", 3),
+]
+
+
+def _handbook(c: Any, page: int, outlined: bool) -> None:
+    """A handbook: its title and a contents page (entries set as number, title and page), then
+    a numbered section a page, each (when `outlined`) in the outline by its title alone, with no
+    number, as LaTeX's hyperref writes it."""
+    if page == 0:
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(72, 760, "Pump handbook")
+        c.setFont("Helvetica-Bold" if outlined else "Helvetica", 12 if outlined else 10)
+        c.drawString(72, 720, "Contents")
+        c.setFont("Helvetica", 10)
+        for k, (number, title, at) in enumerate(CONTENTS_ENTRIES):
+            c.drawString(72, 695 - 16 * k, f"{number}  {title}")
+            c.drawRightString(523, 695 - 16 * k, at)
+        return
+    number, title, _ = CONTENTS_ENTRIES[page - 1]
+    c.setFont("Helvetica-Bold", 12)
+    c.drawString(72, 760, f"{number}   {title}")
+    if outlined:
+        c.bookmarkPage(f"p{page}")
+        c.addOutlineEntry(title, f"p{page}", level=number.count("."))
+    c.setFont("Helvetica", 10)
+    for k in range(4):
+        c.drawString(
+            72, 730 - 13 * k, "This section says how the crew on site look after the pumps."
+        )
+
+
+def test_an_outline_entry_without_its_section_number_keeps_the_number_in_the_heading() -> None:
+    artifact = read(drawn(lambda c, page: _handbook(c, page, outlined=True), pages=4))
+    heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == HANDBOOK_HEADINGS
+    section = next(b for b in artifact["blocks"] if b["text"].startswith("This section"))
+    assert section["locator"]["page_start"] == 2
+
+
+def test_a_contents_page_title_in_the_body_s_face_is_a_heading_and_its_entries_are_not() -> None:
+    artifact = read(drawn(lambda c, page: _handbook(c, page, outlined=False), pages=4))
+    heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == HANDBOOK_HEADINGS
+
+
+def test_contents_entries_set_bold_with_their_page_numbers_are_no_headings() -> None:
+    # a chapter's entry set bold as LaTeX sets it (its number apart from its title, its page
+    # number at the right margin), its section's entry led to the page by dots, each chapter's
+    # entries apart from the next's by a blank line
+    chapters = (
+        ("1", "Introduction", "3"),
+        ("2", "Installing the pumps", "5"),
+        ("3", "Servicing", "9"),
+    )
+
+    def draw(c: Any, page: int) -> None:
+        if page == 0:
+            c.setFont("Helvetica-Bold", 14)
+            c.drawString(72, 720, "Contents")
+            for k, (number, title, at) in enumerate(chapters):
+                y = 690 - 40 * k
+                c.setFont("Helvetica-Bold", 10)
+                c.drawString(72, y, number)
+                c.drawString(90, y, title)
+                c.drawRightString(523, y, at)
+                c.setFont("Helvetica", 10)
+                c.drawString(90, y - 14, f"{number}.1  Overview")
+                c.drawString(250, y - 14, " ." * 40)
+                c.drawRightString(523, y - 14, at)
+            return
+        number, title, _ = chapters[page - 1]
+        c.setFont("Helvetica-Bold", 12)
+        c.drawString(72, 760, number)
+        c.drawString(96, 760, title)
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 730, "This section says how the crew on site look after the pumps.")
+
+    artifact = read(drawn(draw, pages=4))
+    heads = [(b["text"], b["depth"]) for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == [
+        ("Contents", 1),
+        ("1 Introduction", 1),
+        ("2 Installing the pumps", 1),
+        ("3 Servicing", 1),
+    ]

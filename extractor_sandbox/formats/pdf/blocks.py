@@ -3,10 +3,12 @@ measures (the body size, the usual line spacing for each size).
 
 A heading is a short block set larger than the body, or bold at the body's size, that ends no
 sentence (or is numbered); or a numbered section's title alone on its line in the body's own face
-("3.2 Results"). Not a heading: a bold title that runs on into its paragraph's text, text across
-the page's direction (a margin stamp), a line of authors' names parted by commas, a block that
-ends one sentence and begins another or ends in a web address, bold lines over a table's columns
-(its header lines)."""
+("3.2 Results"); or a contents page's title ("Contents", "Table of contents") in any face, ranked
+with the first numbered level. Not a heading: a bold title that runs on into its paragraph's
+text, text across the page's direction (a margin stamp), a line of authors' names parted by
+commas, a block that ends one sentence and begins another or ends in a web address, bold lines
+over a table's columns (its header lines), a contents page's entry (its page's number set apart
+or led to by dots)."""
 
 from __future__ import annotations
 
@@ -34,6 +36,10 @@ SENTENCE_END = re.compile(r"[.!?:;,]$")
 # a block that ends in a web address points somewhere ("... is available from: http://..."): a
 # sentence, not a title
 WEB_END = re.compile(r"(?:https?://|www\.)\S+$")
+CONTENTS = re.compile(r"^(?:table\s+of\s+)?contents$", re.I)
+# a page's number a contents entry ends in: in figures or in roman numerals (a preface's "xii")
+PAGE_REF = re.compile(r"^(?:\d{1,4}|(?=[ivxlc])c{0,3}(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3}))$", re.I)
+DOT_LEADER = re.compile(r"(?:\.\s?){3,}\s*\S+$")  # dots leading an entry's title to its page
 SENTENCE_STOP = re.compile(r"[.!?:][\"'”’)]?$")
 HEADING_RATIO = 1.12
 # A page read with OCR: Tesseract reads whole points, so a heading is a step of 8%, and sizes under
@@ -300,11 +306,33 @@ def _finish(block: Block, m: Measures, ocr: bool = False) -> None:
         block.kind = "heading"
 
 
+def contents_title(block: Block) -> bool:
+    """A contents page's title: a block of one line reading "Contents" or "Table of contents"
+    (a heading in whatever face it is set, as a page of contents follows it)."""
+    return len(block.lines) <= 1 and CONTENTS.match(block.text.strip()) is not None
+
+
+def contents_entry(block: Block) -> bool:
+    """A contents page's entry: its last line ends in a page's number set apart from its title
+    (a segment of its own, "1 Introduction" ... "3") or led to by dots."""
+    if not block.lines:
+        return False
+    last = block.lines[-1]
+    tail = last.segments[-1].text.strip()
+    return (len(last.segments) >= 2 and PAGE_REF.match(tail) is not None) or bool(
+        DOT_LEADER.search(last.text) and PAGE_REF.match(last.text.split()[-1])
+    )
+
+
 def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
     text = block.text
     if block.attrs.get("orientation"):
         return False  # text across the page's own direction: a margin stamp, a turned label
+    if contents_title(block):
+        return True
     if len(block.lines) > 3 or len(text.split()) > 20 or not any(c.isalpha() for c in text):
+        return False
+    if contents_entry(block):
         return False
     large = block.size >= ratio * m.body
     bold = block.bold and block.size >= BOLD_RATIO * m.body
@@ -366,11 +394,20 @@ def numbering(text: str) -> int:
 
 
 def assign_levels(blocks: list[Block]) -> None:
-    """Larger sizes rank higher; within one style, numbering (2.1) gives the level."""
+    """Larger sizes rank higher; within one style, numbering (2.1) gives the level. A contents
+    page's title ranks with the first numbered level ("1 Introduction") when there is one."""
     keys = {}
     for block in blocks:
         if block.kind == "heading" and not block.depth:
             keys[id(block)] = (-block.size, not block.bold, numbering(block.text))
+    chapters = [
+        keys[id(b)]
+        for b in blocks
+        if id(b) in keys and NUMBERED.match(b.text) is not None and numbering(b.text) == 1
+    ]
+    for block in blocks:
+        if chapters and id(block) in keys and contents_title(block):
+            keys[id(block)] = min(chapters)
     order = {key: rank + 1 for rank, key in enumerate(sorted(set(keys.values())))}
     for block in blocks:
         if id(block) in keys:

@@ -1,4 +1,6 @@
 """Tables a page shows: ruled ones from the lines it draws, borderless ones from aligned segments.
+Over 500 lines: the ruled and the borderless reading share the Table, the bands and the cell
+text, and each of their rules is a small function read beside the ones it is weighed against.
 
 Ruled: horizontal and vertical rules that meet form a grid; each run of text goes to the box its
 middle is in; rows and columns with no text are dropped. A box no rule parts from its neighbour
@@ -24,7 +26,12 @@ meeting the other's), apart by a wider space or by groups' labels alone on their
 table. A row's name on lines set around its figures is one cell, rows spaced wide in the same
 columns stay one table, and a header's top lines over single columns are that header row's. A
 plain-text table in a monospaced font is cut at the character columns none of its usual rows
-writes in.
+writes in. Two columns' cells set closer than a font size are parted where the other rows keep
+them apart (a gap down the rows that no run crosses, the text after it starting at one place or
+the text before it ending at one); a first cell's wrapped line (text only where the row has it,
+none in the columns every row fills, its first word too long for the row's line) is that
+cell's; and lines of prose side by side (every cell five words or more, none short or a figure)
+are no table.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from extractor_sandbox.formats.pdf.lines import (
     SPACE_GAP,
     Line,
     Segment,
+    build_line,
     build_lines,
     right_to_left,
 )
@@ -59,6 +67,10 @@ CAPTION = re.compile(r"^(?:table|figure|chart|exhibit)\s*[A-Z]?[-.]?\d", re.I)
 THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, its groups spaced
 LEADER = re.compile(r"\.(?: ?\.){2,}|\u2026+")  # dots leading a row's name to its figures
 MAX_GRID_CHARS = 1_000  # a plain-text table's widest line, in characters
+PROSE_WORDS = 5  # a cell of fewer words is a table's, not a line of prose set beside another
+# two runs of a line apart by more than this share of its size (wider than a word's space) may be
+# two columns' cells
+APART_GAP = 0.4
 TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
 
 
@@ -634,6 +646,146 @@ def _bands(
     return [(a, b) for a, b in bands]
 
 
+def _parted_bands(
+    lines: list[list[Segment]], bands: list[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """The columns with each one parted where its cells are two columns' set closer than a font
+    size on every line: a place inside it that no run of its cells crosses, three of them or
+    more (two in three of those in it, on lines of two cells or more) having text on both sides,
+    where the text after it starts (a column set flush left) or the text before it ends (flush
+    right) in two in three of those ("4.5" and "12 May 2026", "Pad (mm)" and "Next
+    inspection")."""
+    # a first look: no place where three lines' runs part that wide, no column is parted
+    places: Counter[tuple[int, bool]] = Counter()
+    for segs in lines:
+        if len(segs) >= 2:
+            for seg in segs:
+                runs = seg.runs
+                for before, after in zip(runs, runs[1:], strict=False):
+                    if after.x0 - before.x1 >= 0.9 * APART_GAP * seg.size:
+                        places[(round(after.x0), True)] += 1
+                        places[(round(before.x1), False)] += 1
+    if not places or max(places.values()) < 3:
+        return bands
+    held: dict[int, list[list[Run]]] = {}
+    for segs in lines:
+        if len(segs) >= 2:
+            for seg in segs:
+                held.setdefault(_band_of(seg, bands), []).append(_own_runs(seg))
+    out: list[tuple[float, float]] = []
+    for k, (a, b) in enumerate(bands):
+        cells = held.get(k, [])
+        size = max((r.size for runs in cells for r in runs), default=0.0)
+        cut = _river(cells, APART_GAP * size) if len(cells) >= 3 else None
+        if cut is None:
+            out.append((a, b))
+            continue
+        left_end = max(r.x1 for runs in cells for r in runs if r.x1 <= cut[0] + 0.5)
+        out += [(a, left_end), (cut[1], b)]
+    return out
+
+
+def _own_runs(seg: Segment) -> list[Run]:
+    """The runs of text a segment is drawn with, left to right (a figure cut from a segment of
+    figures keeps the whole segment's runs: only those inside its own extent)."""
+    if len(seg.runs) == 1:
+        run = seg.runs[0]
+        inside = seg.x0 - 0.5 <= run.x0 and run.x1 <= seg.x1 + 0.5
+        return [run] if inside and run.text.strip() else []
+    return sorted(
+        (r for r in seg.runs if r.text.strip() and seg.x0 - 0.5 <= r.x0 and r.x1 <= seg.x1 + 0.5),
+        key=lambda r: r.x0,
+    )
+
+
+def _river(cells: list[list[Run]], gap: float) -> tuple[float, float] | None:
+    """Where a column's cells (each its runs, left to right) part into two columns, apart by
+    `gap` or more on each line, as (where the text before ends, where the text after starts), or
+    None (_parted_bands)."""
+    starts: Counter[int] = Counter()
+    ends: Counter[int] = Counter()
+    for runs in cells:
+        for before, after in zip(runs, runs[1:], strict=False):
+            if after.x0 - before.x1 >= gap:
+                starts[round(after.x0)] += 1
+                ends[round(before.x1)] += 1
+    candidates = [float(x) for x, n in starts.items() if n >= 3]
+    candidates += [x + 0.75 for x, n in ends.items() if n >= 3]
+    for x in sorted(candidates):
+        parted: list[tuple[float, float]] = []
+        crossed = False
+        for runs in cells:
+            left = [r for r in runs if r.x1 <= x + 0.5]
+            right = [r for r in runs if r.x0 >= x - 0.5]
+            if len(left) + len(right) < len(runs):
+                crossed = True
+                break
+            if left and right:
+                parted.append((max(r.x1 for r in left), min(r.x0 for r in right)))
+        if crossed or len(parted) < 3 or 3 * len(parted) < 2 * len(cells):
+            continue
+        lo, hi = max(end for end, _ in parted), min(start for _, start in parted)
+        if any(start - end < gap for end, start in parted) or lo >= hi:
+            continue
+        flush_left = Counter(round(start) for _, start in parted).most_common(1)[0][1]
+        flush_right = Counter(round(end) for end, _ in parted).most_common(1)[0][1]
+        if 3 * max(flush_left, flush_right) >= 2 * len(parted):
+            return lo, hi
+    return None
+
+
+def _kept_apart(lines: list[list[Segment]], bands: list[tuple[float, float]]) -> None:
+    """Each line's segments that run over two columns cut where the columns part, in place
+    (_cut_apart)."""
+    starts = [a for a, _ in bands]
+    ends = [b for _, b in bands]
+    for n, segs in enumerate(lines):
+        if len(segs) < 2:
+            continue
+        for seg in segs:
+            # the first column the segment meets, and whether it meets the next one too
+            k = bisect.bisect_left(ends, seg.x0 - 1)
+            if seg.runs[1:] and k + 1 < len(bands) and starts[k + 1] - 1 <= seg.x1:
+                lines[n] = _cut_apart(segs, bands)
+                break
+
+
+def _cut_apart(segs: list[Segment], bands: list[tuple[float, float]]) -> list[Segment]:
+    """A line's segments with each one that runs over two columns cut where the columns part:
+    between two of its runs, the runs before ending short of the next column and the run after
+    starting in it, apart by more than a word's space (APART_GAP of its size) or starting where
+    that column's cells start (two header cells set closer than a font size, "Pad (mm)" and
+    "Next inspection", each drawn by itself over the columns the other rows keep apart). A cell
+    spanning two columns is drawn as one string, or with a word's space between its words, and
+    stays whole, as does a line of one segment (a label, a title, a wrapped cell's line)."""
+    if len(segs) < 2:
+        return segs
+    out: list[Segment] = []
+    for seg in segs:
+        met = sum(a - 1 <= seg.x1 and seg.x0 <= b + 1 for a, b in bands) if seg.runs[1:] else 0
+        runs = _own_runs(seg) if met >= 2 else []
+        if len(runs) < 2:
+            out.append(seg)
+            continue
+        pieces: list[list[Run]] = [[runs[0]]]
+        end = runs[0].x1
+        for run in runs[1:]:
+            gap = run.x0 - end
+            starts = [a for a, b in bands if end < a - 1 and a - 1 <= run.x0 <= b]
+            if starts and (gap >= APART_GAP * seg.size or (gap > 0 and run.x0 - starts[0] <= 1)):
+                pieces.append([run])
+            else:
+                pieces[-1].append(run)
+            end = max(end, run.x1)
+        if len(pieces) == 1:
+            out.append(seg)
+            continue
+        for piece in pieces:
+            line = build_line(piece)
+            out.extend(line.segments if line is not None else [])
+    return out
+
+
 def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
     mid = (seg.x0 + seg.x1) / 2
     for k, (a, b) in enumerate(bands):
@@ -643,10 +795,13 @@ def _band_of(seg: Segment, bands: list[tuple[float, float]]) -> int:
 
 
 def borderless_tables(
-    lines: list[Line], charts: list[Rule] | None = None
+    lines: list[Line],
+    charts: list[Rule] | None = None,
+    prose: list[tuple[int, int, list[float]]] | None = None,
 ) -> list[tuple[int, int, Table]]:
     """Borderless tables in a flow of lines: (first line, last line, table); none over a chart's
-    bars (`charts`, from chart_areas)."""
+    bars (`charts`, from chart_areas). Runs of lines that are columns of prose side by side
+    (_prose_columns) go to `prose`, given, as (first line, last line, where the columns part)."""
     found: list[tuple[int, int, Table]] = []
     merged = _padded_cells(lines, [_split_figures(_merge_markers(line)) for line in lines])
     i = 0
@@ -682,6 +837,8 @@ def borderless_tables(
             ) or _beside(lines, merged, j + 1):
                 j += 1
                 continue
+            if not follows and multi >= 2 and _wrapped_last(lines, merged, i, j):
+                j += 1  # the last row's cell, wrapped
             break
         if multi >= 2:
             table = _borderless(merged[i : j + 1])
@@ -691,6 +848,12 @@ def borderless_tables(
                 table = None
             if table is not None:
                 found.append((i, j, table))
+                i = j + 1
+                continue
+            if prose is not None and _prose_columns(merged[i : j + 1]):
+                bands = _bands([segs for segs in merged[i : j + 1] if len(segs) >= 2])
+                cuts = [(a[1] + b[0]) / 2 for a, b in zip(bands, bands[1:], strict=False)]
+                prose.append((i, j, cuts))
                 i = j + 1
                 continue
             # a run that is no table and opens with a caption set in two cells ("Table 6:" and
@@ -704,6 +867,34 @@ def borderless_tables(
                 continue
         i = max(j, i) + 1
     return _joined_groups(found, lines, merged)
+
+
+def _wrapped_last(lines: list[Line], merged: list[list[Segment]], first: int, j: int) -> bool:
+    """Whether the line under a run of rows (lines first to j) is the last row's cell wrapped:
+    one cell starting under one of line j's and ending before its next one, no further under it
+    than the rows are apart, whose first word would not have fitted on line j's cell there (that
+    cell ends too near the widest cell starting where it does), going on in lower case or closer
+    under line j than line j is under the line above it."""
+    seg, row = merged[j + 1][0], merged[j]
+    gap = lines[j].y - lines[j + 1].y
+    pitch = lines[j - 1].y - lines[j].y if j > first else 0.0
+    if len(merged[j + 1]) != 1 or not 0 < gap <= 1.5 * seg.size:
+        return False
+    for k, cell in enumerate(row):
+        if abs(seg.x0 - cell.x0) > seg.size:
+            continue
+        if k + 1 < len(row) and seg.x1 >= row[k + 1].x0:
+            return False
+        widest = max(
+            (s.x1 for segs in merged[first : j + 1] for s in segs if abs(s.x0 - cell.x0) <= s.size),
+            default=cell.x1,
+        )
+        word = seg.text.split()[0] if seg.text.split() else ""
+        width = (seg.x1 - seg.x0) * len(word) / max(len(seg.text), 1)
+        if cell.x1 + 0.25 * seg.size + width <= widest:
+            return False
+        return seg.text[:1].islower() or gap < pitch - 0.5
+    return False
 
 
 def _padded(line: Line) -> bool:
@@ -999,6 +1190,33 @@ def _running_columns(rows: list[list[str]], cols: list[int]) -> int:
     return count
 
 
+def _prose_columns(lines: list[list[Segment]]) -> bool:
+    """Whether lines set side by side are columns of running text, not a table: every cell of
+    three lines or more set in two columns or more is a line of prose (mostly letters, few of
+    them figures, a word in lower case among them), of PROSE_WORDS words or more, or a
+    paragraph's last line going on in lower case to a sentence's end (two in three of the cells
+    long): no cell of the run is short or a figure, as a table's names, counts and header cells
+    are."""
+    apart = [segs for segs in lines if len(segs) >= 2]
+    if len(apart) < 3:
+        return False
+    long = 0
+    for segs in lines:
+        for seg in segs:
+            words = seg.text.split()
+            if (
+                4 * sum(FIGURE.match(word) is not None for word in words) > len(words)
+                or not any(word.islower() for word in words)
+                or 2 * sum(c.isalpha() for c in seg.text) < len(seg.text)
+            ):
+                return False
+            if len(words) >= PROSE_WORDS:
+                long += 1
+            elif not (seg.text[:1].islower() and seg.text[-1:] in ".!?"):
+                return False  # short, and no paragraph's last line ("of the season.")
+    return 3 * long >= 2 * sum(len(segs) for segs in lines)
+
+
 def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
     """Whether a table's cells are a chart's value axes: each column either steps by one
     amount from row to row down five rows or more ("450", "400", "350" ... "-50": an axis's
@@ -1042,22 +1260,36 @@ def _rows(
     lines: list[list[Segment]], bands: list[tuple[float, float]], rtl: bool, header_up: bool
 ) -> list[list[str]]:
     """A borderless table's rows: a line with text in the first band opens a row, one without
-    adds to the cells of the row above (a wrapped cell)."""
+    adds to the cells of the row above (a wrapped cell), as does a wrapped cell's next line in
+    the first band (_wraps)."""
     rows: list[list[str]] = []
     prev: list[Segment] | None = None
     top: list[tuple[list[tuple[int, str]], bool]] = []  # the first row's lines, cells over one
-    for segs in lines:
+    placed = [[(_band_of(seg, bands), seg) for seg in segs] for segs in lines]
+    anchors = set() if rtl else _anchors(placed)
+    widest = [a for a, _ in bands]  # where each column's widest line ends
+    for line in placed:
+        for k, seg in line:
+            if seg.x1 > widest[k]:
+                widest[k] = seg.x1
+    cell: dict[int, tuple[Segment, Segment]] = {}  # the row's first and last line in each band
+    for n, segs in enumerate(lines):
         if len(segs) == 1 and TEXT_RULE.match(segs[0].text):
             continue
         cells = [""] * len(bands)
-        for seg in segs:
-            k = _band_of(seg, bands)
+        for k, seg in placed[n]:
             cells[k] = f"{cells[k]} {seg.text}".strip()
         if rtl:
             cells.reverse()
         # a line closer than three quarters of its size under the line before it is set beside
         # it: the same row's cells, written on lines around the row's middle
         close = prev is not None and prev[0].y - segs[0].y < 0.75 * segs[0].size
+        after = lines[n + 1][0].y if n + 1 < len(lines) else None
+        wrapped = (
+            bool(cells[0] and rows)
+            and not close
+            and _wraps(placed[n], cell, widest, anchors, prev, after)
+        )
         prev = segs
         if (
             header_up
@@ -1070,15 +1302,58 @@ def _rows(
         ):
             rows[0:1] = _header_up(top, cells)
             continue
-        if (cells[0] or not rows) and not close:
+        if (cells[0] or not rows) and not close and not wrapped:
             rows.append(cells)
+            cell = {}
         else:
             rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+        for k, seg in placed[n]:
+            cell[k] = (cell[k][0] if k in cell else seg, seg)
         if len(rows) == 1 and not rows[0][0]:
             # a line of cells each over one column, or of a group's cells over several
             one = all(_over_one(seg, bands) for seg in segs)
             top.append(([(_band_of(seg, bands), seg.text) for seg in segs], one))
     return rows
+
+
+def _anchors(placed: list[list[tuple[int, Segment]]]) -> set[int]:
+    """The columns besides the first that a table's rows fill (its lines' cells each by its
+    column): those nine in ten of the lines that open a row (text in the first column and
+    another) fill."""
+    openers = [ks for ks in ({k for k, _ in line} for line in placed) if 0 in ks and len(ks) >= 2]
+    if len(openers) < 2:
+        return set()
+    counts = Counter(k for ks in openers for k in ks if k)
+    return {k for k, n in counts.items() if 10 * n >= 9 * len(openers)}
+
+
+def _wraps(
+    placed: list[tuple[int, Segment]],
+    cell: dict[int, tuple[Segment, Segment]],
+    widest: list[float],
+    anchors: set[int],
+    above: list[Segment] | None,
+    below: float | None,
+) -> bool:
+    """Whether a line is the next line of cells the row above wrapped: it has text only in
+    columns the row fills, none in a column every row fills (its anchor), each of its cells
+    starting under the row's cell there, whose last line its first word would not have fitted
+    on (that line ends too near the column's widest line); and it goes on in lower case, or sits
+    closer under the row than the next line sits under it ("Front left brake" over "assembly",
+    the row's figures beside the first line only)."""
+    if not anchors or above is None:
+        return False
+    if any(k in anchors or k not in cell for k, _ in placed):
+        return False
+    for k, seg in placed:
+        first, last = cell[k]
+        word = seg.text.split()[0] if seg.text.split() else ""
+        width = (seg.x1 - seg.x0) * len(word) / max(len(seg.text), 1)
+        if abs(seg.x0 - first.x0) > seg.size or last.x1 + 0.25 * seg.size + width <= widest[k]:
+            return False
+    lower = all(seg.text[:1].islower() for _, seg in placed)
+    y = placed[0][1].y
+    return lower or below is None or above[0].y - y < y - below - 0.5
 
 
 def _header_up(top: list[tuple[list[tuple[int, str]], bool]], named: list[str]) -> list[list[str]]:
@@ -1121,6 +1396,9 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     bands = _bands([[seg] for seg in apart], core) if apart else core
     if len(bands) < 2:
         return None
+    bands = _parted_bands(lines, bands)
+    lines = list(lines)
+    _kept_apart(lines, bands)
     if all(SECTION_NUMBER.match(segs[0].text) and segs[0].bold for segs in lines):
         # bold section numbers set apart from their titles, one heading under another ("2 Related
         # work" over "2.1 Natural language ..."): headings, not a table's rows
@@ -1146,6 +1424,7 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
     if (
         _axis_ticks(rows, cols)
         or _justified_columns(lines, bands) + _running_columns(rows, cols) >= 2
+        or _prose_columns(lines)
     ):
         return None
     return Table(

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from extractor_sandbox.formats.pdf.content import Drawing, Rule
+from extractor_sandbox.formats.pdf.content import Drawing, Rule, Run
 from extractor_sandbox.formats.pdf.grids import (
     LIST_MARKER,
     Table,
@@ -425,7 +425,8 @@ def _stretch_items(
     dropped_out: list[Line],
     charts: list[Rule],
 ) -> list[Item]:
-    tables = borderless_tables(lines, charts)
+    prose: list[tuple[int, int, list[float]]] = []
+    tables = borderless_tables(lines, charts, prose)
     held: set[int] = set()  # the lines a table holds as its rows
     for first, last, table in tables:
         held.update(id(line) for line in lines[first : last + 1])
@@ -438,7 +439,10 @@ def _stretch_items(
     if dropped:
         dropped_out.extend(line for line in lines if id(line) in dropped)
         lines = [line for line in lines if id(line) not in dropped]
-        tables = borderless_tables(lines, charts)
+        prose = []
+        tables = borderless_tables(lines, charts, prose)
+    for first, last, cuts in reversed(prose):
+        lines[first : last + 1] = _column_by_column(lines[first : last + 1], cuts)
     items: list[Item] = []
     i = 0
     for first, last, table in tables:
@@ -447,6 +451,22 @@ def _stretch_items(
         i = last + 1
     items.extend(Item(line=line, flow=flow) for line in lines[i:])
     return items
+
+
+def _column_by_column(lines: list[Line], cuts: list[float]) -> list[Line]:
+    """Lines of prose set in columns side by side (too few for a page's gutter), read a column
+    at a time: each line's part in the first column, then in the next, parted at `cuts`."""
+    columns: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
+    for line in lines:
+        parts: list[list[Run]] = [[] for _ in columns]
+        for seg in line.segments:
+            for run in seg.runs:
+                parts[bisect.bisect_left(cuts, (run.x0 + run.x1) / 2)].append(run)
+        for column, runs in zip(columns, parts, strict=True):
+            part = build_line(runs)
+            if part is not None:
+                column.append(part)
+    return [line for column in columns for line in column]
 
 
 def _place_tables(items: list[Item], tables: list[Table]) -> None:

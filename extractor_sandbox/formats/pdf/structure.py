@@ -6,23 +6,44 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from extractor_sandbox.formats.pdf.blocks import Block, _join
+from extractor_sandbox.formats.pdf.blocks import Block, _join, contents_title
 from extractor_sandbox.formats.pdf.grids import Table
 
 SEARCH_BLOCKS = 400
+
+
+# a section's number before its title ("2.1 ", "A.3. "), which an outline's entry may leave out
+SECTION_NUMBER = re.compile(r"^(?:\d{1,3}|[A-Z](?=\.\d))(?:\.\d{1,3})*\.?\s+(?=\S)")
 
 
 def _key(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
 
+def _names(text: str, key: str) -> bool:
+    """Whether a line or a block reads as an outline entry's title (its key), or as that title
+    after a section number the entry leaves out ("2.1 Scope" for "Scope")."""
+    if not key:
+        return False
+    found = _key(text)
+    if found == key:
+        return True
+    # the number's words and the title's: only then is the number taken off and looked at
+    return found.endswith(" " + key) and (
+        _key(SECTION_NUMBER.sub("", text.strip(), count=1)) == key
+    )
+
+
 def apply_outline(blocks: list[Block], outline: list[tuple[str, int, int]]) -> list[Block]:
     """The outline's entries are the headings: each takes the first line after the previous
     heading's that holds its title (its paragraph split around it), or stands right after that
-    heading; a heading set larger than every outlined one stays above them."""
+    heading; a heading set larger than every outlined one stays above them. A line that reads
+    the title after a section number the entry leaves out ("1 Introduction" for "Introduction",
+    as hyperref writes an outline) is the heading, its number kept; a contents page's title,
+    which no outline lists, stays a heading at the outline's first level."""
     styled = [b for b in blocks if b.kind == "heading"]
     for block in blocks:
-        if block.kind == "heading":
+        if block.kind == "heading" and not contents_title(block):
             block.kind = "paragraph"
     out = list(blocks)
     cursor = 0
@@ -38,17 +59,17 @@ def apply_outline(blocks: list[Block], outline: list[tuple[str, int, int]]) -> l
             if (page and block.page > page + 1) or (not page and k - cursor > SEARCH_BLOCKS):
                 break
             if block.kind not in ("paragraph", "list") or not block.lines:
-                if block.kind == "paragraph" and _key(block.text) == key and key:
+                if block.kind == "paragraph" and _names(block.text, key):
                     hit = (k, None)
                     break
                 continue
             if page and block.page < page:
                 continue
-            if _key(block.text) == key and key:
+            if _names(block.text, key):
                 hit = (k, None)
                 break
             line_hit = next(
-                (i for i, line in enumerate(block.lines) if _key(line.text) == key and key), None
+                (i for i, line in enumerate(block.lines) if _names(line.text, key)), None
             )
             if line_hit is not None:
                 hit = (k, line_hit)
@@ -71,7 +92,9 @@ def apply_outline(blocks: list[Block], outline: list[tuple[str, int, int]]) -> l
             parts: list[Block] = []
             if before:
                 parts.append(_rebuilt(block, before))
-            heading = Block("heading", block.page, [line], text=title, size=line.size)
+            # the line's own text when it adds the section number the entry leaves out
+            text = title if _key(line.text) == key else line.text
+            heading = Block("heading", block.page, [line], text=text, size=line.size)
             parts.append(heading)
             if after:
                 parts.append(_rebuilt(block, after))
@@ -79,7 +102,7 @@ def apply_outline(blocks: list[Block], outline: list[tuple[str, int, int]]) -> l
             k += len(parts) - (2 if after else 1)
             block = heading
         block.kind = "heading"
-        block.text = block.text if _key(block.text) == key else title
+        block.text = block.text if _names(block.text, key) else title
         block.depth = level
         found_sizes.append(block.size)
         placed.append(block)
@@ -87,11 +110,15 @@ def apply_outline(blocks: list[Block], outline: list[tuple[str, int, int]]) -> l
     # a heading set larger than every outlined one (a title the outline leaves out) stays above
     top = max(found_sizes, default=0.0)
     titles = [b for b in styled if b.kind == "paragraph" and b.size > top * 1.05 and top]
+    # a contents page's title ranks with the outline's first level
+    contents = [b for b in styled if b.kind == "heading" and contents_title(b)]
+    for block in contents:
+        block.depth = 1
     if titles:
         for block in titles:
             block.kind = "heading"
             block.depth = 1
-        for block in placed:
+        for block in placed + contents:
             block.depth += 1
     return out
 
