@@ -22,7 +22,7 @@ counted, so an artifact may pass its bound by a few bytes per escaped character 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -57,9 +57,14 @@ class TextBudget:
         self.used = 0
         self.stopped_in: str | None = None  # the part the reader stopped in
         self.stopped_at = 0  # the bytes of text gathered then
+        self.cuts: list[FailedUnit] = []  # what else a reader left unread for want of budget
 
     def take(self, text: str) -> None:
         self.used += _text_bytes(text)
+
+    def charge(self, size: int) -> None:
+        """`size` bytes of text gathered, counted by the reader (cells' characters)."""
+        self.used += size
 
     @property
     def spent(self) -> bool:
@@ -70,14 +75,21 @@ class TextBudget:
         if self.stopped_in is None:
             self.stopped_in, self.stopped_at = part, self.used
 
-    def unread(self) -> FailedUnit | None:
-        """The failed unit of the text left unread, if the reader stopped early."""
-        if self.stopped_in is None:
-            return None
-        return {
-            "unit": f"the text past {self.stopped_at:,} bytes, from {self.stopped_in} on",
-            "reason": REASON,
-        }
+    def cut(self, unit: str) -> None:
+        """The reader left `unit` unread, or part of it, for want of budget."""
+        self.cuts.append({"unit": unit, "reason": REASON})
+
+    def unread(self) -> list[FailedUnit]:
+        """The failed units of the text left unread, if the reader stopped early (none else)."""
+        units = list(self.cuts)
+        if self.stopped_in is not None:
+            units.append(
+                {
+                    "unit": f"the text past {self.stopped_at:,} bytes, from {self.stopped_in} on",
+                    "reason": REASON,
+                }
+            )
+        return units
 
 
 _BUDGET: ContextVar[TextBudget | None] = ContextVar("loom_text_budget", default=None)
@@ -100,7 +112,7 @@ def current_budget() -> TextBudget:
 
 
 def fit_artifact_bytes(
-    artifact: Artifact, bound: int, source_bytes: int, *, unread: FailedUnit | None = None
+    artifact: Artifact, bound: int, source_bytes: int, *, unread: Sequence[FailedUnit] = ()
 ) -> bool:
     """Cut `artifact` to about `bound` bytes of JSON, in place, announcing the cut; whether it
     was cut.
@@ -116,7 +128,7 @@ def fit_artifact_bytes(
     table_sizes = [_compact_bytes(table) for table in tables]
     envelope = _compact_bytes({**artifact, "blocks": [], "tables": []})
     total = envelope + sum(block_sizes) + sum(table_sizes) + len(blocks) + len(tables)
-    if total <= bound and unread is None:
+    if total <= bound and not unread:
         return False
     failed: list[FailedUnit] = []
     room = bound - envelope - 4 * 1024  # the failed units and the warning added below
@@ -145,8 +157,7 @@ def fit_artifact_bytes(
         first = blocks[kept]["id"]
         failed.append({"unit": f"{left:,} blocks from block {first} on", "reason": REASON})
         del blocks[kept:]
-    if unread is not None:
-        failed.append(unread)
+    failed += unread
     cov = artifact["coverage"]
     cov["failed"] = [*failed, *cov.get("failed", [])]
     cov["complete"] = False

@@ -226,7 +226,7 @@ def artifact_json(
     unread = budget.unread()
     # Measured as it is sent, so an artifact within its bound costs nothing more; a cut adds
     # failed units, fitted to their bound again.
-    if len(body) > max_artifact_bytes or unread is not None:
+    if len(body) > max_artifact_bytes or unread:
         del body
         fit_artifact_bytes(artifact, max_artifact_bytes, len(data), unread=unread)
         body = serialized(fit_output_bounds(artifact, len(data)))

@@ -26,6 +26,10 @@ from extractor_sandbox.settings import Settings, load_settings
 from extractor_sandbox.source import artifact_json, extract
 from tests.extractor import office_packages
 from tests.extractor.server_check import validated
+from tests.extractor.test_xlsx_format import HEAD as XLSX_HEAD
+from tests.extractor.test_xlsx_format import row as xlsx_row
+from tests.extractor.test_xlsx_format import text as xlsx_text
+from tests.extractor.test_xlsx_format import workbook as xlsx_workbook
 
 
 def inflating_docx(chars: int) -> bytes:
@@ -222,7 +226,7 @@ def test_an_artifact_within_its_bound_whose_reader_stopped_is_announced() -> Non
         "reason": "resource_limit",
     }
 
-    assert fit_artifact_bytes(artifact, 1_000_000, 1_000, unread=unread)
+    assert fit_artifact_bytes(artifact, 1_000_000, 1_000, unread=[unread])
 
     assert len(artifact["blocks"]) == 3
     assert artifact["coverage"]["failed"] == [unread]
@@ -230,7 +234,7 @@ def test_an_artifact_within_its_bound_whose_reader_stopped_is_announced() -> Non
     assert SETTING in artifact["warnings"][0]
 
 
-def test_a_normal_docx_and_pptx_read_within_their_bound_are_unchanged() -> None:
+def test_a_normal_docx_pptx_and_xlsx_read_within_their_bound_are_unchanged() -> None:
     document = office_packages.docx(
         office_packages.paragraph("Intro", "Heading1")
         + office_packages.paragraph("Body text, with a tab\there.")
@@ -245,7 +249,10 @@ def test_a_normal_docx_and_pptx_read_within_their_bound_are_unchanged() -> None:
         ],
         notes={1: "speaker notes"},
     )
-    for data, fmt in ((document, "docx"), (deck, "pptx")):
+    book = xlsx_workbook(
+        ("Data", XLSX_HEAD + xlsx_row(2, xlsx_text("A2", "a value"))), shared=["s"]
+    )
+    for data, fmt in ((document, "docx"), (deck, "pptx"), (book, "xlsx")):
         bound = artifact_byte_bound(len(data), DEFAULT_PER_INPUT_BYTE, 256 * 1024 * 1024)
         unbounded, _ = read_within(data, fmt, None)
         within, budget = read_within(data, fmt, bound)
@@ -254,3 +261,37 @@ def test_a_normal_docx_and_pptx_read_within_their_bound_are_unchanged() -> None:
         assert 0 < budget.used < 1_000 and budget.stopped_in is None
         body = json.loads(artifact_json(data, fmt, f"file.{fmt}", {}))
         assert body["coverage"]["complete"] is True
+
+
+def test_the_xlsx_reader_stops_admitting_rows_once_past_its_budget() -> None:
+    # 1,000 rows of 10,000 characters (10 MB, a few KB zipped), then a second sheet.
+    long_rows = "".join(xlsx_row(n, xlsx_text(f"A{n}", "x" * 10_000)) for n in range(2, 1_002))
+    data = xlsx_workbook(("Big", XLSX_HEAD + long_rows), ("After", XLSX_HEAD))
+
+    artifact, budget = read_within(data, "xlsx")
+
+    [table] = artifact["tables"]  # not the sheet after it
+    # The header's one character and 200 rows pass 2,000,000: the 201st row is refused.
+    assert len(table["rows"]) == BUDGET // 10_000
+    assert budget.stopped_in is not None and budget.stopped_in.startswith("xl/worksheets/")
+    failed = artifact["coverage"]["failed"]
+    assert failed[0]["unit"].startswith("Big rows ")
+    assert failed[0]["reason"].endswith(f"rows past the artifact's bound ({SETTING})")
+    assert failed[1] == {"unit": "sheets 2-2", "reason": "past the artifact's bound: never read"}
+
+
+def test_shared_strings_past_the_budget_are_not_held() -> None:
+    shared = "".join(f"<si><t>{n} {'s' * 10_000}</t></si>" for n in range(1_000))
+    sheet = XLSX_HEAD + xlsx_row(2, '<c r="A2" t="s"><v>0</v></c>')
+    data = xlsx_workbook(sheet, shared=shared)
+
+    artifact, budget = read_within(data, "xlsx")
+
+    assert artifact["tables"][0]["rows"] == [["0 " + "s" * 10_000]]
+    assert artifact["coverage"]["lost"] == ["shared_strings"]
+    [cut] = budget.unread()
+    assert cut["reason"] == "resource_limit"
+    held = BUDGET // 10_002 + 1
+    assert cut["unit"].startswith(f"xl/sharedStrings.xml past {held - 1:,} strings") or cut[
+        "unit"
+    ].startswith(f"xl/sharedStrings.xml past {held:,} strings")
