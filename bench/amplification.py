@@ -8,7 +8,9 @@ peak memory of the ingesting process and of the extractor (the service and its c
 largest of them), each file's outcome, the bomb's chunks and the size of its artifact, and when
 the batch's normal file became searchable (its `published` materialization, written once the
 catalog and index commits that made it live are done, from the ingest's start). Then, on the
-largest bomb's artifact, the chunker's and the lexical index's speed (chunks/s).
+largest bomb's artifact, the chunker's and the lexical index's speed (chunks/s). And, for each
+bomb, its extraction alone in one fresh confined child (runner.run_extraction, no template, in a
+process of its own): the child's peak memory and its wall time.
 
     .venv/bin/python bench/amplification.py [--cases normal,25k,256k]
 
@@ -104,6 +106,24 @@ def one_case(case: str, scratch: Path) -> dict[str, object]:
     return measures
 
 
+def child_case(bomb: Path) -> dict[str, object]:
+    """`bomb` extracted by one fresh child under the service's settings (from the environment):
+    the child's peak memory (RUSAGE_CHILDREN: it is this process's only child). Read from its
+    file, not made here: a child's peak counts the image it was forked from, before its exec."""
+    from extractor_sandbox.runner import Limits, run_extraction
+    from extractor_sandbox.settings import load_settings
+
+    data = bomb.read_bytes()
+    limits = Limits.of(load_settings(os.environ))
+    started = time.perf_counter()
+    body = run_extraction(data, "docx", "bomb.docx", {}, limits, warm=False)
+    return {
+        "child_seconds": round(time.perf_counter() - started, 1),
+        "child_peak_mib": round(peak_mib(resource.RUSAGE_CHILDREN)),
+        "child_artifact_bytes": len(body),
+    }
+
+
 def speed(store: object, extraction: object, revision: str, size: int, scratch: Path) -> dict:
     """Chunks/s of `chunk_within` and of the lexical index write, on the bomb's stored artifact."""
     from dataclasses import dataclass
@@ -137,10 +157,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a case, in this process
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # a bomb's path, in one child
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one_case(args.one, Path(args.scratch))))
+        return
+    if args.child:
+        print(json.dumps(child_case(Path(args.child))))
         return
     scratch = Path(tempfile.mkdtemp(prefix="loom-amplification-"))
     load = open("/proc/loadavg").read().split()[:3]
@@ -167,6 +191,19 @@ def main() -> None:
             print(f"\n{case}: failed ({done.returncode})\n{done.stderr[-3000:]}")
             continue
         measures = json.loads(lines[-1])
+        if CASES[case]:
+            alone = subprocess.run(
+                [sys.executable, __file__, "--child", str(folder / "bomb.docx")],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, **(UNBOUNDED if case.endswith("unbounded") else {})},
+            )
+            found = alone.stdout.strip().splitlines()
+            if alone.returncode == 0 and found:
+                measures.update(json.loads(found[-1]))
+            else:
+                measures["child"] = f"failed ({alone.returncode}): {alone.stderr[-500:]}"
         print(
             f"\n{case} ({measures['bomb_bytes']:,}-byte bomb):"
             if measures["bomb_bytes"]

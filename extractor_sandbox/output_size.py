@@ -9,6 +9,11 @@ its text up to it, the rest are left out; a table keeps its first rows the same 
 never silent: coverage.failed names where the text stops, with the reason `resource_limit`, and
 a warning says which bound, so the artifact does not report itself complete.
 
+Readers that gather text from a part that inflates (the Office readers) stop once the text they
+gathered passes the bound (`TextBudget`, the bound the child was given, shared through
+`reading_within`): what they kept is then cut here as above, and the part they stopped in is one
+more failed unit, so a 250 MiB text run is never held whole to be cut after.
+
 Sizes are counted as the child serializes them (compact JSON, UTF-8), a block's text without
 allocating a copy of it when it is ASCII; the escapes of the one block that is cut are not
 counted, so an artifact may pass its bound by a few bytes per escaped character of that block.
@@ -17,6 +22,9 @@ counted, so an artifact may pass its bound by a few bytes per escaped character 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from extractor_sandbox.contract import Artifact, FailedUnit
@@ -39,20 +47,88 @@ def artifact_byte_bound(source_bytes: int, per_input_byte: int, max_output_bytes
     return min(max_output_bytes, ARTIFACT_BYTES_FLOOR + per_input_byte * source_bytes)
 
 
-def fit_artifact_bytes(artifact: Artifact, bound: int, source_bytes: int) -> bool:
+class TextBudget:
+    """The text one extraction's reader may gather, in artifact bytes (`bound`, None for no
+    bound): the reader `take`s each piece as it keeps it and stops reading once `spent`,
+    saying where (`stop`)."""
+
+    def __init__(self, bound: int | None) -> None:
+        self.bound = bound
+        self.used = 0
+        self.stopped_in: str | None = None  # the part the reader stopped in
+        self.stopped_at = 0  # the bytes of text gathered then
+        self.cuts: list[FailedUnit] = []  # what else a reader left unread for want of budget
+
+    def take(self, text: str) -> None:
+        self.used += _text_bytes(text)
+
+    def charge(self, size: int) -> None:
+        """`size` bytes of text gathered, counted by the reader (cells' characters)."""
+        self.used += size
+
+    @property
+    def spent(self) -> bool:
+        return self.bound is not None and self.used > self.bound
+
+    def stop(self, part: str) -> None:
+        """The reader stopped reading `part` (and reads no part after it) for want of budget."""
+        if self.stopped_in is None:
+            self.stopped_in, self.stopped_at = part, self.used
+
+    def cut(self, unit: str) -> None:
+        """The reader left `unit` unread, or part of it, for want of budget."""
+        self.cuts.append({"unit": unit, "reason": REASON})
+
+    def unread(self) -> list[FailedUnit]:
+        """The failed units of the text left unread, if the reader stopped early (none else)."""
+        units = list(self.cuts)
+        if self.stopped_in is not None:
+            units.append(
+                {
+                    "unit": f"the text past {self.stopped_at:,} bytes, from {self.stopped_in} on",
+                    "reason": REASON,
+                }
+            )
+        return units
+
+
+_BUDGET: ContextVar[TextBudget | None] = ContextVar("loom_text_budget", default=None)
+
+
+@contextmanager
+def reading_within(budget: TextBudget) -> Iterator[TextBudget]:
+    """Readers called inside this block gather text within `budget` (`current_budget`)."""
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+def current_budget() -> TextBudget:
+    """The budget of the extraction under way (reading_within), else one with no bound: a reader
+    called on its own reads all."""
+    return _BUDGET.get() or TextBudget(None)
+
+
+def fit_artifact_bytes(
+    artifact: Artifact, bound: int, source_bytes: int, *, unread: Sequence[FailedUnit] = ()
+) -> bool:
     """Cut `artifact` to about `bound` bytes of JSON, in place, announcing the cut; whether it
     was cut.
 
     What is not blocks or tables counts first; then the tables (a table keeps the rows that fit
     in half of what is left, so its rows, which the blocks also hold, cannot take it all), then
-    the blocks in reading order. Nothing is done to an artifact within its bound.
+    the blocks in reading order. Nothing is done to an artifact within its bound, unless its
+    reader stopped early (`unread`, TextBudget.unread): that is announced as a cut too.
     """
     blocks = artifact["blocks"]
     tables = artifact.get("tables", [])
     block_sizes = [_block_bytes(block) for block in blocks]
     table_sizes = [_compact_bytes(table) for table in tables]
     envelope = _compact_bytes({**artifact, "blocks": [], "tables": []})
-    if envelope + sum(block_sizes) + sum(table_sizes) + len(blocks) + len(tables) <= bound:
+    total = envelope + sum(block_sizes) + sum(table_sizes) + len(blocks) + len(tables)
+    if total <= bound and not unread:
         return False
     failed: list[FailedUnit] = []
     room = bound - envelope - 4 * 1024  # the failed units and the warning added below
@@ -81,6 +157,7 @@ def fit_artifact_bytes(artifact: Artifact, bound: int, source_bytes: int) -> boo
         first = blocks[kept]["id"]
         failed.append({"unit": f"{left:,} blocks from block {first} on", "reason": REASON})
         del blocks[kept:]
+    failed += unread
     cov = artifact["coverage"]
     cov["failed"] = [*failed, *cov.get("failed", [])]
     cov["complete"] = False

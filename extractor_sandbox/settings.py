@@ -270,8 +270,10 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
         " `LOOM_EXTRACTOR_MAX_OUTPUT_BYTES`) is cut, not refused: the blocks that fit are kept, the"
         " one that crosses the bound keeps its text up to it, the rest are left out (a table keeps"
         " its first rows within half the bound), and `coverage.failed` names where it stops with the"
-        " reason `resource_limit`, with a warning naming this variable. A 25 KB DOCX whose one run"
-        " inflates to 25 MB answers 3.6 MB; the largest ratio of a real document measured"
+        " reason `resource_limit`, with a warning naming this variable. The DOCX, PPTX and XLSX"
+        " readers stop reading text once past it (another `resource_limit` unit names where), so"
+        " the rest is never held. A 25 KB DOCX whose one run inflates to 25 MB answers 3.6 MB; the"
+        " largest ratio of a real document measured"
         " (`bench/artifact_ratio.py`, 1,392 files of tests/ and the development corpus) is 7.1",
     ),
     (

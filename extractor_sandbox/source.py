@@ -33,8 +33,10 @@ from extractor_sandbox.errors import ExtractError
 from extractor_sandbox.output_size import (
     DEFAULT_MAX_OUTPUT_BYTES,
     DEFAULT_PER_INPUT_BYTE,
+    TextBudget,
     artifact_byte_bound,
     fit_artifact_bytes,
+    reading_within,
 )
 from extractor_sandbox.registry import AVAILABLE, FORMATS, SPECS
 
@@ -212,18 +214,21 @@ def artifact_json(
 ) -> bytes:
     """The artifact of `data` as the JSON the service answers, at most about
     `max_artifact_bytes` of it (the service's bound for this original; by default the default
-    settings' bound for its size): a longer one is cut and says so (output_size.py)."""
-    artifact = extract(data, fmt, name, options)
-    body = serialized(artifact)
+    settings' bound for its size): a longer one is cut and says so (output_size.py), and a
+    reader that gathers text stops gathering it past that bound."""
     if max_artifact_bytes is None:
         max_artifact_bytes = artifact_byte_bound(
             len(data), DEFAULT_PER_INPUT_BYTE, DEFAULT_MAX_OUTPUT_BYTES
         )
+    with reading_within(TextBudget(max_artifact_bytes)) as budget:
+        artifact = extract(data, fmt, name, options)
+    body = serialized(artifact)
+    unread = budget.unread()
     # Measured as it is sent, so an artifact within its bound costs nothing more; a cut adds
     # failed units, fitted to their bound again.
-    if len(body) > max_artifact_bytes:
+    if len(body) > max_artifact_bytes or unread:
         del body
-        fit_artifact_bytes(artifact, max_artifact_bytes, len(data))
+        fit_artifact_bytes(artifact, max_artifact_bytes, len(data), unread=unread)
         body = serialized(fit_output_bounds(artifact, len(data)))
     return body
 

@@ -47,6 +47,11 @@ VML picture, an alternate content's fallback picture of a drawing not read), dra
 a locked canvas), a chart, a diagram or an embedded object warns once, naming how many of each,
 and counts them in attrs.images_unread; a text box, a line or a plain shape does not warn.
 
+Text budget. The body's and the notes' text is gathered within the extraction's TextBudget
+(output_size.py: the artifact's bound): once past it, the part being read stops there (the
+paragraph and table open at that point kept, cut later to the bound) and no part after it is
+read; the cut and the stop are announced in coverage (resource_limit).
+
 DOCX blocks carry no page locator (the file has no pages until it is laid out): a citation names
 the section path.
 """
@@ -89,6 +94,7 @@ from extractor_sandbox.formats.package import (
     skip,
     text_of,
 )
+from extractor_sandbox.output_size import current_budget
 
 PARSER = "loom-docx"
 MAIN_PART = "word/document.xml"
@@ -374,6 +380,7 @@ class _Reader:
         self.failed: list[dict[str, str]] = []
         self.list_items: list[str] = []
         self.after_title = False
+        self.budget = current_budget()  # the text the body and the notes may keep
         self._handlers = self._dispatch()
 
     def read(self) -> Artifact:
@@ -412,7 +419,7 @@ class _Reader:
         self.failed.append({"unit": unit, "reason": reason})
 
     def _read_document(self, part: str) -> None:
-        events = transitional_events(self.package.events(part))
+        events = transitional_events(self.package.events(part, budget=self.budget))
         for kind, name, _ in events:
             if kind == START and name == W + "body":
                 self._children(events, _Body(self))
@@ -424,7 +431,7 @@ class _Reader:
         singular = kind.removesuffix("s")
         notes: list[tuple[str, str]] = []
         try:
-            events = transitional_events(self.package.events(part))
+            events = transitional_events(self.package.events(part, budget=self.budget))
             for event_kind, name, attrs in events:
                 if event_kind == START and name == W + singular:
                     note = _Note()
@@ -500,15 +507,15 @@ class _Reader:
     def _skip(attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
         skip(events)
 
-    @staticmethod
-    def _text(attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
-        into.add_text(text_of(events))
+    def _text(self, attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+        into.add_text(text_of(events, self.budget))
 
-    @staticmethod
     def _character(
+        self,
         character: str,
     ) -> Callable[[dict[str, str], Iterator[Event], _Into], None]:
         def add(attrs: dict[str, str], events: Iterator[Event], into: _Into) -> None:
+            self.budget.take(character)
             into.add_text(character)
             skip(events)
 

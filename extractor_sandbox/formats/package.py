@@ -12,6 +12,11 @@ that declares a DOCTYPE, in whatever encoding, is refused before any entity coul
 alone expanded. The bounds (`XmlBounds`): elements, nesting depth, distinct names, and the bytes
 between two events (a tag or a run of text of 16 MiB or more stops the part).
 
+Text budget. A reader that gathers a part's text passes its `TextBudget` (output_size.py) to
+`events` and counts what it keeps (`text_of`): once the text passes the budget, the part's events
+stop after the chunk that passed it, the elements still open closed by END events as if the part
+ended there, and the inflating stops; so a 250 MiB text run costs about the budget, not 250 MiB.
+
 A `PartError` names what went wrong in one line; each reader decides what unit it fails (a slide,
 the styles), or, for the document part itself, the whole file as `corrupt`.
 """
@@ -26,6 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 from xml.parsers import expat
+
+from extractor_sandbox.output_size import TextBudget
 
 # What zipfile raises on a damaged container or member: a damaged deflate stream raises zlib's own
 # error, and a member needing a feature zipfile lacks (a newer version) NotImplementedError.
@@ -147,13 +154,22 @@ class Package:
             raise PartError(part, f"cannot be read: {error}") from None
 
     def events(
-        self, part: str, bounds: XmlBounds = DEFAULT_BOUNDS, *, chunk: int = READ_CHUNK
+        self,
+        part: str,
+        bounds: XmlBounds = DEFAULT_BOUNDS,
+        *,
+        chunk: int = READ_CHUNK,
+        budget: TextBudget | None = None,
     ) -> Iterator[Event]:
         """The part's XML events, parsed as it inflates, `chunk` bytes at a time (a reader that
-        wants only a part's first elements asks for small chunks, and stops)."""
+        wants only a part's first elements asks for small chunks, and stops); with a `budget`,
+        they end once it is spent (xml_events)."""
+        if budget is not None and budget.spent:
+            budget.stop(part)  # spent in an earlier part: this one is not opened
+            return
         stream = self.open(part)
         try:
-            yield from xml_events(stream, part, bounds, chunk=chunk)
+            yield from xml_events(stream, part, bounds, chunk=chunk, budget=budget)
         finally:
             stream.close()
 
@@ -215,13 +231,23 @@ def resolve_target(source: str, target: str) -> str:
 
 
 def xml_events(
-    stream: IO[bytes], part: str, bounds: XmlBounds = DEFAULT_BOUNDS, *, chunk: int = READ_CHUNK
+    stream: IO[bytes],
+    part: str,
+    bounds: XmlBounds = DEFAULT_BOUNDS,
+    *,
+    chunk: int = READ_CHUNK,
+    budget: TextBudget | None = None,
 ) -> Iterator[Event]:
-    """Events of the XML read from `stream`, in chunks; PartError on any damage or bound."""
+    """Events of the XML read from `stream`, in chunks; PartError on any damage or bound.
+
+    With a `budget`, checked after each chunk's events: once spent, the elements still open are
+    ended (END events, innermost first), the stop is recorded in it, and nothing more is read.
+    """
     parser = bounded_parser(part)
     parser.ordered_attributes = False
     pending: list[Event] = []
     names: set[str] = set()
+    open_names: list[str] = []  # the elements started and not yet ended, outermost first
     depth = 0
     elements = 0
 
@@ -243,12 +269,13 @@ def xml_events(
                 refuse(f"uses more than {bounds.max_names:,} distinct names")
         if attributes:
             attributes = {_qualified(key): value for key, value in attributes.items()}
+        open_names.append(qualified)
         pending.append((START, qualified, attributes))
 
     def end(name: str) -> None:
         nonlocal depth
         depth -= 1
-        pending.append((END, _qualified(name), None))
+        pending.append((END, open_names.pop(), None))
 
     def text(data: str) -> None:
         pending.append((TEXT, data, None))
@@ -259,6 +286,11 @@ def xml_events(
     for _ in _parse_in_chunks(parser, stream, part, bounds, chunk):
         yield from pending
         pending.clear()
+        if budget is not None and budget.spent:
+            budget.stop(part)
+            for name in reversed(open_names):
+                yield (END, name, None)
+            return
 
 
 def _qualified(name: str) -> str:
@@ -278,8 +310,10 @@ def skip(events: Iterator[Event]) -> None:
                 return
 
 
-def text_of(events: Iterator[Event]) -> str:
-    """The text under the element whose start was just read, to its end; consumes the events."""
+def text_of(events: Iterator[Event], budget: TextBudget | None = None) -> str:
+    """The text under the element whose start was just read, to its end; consumes the events.
+    The text is taken from `budget` a piece at a time, as expat gives it, so the events of a
+    part read within that budget end inside a run longer than it."""
     depth = 1
     parts: list[str] = []
     for kind, value, _ in events:
@@ -291,6 +325,8 @@ def text_of(events: Iterator[Event]) -> str:
                 break
         else:
             parts.append(value)
+            if budget is not None:
+                budget.take(value)
     return "".join(parts)
 
 

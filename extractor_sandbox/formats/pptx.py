@@ -46,6 +46,11 @@ the fallback picture of alternate content whose choice shows nothing the reader 
 equation), a chart, a diagram or an embedded object is counted in attrs.images_unread on the
 slide's blocks, with one warning for the deck. A slide of such things and no text is a failed unit.
 
+Text budget. The slides' and their notes' text is gathered within the extraction's TextBudget
+(output_size.py: the artifact's bound): once past it, the slide being read stops there (its
+shapes read so far kept, cut later to the bound) and no slide after it is read; the cut and the
+stop are announced in coverage (resource_limit).
+
 Coverage counts slides (unit "slides"). A failed unit names its slide ("slide 3"), or its notes
 ("slide 3 notes"): a slide id whose relationship names no slide part, a slide whose part or
 relationships cannot be read (its blocks are dropped), a slide whose picture takes its size from
@@ -98,6 +103,7 @@ from extractor_sandbox.formats.package import (
     text_of,
 )
 from extractor_sandbox.formats.slide_order import Box, Place, reading_order
+from extractor_sandbox.output_size import TextBudget, current_budget
 
 PARSER = "loom-pptx"
 MAIN_PART = "ppt/presentation.xml"
@@ -180,6 +186,7 @@ class _Deck:
         self.in_section = False  # a section header slide came before
         self.ocr = FileOcr()
         self.ocr_slides: list[int] = []
+        self.budget = current_budget()  # the text the slides and their notes may keep
 
     def read(self) -> Artifact:
         presentation = self.package.main_part(MAIN_PART)
@@ -189,6 +196,8 @@ class _Deck:
         except PartError as error:
             raise ExtractError("corrupt", f"the presentation part {error}") from None
         for number, relationship_id in enumerate(slide_ids, start=1):
+            if self.budget.spent:
+                break  # the slides after the one the text passed its bound in are not read
             self._read_slide(number, relationships.get(relationship_id))
         return self._artifact(len(slide_ids))
 
@@ -287,7 +296,7 @@ class _Deck:
         self._fail(f"slide {number}", reason)
 
     def _shapes_of(self, part: str, slide: _Slide) -> None:
-        events = transitional_events(self.package.events(part))
+        events = transitional_events(self.package.events(part, budget=self.budget))
         for kind, name, attrs in events:
             if kind != START:
                 continue
@@ -297,7 +306,7 @@ class _Deck:
                 if holds(events, DRAWING + "blip"):
                     slide.unread.add(IMAGE)  # a picture as the slide's own background
             elif name == P + "spTree":
-                _ShapeTree(slide).children(events, Place())
+                _ShapeTree(slide, self.budget).children(events, Place())
 
     def _picture_failure(self, slide: _Slide, relationships: list[Relationship]) -> str | None:
         """Why the slide's pictures make it a failed unit (OCR), if they do; the large pictures
@@ -400,10 +409,10 @@ class _Deck:
             return ""
         try:
             notes = _Slide(0)
-            events = transitional_events(self.package.events(part))
+            events = transitional_events(self.package.events(part, budget=self.budget))
             for kind, name, _ in events:
                 if kind == START and name == P + "spTree":
-                    _ShapeTree(notes, body_only=True).children(events, Place())
+                    _ShapeTree(notes, self.budget, body_only=True).children(events, Place())
         except PartError as error:
             self._fail(f"{unit} notes", f"cannot be read: {error}")
             return ""
@@ -466,8 +475,9 @@ class _Deck:
 class _ShapeTree:
     """Reads a slide's shapes in order into the slide: text, tables, pictures, what is unread."""
 
-    def __init__(self, slide: _Slide, *, body_only: bool = False) -> None:
+    def __init__(self, slide: _Slide, budget: TextBudget, *, body_only: bool = False) -> None:
         self.slide = slide
+        self.budget = budget
         self.body_only = body_only  # a notes slide: only its body placeholder's text
 
     def children(self, events: Iterator[Event], place: Place) -> None:
@@ -550,7 +560,7 @@ class _ShapeTree:
                     break
             elif kind == START:
                 if name == DRAWING + "t":
-                    text_run = text_of(events)
+                    text_run = text_of(events, self.budget)
                     parts.append(text_run)
                     marks.text(text_run)
                     continue
@@ -560,6 +570,7 @@ class _ShapeTree:
                     placeholder = _Placeholder(attrs.get("type"), attrs.get("idx"))
                 elif name == DRAWING + "br":
                     parts.append("\n")
+                    self.budget.take("\n")
                 elif name == DRAWING + "blipFill":
                     picture_fill = True
                 elif name == DRAWING + "off" and depth == 4:  # p:sp/p:spPr/a:xfrm/a:off
@@ -651,7 +662,7 @@ class _ShapeTree:
                     break
             elif kind == START:
                 if name == DRAWING + "t":
-                    cell_parts.append(text_of(events))
+                    cell_parts.append(text_of(events, self.budget))
                     continue
                 depth += 1
                 if name == DRAWING + "tr":

@@ -21,7 +21,10 @@ hours past a day (36:00:00) and a fraction when it has one.
 Budgets (one for all of an artifact's tables): 1,000,000 non-empty cells, their text within
 256 MiB counted at four bytes a character, 100,000 rows a table; laying the rows out spends at most
 40 MiB of JSON and 12 M characters of block text, each block charged 760 more. The rows past any
-of them are a failed unit, counted and never laid out.
+of them are a failed unit, counted and never laid out. A reader may give the budget the
+extraction's TextBudget too (output_size.py, the artifact's bound: XLSX does), charged each
+admitted row's characters: once that is spent, the next row is refused as past the artifact's
+bound.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from operator import add, itemgetter
 from typing import Any, NamedTuple
 
 from extractor_sandbox.artifact import BlockBuilder
+from extractor_sandbox.output_size import SETTING, TextBudget
 
 ROWS_PER_BLOCK = 20
 MAX_BLOCK_CHARS = 1_000
@@ -49,6 +53,7 @@ MAX_CELL_TEXT_BYTES = 256 * 1024 * 1024  # counted at four bytes a character
 MAX_TABLE_ROWS = 100_000
 MAX_LAYOUT_BYTES = 40 * 1024 * 1024
 MAX_BLOCK_TEXT_CHARS = 12_000_000
+PAST_ARTIFACT_BOUND = f"past the artifact's bound ({SETTING})"
 BLOCK_TEXT_OVERHEAD = 760
 BLOCK_JSON_OVERHEAD = 160  # a block's own fields: id, type, locator, attrs, keys, section path
 
@@ -233,11 +238,17 @@ class Budget:
     layout_bytes: int = 0
     block_chars: int = 0
     spent: bool = False
+    text: TextBudget | None = None  # the artifact's bound, charged the admitted cells' text
 
     def admit_rows(self, rows: Sequence[Row], rows_in_table: int) -> tuple[int, str | None]:
         """Charge rows in order, as admit_row does each: how many fit, and why the next does not
         (or None). When all of them fit, they are counted at once, at C speed."""
-        if not self.spent and rows_in_table + len(rows) <= MAX_TABLE_ROWS:
+        text = self.text
+        if (
+            not self.spent
+            and rows_in_table + len(rows) <= MAX_TABLE_ROWS
+            and (text is None or not text.spent)
+        ):
             present = list(filter(None, chain.from_iterable(rows)))
             text_bytes = 4 * sum(map(len, map(_TEXT, present)))
             if (
@@ -246,6 +257,8 @@ class Budget:
             ):
                 self.cells += len(present)
                 self.text_bytes += text_bytes
+                if text is not None:
+                    text.charge(text_bytes // 4)
                 return len(rows), None
         for index, row in enumerate(rows):
             reason = self.admit_row(row, rows_in_table + index)
@@ -257,6 +270,9 @@ class Budget:
         """Charge a row's cells; the reason it does not fit, or None when it does."""
         if self.spent:
             return "the table budget is spent"
+        if self.text is not None and self.text.spent:
+            self.spent = True
+            return PAST_ARTIFACT_BOUND
         if rows_in_table >= MAX_TABLE_ROWS:
             return f"past {MAX_TABLE_ROWS:,} rows a table"
         cells = [cell for cell in row if cell is not None]
@@ -269,6 +285,8 @@ class Budget:
             return "past 256 MiB of cell text"
         self.cells += len(cells)
         self.text_bytes += text_bytes
+        if self.text is not None:
+            self.text.charge(text_bytes // 4)
         return None
 
 

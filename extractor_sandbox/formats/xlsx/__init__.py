@@ -14,7 +14,12 @@ failed unit of its own. A chart or dialog sheet holds no cells (no table, and re
 or a sheet of another kind is not read and fails alone, as does a sheet whose relationship names no
 part, one whose root is no worksheet, and a damaged one (the rows read before the damage stand).
 Rows past the tables' budget are a failed unit (<sheet> rows N-M, with their count); once the
-budget is spent the sheets after it are one failed unit, never read. coverage.lost names
+budget is spent the sheets after it are one failed unit, never read. The table budget holds the
+extraction's TextBudget (output_size.py, the artifact's bound) too: the shared strings are held
+within it (past it, the strings after are not, shared_strings is lost and the cut is a failed
+unit), and once the admitted cells' text passes it the rows after are refused and the sheets
+after are never read, as above, the sheet it stopped in named as a resource_limit unit.
+coverage.lost names
 shared_strings, number_formats and formula_values when the workbook lost them.
 """
 
@@ -34,6 +39,7 @@ from extractor_sandbox.formats.xlsx.strings import read_shared_strings
 from extractor_sandbox.formats.xlsx.styles import read_styles
 from extractor_sandbox.formats.xlsx.table import sheet_heading, sheet_table
 from extractor_sandbox.formats.xlsx.workbook import MAX_SHEETS, SheetEntry, read_workbook
+from extractor_sandbox.output_size import TextBudget, current_budget
 
 PARSER = "loom-xlsx"
 PARSER_VERSION = f"2+python{platform.python_version()}"
@@ -52,7 +58,8 @@ class _Reading:
     def __init__(self) -> None:
         self.elements_left = MAX_ELEMENTS
         self.merges_left = MAX_MERGES
-        self.budget = Budget()
+        self.text = current_budget()
+        self.budget = Budget(text=self.text)
         self.blocks: list[dict[str, Any]] = []
         self.tables: list[dict[str, Any]] = []
         self.failed: list[dict[str, str]] = []
@@ -79,10 +86,18 @@ def extract_xlsx(data: bytes, options: Mapping[str, str], *, name: str) -> Artif
     reading.elements_left -= styles.elements
     if styles.lost:
         reading.lose("number_formats")
-    strings = read_shared_strings(package, workbook.shared_strings, reading.bounds())
+    # The strings have a budget of their own, the artifact's bound: the cells charge theirs.
+    strings = read_shared_strings(
+        package, workbook.shared_strings, reading.bounds(), TextBudget(reading.text.bound)
+    )
     reading.elements_left -= strings.elements
     if strings.lost:
         reading.lose("shared_strings")
+    if strings.past_budget:
+        reading.text.cut(
+            f"{workbook.shared_strings} past {len(strings.strings):,} strings"
+            " (a cell naming one after them reads empty)"
+        )
 
     sheets = workbook.sheets
     if any(len(entry.name) > MAX_NAME_CHARS for entry in sheets):
@@ -117,6 +132,8 @@ def extract_xlsx(data: bytes, options: Mapping[str, str], *, name: str) -> Artif
 
 
 def _why_not_read(reading: _Reading) -> str:
+    if reading.text.spent:
+        return "past the artifact's bound: never read"
     if reading.budget.spent:
         return "past the table budget: never read"
     if reading.elements_left <= 0:
@@ -165,6 +182,8 @@ def _read_one(
     )
     reading.elements_left -= cells.elements
     reading.merges_left -= len(cells.merges)
+    if reading.text.spent and cells.cut_row:
+        reading.text.stop(entry.part)  # the rows after the cut and the sheets after are unread
     if cells.not_worksheet:
         reading.failed.append(
             {"unit": sheet, "reason": f"its root is {cells.not_worksheet}, not a worksheet"}

@@ -4,7 +4,9 @@ Read as it inflates, with expat's callbacks handled here (a workbook can hold mi
 strings). The strings held are at most 256 MiB, each counted at four bytes a character and the
 object it takes; past it, or when the part cannot be read to its end, the strings read stand and
 the artifact loses shared_strings (a cell naming one not held reads empty). A string over a
-megabyte is held as TOO_LONG: the cells naming it leave it out and count it.
+megabyte is held as TOO_LONG: the cells naming it leave it out and count it. With a TextBudget
+(the artifact's bound), the strings held stop once their text passes it: the strings read stand,
+and the artifact loses shared_strings (past_budget says why).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from extractor_sandbox.formats.package import (
     XmlBounds,
     bounded_parser,
 )
+from extractor_sandbox.output_size import TextBudget
 
 MAIN = SPREADSHEETML_NS + "}"  # expat's "namespace}local"
 MAX_STRINGS_BYTES = 256 * 1024 * 1024
@@ -40,13 +43,16 @@ class SharedStrings:
     strings: list[str | TooLong] = field(default_factory=list)
     lost: bool = False
     elements: int = 0
+    past_budget: bool = False  # lost for the TextBudget, not for damage or the 256 MiB
 
 
 class _Bound(Exception):
     pass
 
 
-def read_shared_strings(package: Package, part: str | None, bounds: XmlBounds) -> SharedStrings:
+def read_shared_strings(
+    package: Package, part: str | None, bounds: XmlBounds, budget: TextBudget | None = None
+) -> SharedStrings:
     found = SharedStrings()
     if part is None:
         return found
@@ -94,6 +100,11 @@ def read_shared_strings(package: Package, part: str | None, bounds: XmlBounds) -
             size = STRING_OVERHEAD + (4 * len(text) if isinstance(text, str) else 0)
             if state["bytes"] + size > MAX_STRINGS_BYTES:
                 raise _Bound
+            if budget is not None and isinstance(text, str):
+                budget.charge(len(text))
+                if budget.spent:
+                    found.past_budget = True
+                    raise _Bound
             state["bytes"] += size
             strings.append(text)
 
