@@ -1,4 +1,5 @@
 """DOCX: a WordprocessingML package read into blocks, as the seed's "DOCX and PPTX." says.
+Over 500 lines: one reader of one part's stream (paragraphs, runs, tables, notes share its state).
 
 The package is read through `package.Package` (parts within their bounds, XML streamed, no
 DOCTYPE), the main document part found by the package's officeDocument relationship.

@@ -1,4 +1,5 @@
 """PPTX: a PresentationML deck read into blocks, slide by slide, as the seed's "DOCX and PPTX." says.
+Over 500 lines: one reader of a deck (slides, layouts, shapes and notes share its state).
 
 The package is read through `package.Package` (parts within their bounds, XML streamed, no
 DOCTYPE). The deck is read in the presentation's slide order (its slide id list), not by the

@@ -1,4 +1,5 @@
 """What the tabular readers (CSV, Parquet, and later XLSX) share: typed cells and row blocks.
+Over 500 lines: the one set of table rules every tabular reader shares.
 
 A cell is a `Cell`: its JSON value for `tables[].rows`, its kind (string, number, bool, date,
 datetime, time, duration, error) and the text its row block shows. An empty cell is None and
