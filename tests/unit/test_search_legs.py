@@ -318,3 +318,79 @@ def test_text_identifiers_start_only_where_a_word_starts() -> None:
             m.group() for m in every_offset.finditer(text)
         ], text
     assert text_identifiers("A" * 1500 + " E-DISK-042") == ["e-disk-042"]
+
+
+# -- identifiers with spaces and punctuation (issue 35) -------------------------------------------
+
+
+def test_phrase_identifiers_are_found_in_text_written_one_way() -> None:
+    from loom_dagster.search.exact import query_phrases, text_phrases
+
+    text = (
+        "Table B4 lists exports; see Figure 3, Form 1099-K and Appendix C. As 29 C.F.R. "
+        "§ 1910.147(c) requires, per RFC 2616. Genesis 3:1\u20135 is quoted. In 2014 we met."
+    )
+    assert text_phrases(text) == [
+        "table b4",
+        "figure 3",
+        "form 1099-k",
+        "appendix c",
+        "cfr 1910.147(c)",
+        "29 cfr 1910.147(c)",
+        "cfr 1910.147",
+        "29 cfr 1910.147",
+        "rfc 2616",
+        "§1910.147(c)",
+        "§1910.147",
+        "genesis 3:1-5",
+    ]
+    # A query is typed in any case and with the spaces and dots of its own writing.
+    assert query_phrases("what is in table b4?") == ["table b4"]
+    assert set(query_phrases("29 CFR §1910.147")) == {
+        "cfr 1910.147",
+        "29 cfr 1910.147",
+        "§1910.147",
+    }
+    assert query_phrases("genesis 3:1-5") == ["genesis 3:1-5"]
+    # A word before a number is a label only when it names a part; a lone letter needs its capital.
+    assert query_phrases("exports in 2014") == []
+    assert query_phrases("schedule a meeting at 10:30") == []
+
+
+def test_a_caption_label_outranks_a_toml_table_header(index: LexicalIndex) -> None:
+    caption = indexed(
+        "report",
+        "Table B4. Wheat export volumes by destination, in thousands of tonnes, for the "
+        "marketing years 2010 to 2015, as reported by the customs offices of each port, with "
+        "the revisions published after the annual review of the harvest statistics.",
+        format="pdf",
+    )
+    header = indexed(
+        "config", '[table]\nname = "b4"', format="toml", block_type="toml_table", names=("table",)
+    )
+    index.publish("report", [caption])
+    index.publish("config", [header])
+    # BM25 alone: the short TOML table holds both words densely and comes first.
+    assert ids(search(index, "Table B4", limit=1, legs=[LexicalLeg(index)])) == [header.chunk_id]
+    assert ids(ExactLeg(index).rank("Table B4", SearchFilter(), 10)) == [caption.chunk_id]
+    assert ids(search(index, "Table B4", limit=2)) == [caption.chunk_id, header.chunk_id]
+
+
+def test_the_manual_citing_a_section_outranks_a_page_mentioning_the_code(
+    index: LexicalIndex,
+) -> None:
+    manual = indexed(
+        "manual",
+        "Lockout procedures. Each energy control procedure meets 29 CFR §1910.147, and every "
+        "authorized employee is trained before servicing a machine.",
+    )
+    mention = indexed(
+        "page",
+        "The C.F.R. has 50 titles; title 29 of the C.F.R. is labor, and the C.F.R. was first "
+        "printed in 1938. Part 1910 and part 147 of the C.F.R. are often asked about.",
+    )
+    index.publish("manual", [manual])
+    index.publish("page", [mention])
+    query = "29 C.F.R. § 1910.147"
+    assert ids(ExactLeg(index).rank(query, SearchFilter(), 10)) == [manual.chunk_id]
+    assert ids(search(index, query, limit=1)) == [manual.chunk_id]
