@@ -10,7 +10,10 @@ The rules (extractor contract, "Structural chunks"):
   window (a Markdown heading whose span covers its markup, an HTML block, a TOML key) cites the
   block's whole span;
 - heading text is not repeated in chunk text (the section path travels beside it), but a heading
-  with no text and no subsection under it is a chunk of its own.
+  with no text and no subsection under it (a title, a report number) heads the passage that
+  follows it: its text opens that passage, and the passage's locator spans it; only a heading
+  with nothing after it is a chunk of its own (issue 35: a passage that is only a title holds
+  no answer, and it came first for the questions whose words the title shares).
 
 A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
 their span and the union of their keys, and records the revision and format it was cut from.
@@ -232,22 +235,38 @@ def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_
             yield _packed(pack)
         pack, pack_length = [], 0
 
+    # Headings with no text of their own, waiting to open the next passage.
+    waiting: list[Block] = []
+
     for index, block in enumerate(blocks):
         if block.type == HEADING:
             yield from flush()
             following = blocks[index + 1] if index + 1 < len(blocks) else None
-            if _stands_alone(block, following) or len(block.text) > SECTION_ENTRY_LIMIT:
-                yield from _windows(block, _own_section(block), chunk_size, stride)
+            if following is None or len(block.text) > SECTION_ENTRY_LIMIT:
+                yield from _with_headings(
+                    waiting, _windows(block, _own_section(block), chunk_size, stride)
+                )
+                waiting = []
+            elif _stands_alone(block, following):
+                waiting.append(block)
             continue
         if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
             yield from flush()
-            yield from _windows(block, block.section_path, chunk_size, stride)
+            yield from _with_headings(
+                waiting, _windows(block, block.section_path, chunk_size, stride)
+            )
+            waiting = []
             continue
         if pack and (
-            _pack_group(block, heads) != _pack_group(pack[0], heads)
+            _pack_group(block, heads) != _pack_group(pack[-1], heads)
             or pack_length + len(SEPARATOR) + len(block.text) > chunk_size
         ):
             yield from flush()
+        if waiting:
+            # A waiting heading opens the pack this block starts (it flushed any before).
+            pack = [*waiting]
+            pack_length = sum(len(heading.text) + len(SEPARATOR) for heading in waiting)
+            waiting = []
         pack_length += len(block.text) + (len(SEPARATOR) if pack else 0)
         pack.append(block)
     yield from flush()
@@ -284,12 +303,31 @@ def _own_section(heading: Block) -> tuple[str, ...]:
 
 
 def _packed(blocks: Sequence[Block]) -> _Piece:
+    # Headings that open a pack sit beside its section, not in it: the pack is in the section
+    # of its first block that is not one of them.
+    body = next((block for block in blocks if block.type != HEADING), blocks[0])
     return _Piece(
         text=SEPARATOR.join(block.text for block in blocks),
         blocks=tuple(blocks),
-        section_path=blocks[0].section_path,
+        section_path=body.section_path,
         locator=merge_locators([block.locator for block in blocks]),
     )
+
+
+def _with_headings(headings: Sequence[Block], pieces: Iterator[_Piece]) -> Iterator[_Piece]:
+    """Pieces of one block, the first opened by the waiting headings' text, its locator spanning
+    them; a piece windowed from the block keeps its own span otherwise."""
+    first = True
+    for piece in pieces:
+        if first and headings:
+            piece = _Piece(
+                text=SEPARATOR.join([*(heading.text for heading in headings), piece.text]),
+                blocks=(*headings, *piece.blocks),
+                section_path=piece.section_path,
+                locator=merge_locators([*(h.locator for h in headings), piece.locator]),
+            )
+        first = False
+        yield piece
 
 
 def _windows(
@@ -449,8 +487,11 @@ def _agreed(values: Sequence[str | None]) -> str | None:
 
 
 def _common_type(blocks: Sequence[Block]) -> str:
-    types = {block.type for block in blocks}
-    return blocks[0].type if len(types) == 1 else MIXED
+    # A heading that opens a passage is its label, not its kind: a table under a title is a
+    # table to a --block-type filter.
+    body = [block for block in blocks if block.type != HEADING] or list(blocks)
+    types = {block.type for block in body}
+    return body[0].type if len(types) == 1 else MIXED
 
 
 def _defined_names(blocks: Sequence[Block]) -> tuple[str, ...]:

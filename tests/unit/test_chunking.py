@@ -287,29 +287,33 @@ def test_heading_text_is_not_repeated_in_chunk_text() -> None:
     assert chunk.section_path == ("Install",)
 
 
-def test_a_heading_with_no_text_and_no_subsection_under_it_is_a_chunk_of_its_own() -> None:
+def test_a_heading_with_no_text_and_no_subsection_under_it_opens_the_next_passage() -> None:
     blocks = (
         Block("b0", "heading", "Guide", depth=1, locator=Locator(1, 1)),
         Block("b1", "heading", "Empty", ("Guide",), depth=2, parent="b0", locator=Locator(3, 3)),
         Block("b2", "heading", "Full", ("Guide",), depth=2, parent="b0", locator=Locator(5, 5)),
-        Block("b3", "paragraph", "Some text.", ("Guide", "Full"), parent="b2"),
+        Block(
+            "b3", "paragraph", "Some text.", ("Guide", "Full"), parent="b2", locator=Locator(6, 7)
+        ),
         Block("b4", "heading", "Last", ("Guide",), depth=2, parent="b0", locator=Locator(9, 9)),
     )
 
     chunks = chunks_of(*blocks)
 
-    # Guide has subsections and Full has text: neither is a chunk. Empty is followed by a heading
-    # of its own level, Last by the end.
+    # Guide has subsections and Full has text: neither is in a chunk's text. Empty is followed
+    # by a heading of its own level: it opens the next passage, whose lines span it. Last is
+    # followed by nothing: it is a chunk of its own.
     assert [(chunk.text, chunk.section_path, chunk.block_ids) for chunk in chunks] == [
-        ("Empty", ("Guide", "Empty"), ("b1",)),
-        ("Some text.", ("Guide", "Full"), ("b3",)),
+        ("Empty\n\nSome text.", ("Guide", "Full"), ("b1", "b3")),
         ("Last", ("Guide", "Last"), ("b4",)),
     ]
-    assert chunks[0].block_type == "heading"
-    assert chunks[0].locator == Locator(line_start=3, line_end=3)
+    assert chunks[0].block_type == "paragraph"
+    assert chunks[0].locator == Locator(line_start=3, line_end=7)
+    assert chunks[1].block_type == "heading"
+    assert chunks[1].locator == Locator(line_start=9, line_end=9)
 
 
-def test_a_heading_followed_by_a_higher_one_stands_alone() -> None:
+def test_a_heading_followed_by_a_higher_one_opens_the_next_passage() -> None:
     blocks = (
         Block("b0", "heading", "Part", depth=1),
         Block("b1", "heading", "Deep", ("Part",), depth=3, parent="b0"),
@@ -317,7 +321,43 @@ def test_a_heading_followed_by_a_higher_one_stands_alone() -> None:
         Block("b3", "paragraph", "text", ("Next part",), parent="b2"),
     )
 
-    assert [chunk.text for chunk in chunks_of(*blocks)] == ["Deep", "text"]
+    assert [chunk.text for chunk in chunks_of(*blocks)] == ["Deep\n\ntext"]
+
+
+def test_a_title_page_heading_is_never_a_passage_of_its_own() -> None:
+    # A report's number and title, each a heading at the top level of a PDF's first page, then
+    # the first section: no passage is only the number or the title, and the pages stay exact.
+    page = lambda n: Locator(page_start=n, page_end=n)  # noqa: E731
+    blocks = (
+        Block("b0", "heading", "Report No. 2014-17", depth=1, locator=page(1)),
+        Block("b1", "heading", "Wheat exports in review", depth=1, locator=page(1)),
+        Block("b2", "heading", "Summary", depth=1, locator=page(2)),
+        Block("b3", "paragraph", "Exports rose.", ("Summary",), parent="b2", locator=page(2)),
+        Block("b4", "table", "year | tonnes\n2014 | 5", ("Summary",), parent="b2", locator=page(3)),
+    )
+
+    chunks = chunks_of(*blocks)
+
+    assert all(chunk.block_type != "heading" for chunk in chunks)
+    assert chunks[0].text.startswith("Report No. 2014-17\n\nWheat exports in review\n\nExports")
+    assert chunks[0].section_path == ("Summary",)
+    assert chunks[0].locator == Locator(page_start=1, page_end=3)
+
+
+def test_a_heading_before_a_long_block_opens_its_first_window() -> None:
+    body = "word " * 400
+    blocks = (
+        Block("b0", "heading", "Title", depth=1, locator=Locator(1, 1)),
+        Block("b1", "heading", "Body", depth=1, locator=Locator(3, 3)),
+        Block("b2", "paragraph", body, ("Body",), parent="b1", locator=Locator(4, 40)),
+    )
+
+    chunks = chunks_of(*blocks)
+
+    assert chunks[0].text.startswith("Title\n\nword")
+    assert chunks[0].block_ids == ("b0", "b2")
+    assert chunks[0].locator == Locator(line_start=1, line_end=40)
+    assert all(not chunk.text.startswith("Title") for chunk in chunks[1:])
 
 
 def test_a_heading_longer_than_section_paths_carry_is_a_chunk_of_its_own() -> None:
