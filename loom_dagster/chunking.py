@@ -1,4 +1,6 @@
 """Structural chunks: what search indexes, cut from an artifact's blocks instead of fixed windows.
+Over 500 lines: one idea, the contract's chunking rules, whose packing, windowing, table rows and
+locator merging share the pieces they cut.
 
 The rules (extractor contract, "Structural chunks"):
 
@@ -14,6 +16,14 @@ The rules (extractor contract, "Structural chunks"):
   follows it: its text opens that passage, and the passage's locator spans it; only a heading
   with nothing after it is a chunk of its own (issue 35: a passage that is only a title holds
   no answer, and it came first for the questions whose words the title shares).
+
+- a table inside a document (an HTML, DOCX or PPTX table block with a header row and more rows
+  than a passage holds; a PDF table's row blocks, whose lines are `header: cell` pairs as a CSV
+  or XLSX row block's are) is cut into passages of a few rows each, opened by the table's
+  caption (the short paragraph right before it) and its header row, citing its rows
+  (row_start/row_end, the header counted, beside the table's page or lines), so a question one
+  row answers reaches that row (issue 35). A file that is a table (CSV, XLSX, Parquet) keeps
+  its packs of row blocks.
 
 A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
 their span and the union of their keys, and records the revision and format it was cut from.
@@ -48,6 +58,12 @@ SQL_STATEMENT = "sql_statement"
 HEADING = "heading"
 MIXED = "mixed"
 SEPARATOR = "\n\n"
+# A document's table: how many rows a passage holds, and its caption's longest text.
+ROWS_PER_PASSAGE = 3
+CAPTION_LIMIT = 300
+CELL_SEPARATOR = " | "
+# The formats whose tables are found inside a document (a file that is a table is not one).
+TABLE_FILE_FORMATS = frozenset({"csv", "xlsx", "parquet"})
 
 
 @dataclass(frozen=True)
@@ -202,7 +218,8 @@ def chunk_artifact(
         raise ValueError(f"stride must be between 1 and chunk_size ({chunk_size}), not {stride}")
 
     chunks: list[Chunk] = []
-    for ordinal, piece in enumerate(_pieces(artifact.blocks, chunk_size, stride)):
+    split_rows = artifact.format not in TABLE_FILE_FORMATS
+    for ordinal, piece in enumerate(_pieces(artifact.blocks, chunk_size, stride, split_rows)):
         if limit is not None and ordinal >= limit:
             break
         chunks.append(
@@ -222,7 +239,9 @@ def chunk_artifact(
     return chunks
 
 
-def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_Piece]:
+def _pieces(
+    blocks: Sequence[Block], chunk_size: int, stride: int, split_rows: bool = True
+) -> Iterator[_Piece]:
     # A block with nothing but whitespace has no words to find and cites nothing a reader needs.
     blocks = [block for block in blocks if block.text.strip()]
     heads = _blocks_with_children(blocks)
@@ -237,6 +256,7 @@ def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_
 
     # Headings with no text of their own, waiting to open the next passage.
     waiting: list[Block] = []
+    captions: dict[str, str] = {}
 
     for index, block in enumerate(blocks):
         if block.type == HEADING:
@@ -249,6 +269,17 @@ def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_
                 waiting = []
             elif _stands_alone(block, following):
                 waiting.append(block)
+            continue
+        table = _table_rows(block) if split_rows else None
+        if table is not None:
+            previous = blocks[index - 1] if index else None
+            table_id = str(block.attrs.get("table_id", block.id))
+            # A PDF table's later row blocks follow its earlier ones: the caption is the one
+            # found before its first.
+            caption = captions.setdefault(table_id, _caption(previous, block))
+            yield from flush()
+            yield from _with_headings(waiting, _row_pieces(block, *table, caption))
+            waiting = []
             continue
         if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
             yield from flush()
@@ -270,6 +301,59 @@ def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_
         pack_length += len(block.text) + (len(SEPARATOR) if pack else 0)
         pack.append(block)
     yield from flush()
+
+
+def _table_rows(block: Block) -> tuple[str, list[tuple[int, str]]] | None:
+    """A document table's header line and body rows, each its row number (the header row is 1)
+    and its text; None for any other block, and for a table too small to cut or with no header.
+
+    A table block (HTML, DOCX, PPTX) holds a row per line, cells joined by " | ", its first row
+    the header: a row keeps its line as written, under the header's line. A table whose first
+    row leaves a column blank past its first (an infobox: a title over label | value rows) has
+    no header, and stays whole. A PDF table's row blocks hold lines of `header: cell` pairs
+    already (the header is in each line), numbered by their locator."""
+    table = block.attrs.get("table")
+    if block.type == "table" and isinstance(table, Mapping):
+        lines = block.text.split("\n")
+        header = [cell.strip() for cell in lines[0].split(CELL_SEPARATOR)]
+        if len(lines) <= ROWS_PER_PASSAGE + 1 or len(header) < 2 or not all(header[1:]):
+            return None
+        rows = [(number, line) for number, line in enumerate(lines[1:], start=2) if line.strip()]
+        return lines[0], rows
+    if block.attrs.get("table_id") is not None and block.locator.row_start:
+        lines = block.text.split("\n")
+        first = block.locator.row_start
+        if block.locator.row_end != first + len(lines) - 1:
+            return None  # rows left out between its lines: their numbers are not known
+        return "", [(first + offset, line) for offset, line in enumerate(lines) if line.strip()]
+    return None
+
+
+def _caption(previous: Block | None, table: Block) -> str:
+    """The short paragraph right before a table, under the same parent: its caption, or the
+    line that says what the table is (the section path carries the headings above it)."""
+    if (
+        previous is None
+        or previous.type != "paragraph"
+        or previous.attrs.get("table_id") is not None
+        or previous.parent != table.parent
+        or len(previous.text) > CAPTION_LIMIT
+    ):
+        return ""
+    return previous.text.strip()
+
+
+def _row_pieces(
+    block: Block, header: str, rows: Sequence[tuple[int, str]], caption: str
+) -> Iterator[_Piece]:
+    """A table's rows, ROWS_PER_PASSAGE to a passage, each opened by the caption and the header
+    line and citing its rows beside the table's own span (its page or lines)."""
+    base = _clean(block.locator)
+    for start in range(0, len(rows), ROWS_PER_PASSAGE):
+        group = rows[start : start + ROWS_PER_PASSAGE]
+        lines = [line for line in (caption, header) if line] + [line for _, line in group]
+        locator = replace(base, row_start=group[0][0], row_end=group[-1][0])
+        yield _Piece("\n".join(lines), (block,), block.section_path, locator)
 
 
 def _blocks_with_children(blocks: Sequence[Block]) -> frozenset[str]:

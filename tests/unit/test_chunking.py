@@ -517,3 +517,117 @@ def test_a_chunk_names_what_its_blocks_define_not_what_they_read() -> None:
     assert [c.names for c in toml] == [("server", "server.port")]
     assert Chunk.from_record(sql[0].record()) == sql[0]
     assert Chunk.from_record({**toml[0].record(), "names": None}).names == ()
+
+
+# -- a document's tables: rows as passages (issue 35) ---------------------------------------------
+
+
+def wheat_table(rows: int = 7, *, start: int = 2010) -> str:
+    body = [
+        f"{year} | {4000 + 37 * (year - 2000):,} | {900 + year % 7}"
+        for year in range(start, start + rows)
+    ]
+    return "\n".join(["Year | Wheat exports (t) | Maize exports (t)", *body])
+
+
+def test_a_document_table_is_cut_into_passages_of_rows_under_its_caption_and_header_row() -> None:
+    blocks = (
+        Block("b0", "heading", "Trade", depth=1, locator=Locator(1, 1)),
+        under("b0", ("Trade",), "b1", "Table 3. Exports by year", locator=Locator(3, 3)),
+        Block(
+            "b2",
+            "table",
+            wheat_table(),
+            ("Trade",),
+            (),
+            Locator(5, 13),
+            parent="b0",
+            attrs={"table": {"rows": 8, "columns": 3}},
+        ),
+    )
+
+    chunks = chunk_artifact(artifact(*blocks, format="html"), revision="doc@r1")
+
+    assert chunks[0].text == "Table 3. Exports by year"
+    rows = chunks[1:]
+    assert [(c.locator.row_start, c.locator.row_end) for c in rows] == [(2, 4), (5, 7), (8, 8)]
+    assert all(c.locator.line_start == 5 and c.locator.line_end == 13 for c in rows)
+    assert all(c.section_path == ("Trade",) and c.block_type == "table" for c in rows)
+    assert rows[1].text == (
+        "Table 3. Exports by year\n"
+        "Year | Wheat exports (t) | Maize exports (t)\n"
+        "2013 | 4,481 | 904\n"
+        "2014 | 4,518 | 905\n"
+        "2015 | 4,555 | 906"
+    )
+
+
+def test_a_table_with_no_header_row_or_too_few_rows_stays_whole() -> None:
+    infobox = "Duck\nOrder: | Anseriformes\nFamily: | Anatidae\nTribe: | Anatini\nGenus: | Anas"
+    small = "Year | Wheat\n2013 | 5\n2014 | 6"
+    blocks = tuple(
+        Block(f"b{n}", "table", text, attrs={"table": {"rows": 3, "columns": 2}})
+        for n, text in enumerate((infobox, small))
+    )
+
+    chunks = chunk_artifact(artifact(*blocks, format="html"), revision="doc@r1")
+
+    assert [chunk.text for chunk in chunks] == [infobox + "\n\n" + small]
+
+
+def test_a_pdf_tables_row_blocks_are_cut_into_rows_each_with_the_caption_and_its_page() -> None:
+    def rows_block(block_id: str, first: int, lines: list[str], page: int) -> Block:
+        return Block(
+            block_id,
+            "paragraph",
+            "\n".join(lines),
+            ("Trade",),
+            (),
+            Locator(
+                page_start=page, page_end=page, row_start=first, row_end=first + len(lines) - 1
+            ),
+            parent="h",
+            attrs={"table_id": "t0"},
+        )
+
+    blocks = (
+        Block("h", "heading", "Trade", depth=1, locator=Locator(page_start=1, page_end=1)),
+        Block(
+            "c",
+            "paragraph",
+            "Table B4: Exports",
+            ("Trade",),
+            (),
+            Locator(page_start=1, page_end=1),
+            parent="h",
+        ),
+        rows_block("r0", 2, ["Year: 2013 | Wheat: 5", "Year: 2014 | Wheat: 6"], 1),
+        rows_block("r1", 4, ["Year: 2015 | Wheat: 7"], 2),
+    )
+
+    chunks = chunk_artifact(artifact(*blocks, format="pdf"), revision="doc@r1")
+
+    assert [(c.text, c.locator) for c in chunks[1:]] == [
+        (
+            "Table B4: Exports\nYear: 2013 | Wheat: 5\nYear: 2014 | Wheat: 6",
+            Locator(page_start=1, page_end=1, row_start=2, row_end=3),
+        ),
+        (
+            "Table B4: Exports\nYear: 2015 | Wheat: 7",
+            Locator(page_start=2, page_end=2, row_start=4, row_end=4),
+        ),
+    ]
+
+
+def test_a_file_that_is_a_table_keeps_its_packs_of_row_blocks() -> None:
+    block = Block(
+        "b0",
+        "paragraph",
+        "Year: 2013 | Wheat: 5\nYear: 2014 | Wheat: 6\nYear: 2015 | Wheat: 7\nYear: 2016 | Wheat: 8",
+        locator=Locator(row_start=2, row_end=5),
+        attrs={"table_id": "t0"},
+    )
+
+    (chunk,) = chunk_artifact(artifact(block, format="csv"), revision="doc@r1")
+
+    assert chunk.text == block.text and chunk.locator == Locator(row_start=2, row_end=5)

@@ -394,3 +394,72 @@ def test_the_manual_citing_a_section_outranks_a_page_mentioning_the_code(
     query = "29 C.F.R. § 1910.147"
     assert ids(ExactLeg(index).rank(query, SearchFilter(), 10)) == [manual.chunk_id]
     assert ids(search(index, query, limit=1)) == [manual.chunk_id]
+
+
+def test_a_question_one_table_row_answers_reaches_that_row(index: LexicalIndex) -> None:
+    from loom_dagster.chunking import chunk_artifact
+    from loom_dagster.contract.artifact import Artifact, Block, Coverage
+
+    rows = "\n".join(
+        ["Year | Wheat export volume (t) | Maize export volume (t)"]
+        + [
+            f"{year} | {3000 + 41 * (year - 1990):,} | {800 + year - 1990}"
+            for year in range(1990, 2030)
+        ]
+    )
+    prose = (
+        "Wheat export volume rose in most years; the wheat export volume of each year since "
+        "1990 is in the table below, beside the maize export volume, both in tonnes."
+    )
+    blocks = (
+        Block("b0", "heading", "Exports", depth=1, locator=Locator(1, 1)),
+        Block("b1", "paragraph", prose, ("Exports",), (), Locator(3, 4), parent="b0"),
+        Block(
+            "b2",
+            "paragraph",
+            "Table 2. Export volumes",
+            ("Exports",),
+            (),
+            Locator(6, 6),
+            parent="b0",
+        ),
+        Block(
+            "b3",
+            "table",
+            rows,
+            ("Exports",),
+            (),
+            Locator(8, 49),
+            parent="b0",
+            attrs={"table": {"rows": 41, "columns": 3}},
+        ),
+    )
+    artifact = Artifact(
+        schema_version=1,
+        format="html",
+        parser="test",
+        parser_version="1",
+        options={},
+        attrs={},
+        warnings=(),
+        coverage=Coverage(unit="lines", total=49, extracted=49),
+        blocks=blocks,
+    )
+    chunks = chunk_artifact(artifact, revision="report@r1")
+    # Other documents, so the question's function words weigh what they weigh in a real index.
+    for n in range(20):
+        filler = f"What was said in the meeting {n} is in the minutes, and the notes of it too."
+        index.publish(f"notes{n}", [indexed(f"notes{n}", filler)])
+    index.publish(
+        "report",
+        [
+            IndexedChunk.of(c, document_id="report", source="docs", path="report.html")
+            for c in chunks
+        ],
+    )
+
+    (hit,) = search(index, "What was the wheat export volume in 2014?", limit=1)
+
+    assert "Year | Wheat export volume (t)" in hit.chunk.text
+    assert "\n2014 | 3,984 | 824" in hit.chunk.text
+    assert hit.chunk.locator.row_start <= 26 <= hit.chunk.locator.row_end  # 2014 is row 26
