@@ -32,7 +32,7 @@ import tantivy
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import LoomError
-from loom_dagster.search import exact, languages
+from loom_dagster.search import exact
 from loom_dagster.search.legs import LegHit, SearchFilter, chunk_key
 
 # The fields a filter or a delete matches exactly: one raw token each (tags: one per tag).
@@ -47,11 +47,6 @@ SECTION_BOOST = 1.0
 # Stored only: the chunk as Chunk.record() writes it (JSON), and why its file was read partly.
 CHUNK_FIELD = "chunk"
 INCOMPLETE_FIELD = "incomplete"
-# A passage written in German, French or Spanish is also indexed stemmed in its language's field
-# (search/languages.py tells which), and a question in one of them is also matched there, so
-# `Kündigungsfristen` finds `Kündigungsfrist`. An index written before these fields is served,
-# and written, in its own schema, without them.
-LANGUAGE_FIELDS = {code: f"text_{code}" for code in languages.LANGUAGES}
 # legs.chunk_key of the chunk id, indexed (a fetch by key) and a fast field (a leg reads its
 # hits' keys from the column, not from each hit's stored document). An index written before it
 # is opened with its own schema and served as before (its legs read the stored ids).
@@ -59,8 +54,8 @@ KEY_FIELD = "chunk_key"
 
 # tantivy's "default" analyzer plus ASCII folding (`cafe` finds `Café`), registered under this
 # name on every open (tantivy keeps analyzers per process, the schema only names them), so a
-# query is cut into the same words as the text. No stemming here: identifiers and code are a
-# large share of what is indexed, and a stemmer bends them (LANGUAGE_FIELDS stem beside it).
+# query is cut into the same words as the text. No stemming: identifiers and code are a large
+# share of what is indexed, and a stemmer bends them.
 TEXT_ANALYZER = "loom_text"
 _MAX_TOKEN_CHARS = 40
 # A query pasted from a page can hold thousands of words; its first distinct ones are plenty.
@@ -153,15 +148,10 @@ class Hit:
     incomplete: str = ""
 
 
-def _schema(*, keyed: bool = True, stemmed: bool | None = None) -> tantivy.Schema:
-    # The stemmed fields came after the key column: an index without keys has none.
-    stemmed = keyed if stemmed is None else stemmed
+def _schema(*, keyed: bool = True) -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field(TEXT_FIELD, tokenizer_name=TEXT_ANALYZER)
     builder.add_text_field(SECTION_FIELD, tokenizer_name=TEXT_ANALYZER)
-    if stemmed:
-        for code, field in LANGUAGE_FIELDS.items():
-            builder.add_text_field(field, tokenizer_name=_stemmed_analyzer_name(code))
     for name in EXACT_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     builder.add_text_field(TAGS_FIELD, stored=True, tokenizer_name="raw")
@@ -172,23 +162,6 @@ def _schema(*, keyed: bool = True, stemmed: bool | None = None) -> tantivy.Schem
     if keyed:
         builder.add_unsigned_field(KEY_FIELD, indexed=True, fast=True)
     return builder.build()
-
-
-def _stemmed_analyzer_name(code: str) -> str:
-    return f"{TEXT_ANALYZER}_{code}"
-
-
-def stemmed_analyzer(code: str) -> tantivy.TextAnalyzer:
-    """The text analyzer with the language's Snowball stemmer, before folding (the stemmer
-    knows the language's accents)."""
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(_MAX_TOKEN_CHARS))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stemmer(languages.LANGUAGES[code]))
-        .filter(tantivy.Filter.ascii_fold())
-        .build()
-    )
 
 
 def text_analyzer() -> tantivy.TextAnalyzer:
@@ -232,19 +205,19 @@ class LexicalIndex:
         self.directory = Path(directory)
         self.lock_timeout = lock_timeout
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.keyed = True
+        self._schema = _schema()
         try:
-            # Opens the index when the directory holds one, creates it otherwise. One written
-            # before the stemmed fields, or before chunks carried keys, is served (and written)
-            # in its own schema.
-            for keyed, stemmed in ((True, True), (True, False), (False, False)):
-                self.keyed, self.stemmed = keyed, stemmed
-                self._schema = _schema(keyed=keyed, stemmed=stemmed)
-                try:
-                    self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
-                    break
-                except ValueError as error:
-                    if "schema does not match" not in str(error) or not keyed:
-                        raise
+            # Opens the index when the directory holds one, creates it otherwise.
+            try:
+                self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
+            except ValueError as error:
+                if "schema does not match" not in str(error):
+                    raise
+                # Written before chunks carried keys: served (and written) in its own schema.
+                self.keyed = False
+                self._schema = _schema(keyed=False)
+                self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
         except ValueError as error:
             raise LoomError(
                 f"{self.directory} holds no index this version can read ({error}): remove "
@@ -256,9 +229,6 @@ class LexicalIndex:
         self._read_generation: bytes | None = None
         self._analyzer = text_analyzer()
         self._index.register_tokenizer(TEXT_ANALYZER, self._analyzer)
-        self._stemmers = {code: stemmed_analyzer(code) for code in LANGUAGE_FIELDS}
-        for code, analyzer in self._stemmers.items():
-            self._index.register_tokenizer(_stemmed_analyzer_name(code), analyzer)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -325,9 +295,6 @@ class LexicalIndex:
     def _document(self, chunk: IndexedChunk) -> tantivy.Document:
         document = tantivy.Document()
         document.add_text(TEXT_FIELD, chunk.text)
-        language = languages.passage_language(chunk.text) if self.stemmed else None
-        if language is not None:
-            document.add_text(LANGUAGE_FIELDS[language], chunk.text)
         for title in chunk.section_path:
             document.add_text(SECTION_FIELD, title)
         for name in EXACT_FIELDS:
@@ -383,15 +350,11 @@ class LexicalIndex:
         words = self.query_terms(query)
         if not words or limit < 1:
             return []
-        fields: list[tuple[str, float, Sequence[str]]] = [
-            (TEXT_FIELD, 1.0, words),
-            (SECTION_FIELD, SECTION_BOOST, words),
-        ]
-        language = languages.query_language(query) if self.stemmed else None
-        if language is not None:
-            stems = list(dict.fromkeys(self._stemmers[language].analyze(query)))
-            fields.append((LANGUAGE_FIELDS[language], 1.0, stems[:MAX_QUERY_TERMS]))
-        return self.rank_terms(fields, search_filter, limit)
+        return self.rank_terms(
+            [(TEXT_FIELD, 1.0, words), (SECTION_FIELD, SECTION_BOOST, words)],
+            search_filter,
+            limit,
+        )
 
     def rank_terms(
         self,

@@ -356,18 +356,3 @@ def test_an_index_written_before_chunk_keys_is_served_and_written_in_its_own_sch
     assert hit.chunk.chunk_id == "a@r1#0" and hit.chunk.locator.char_start == 10
     [leg_hit] = reopened.rank_bm25("replication", lexical.SearchFilter(), 5)
     assert leg_hit.chunk_id == "a@r1#0"
-
-
-def test_a_question_in_german_finds_a_passage_by_its_stems(tmp_path: Path) -> None:
-    from loom_dagster.search.languages import passage_language, query_language
-
-    german = (
-        "Die Kündigungsfrist für den Mietvertrag beträgt drei Monate, und sie wird von dem "
-        "Vermieter nicht verlängert, wenn der Mieter zum Ende des Monats kündigt."
-    )
-    assert passage_language(german) == "de" and passage_language("x = 1; y = 2") is None
-    assert query_language("Wie lang sind die Kündigungsfristen?") == "de"
-    index = LexicalIndex(tmp_path / "index")
-    index.publish_many({"a": [chunk("a", 0, german)], "b": [chunk("b", 0, "fristen und mieter")]})
-    hits = index.search("Wie lang sind die Kündigungsfristen der Mietverträge?", limit=5)
-    assert [hit.chunk.chunk_id for hit in hits][0] == "a@r1#0"
