@@ -95,6 +95,19 @@ _NOT_BOOKS = frozenset(
     "at on in by from to until till before after about around since and or".split()
 )
 MAX_CHUNK_PHRASES = 500
+# A short question may name a defined object by a plain word ("columns of the film table", "how
+# are staff stored"): when nothing else of the query is a name anywhere, its words are looked up
+# among the names chunks define (a created table, a TOML table), never among the keys a chunk
+# merely reads. Only a short query: a longer one is a sentence, whose words are BM25's.
+MAX_NAME_WORDS_QUERY = 6
+_NAME_WORD = re.compile(r"[^\W\d_]{3,}")
+_QUESTION_WORDS = frozenset(
+    (
+        "the and for are was were what which who whom whose how why when where does did has "
+        "have had with from into about that this these those its their there defined define "
+        "definition columns column table tables schema stored store list show find"
+    ).split()
+)
 
 
 def fold(identifier: str) -> str:
@@ -154,6 +167,15 @@ def _with_base(number: str) -> list[str]:
     looked up as the section it is a part of, `1910.147`."""
     base = number.split("(", 1)[0]
     return [number, base] if base and base != number else [number]
+
+
+def query_name_words(query: str) -> list[str]:
+    """The words of a short query that may name a defined object on their own, case-folded."""
+    words = query.split()
+    if len(words) > MAX_NAME_WORDS_QUERY:
+        return []
+    found = (fold(word) for word in _NAME_WORD.findall(query))
+    return list(dict.fromkeys(word for word in found if word not in _QUESTION_WORDS))
 
 
 def query_phrases(query: str) -> list[str]:
@@ -233,4 +255,7 @@ class ExactLeg:
                 hits = self.index.rank_terms([(field, 1.0, asked)], search_filter, limit)
                 if hits:
                     return hits
+        words = query_name_words(query)
+        if words:
+            return self.index.rank_terms([(NAMES_FIELD, 1.0, words)], search_filter, limit)
         return []

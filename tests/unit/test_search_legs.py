@@ -463,3 +463,34 @@ def test_a_question_one_table_row_answers_reaches_that_row(index: LexicalIndex) 
     assert "Year | Wheat export volume (t)" in hit.chunk.text
     assert "\n2014 | 3,984 | 824" in hit.chunk.text
     assert hit.chunk.locator.row_start <= 26 <= hit.chunk.locator.row_end  # 2014 is row 26
+
+
+def test_a_short_question_naming_a_table_by_a_plain_word_finds_its_definition(
+    index: LexicalIndex,
+) -> None:
+    definition = indexed(
+        "schema",
+        "CREATE TABLE staff (staff_id INT, first_name TEXT, last_name TEXT, store_id INT)",
+        keys=("staff", "staff_id", "first_name", "last_name", "store_id"),
+        names=("staff",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    reader = indexed(
+        "schema",
+        "CREATE VIEW staff_list AS SELECT staff.staff_id, staff.first_name FROM staff "
+        "JOIN store ON staff.store_id = store.store_id -- the staff table, listed",
+        ordinal=1,
+        keys=("staff_list", "staff", "store"),
+        names=("staff_list",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    index.publish("schema", [definition, reader])
+    for question in ("staff table", "how are staff stored", "columns of the staff table"):
+        assert ids(search(index, question, limit=1)) == [definition.chunk_id], question
+    # A sentence's words are BM25's: a long question does not look its words up as names.
+    from loom_dagster.search.exact import query_name_words
+
+    assert query_name_words("how are staff stored") == ["staff"]
+    assert query_name_words("which of the staff members at the store were paid twice") == []
