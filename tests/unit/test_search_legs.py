@@ -494,3 +494,31 @@ def test_a_short_question_naming_a_table_by_a_plain_word_finds_its_definition(
 
     assert query_name_words("how are staff stored") == ["staff"]
     assert query_name_words("which of the staff members at the store were paid twice") == []
+
+
+def test_the_passage_whose_sentence_holds_the_question_words_comes_first(
+    index: LexicalIndex,
+) -> None:
+    # The first passage names compression, the packet and its size over and over, each in a
+    # sentence of its own; the second says it in one sentence. BM25 scores passages whole and
+    # ranks the first first; its best two-sentence window holds fewer of the question's words.
+    scattered = indexed(
+        "article",
+        "Compression is everywhere in the protocol. Compression matters. The packet format "
+        "is old. Every packet has a header. Size limits are small. Small servers suffer.",
+    )
+    answering = indexed(
+        "article",
+        "The researchers found that zlib compression makes the malicious packet small, a mere "
+        "39 kilobytes on the wire, which any client of the game accepts without a check.",
+        ordinal=1,
+    )
+    index.publish("article", [scattered, answering])
+    for n in range(10):
+        index.publish(f"other{n}", [indexed(f"other{n}", f"the server {n} makes a reply")])
+    question = "compression packet small"
+    assert ids(LexicalLeg(index).rank(question, SearchFilter(), 2)) == [
+        scattered.chunk_id,
+        answering.chunk_id,
+    ]
+    assert ids(search(index, question, limit=2, legs=[LexicalLeg(index)]))[0] == answering.chunk_id
