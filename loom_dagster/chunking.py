@@ -1,4 +1,6 @@
 """Structural chunks: what search indexes, cut from an artifact's blocks instead of fixed windows.
+Over 500 lines: one idea, the contract's chunking rules, whose packing, windowing, table rows and
+locator merging share the pieces they cut.
 
 The rules (extractor contract, "Structural chunks"):
 
@@ -10,7 +12,18 @@ The rules (extractor contract, "Structural chunks"):
   window (a Markdown heading whose span covers its markup, an HTML block, a TOML key) cites the
   block's whole span;
 - heading text is not repeated in chunk text (the section path travels beside it), but a heading
-  with no text and no subsection under it is a chunk of its own.
+  with no text and no subsection under it (a title, a report number) heads the passage that
+  follows it: its text opens that passage, and the passage's locator spans it; only a heading
+  with nothing after it is a chunk of its own (issue 35: a passage that is only a title holds
+  no answer, and it came first for the questions whose words the title shares).
+
+- a table inside a document (an HTML, DOCX or PPTX table block with a header row and more rows
+  than a passage holds; a PDF table's row blocks, whose lines are `header: cell` pairs as a CSV
+  or XLSX row block's are) is cut into passages of a few rows each, opened by the table's
+  caption (the short paragraph right before it) and its header row, citing its rows
+  (row_start/row_end, the header counted, beside the table's page or lines), so a question one
+  row answers reaches that row (issue 35). A file that is a table (CSV, XLSX, Parquet) keeps
+  its packs of row blocks.
 
 A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
 their span and the union of their keys, and records the revision and format it was cut from.
@@ -45,6 +58,12 @@ SQL_STATEMENT = "sql_statement"
 HEADING = "heading"
 MIXED = "mixed"
 SEPARATOR = "\n\n"
+# A document's table: how many rows a passage holds, and its caption's longest text.
+ROWS_PER_PASSAGE = 3
+CAPTION_LIMIT = 300
+CELL_SEPARATOR = " | "
+# The formats whose tables are found inside a document (a file that is a table is not one).
+TABLE_FILE_FORMATS = frozenset({"csv", "xlsx", "parquet"})
 
 
 @dataclass(frozen=True)
@@ -199,7 +218,8 @@ def chunk_artifact(
         raise ValueError(f"stride must be between 1 and chunk_size ({chunk_size}), not {stride}")
 
     chunks: list[Chunk] = []
-    for ordinal, piece in enumerate(_pieces(artifact.blocks, chunk_size, stride)):
+    split_rows = artifact.format not in TABLE_FILE_FORMATS
+    for ordinal, piece in enumerate(_pieces(artifact.blocks, chunk_size, stride, split_rows)):
         if limit is not None and ordinal >= limit:
             break
         chunks.append(
@@ -219,7 +239,9 @@ def chunk_artifact(
     return chunks
 
 
-def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_Piece]:
+def _pieces(
+    blocks: Sequence[Block], chunk_size: int, stride: int, split_rows: bool = True
+) -> Iterator[_Piece]:
     # A block with nothing but whitespace has no words to find and cites nothing a reader needs.
     blocks = [block for block in blocks if block.text.strip()]
     heads = _blocks_with_children(blocks)
@@ -232,25 +254,106 @@ def _pieces(blocks: Sequence[Block], chunk_size: int, stride: int) -> Iterator[_
             yield _packed(pack)
         pack, pack_length = [], 0
 
+    # Headings with no text of their own, waiting to open the next passage.
+    waiting: list[Block] = []
+    captions: dict[str, str] = {}
+
     for index, block in enumerate(blocks):
         if block.type == HEADING:
             yield from flush()
             following = blocks[index + 1] if index + 1 < len(blocks) else None
-            if _stands_alone(block, following) or len(block.text) > SECTION_ENTRY_LIMIT:
-                yield from _windows(block, _own_section(block), chunk_size, stride)
+            if following is None or len(block.text) > SECTION_ENTRY_LIMIT:
+                yield from _with_headings(
+                    waiting, _windows(block, _own_section(block), chunk_size, stride)
+                )
+                waiting = []
+            elif _stands_alone(block, following):
+                waiting.append(block)
+            continue
+        table = _table_rows(block) if split_rows else None
+        if table is not None:
+            previous = blocks[index - 1] if index else None
+            table_id = str(block.attrs.get("table_id", block.id))
+            # A PDF table's later row blocks follow its earlier ones: the caption is the one
+            # found before its first.
+            caption = captions.setdefault(table_id, _caption(previous, block))
+            yield from flush()
+            yield from _with_headings(waiting, _row_pieces(block, *table, caption))
+            waiting = []
             continue
         if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
             yield from flush()
-            yield from _windows(block, block.section_path, chunk_size, stride)
+            yield from _with_headings(
+                waiting, _windows(block, block.section_path, chunk_size, stride)
+            )
+            waiting = []
             continue
         if pack and (
-            _pack_group(block, heads) != _pack_group(pack[0], heads)
+            _pack_group(block, heads) != _pack_group(pack[-1], heads)
             or pack_length + len(SEPARATOR) + len(block.text) > chunk_size
         ):
             yield from flush()
+        if waiting:
+            # A waiting heading opens the pack this block starts (it flushed any before).
+            pack = [*waiting]
+            pack_length = sum(len(heading.text) + len(SEPARATOR) for heading in waiting)
+            waiting = []
         pack_length += len(block.text) + (len(SEPARATOR) if pack else 0)
         pack.append(block)
     yield from flush()
+
+
+def _table_rows(block: Block) -> tuple[str, list[tuple[int, str]]] | None:
+    """A document table's header line and body rows, each its row number (the header row is 1)
+    and its text; None for any other block, and for a table too small to cut or with no header.
+
+    A table block (HTML, DOCX, PPTX) holds a row per line, cells joined by " | ", its first row
+    the header: a row keeps its line as written, under the header's line. A table whose first
+    row leaves a column blank past its first (an infobox: a title over label | value rows) has
+    no header, and stays whole. A PDF table's row blocks hold lines of `header: cell` pairs
+    already (the header is in each line), numbered by their locator."""
+    table = block.attrs.get("table")
+    if block.type == "table" and isinstance(table, Mapping):
+        lines = block.text.split("\n")
+        header = [cell.strip() for cell in lines[0].split(CELL_SEPARATOR)]
+        if len(lines) <= ROWS_PER_PASSAGE + 1 or len(header) < 2 or not all(header[1:]):
+            return None
+        rows = [(number, line) for number, line in enumerate(lines[1:], start=2) if line.strip()]
+        return lines[0], rows
+    if block.attrs.get("table_id") is not None and block.locator.row_start:
+        lines = block.text.split("\n")
+        first = block.locator.row_start
+        if block.locator.row_end != first + len(lines) - 1:
+            return None  # rows left out between its lines: their numbers are not known
+        return "", [(first + offset, line) for offset, line in enumerate(lines) if line.strip()]
+    return None
+
+
+def _caption(previous: Block | None, table: Block) -> str:
+    """The short paragraph right before a table, under the same parent: its caption, or the
+    line that says what the table is (the section path carries the headings above it)."""
+    if (
+        previous is None
+        or previous.type != "paragraph"
+        or previous.attrs.get("table_id") is not None
+        or previous.parent != table.parent
+        or len(previous.text) > CAPTION_LIMIT
+    ):
+        return ""
+    return previous.text.strip()
+
+
+def _row_pieces(
+    block: Block, header: str, rows: Sequence[tuple[int, str]], caption: str
+) -> Iterator[_Piece]:
+    """A table's rows, ROWS_PER_PASSAGE to a passage, each opened by the caption and the header
+    line and citing its rows beside the table's own span (its page or lines)."""
+    base = _clean(block.locator)
+    for start in range(0, len(rows), ROWS_PER_PASSAGE):
+        group = rows[start : start + ROWS_PER_PASSAGE]
+        lines = [line for line in (caption, header) if line] + [line for _, line in group]
+        locator = replace(base, row_start=group[0][0], row_end=group[-1][0])
+        yield _Piece("\n".join(lines), (block,), block.section_path, locator)
 
 
 def _blocks_with_children(blocks: Sequence[Block]) -> frozenset[str]:
@@ -284,12 +387,31 @@ def _own_section(heading: Block) -> tuple[str, ...]:
 
 
 def _packed(blocks: Sequence[Block]) -> _Piece:
+    # Headings that open a pack sit beside its section, not in it: the pack is in the section
+    # of its first block that is not one of them.
+    body = next((block for block in blocks if block.type != HEADING), blocks[0])
     return _Piece(
         text=SEPARATOR.join(block.text for block in blocks),
         blocks=tuple(blocks),
-        section_path=blocks[0].section_path,
+        section_path=body.section_path,
         locator=merge_locators([block.locator for block in blocks]),
     )
+
+
+def _with_headings(headings: Sequence[Block], pieces: Iterator[_Piece]) -> Iterator[_Piece]:
+    """Pieces of one block, the first opened by the waiting headings' text, its locator spanning
+    them; a piece windowed from the block keeps its own span otherwise."""
+    first = True
+    for piece in pieces:
+        if first and headings:
+            piece = _Piece(
+                text=SEPARATOR.join([*(heading.text for heading in headings), piece.text]),
+                blocks=(*headings, *piece.blocks),
+                section_path=piece.section_path,
+                locator=merge_locators([*(h.locator for h in headings), piece.locator]),
+            )
+        first = False
+        yield piece
 
 
 def _windows(
@@ -449,8 +571,11 @@ def _agreed(values: Sequence[str | None]) -> str | None:
 
 
 def _common_type(blocks: Sequence[Block]) -> str:
-    types = {block.type for block in blocks}
-    return blocks[0].type if len(types) == 1 else MIXED
+    # A heading that opens a passage is its label, not its kind: a table under a title is a
+    # table to a --block-type filter.
+    body = [block for block in blocks if block.type != HEADING] or list(blocks)
+    types = {block.type for block in body}
+    return body[0].type if len(types) == 1 else MIXED
 
 
 def _defined_names(blocks: Sequence[Block]) -> tuple[str, ...]:

@@ -12,7 +12,14 @@ and the leg answers with the chunks of the strongest place that holds it:
 - keys: every object a chunk's blocks name (a SQL statement's tables and columns);
 - text: identifiers written in the chunk's text.
 
-Identifiers are never stemmed or split: a term is the whole identifier, lowercased.
+Identifiers are never stemmed or split: a term is the whole identifier, lowercased. Some are
+written with spaces and punctuation (issue 35): a label (`Table B4`, `Figure 3`, `Form 1099-K`),
+a citation (`29 C.F.R. § 1910.147`, `ISO 9001`), a verse-like range (`Genesis 3:1-5`). Those are
+phrases: found in a query and in a chunk's text by their shape, each kept as one term written
+one way (case folded, one space between its parts, an abbreviation's dots and the space after
+a section sign dropped: `29 cfr § 1910.147` and `29 CFR §1910.147` are one term), and a query's
+phrase is looked up before its single-word identifiers, so the passage that holds the whole
+phrase answers before one that holds a part of it (a page that mentions "C.F.R.").
 """
 
 from __future__ import annotations
@@ -49,6 +56,59 @@ MAX_PATH_WORDS = 4
 # past these are BM25's alone.
 MAX_PATH_QUERY = 32
 
+# The nouns that name a numbered part of a document, a form or a law: "Table B4", "Figure 3",
+# "Form 1099-K", "Appendix C". A capitalised word before a number is a label only when it is one
+# of these: "In 2014" at a sentence's start is not, and a query's "in 2014" must not match it.
+LABEL_NOUNS = frozenset(
+    (
+        "table figure fig form exhibit section sec chapter ch appendix annex attachment schedule "
+        "part article art item chart box map plate equation eq rule clause paragraph para step "
+        "phase unit lesson module note footnote diagram listing example exercise problem "
+        "question theorem lemma definition slide volume vol title enclosure amendment tab "
+        "tabelle abbildung abb anhang kapitel abschnitt formular tableau chapitre annexe "
+        "formulaire tabla figura anexo capítulo capitulo formulario cuadro"
+    ).split()
+)
+# What a label names: a number with letters or more numbers joined to it (3, B4, 4.2, 1099-K,
+# A-1, 12(b)), or, as printed, a capital letter or a roman numeral (Appendix C, Part IV).
+_LABEL_NUMBER = r"[^\W\d_]{0,3}\d[^\W_]*(?:[-.][^\W_]+)*(?:\(\w{1,4}\))*"
+_LABEL = re.compile(
+    rf"(?<![^\W_])([^\W\d_]+)\.?[ \t]+(?:§[ \t]*)?(?:({_LABEL_NUMBER})|([A-Z]|[IVXLC]{{2,6}}))(?![^\W_]|[-.][^\W_])"
+)
+# A citation: an optional title number, an abbreviation in capitals (C.F.R., U.S.C., CFR, ISO,
+# RFC) and a number, with or without a section sign between: `29 C.F.R. § 1910.147`, `RFC 2616`.
+_CITATION = re.compile(
+    r"(?<![\w.])(?:(\d{1,4})[ \t]+)?((?:[A-Z]\.[ \t]?){2,6}|[A-Z]{2,6}\b)[ \t]*(§§?)?[ \t]*"
+    r"(\d[\w]*(?:[-.:]\w+)*(?:\(\w{1,4}\))*)(?![\w])"
+)
+# A section sign and the number it names: `§ 1910.147`, `§§ 12-14`.
+_SECTION = re.compile(r"§§?[ \t]*(\d[\w]*(?:[-.:]\w+)*(?:\(\w{1,4}\))*)")
+# A book, a chapter and verses: `Genesis 3:1-5`, `1 John 4:8`, `Ps. 23:1`.
+_VERSE = re.compile(
+    r"(?<![\w.])((?:[1-3][ \t]+)?[A-Z][^\W\d_]+)\.?[ \t]+(\d{1,3}:\d{1,3}(?:[-\u2013]\d{1,3})?)(?![\w:])"
+)
+# A query is typed in any case: there a verse's book needs only to be a word, not a stop word.
+_QUERY_VERSE = re.compile(
+    r"(?<![\w.])((?:[1-3][ \t]+)?[^\W\d_]{2,})\.?[ \t]+(\d{1,3}:\d{1,3}(?:[-\u2013]\d{1,3})?)(?![\w:])"
+)
+_NOT_BOOKS = frozenset(
+    "at on in by from to until till before after about around since and or".split()
+)
+MAX_CHUNK_PHRASES = 500
+# A short question may name a defined object by a plain word ("columns of the film table", "how
+# are staff stored"): when nothing else of the query is a name anywhere, its words are looked up
+# among the names chunks define (a created table, a TOML table), never among the keys a chunk
+# merely reads. Only a short query: a longer one is a sentence, whose words are BM25's.
+MAX_NAME_WORDS_QUERY = 6
+_NAME_WORD = re.compile(r"[^\W\d_]{3,}")
+_QUESTION_WORDS = frozenset(
+    (
+        "the and for are was were what which who whom whose how why when where does did has "
+        "have had with from into about that this these those its their there defined define "
+        "definition columns column table tables schema stored store list show find"
+    ).split()
+)
+
 
 def fold(identifier: str) -> str:
     return identifier.casefold()
@@ -57,7 +117,7 @@ def fold(identifier: str) -> str:
 def text_identifiers(text: str) -> list[str]:
     """The identifiers written in `text`, case-folded, each once, with the shorter names a
     dotted one is also looked up by (`analytics.daily_revenue` -> `daily_revenue`)."""
-    found: dict[str, None] = {}
+    found: dict[str, None] = dict.fromkeys(text_phrases(text))
     for match in _IDENTIFIER.finditer(text):
         identifier = match.group().strip("._-")
         if not _is_identifier(identifier):
@@ -67,6 +127,60 @@ def text_identifiers(text: str) -> list[str]:
         if len(found) >= MAX_CHUNK_IDENTIFIERS:
             break
     return list(found)
+
+
+def text_phrases(text: str, *, typed: bool = False) -> list[str]:
+    """The phrase identifiers written in `text` (labels, citations, verse ranges), each as one
+    term written one way, each once. `typed`: a query's, where a capital letter is not needed
+    for a verse's book (a single-letter or roman label still needs its capital: "schedule a
+    meeting" names no schedule)."""
+    found: dict[str, None] = {}
+    for match in _LABEL.finditer(text):
+        noun = fold(match.group(1))
+        if noun in LABEL_NOUNS:
+            found[f"{noun} {fold(match.group(2) or match.group(3))}"] = None
+    for match in _CITATION.finditer(text):
+        title, code, sign, number = match.groups()
+        code = re.sub(r"[.\s]", "", fold(code))
+        number = fold(number)
+        if code in LABEL_NOUNS:
+            continue
+        for cited in _with_base(number):
+            found[f"{code} {cited}"] = None
+            if title:
+                found[f"{title} {code} {cited}"] = None
+    for match in _SECTION.finditer(text):
+        for cited in _with_base(fold(match.group(1))):
+            found[f"§{cited}"] = None
+    for match in (_QUERY_VERSE if typed else _VERSE).finditer(text):
+        book = re.sub(r"\s+", " ", fold(match.group(1)))
+        if book in _NOT_BOOKS or book in LABEL_NOUNS:
+            continue
+        found[f"{book} {match.group(2).replace(chr(0x2013), '-')}"] = None
+        if len(found) >= MAX_CHUNK_PHRASES:
+            break
+    return [phrase for phrase in found if len(phrase) <= MAX_TERM_CHARS][:MAX_CHUNK_PHRASES]
+
+
+def _with_base(number: str) -> list[str]:
+    """A cited number, and without its paragraph when it names one: `1910.147(c)(1)` is also
+    looked up as the section it is a part of, `1910.147`."""
+    base = number.split("(", 1)[0]
+    return [number, base] if base and base != number else [number]
+
+
+def query_name_words(query: str) -> list[str]:
+    """The words of a short query that may name a defined object on their own, case-folded."""
+    words = query.split()
+    if len(words) > MAX_NAME_WORDS_QUERY:
+        return []
+    found = (fold(word) for word in _NAME_WORD.findall(query))
+    return list(dict.fromkeys(word for word in found if word not in _QUESTION_WORDS))
+
+
+def query_phrases(query: str) -> list[str]:
+    """The phrase identifiers a query names (text_phrases, as typed)."""
+    return text_phrases(query[: MAX_PATH_QUERY * 40], typed=True)[:MAX_QUERY_IDENTIFIERS]
 
 
 def key_terms(keys: Iterable[str]) -> list[str]:
@@ -79,7 +193,7 @@ def query_identifiers(query: str) -> list[str]:
     (stripped of wrapping punctuation and a final period), so a one-word query finds a key
     with no separator (a table called `orders`) and a quoted TOML key with spaces is whole.
     A bare word inside a longer query is BM25's: as a key it would match every column so named."""
-    candidates: dict[str, None] = {}
+    candidates: dict[str, None] = dict.fromkeys(query_phrases(query))
     for identifier in text_identifiers(query):
         candidates[identifier] = None
     # A key path typed with spaces ("database pool max_connections"): runs of neighbouring
@@ -134,8 +248,14 @@ class ExactLeg:
         identifiers = query_identifiers(query)
         if not identifiers or limit < 1:
             return []
-        for field in TIERS:
-            hits = self.index.rank_terms([(field, 1.0, identifiers)], search_filter, limit)
-            if hits:
-                return hits
+        # A phrase the query names, wherever a chunk holds it, answers before a part of it.
+        phrases = query_phrases(query)
+        for asked in (phrases, identifiers) if phrases else (identifiers,):
+            for field in TIERS:
+                hits = self.index.rank_terms([(field, 1.0, asked)], search_filter, limit)
+                if hits:
+                    return hits
+        words = query_name_words(query)
+        if words:
+            return self.index.rank_terms([(NAMES_FIELD, 1.0, words)], search_filter, limit)
         return []

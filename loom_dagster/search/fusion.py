@@ -103,9 +103,16 @@ def rank_all(
     depth = leg_depth(limit)
     floors = {leg.name: float(getattr(leg, "floor", 0.0)) for leg in legs}
     floors = {name: floor for name, floor in floors.items() if floor > 0}
-    return fuse(
+    fused = fuse(
         [(leg.name, leg.rank(query, search_filter, depth)) for leg in legs],
         limit,
         k=k,
         floors=floors,
     )
+    # A leg that can read the hits' passages (the lexical leg) re-orders the top few by the
+    # window of each that holds the question's words (search/passages.py).
+    for leg in legs:
+        rerank = getattr(leg, "rerank_passages", None)
+        if rerank is not None:
+            return list(rerank(query, fused))
+    return fused

@@ -23,7 +23,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,7 +32,8 @@ import tantivy
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import LoomError
-from loom_dagster.search import exact
+from loom_dagster.search import exact, passages
+from loom_dagster.search.fusion import Fused
 from loom_dagster.search.legs import LegHit, SearchFilter, chunk_key
 
 # The fields a filter or a delete matches exactly: one raw token each (tags: one per tag).
@@ -499,6 +500,10 @@ class LexicalIndex:
         """How many chunks the latest commit holds."""
         return self._read(lambda searcher: searcher.num_docs)
 
+    def analyze(self, text: str) -> list[str]:
+        """The words of a text as the index holds them."""
+        return list(self._analyzer.analyze(text))
+
     def query_terms(self, query: str) -> list[str]:
         """The distinct words of a query, as the index holds them, in order."""
         return list(dict.fromkeys(self._analyzer.analyze(query)))[:MAX_QUERY_TERMS]
@@ -556,3 +561,24 @@ class LexicalLeg:
 
     def rank(self, query: str, search_filter: SearchFilter, limit: int) -> Sequence[LegHit]:
         return self.index.rank_bm25(query, search_filter, limit)
+
+    def rerank_passages(self, query: str, fused: Sequence[Fused]) -> list[Fused]:
+        """The fused hits, the first passages.DEPTH re-ordered by their fused score plus
+        passages.WEIGHT times the share of the question's words their best window holds."""
+        top = list(fused[: passages.DEPTH])
+        if len(top) < 2 or passages.WEIGHT <= 0 or passages.named_exactly(top[0]):
+            return list(fused)
+        terms = self.index.query_terms(query)
+        weights = self.index.term_weights(terms)
+        found = self.index.fetch_keyed([hit.key for hit in top], [hit.chunk_id for hit in top])
+        texts = {
+            key: (chunk.text, chunk.section_path[-1] if chunk.section_path else "")
+            for key, chunk in found.items()
+        }
+        shares = passages.window_shares(terms, weights, texts, self.index.analyze)
+        scored = [
+            replace(hit, score=hit.score + passages.WEIGHT * shares.get(hit.key, 0.0))
+            for hit in top
+        ]
+        scored.sort(key=lambda hit: -hit.score)
+        return scored + list(fused[passages.DEPTH :])

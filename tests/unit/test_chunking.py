@@ -287,29 +287,33 @@ def test_heading_text_is_not_repeated_in_chunk_text() -> None:
     assert chunk.section_path == ("Install",)
 
 
-def test_a_heading_with_no_text_and_no_subsection_under_it_is_a_chunk_of_its_own() -> None:
+def test_a_heading_with_no_text_and_no_subsection_under_it_opens_the_next_passage() -> None:
     blocks = (
         Block("b0", "heading", "Guide", depth=1, locator=Locator(1, 1)),
         Block("b1", "heading", "Empty", ("Guide",), depth=2, parent="b0", locator=Locator(3, 3)),
         Block("b2", "heading", "Full", ("Guide",), depth=2, parent="b0", locator=Locator(5, 5)),
-        Block("b3", "paragraph", "Some text.", ("Guide", "Full"), parent="b2"),
+        Block(
+            "b3", "paragraph", "Some text.", ("Guide", "Full"), parent="b2", locator=Locator(6, 7)
+        ),
         Block("b4", "heading", "Last", ("Guide",), depth=2, parent="b0", locator=Locator(9, 9)),
     )
 
     chunks = chunks_of(*blocks)
 
-    # Guide has subsections and Full has text: neither is a chunk. Empty is followed by a heading
-    # of its own level, Last by the end.
+    # Guide has subsections and Full has text: neither is in a chunk's text. Empty is followed
+    # by a heading of its own level: it opens the next passage, whose lines span it. Last is
+    # followed by nothing: it is a chunk of its own.
     assert [(chunk.text, chunk.section_path, chunk.block_ids) for chunk in chunks] == [
-        ("Empty", ("Guide", "Empty"), ("b1",)),
-        ("Some text.", ("Guide", "Full"), ("b3",)),
+        ("Empty\n\nSome text.", ("Guide", "Full"), ("b1", "b3")),
         ("Last", ("Guide", "Last"), ("b4",)),
     ]
-    assert chunks[0].block_type == "heading"
-    assert chunks[0].locator == Locator(line_start=3, line_end=3)
+    assert chunks[0].block_type == "paragraph"
+    assert chunks[0].locator == Locator(line_start=3, line_end=7)
+    assert chunks[1].block_type == "heading"
+    assert chunks[1].locator == Locator(line_start=9, line_end=9)
 
 
-def test_a_heading_followed_by_a_higher_one_stands_alone() -> None:
+def test_a_heading_followed_by_a_higher_one_opens_the_next_passage() -> None:
     blocks = (
         Block("b0", "heading", "Part", depth=1),
         Block("b1", "heading", "Deep", ("Part",), depth=3, parent="b0"),
@@ -317,7 +321,43 @@ def test_a_heading_followed_by_a_higher_one_stands_alone() -> None:
         Block("b3", "paragraph", "text", ("Next part",), parent="b2"),
     )
 
-    assert [chunk.text for chunk in chunks_of(*blocks)] == ["Deep", "text"]
+    assert [chunk.text for chunk in chunks_of(*blocks)] == ["Deep\n\ntext"]
+
+
+def test_a_title_page_heading_is_never_a_passage_of_its_own() -> None:
+    # A report's number and title, each a heading at the top level of a PDF's first page, then
+    # the first section: no passage is only the number or the title, and the pages stay exact.
+    page = lambda n: Locator(page_start=n, page_end=n)  # noqa: E731
+    blocks = (
+        Block("b0", "heading", "Report No. 2014-17", depth=1, locator=page(1)),
+        Block("b1", "heading", "Wheat exports in review", depth=1, locator=page(1)),
+        Block("b2", "heading", "Summary", depth=1, locator=page(2)),
+        Block("b3", "paragraph", "Exports rose.", ("Summary",), parent="b2", locator=page(2)),
+        Block("b4", "table", "year | tonnes\n2014 | 5", ("Summary",), parent="b2", locator=page(3)),
+    )
+
+    chunks = chunks_of(*blocks)
+
+    assert all(chunk.block_type != "heading" for chunk in chunks)
+    assert chunks[0].text.startswith("Report No. 2014-17\n\nWheat exports in review\n\nExports")
+    assert chunks[0].section_path == ("Summary",)
+    assert chunks[0].locator == Locator(page_start=1, page_end=3)
+
+
+def test_a_heading_before_a_long_block_opens_its_first_window() -> None:
+    body = "word " * 400
+    blocks = (
+        Block("b0", "heading", "Title", depth=1, locator=Locator(1, 1)),
+        Block("b1", "heading", "Body", depth=1, locator=Locator(3, 3)),
+        Block("b2", "paragraph", body, ("Body",), parent="b1", locator=Locator(4, 40)),
+    )
+
+    chunks = chunks_of(*blocks)
+
+    assert chunks[0].text.startswith("Title\n\nword")
+    assert chunks[0].block_ids == ("b0", "b2")
+    assert chunks[0].locator == Locator(line_start=1, line_end=40)
+    assert all(not chunk.text.startswith("Title") for chunk in chunks[1:])
 
 
 def test_a_heading_longer_than_section_paths_carry_is_a_chunk_of_its_own() -> None:
@@ -477,3 +517,117 @@ def test_a_chunk_names_what_its_blocks_define_not_what_they_read() -> None:
     assert [c.names for c in toml] == [("server", "server.port")]
     assert Chunk.from_record(sql[0].record()) == sql[0]
     assert Chunk.from_record({**toml[0].record(), "names": None}).names == ()
+
+
+# -- a document's tables: rows as passages (issue 35) ---------------------------------------------
+
+
+def wheat_table(rows: int = 7, *, start: int = 2010) -> str:
+    body = [
+        f"{year} | {4000 + 37 * (year - 2000):,} | {900 + year % 7}"
+        for year in range(start, start + rows)
+    ]
+    return "\n".join(["Year | Wheat exports (t) | Maize exports (t)", *body])
+
+
+def test_a_document_table_is_cut_into_passages_of_rows_under_its_caption_and_header_row() -> None:
+    blocks = (
+        Block("b0", "heading", "Trade", depth=1, locator=Locator(1, 1)),
+        under("b0", ("Trade",), "b1", "Table 3. Exports by year", locator=Locator(3, 3)),
+        Block(
+            "b2",
+            "table",
+            wheat_table(),
+            ("Trade",),
+            (),
+            Locator(5, 13),
+            parent="b0",
+            attrs={"table": {"rows": 8, "columns": 3}},
+        ),
+    )
+
+    chunks = chunk_artifact(artifact(*blocks, format="html"), revision="doc@r1")
+
+    assert chunks[0].text == "Table 3. Exports by year"
+    rows = chunks[1:]
+    assert [(c.locator.row_start, c.locator.row_end) for c in rows] == [(2, 4), (5, 7), (8, 8)]
+    assert all(c.locator.line_start == 5 and c.locator.line_end == 13 for c in rows)
+    assert all(c.section_path == ("Trade",) and c.block_type == "table" for c in rows)
+    assert rows[1].text == (
+        "Table 3. Exports by year\n"
+        "Year | Wheat exports (t) | Maize exports (t)\n"
+        "2013 | 4,481 | 904\n"
+        "2014 | 4,518 | 905\n"
+        "2015 | 4,555 | 906"
+    )
+
+
+def test_a_table_with_no_header_row_or_too_few_rows_stays_whole() -> None:
+    infobox = "Duck\nOrder: | Anseriformes\nFamily: | Anatidae\nTribe: | Anatini\nGenus: | Anas"
+    small = "Year | Wheat\n2013 | 5\n2014 | 6"
+    blocks = tuple(
+        Block(f"b{n}", "table", text, attrs={"table": {"rows": 3, "columns": 2}})
+        for n, text in enumerate((infobox, small))
+    )
+
+    chunks = chunk_artifact(artifact(*blocks, format="html"), revision="doc@r1")
+
+    assert [chunk.text for chunk in chunks] == [infobox + "\n\n" + small]
+
+
+def test_a_pdf_tables_row_blocks_are_cut_into_rows_each_with_the_caption_and_its_page() -> None:
+    def rows_block(block_id: str, first: int, lines: list[str], page: int) -> Block:
+        return Block(
+            block_id,
+            "paragraph",
+            "\n".join(lines),
+            ("Trade",),
+            (),
+            Locator(
+                page_start=page, page_end=page, row_start=first, row_end=first + len(lines) - 1
+            ),
+            parent="h",
+            attrs={"table_id": "t0"},
+        )
+
+    blocks = (
+        Block("h", "heading", "Trade", depth=1, locator=Locator(page_start=1, page_end=1)),
+        Block(
+            "c",
+            "paragraph",
+            "Table B4: Exports",
+            ("Trade",),
+            (),
+            Locator(page_start=1, page_end=1),
+            parent="h",
+        ),
+        rows_block("r0", 2, ["Year: 2013 | Wheat: 5", "Year: 2014 | Wheat: 6"], 1),
+        rows_block("r1", 4, ["Year: 2015 | Wheat: 7"], 2),
+    )
+
+    chunks = chunk_artifact(artifact(*blocks, format="pdf"), revision="doc@r1")
+
+    assert [(c.text, c.locator) for c in chunks[1:]] == [
+        (
+            "Table B4: Exports\nYear: 2013 | Wheat: 5\nYear: 2014 | Wheat: 6",
+            Locator(page_start=1, page_end=1, row_start=2, row_end=3),
+        ),
+        (
+            "Table B4: Exports\nYear: 2015 | Wheat: 7",
+            Locator(page_start=2, page_end=2, row_start=4, row_end=4),
+        ),
+    ]
+
+
+def test_a_file_that_is_a_table_keeps_its_packs_of_row_blocks() -> None:
+    block = Block(
+        "b0",
+        "paragraph",
+        "Year: 2013 | Wheat: 5\nYear: 2014 | Wheat: 6\nYear: 2015 | Wheat: 7\nYear: 2016 | Wheat: 8",
+        locator=Locator(row_start=2, row_end=5),
+        attrs={"table_id": "t0"},
+    )
+
+    (chunk,) = chunk_artifact(artifact(block, format="csv"), revision="doc@r1")
+
+    assert chunk.text == block.text and chunk.locator == Locator(row_start=2, row_end=5)

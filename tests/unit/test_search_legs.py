@@ -318,3 +318,207 @@ def test_text_identifiers_start_only_where_a_word_starts() -> None:
             m.group() for m in every_offset.finditer(text)
         ], text
     assert text_identifiers("A" * 1500 + " E-DISK-042") == ["e-disk-042"]
+
+
+# -- identifiers with spaces and punctuation (issue 35) -------------------------------------------
+
+
+def test_phrase_identifiers_are_found_in_text_written_one_way() -> None:
+    from loom_dagster.search.exact import query_phrases, text_phrases
+
+    text = (
+        "Table B4 lists exports; see Figure 3, Form 1099-K and Appendix C. As 29 C.F.R. "
+        "§ 1910.147(c) requires, per RFC 2616. Genesis 3:1\u20135 is quoted. In 2014 we met."
+    )
+    assert text_phrases(text) == [
+        "table b4",
+        "figure 3",
+        "form 1099-k",
+        "appendix c",
+        "cfr 1910.147(c)",
+        "29 cfr 1910.147(c)",
+        "cfr 1910.147",
+        "29 cfr 1910.147",
+        "rfc 2616",
+        "§1910.147(c)",
+        "§1910.147",
+        "genesis 3:1-5",
+    ]
+    # A query is typed in any case and with the spaces and dots of its own writing.
+    assert query_phrases("what is in table b4?") == ["table b4"]
+    assert set(query_phrases("29 CFR §1910.147")) == {
+        "cfr 1910.147",
+        "29 cfr 1910.147",
+        "§1910.147",
+    }
+    assert query_phrases("genesis 3:1-5") == ["genesis 3:1-5"]
+    # A word before a number is a label only when it names a part; a lone letter needs its capital.
+    assert query_phrases("exports in 2014") == []
+    assert query_phrases("schedule a meeting at 10:30") == []
+
+
+def test_a_caption_label_outranks_a_toml_table_header(index: LexicalIndex) -> None:
+    caption = indexed(
+        "report",
+        "Table B4. Wheat export volumes by destination, in thousands of tonnes, for the "
+        "marketing years 2010 to 2015, as reported by the customs offices of each port, with "
+        "the revisions published after the annual review of the harvest statistics.",
+        format="pdf",
+    )
+    header = indexed(
+        "config", '[table]\nname = "b4"', format="toml", block_type="toml_table", names=("table",)
+    )
+    index.publish("report", [caption])
+    index.publish("config", [header])
+    # BM25 alone: the short TOML table holds both words densely and comes first.
+    assert ids(search(index, "Table B4", limit=1, legs=[LexicalLeg(index)])) == [header.chunk_id]
+    assert ids(ExactLeg(index).rank("Table B4", SearchFilter(), 10)) == [caption.chunk_id]
+    assert ids(search(index, "Table B4", limit=2)) == [caption.chunk_id, header.chunk_id]
+
+
+def test_the_manual_citing_a_section_outranks_a_page_mentioning_the_code(
+    index: LexicalIndex,
+) -> None:
+    manual = indexed(
+        "manual",
+        "Lockout procedures. Each energy control procedure meets 29 CFR §1910.147, and every "
+        "authorized employee is trained before servicing a machine.",
+    )
+    mention = indexed(
+        "page",
+        "The C.F.R. has 50 titles; title 29 of the C.F.R. is labor, and the C.F.R. was first "
+        "printed in 1938. Part 1910 and part 147 of the C.F.R. are often asked about.",
+    )
+    index.publish("manual", [manual])
+    index.publish("page", [mention])
+    query = "29 C.F.R. § 1910.147"
+    assert ids(ExactLeg(index).rank(query, SearchFilter(), 10)) == [manual.chunk_id]
+    assert ids(search(index, query, limit=1)) == [manual.chunk_id]
+
+
+def test_a_question_one_table_row_answers_reaches_that_row(index: LexicalIndex) -> None:
+    from loom_dagster.chunking import chunk_artifact
+    from loom_dagster.contract.artifact import Artifact, Block, Coverage
+
+    rows = "\n".join(
+        ["Year | Wheat export volume (t) | Maize export volume (t)"]
+        + [
+            f"{year} | {3000 + 41 * (year - 1990):,} | {800 + year - 1990}"
+            for year in range(1990, 2030)
+        ]
+    )
+    prose = (
+        "Wheat export volume rose in most years; the wheat export volume of each year since "
+        "1990 is in the table below, beside the maize export volume, both in tonnes."
+    )
+    blocks = (
+        Block("b0", "heading", "Exports", depth=1, locator=Locator(1, 1)),
+        Block("b1", "paragraph", prose, ("Exports",), (), Locator(3, 4), parent="b0"),
+        Block(
+            "b2",
+            "paragraph",
+            "Table 2. Export volumes",
+            ("Exports",),
+            (),
+            Locator(6, 6),
+            parent="b0",
+        ),
+        Block(
+            "b3",
+            "table",
+            rows,
+            ("Exports",),
+            (),
+            Locator(8, 49),
+            parent="b0",
+            attrs={"table": {"rows": 41, "columns": 3}},
+        ),
+    )
+    artifact = Artifact(
+        schema_version=1,
+        format="html",
+        parser="test",
+        parser_version="1",
+        options={},
+        attrs={},
+        warnings=(),
+        coverage=Coverage(unit="lines", total=49, extracted=49),
+        blocks=blocks,
+    )
+    chunks = chunk_artifact(artifact, revision="report@r1")
+    # Other documents, so the question's function words weigh what they weigh in a real index.
+    for n in range(20):
+        filler = f"What was said in the meeting {n} is in the minutes, and the notes of it too."
+        index.publish(f"notes{n}", [indexed(f"notes{n}", filler)])
+    index.publish(
+        "report",
+        [
+            IndexedChunk.of(c, document_id="report", source="docs", path="report.html")
+            for c in chunks
+        ],
+    )
+
+    (hit,) = search(index, "What was the wheat export volume in 2014?", limit=1)
+
+    assert "Year | Wheat export volume (t)" in hit.chunk.text
+    assert "\n2014 | 3,984 | 824" in hit.chunk.text
+    assert hit.chunk.locator.row_start <= 26 <= hit.chunk.locator.row_end  # 2014 is row 26
+
+
+def test_a_short_question_naming_a_table_by_a_plain_word_finds_its_definition(
+    index: LexicalIndex,
+) -> None:
+    definition = indexed(
+        "schema",
+        "CREATE TABLE staff (staff_id INT, first_name TEXT, last_name TEXT, store_id INT)",
+        keys=("staff", "staff_id", "first_name", "last_name", "store_id"),
+        names=("staff",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    reader = indexed(
+        "schema",
+        "CREATE VIEW staff_list AS SELECT staff.staff_id, staff.first_name FROM staff "
+        "JOIN store ON staff.store_id = store.store_id -- the staff table, listed",
+        ordinal=1,
+        keys=("staff_list", "staff", "store"),
+        names=("staff_list",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    index.publish("schema", [definition, reader])
+    for question in ("staff table", "how are staff stored", "columns of the staff table"):
+        assert ids(search(index, question, limit=1)) == [definition.chunk_id], question
+    # A sentence's words are BM25's: a long question does not look its words up as names.
+    from loom_dagster.search.exact import query_name_words
+
+    assert query_name_words("how are staff stored") == ["staff"]
+    assert query_name_words("which of the staff members at the store were paid twice") == []
+
+
+def test_the_passage_whose_sentence_holds_the_question_words_comes_first(
+    index: LexicalIndex,
+) -> None:
+    # The first passage names compression, the packet and its size over and over, each in a
+    # sentence of its own; the second says it in one sentence. BM25 scores passages whole and
+    # ranks the first first; its best two-sentence window holds fewer of the question's words.
+    scattered = indexed(
+        "article",
+        "Compression is everywhere in the protocol. Compression matters. The packet format "
+        "is old. Every packet has a header. Size limits are small. Small servers suffer.",
+    )
+    answering = indexed(
+        "article",
+        "The researchers found that zlib compression makes the malicious packet small, a mere "
+        "39 kilobytes on the wire, which any client of the game accepts without a check.",
+        ordinal=1,
+    )
+    index.publish("article", [scattered, answering])
+    for n in range(10):
+        index.publish(f"other{n}", [indexed(f"other{n}", f"the server {n} makes a reply")])
+    question = "compression packet small"
+    assert ids(LexicalLeg(index).rank(question, SearchFilter(), 2)) == [
+        scattered.chunk_id,
+        answering.chunk_id,
+    ]
+    assert ids(search(index, question, limit=2, legs=[LexicalLeg(index)]))[0] == answering.chunk_id

@@ -1,0 +1,62 @@
+"""Passage-level ranking inside the fused top hits: which of them holds the question's words
+close together (issue 35, remedy 4).
+
+A chunk is up to 1,500 characters of several paragraphs, and BM25 and the vector leg score it
+whole: the chunk whose words match the question anywhere, often the one that shares its
+title's words, comes first, not the one a sentence of which answers it. Each of the fused top
+hits is scored again by its best window of two sentences: the sum of the inverse document
+frequencies of the question's distinct words the window holds, as a share of all of them. The
+top hits are re-ordered by their fused score plus WEIGHT times that share, unless the first
+was the exact leg's first (an identifier's definition is the answer, wherever its words are).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from loom_dagster.search.fusion import Fused
+
+# How many of the fused hits are scored again, and how much a window's share weighs against
+# the fused score (an RRF score: 1 / (k + rank), 0.17 for a first place at k = 5).
+DEPTH = 5
+WEIGHT = 0.1
+WINDOW_SENTENCES = 2
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def named_exactly(hit: Fused) -> bool:
+    """A first hit the exact leg ranked first names what the question asked for by its name: a
+    window of words does not outrank it."""
+    return any(leg.leg == "exact" and leg.rank == 1 for leg in hit.legs)
+
+
+def windows(text: str, size: int = WINDOW_SENTENCES) -> list[str]:
+    sentences = [part for part in _SENTENCE_END.split(text) if part.strip()]
+    if len(sentences) <= size:
+        return [text]
+    return [" ".join(sentences[start : start + size]) for start in range(len(sentences) - size + 1)]
+
+
+def window_shares(
+    terms: Sequence[str],
+    weights: Sequence[float],
+    texts: Mapping[int, tuple[str, str]],
+    analyze: Callable[[str], list[str]],
+) -> dict[int, float]:
+    """Each passage's best window's share of the weight of the query's distinct terms; a
+    passage is (its text, the heading it sits under), and the heading's words count in each of
+    its windows, as BM25 reads a chunk's headings beside its text."""
+    weight_of = dict(zip(terms, weights, strict=True))
+    total = sum(weight_of.values())
+    shares: dict[int, float] = {}
+    if total <= 0:
+        return shares
+    for key, (text, heading) in texts.items():
+        above = set(analyze(heading))
+        best = 0.0
+        for window in windows(text):
+            held = above | set(analyze(window))
+            best = max(best, sum(w for term, w in weight_of.items() if term in held))
+        shares[key] = best / total
+    return shares
