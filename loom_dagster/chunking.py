@@ -1,6 +1,5 @@
 """Structural chunks: what search indexes, cut from an artifact's blocks instead of fixed windows.
-Over 500 lines: one idea, the contract's chunking rules, whose packing, windowing, table rows and
-locator merging share the pieces they cut.
+Over 500 lines: one idea, the contract's chunking rules (packing, windows, rows, locators).
 
 The rules (extractor contract, "Structural chunks"):
 
