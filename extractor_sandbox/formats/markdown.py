@@ -766,18 +766,18 @@ class _Parser:
             opening = _strip_columns(rest[marker.width :], spaces)
         else:
             self.markup_lines.add(line.number)  # the marker alone: its content starts below
-        content = [Line(line.number, opening, line.start, line.end, line.ending)]
+        content = [line._replace(content=opening)]
         wanted = marker.content_indent
         for line in self.lines[first + 1 : last + 1]:
             text = line.content
             rest = text.lstrip(" ")
             if not rest.strip(" \t"):
-                content.append(Line(line.number, "", line.start, line.end, line.ending))
+                content.append(line._replace(content=""))
             elif rest[0] != "\t" and len(text) - len(rest) >= wanted:
-                content.append(Line(line.number, text[wanted:], line.start, line.end, line.ending))
+                content.append(line._replace(content=text[wanted:]))
             elif _indent(text) >= wanted:
                 stripped = _strip_columns(text, wanted)
-                content.append(Line(line.number, stripped, line.start, line.end, line.ending))
+                content.append(line._replace(content=stripped))
             else:
                 content.append(line)  # a lazy line
         _Parser(self.document, content, _Item(depth, marker.ordered)).parse()

@@ -210,7 +210,9 @@ def test_every_tool_over_stdio_answers_with_citations_that_open_the_right_lines(
     assert (cite["source"], cite["path"]) == ("docs", "runbooks/disk-full.md")
     # The locator opens the lines the passage was cut from.
     assert "E-DISK-042" in lines_of(EXAMPLES / "runbooks/disk-full.md", cite["locator"])
-    assert first["text"] in (EXAMPLES / "runbooks/disk-full.md").read_text()
+    # ...and holds its words: the passage is the blocks' text, inline markup (`code`) left out.
+    cited = lines_of(EXAMPLES / "runbooks/disk-full.md", cite["locator"])
+    assert first["text"].split() == cited.replace("`", "").split()
     pdf = structured(results[2])["hits"][0]["citation"]
     assert pdf["path"] == "on-call-handbook.pdf" and pdf["locator"]["page_start"] == 2
     datasets = structured(results[3])["datasets"]
