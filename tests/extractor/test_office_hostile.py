@@ -6,19 +6,22 @@ from __future__ import annotations
 
 import io
 import json
-import resource
+import subprocess
+import sys
 import time
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from extractor_sandbox.errors import ExtractError
-from extractor_sandbox.runner import Limits, run_extraction
+from extractor_sandbox.runner import Limits
 from tests.extractor import zips
 from tests.extractor.office_packages import docx, paragraph, pptx, slide_xml, style, text_shape
 from tests.extractor.server_check import validated
 
+ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 LIMITS = Limits(timeout_s=120, max_output_bytes=256 * MIB, cpu_s=120, memory_mb=2048)
@@ -42,21 +45,56 @@ def laughs(encoding: str) -> bytes:
     return text.encode("utf-16") if encoding == "utf-16" else text.encode("utf-8")
 
 
+# Each extraction runs from a fresh interpreter, so the largest resident size of its children
+# is this extraction's child alone: a test worker's own RUSAGE_CHILDREN also counts every process
+# an earlier test of the worker started (a `loom` command, another service), whatever its size.
+MEASURED = """
+import json, resource, sys
+from extractor_sandbox.errors import ExtractError
+from extractor_sandbox.runner import Limits, run_extraction
+fmt, name, limits = sys.argv[1], sys.argv[2], Limits(**json.loads(sys.argv[3]))
+try:
+    made = run_extraction(sys.stdin.buffer.read(), fmt, name, {}, limits)
+    answer = {"artifact": made.decode("utf-8") if isinstance(made, bytes) else made}
+except ExtractError as error:
+    answer = {"code": error.code, "message": error.message}
+answer["peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps(answer))
+"""
+PEAKS_MB: list[float] = []  # each measured extraction's child, in order
+
+
+def measured(data: bytes, fmt: str) -> dict[str, Any]:
+    """What a confined child answers for `data`, and its peak resident size (in PEAKS_MB)."""
+    limits = json.dumps(LIMITS._asdict())
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED, fmt, f"hostile.{fmt}", limits],
+        input=data,
+        capture_output=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    answer: dict[str, Any] = json.loads(done.stdout)
+    PEAKS_MB.append(answer["peak_mb"])
+    return answer
+
+
 def run(data: bytes, fmt: str) -> dict[str, Any]:
     """The artifact a confined child makes of `data`, once the server's check accepts it."""
-    artifact = json.loads(run_extraction(data, fmt, f"hostile.{fmt}", {}, LIMITS))
-    return validated(artifact, data)
+    answer = measured(data, fmt)
+    assert "artifact" in answer, answer
+    return validated(json.loads(answer["artifact"]), data)
 
 
 def refusal(data: bytes, fmt: str) -> ExtractError:
-    with pytest.raises(ExtractError) as error:
-        run_extraction(data, fmt, f"hostile.{fmt}", {}, LIMITS)
-    return error.value
+    answer = measured(data, fmt)
+    assert "code" in answer, "no refusal"
+    return ExtractError(answer["code"], answer["message"])
 
 
 def peak_child_mb() -> float:
-    """The largest resident size any child of this process has reached (an upper bound)."""
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    """The largest resident size the last measured extraction's child reached."""
+    return PEAKS_MB[-1]
 
 
 def assert_bounded(started: float, seconds: float) -> None:
