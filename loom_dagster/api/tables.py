@@ -69,8 +69,8 @@ def approve_dataset(
 def query(plan: str | bytes | Mapping[str, object], *, ceilings: Ceilings | None = None) -> Answer:
     """Answer a typed plan (seed 000 "Queries") over the served datasets, with its receipt."""
     from loom_dagster.query.catalog import ServedDatasets
-    from loom_dagster.query.run import StoreSnapshots
     from loom_dagster.query.service import run_query
+    from loom_dagster.query.snapshots import StoreSnapshots
 
     settings = LoomSettings.from_env()
     settings.prepare()
@@ -81,8 +81,8 @@ def query(plan: str | bytes | Mapping[str, object], *, ceilings: Ceilings | None
 def sql(text: str, *, ceilings: Ceilings | None = None) -> Answer:
     """Answer one allowlisted SELECT over dataset names as tables (`loom sql`)."""
     from loom_dagster.query.catalog import ServedDatasets
-    from loom_dagster.query.run import StoreSnapshots
     from loom_dagster.query.service import run_sql
+    from loom_dagster.query.snapshots import StoreSnapshots
 
     settings = LoomSettings.from_env()
     settings.prepare()

@@ -23,17 +23,6 @@ from loom_dagster.datasets.model import Dataset
 from loom_dagster.query.compile import Compiled, Output
 from loom_dagster.query.errors import QueryError
 from loom_dagster.query.plan import shown
-
-# The snapshot files a query reads, shared with query.read; imported here under their old home.
-from loom_dagster.query.snapshots import (  # noqa: F401
-    Catalog,
-    SnapshotFiles,
-    StoreSnapshots,
-    check_snapshot,
-    completeness,
-    opened,
-    still_served,
-)
 from loom_dagster.query.validated import json_value
 
 # An average is the exact sum over the count, divided at 18 places and rounded to nine.

@@ -10,15 +10,17 @@ from loom_dagster.query.errors import QueryError
 from loom_dagster.query.plan import read_plan
 from loom_dagster.query.run import (
     Answer,
-    Catalog,
     Ceilings,
     Receipt,
-    SnapshotFiles,
-    completeness,
     execute,
     finish_rows,
-    opened,
     snapshot_reads,
+)
+from loom_dagster.query.snapshots import (
+    Catalog,
+    SnapshotFiles,
+    completeness,
+    opened,
     still_served,
 )
 from loom_dagster.query.sql import check_sql, rewrite

@@ -351,8 +351,8 @@ class Reader:
 
     def query(self, scope: Scope, plan: object, seconds: float) -> dict[str, Any]:
         from loom_dagster.objectstore import ObjectStore
-        from loom_dagster.query.run import StoreSnapshots
         from loom_dagster.query.service import run_query
+        from loom_dagster.query.snapshots import StoreSnapshots
 
         if not isinstance(plan, dict):
             raise ServeError("plan must be a JSON object (seed 000 'Queries')", code="invalid_plan")
@@ -362,8 +362,8 @@ class Reader:
 
     def sql(self, scope: Scope, statement: object, seconds: float) -> dict[str, Any]:
         from loom_dagster.objectstore import ObjectStore
-        from loom_dagster.query.run import StoreSnapshots
         from loom_dagster.query.service import run_sql
+        from loom_dagster.query.snapshots import StoreSnapshots
 
         text = checked_text(statement, "statement", bounds.MAX_SQL_CHARS, code="statement_too_long")
         catalog = self._datasets(scope)

@@ -20,8 +20,8 @@ from loom_dagster.datasets.model import (
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.catalog import ServedDatasets
 from loom_dagster.query.errors import QueryError
-from loom_dagster.query.run import StoreSnapshots
 from loom_dagster.query.service import run_query
+from loom_dagster.query.snapshots import StoreSnapshots
 from tests.support.query_datasets import parquet_bytes, serve_in_catalog
 
 SCHEMA = DatasetSchema((DatasetColumn("n", ColumnType.DECIMAL),))

@@ -22,8 +22,9 @@ from loom_dagster.datasets.model import ColumnType as T
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.errors import QueryError
-from loom_dagster.query.run import Ceilings, StoreSnapshots, exact_average, locked_connection
+from loom_dagster.query.run import Ceilings, exact_average, locked_connection
 from loom_dagster.query.service import run_query
+from loom_dagster.query.snapshots import StoreSnapshots
 from tests.support.query_datasets import MemoryCatalog, publish
 
 USAGE_COLUMNS = [("host", T.TEXT), ("day", T.DATE), ("bytes", T.DECIMAL), ("at", T.TIMESTAMP)]

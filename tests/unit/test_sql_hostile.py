@@ -11,8 +11,9 @@ import pytest
 from loom_dagster.datasets.model import ColumnType as T
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.errors import QueryError
-from loom_dagster.query.run import Answer, Ceilings, StoreSnapshots
+from loom_dagster.query.run import Answer, Ceilings
 from loom_dagster.query.service import run_query, run_sql
+from loom_dagster.query.snapshots import StoreSnapshots
 from tests.support.query_datasets import MemoryCatalog, publish
 
 NOT_SELECT = "sql_refused: only a SELECT is allowed, not "
