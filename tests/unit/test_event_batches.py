@@ -259,3 +259,69 @@ def test_a_missing_table_is_asked_again(
     with batched.index_connection() as conn:
         conn.exec_driver_sql("CREATE TABLE loom_added_later (x INTEGER)")
     assert batched.has_table("loom_added_later")
+
+
+def planned(asset: AssetKey, partition: str, run_id: str = RUN) -> EventLogEntry:
+    from dagster._core.events import AssetMaterializationPlannedData
+
+    return entry(
+        DagsterEvent(
+            DagsterEventType.ASSET_MATERIALIZATION_PLANNED.value,
+            "ingest",
+            event_specific_data=AssetMaterializationPlannedData(asset, partition=partition),
+        ),
+        run_id,
+    )
+
+
+def asset_rows(base: Path) -> list[tuple[object, ...]]:
+    import sqlite3
+
+    with sqlite3.connect(base / "index.db") as con:
+        return con.execute(
+            "SELECT asset_key, last_materialization, last_run_id, last_materialization_timestamp"
+            " FROM asset_keys ORDER BY asset_key"
+        ).fetchall()
+
+
+def test_the_asset_row_is_written_once_a_batch_and_kind_and_reads_as_event_by_event(
+    tmp_path: Path,
+) -> None:
+    """Dagster writes an asset's `asset_keys` row (its last materialization, serialized whole,
+    its last run) for every asset event: a failed insert and an update each, a third of a
+    first load's event storage. A batch writes it once per asset and kind of event, from the
+    last event of that kind, as Dagster's own batch writes do; the row then is the one the
+    stock storage leaves after the same events one by one."""
+    from sqlalchemy import event as sa_event
+    from sqlalchemy.engine import Engine
+
+    other = AssetKey(["loom", "published"])
+    keys = [f"note-{n:02d}.md~h@s" for n in range(20)]
+    events = [planned(asset, key) for key in keys for asset in (ASSET, other)]
+    events += [materialization(key) for key in keys]
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    batched = BatchedSqliteEventLogStorage(str(tmp_path / "batched"))
+    stock.store_event(engine_event())
+    batched.store_event(engine_event())
+    for each in events:
+        stock.store_event(each)
+
+    statements: list[str] = []
+
+    def count(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        if "asset_keys" in statement:
+            statements.append(statement.split()[0])
+
+    sa_event.listen(Engine, "before_cursor_execute", count)
+    try:
+        with batched.batched():
+            for each in events:
+                batched.store_event(each)
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", count)
+
+    assert asset_rows(tmp_path / "batched") == asset_rows(tmp_path / "stock")
+    assert len(asset_rows(tmp_path / "stock")) == 2
+    # Three rows to write (planned for two assets, materialized for one), an insert each and
+    # an update where the row exists: not one per event (60 events).
+    assert len(statements) <= 6, statements
