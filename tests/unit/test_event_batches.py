@@ -325,3 +325,57 @@ def test_the_asset_row_is_written_once_a_batch_and_kind_and_reads_as_event_by_ev
     # Three rows to write (planned for two assets, materialized for one), an insert each and
     # an update where the row exists: not one per event (60 events).
     assert len(statements) <= 6, statements
+
+
+def test_a_planned_checks_rows_each_carry_the_event_of_their_own_partition(
+    storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
+) -> None:
+    """A run's planned check names every partition of the run, and Dagster copies the whole
+    event into each partition's PLANNED row (200 copies of a 13 kB event per check for a run of
+    200): the rows here carry the event narrowed to their own partition, and read back as the
+    stock storage's do, PLANNED, of that run, then SUCCEEDED once evaluated."""
+    import sqlite3
+
+    from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
+    from dagster._core.events import AssetCheckEvaluationPlanned
+    from dagster._core.storage.asset_check_execution_record import (
+        AssetCheckExecutionRecordStatus,
+    )
+
+    batched, reader = storages
+    keys = [f"note-{n:03d}.md~{'h' * 40}@s" for n in range(200)]
+    planned = entry(
+        DagsterEvent(
+            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
+            "ingest",
+            event_specific_data=AssetCheckEvaluationPlanned(
+                asset_key=ASSET,
+                check_name="live",
+                partitions_subset=DefaultPartitionsSubset(set(keys)),
+            ),
+        ),
+        RUN,
+    )
+    with batched.batched():
+        batched.store_event(planned)
+    check = AssetCheckKey(ASSET, "live")
+    rows = reader.get_asset_check_execution_history(check, limit=500)
+    assert sorted(r.partition or "" for r in rows) == keys
+    assert {(r.run_id, r.status) for r in rows} == {(RUN, AssetCheckExecutionRecordStatus.PLANNED)}
+    for row in rows:
+        assert row.event is not None
+        data = row.event.get_dagster_event().event_specific_data
+        assert isinstance(data, AssetCheckEvaluationPlanned)
+        assert (data.asset_key, data.check_name) == (ASSET, "live")
+        assert data.partitions_subset == DefaultPartitionsSubset({row.partition})
+    with sqlite3.connect(Path(batched._base_dir) / "index.db") as con:  # noqa: SLF001
+        (largest,) = con.execute("SELECT max(length(evaluation_event)) FROM asset_check_executions")
+    assert largest[0] < 2000, largest  # one key, not the run's 200
+
+    with batched.batched():
+        batched.store_event(check_evaluation(keys[0]))
+    after = reader.get_asset_check_execution_history(check, limit=500)
+    statuses = {r.partition: r.status for r in after}
+    assert statuses[keys[0]] == AssetCheckExecutionRecordStatus.SUCCEEDED
+    assert statuses[keys[1]] == AssetCheckExecutionRecordStatus.PLANNED
+    assert len(after) == len(keys)  # the evaluation took its planned row, as Dagster's does
