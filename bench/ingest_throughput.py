@@ -5,7 +5,8 @@ Each measurement is its own process (a fresh interpreter, LOOM_HOME, reference e
 and Dagster instance) on the same generated folder: the plain loop (the same domain functions as
 the assets, with the vector leg as the assets have it), `loom ingest`'s path through Dagster on
 SQLite, the same on a PostgreSQL server started here on loopback (fsync on), and, with
-`--baseline-checkout`, the Dagster path of another checkout (its own .venv and extractor env).
+`--baseline-checkout`, the Dagster path of another checkout (its own .venv and extractor env), on
+SQLite and (unless `--no-postgres`) on a PostgreSQL server of its own.
 
 Bytes written are the process's own (/proc/self/io write_bytes less cancelled_write_bytes: the
 object store, catalog, index and SQLite files it wrote), and for PostgreSQL the WAL the server
@@ -303,19 +304,24 @@ def main() -> None:
             sys.path.insert(0, str(ROOT))
             from tests.support.postgres import local_postgres
 
-            with local_postgres(scratch / "pg", durable=True) as url:
-                wal, size = postgres_written(url)
-                measure(
-                    "dagster, postgres, after",
-                    this_python,
-                    ROOT,
-                    "dagster",
-                    LOOM_DAGSTER_POSTGRES_URL=url,
-                )
-                wal_after, size_after = postgres_written(url)
-                rows["dagster, postgres, after"]["postgres_written"] = (wal_after - wal) + (
-                    size_after - size
-                )
+            sides = [("after", this_python, ROOT, {})]
+            if args.baseline_checkout:
+                base = args.baseline_checkout.resolve()
+                baseline_env = {
+                    "LOOM_EXTRACTOR_ENV": args.baseline_extractor_env or "",
+                    "PYTHONPATH": str(base),
+                }
+                sides.insert(0, ("before", base / ".venv" / "bin" / "python", base, baseline_env))
+            for side, python, checkout, extra in sides:
+                # A server of its own per side: each starts from an empty database and WAL.
+                with local_postgres(scratch / f"pg-{side}", durable=True) as url:
+                    wal, size = postgres_written(url)
+                    name = f"dagster, postgres, {side}"
+                    measure(
+                        name, python, checkout, "dagster", LOOM_DAGSTER_POSTGRES_URL=url, **extra
+                    )
+                    wal_after, size_after = postgres_written(url)
+                    rows[name]["postgres_written"] = (wal_after - wal) + (size_after - size)
 
     plain = float(rows["plain loop"]["seconds"])  # type: ignore[arg-type]
     per_1000 = 1000 / args.files
