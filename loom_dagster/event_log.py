@@ -11,7 +11,9 @@ else happens: another kind of event (a step's start or end, a log line), any rea
 storage, the block's end, or `MAX_PENDING` events. Each event is stored by Dagster's own code
 (`store_event`, every table it touches), only inside a connection held for the batch; the events
 and their order are exactly what the stock storage writes, and a reader in another process sees
-a batch whole once it is committed.
+a batch whole once it is committed. Two of its rows are written lighter (each method says how
+and why): an asset's `asset_keys` row once per batch and kind of event, and a planned check's
+PLANNED rows each with the event narrowed to its own partition.
 
 What a crash costs: the events of an unfinished batch (at most one step's asset events). The run
 is then left STARTED, which `loom ingest` reaps as failed (runs.py), and the step's work is in the
