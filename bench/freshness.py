@@ -111,7 +111,7 @@ def run_events(instance: Any, run_id: str) -> dict[str, float]:
     found: dict[str, float] = {}
     for entry in instance.all_logs(run_id):
         event = entry.dagster_event
-        label = RUN_EVENTS.get(event.event_type_value) if event is not None else None
+        label = RUN_EVENTS.get(event.event_type.name) if event is not None else None
         if label and label not in found:
             found[label] = entry.timestamp
     return found

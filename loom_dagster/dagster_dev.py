@@ -198,7 +198,9 @@ def run_watch(settings: LoomSettings) -> int:
         prepare_instance(settings.dagster_home)
         started = time.time()
         command = [sys.executable, "-m", "loom_dagster.ui_webserver", "watch", "-", "0"]
-        command += ["run", "-w", str(WORKSPACE)]
+        # The daemon's own lines at info are two a second (the folder sensor's ticks); runs
+        # and warnings still print.
+        command += ["run", "-w", str(WORKSPACE), "--log-level", "warning"]
         print(
             f"loom watch: Dagster's daemon and the folder watcher run on {settings.home}"
             " (no webserver); SIGINT or SIGTERM stops them",

@@ -118,6 +118,8 @@ def loom_folders(
 ) -> SensorResult | SkipReason:
     now = time.time()
     cursor = watching.WatchCursor.loads(context.cursor)
+    if loom.home and watching.idle(Path(loom.home), cursor, now, housekeeping_s=watching.POLL_S):
+        return SensorResult(skip_reason="nothing changed", cursor=context.cursor)
     keys: list[str] = []
     again: list[str] = []
     waiting: list[str] = []

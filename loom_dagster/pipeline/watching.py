@@ -55,6 +55,7 @@ class WatchCursor:
     todo: dict[str, list[str]] = field(default_factory=dict)
     at: Position | None = None
     watched: list[str] = field(default_factory=list)
+    polled: list[str] = field(default_factory=list)  # folders no watcher covered
 
     def dumps(self) -> str:
         return json.dumps(
@@ -70,6 +71,7 @@ class WatchCursor:
                 "todo": {name: paths for name, paths in self.todo.items() if paths},
                 "at": self.at.as_json() if self.at else None,
                 "watched": sorted(self.watched),
+                "polled": sorted(self.polled),
             },
             sort_keys=True,
         )
@@ -96,6 +98,7 @@ class WatchCursor:
             todo={str(k): [str(p) for p in v] for k, v in (value.get("todo") or {}).items()},
             at=Position.from_json(value.get("at")),
             watched=[str(r) for r in value.get("watched") or []],
+            polled=[str(r) for r in value.get("polled") or []],
         )
 
 
@@ -165,7 +168,7 @@ def plan_tick(
                     seen[relative] = None
                 break
     plans: list[FolderLook] = []
-    names = {s.name for s in sources}
+    names = {s.name for s in sources} | {""}  # "": when housekeeping last ran
     for store in (nxt.resume, nxt.scanned, nxt.looks, nxt.todo):
         for name in [n for n in store if n not in names]:
             del store[name]
@@ -188,7 +191,25 @@ def plan_tick(
         if paths:
             plans.append(FolderLook(source, frozenset(paths), closed))
     nxt.watched = [root for root in nxt.watched if root in watched_roots]
+    nxt.polled = sorted(s.name for s in sources if s.root not in watched_roots)
     return TickPlan(plans, nxt, alive)
+
+
+def idle(home: Path, cursor: WatchCursor, now: float, *, housekeeping_s: float) -> bool:
+    """Whether a tick has nothing to do, known without opening the catalog: a live watcher of
+    the generation the cursor follows has journaled nothing since, every folder was watched at
+    the last tick, nothing waits to be looked at again, and no whole scan or housekeeping is
+    due. A tick every second then costs two small file reads."""
+    if cursor.at is None or cursor.polled or cursor.resume or any(cursor.looks.values()):
+        return False
+    if any(cursor.todo.values()) or now - cursor.scanned.get("", 0.0) >= housekeeping_s:
+        return False
+    if any(now - at >= SAFETY_S for name, at in cursor.scanned.items() if name):
+        return False
+    beat = read_heartbeat(home)
+    if beat is None or not beat.alive(now) or beat.generation != cursor.at.generation:
+        return False
+    return end_of(home, beat.generation) == cursor.at
 
 
 def _relative(path: str, root: str) -> str | None:
