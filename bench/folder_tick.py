@@ -96,7 +96,8 @@ def main() -> None:
         changes, _ = read
         paths = {os.path.relpath(c.path, root) for c in changes}
         closed = {os.path.relpath(c.path, root): c.time_ns for c in changes if c.closed}
-        result = scan(source, known, only=paths, settle=Settle({}, closed))
+        looked = {p: known[p] for p in paths if p in known}  # known_files(under=paths)
+        result = scan(source, looked, only=paths, settle=Settle({}, closed))
         assert len(result.new) == 1
 
     print(
@@ -105,12 +106,13 @@ def main() -> None:
     )
     print(line("polling scan (walk and stat every file)", timed(args.runs, polling)))
     print(line("journal tick (read journal, look at 1 path)", timed(args.runs, journal)))
-    catalog_read(args, known)
+    catalog_read(args, known, "d000/n000001.md")
     changed.write_text("# Note 1\n\nword1\n")
 
 
-def catalog_read(args: argparse.Namespace, known: dict[str, FileState]) -> None:
-    """`catalog.known_files` for the folder, on a catalog holding its revisions."""
+def catalog_read(args: argparse.Namespace, known: dict[str, FileState], changed: str) -> None:
+    """`catalog.known_files` for the folder (the polling scan's), and for the changed path only
+    (a journal tick's), on a catalog holding the folder's revisions."""
     from loom_dagster import catalog
     from loom_dagster.sources import Revision, document_id
 
@@ -142,8 +144,14 @@ def catalog_read(args: argparse.Namespace, known: dict[str, FileState]) -> None:
             )
         print(
             line(
-                "catalog.known_files (both kinds of tick)",
+                "catalog.known_files, whole folder (polling)",
                 timed(args.runs, lambda: catalog.known_files(con, "docs")),
+            )
+        )
+        print(
+            line(
+                "catalog.known_files, the changed path (journal)",
+                timed(args.runs, lambda: catalog.known_files(con, "docs", under=[changed])),
             )
         )
     finally:

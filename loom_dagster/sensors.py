@@ -11,7 +11,7 @@ MAX_REVISIONS_PER_RUN revisions.
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,6 +50,7 @@ from loom_dagster.partitions import (
     RANGE_START_TAG,
     contiguous_batches,
     keys_of_runs,
+    paths_tag,
     revisions,
 )
 from loom_dagster.pipeline import watching
@@ -99,6 +100,8 @@ def in_flight(instance: DagsterInstance, job: str, partition: str | None = None)
     )
 
 
+# A tick that saw more keys than this reads every partition once rather than ask for each.
+MAX_KEYS_ASKED_ONE_BY_ONE = 200
 # Ticks this often: with a watcher alive a tick reads the journal (its cost is what changed),
 # and without one it scans a folder whole only every watching.POLL_S.
 TICK_S = 1
@@ -121,6 +124,7 @@ def loom_folders(
     if loom.home and watching.idle(Path(loom.home), cursor, now, housekeeping_s=watching.POLL_S):
         return SensorResult(skip_reason="nothing changed", cursor=context.cursor)
     keys: list[str] = []
+    where: dict[str, tuple[str, str]] = {}  # key -> (source, path) of what this tick saw
     again: list[str] = []
     waiting: list[str] = []
     sync: list[str] = []
@@ -165,6 +169,7 @@ def loom_folders(
                 context.log.warning(pipeline.held_line(source.name, plan.scan))
             keys.extend(plan.keys)
             again.extend(plan.again)
+            where.update((r.key, (r.source, r.path)) for r in plan.scan.new + plan.scan.moved)
             watching.settle_looks(nxt, source.name, settle.pending, look.only)
             stopped = plan.scan.resume_after
             if look.only is None:
@@ -197,7 +202,15 @@ def loom_folders(
         return SkipReason(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
         )
-    existing_order = context.instance.get_dynamic_partitions(PARTITIONS_NAME)
+    if housekeeping or again or len(set(keys)) > MAX_KEYS_ASKED_ONE_BY_ONE:
+        existing_order = context.instance.get_dynamic_partitions(PARTITIONS_NAME)
+    else:
+        # A journal tick asks only about the keys it saw, not for every partition (100,000 of
+        # them on a large home): it asks only for new keys' runs, which need no other.
+        seen = sorted(set(keys))
+        existing_order = [
+            k for k in seen if context.instance.has_dynamic_partition(PARTITIONS_NAME, k)
+        ]
     existing = set(existing_order)
     to_add = sorted((set(keys) | set(waiting)) - existing)
     prune: list[str] = []
@@ -240,6 +253,7 @@ def loom_folders(
         again=sorted(set(again)),
         idle=sorted(idle),
         sync=sync,
+        where=where,
     )
     # The tick's own line in its log: the UI's "0 runs requested" says nothing of partitions.
     if requests or runs or housekeeping:
@@ -337,6 +351,7 @@ def run_requests(
     idle: Sequence[str] = (),
     sync: Sequence[str] = (),
     now: float | None = None,
+    where: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[RunRequest]:
     """The runs this tick asks for: the ingest job over `fresh` keys (partitions this tick
     adds), `again` keys (registered before, to run again: their partition may hold a
@@ -354,20 +369,26 @@ def run_requests(
     busy, ended, failed = runs_holding(instance, order, now - RETRY_AFTER_S)
     todo = set(fresh) | (set(again) - busy - failed) | (set(idle) - busy - ended)
     batches = contiguous_batches(order, todo, MAX_REVISIONS_PER_RUN)[:MAX_RUNS_PER_TICK]
-    runs = [ingest_request(batch) for batch in batches]
+    runs = [ingest_request(batch, where or {}) for batch in batches]
     if sync and not in_flight(instance, SYNC_JOB):
         runs.append(RunRequest(job_name=SYNC_JOB, tags={"loom/sources": ",".join(sync)[:200]}))
     return runs
 
 
-def ingest_request(batch: Sequence[str]) -> RunRequest:
+def ingest_request(
+    batch: Sequence[str], where: Mapping[str, tuple[str, str]] | None = None
+) -> RunRequest:
     """A run of the ingest job over a batch of neighbouring partitions: one by name, more as a
-    key range (the tags `loom ingest`'s runs and the UI's backfills use)."""
+    key range (the tags `loom ingest`'s runs and the UI's backfills use). When this tick saw
+    every one of their files (`where`), the run is told which (PATHS_TAG)."""
+    where = where or {}
+    files = [where[key] for key in batch if key in where]
+    tags = paths_tag(files) if len(files) == len(batch) else {}
     if len(batch) == 1:
-        return RunRequest(partition_key=batch[0], job_name=INGEST_JOB)
+        return RunRequest(partition_key=batch[0], job_name=INGEST_JOB, tags=tags)
     return RunRequest(
         job_name=INGEST_JOB,
-        tags={RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1]},
+        tags={RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1], **tags},
     )
 
 

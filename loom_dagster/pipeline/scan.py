@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import duckdb
@@ -45,7 +45,7 @@ def scan_source(
     over `max_bytes` (the extractor's input limit) is refused `too_large` unread. Deletions
     the `guard` holds (every document of the folder, or too large a share) are moved from
     `deleted` to `held` unless `confirm_retire`: nothing retires them, and the scan says why."""
-    known = catalog.known_files(con, source.name)
+    known = catalog.known_files(con, source.name, under=only)
     result = scan(
         source,
         known,
@@ -56,7 +56,11 @@ def scan_source(
         only=only,
         settle=settle,
     )
-    why = None if guard is None or confirm_retire else guard.holds(len(result.deleted), len(known))
+    if guard is None or confirm_retire or not result.deleted:
+        return result
+    # The guard weighs the deletions against the whole folder, not the paths looked at.
+    total = len(known) if only is None else len(catalog.known_files(con, source.name))
+    why = guard.holds(len(result.deleted), total)
     if why is None:
         return result
     return replace(result, deleted=(), held=result.deleted, held_why=why)
@@ -69,14 +73,17 @@ def apply_scan(
     result: ScanResult,
     *,
     vectors: VectorIndex | None = None,
+    whole: bool = True,
 ) -> ScanResult:
     """Register a scan's new revisions, record its moved files' identity, retire its deleted
-    files; returns the scan with the keys that must run again."""
+    files; returns the scan with the keys that must run again. A scan of some paths only
+    (`whole` False) does not count as the folder's sync."""
     came_back = catalog.register_revisions(con, result.new)
     # A revision refused because its file was rewritten (same bytes, another inode) runs again.
     again = set(catalog.refresh_identity(con, result.moved))
     retire(con, index, source.name, result.deleted, vectors=vectors)
-    catalog.mark_synced(con, source.name)
+    if whole:
+        catalog.mark_synced(con, source.name)
     return replace(
         result,
         new=result.new + tuple(r for r in result.moved if r.key in again),
@@ -97,6 +104,7 @@ def sync_source(
     guard: RetireGuard | None = DEFAULT_GUARD,
     confirm_retire: bool = False,
     needed: Collection[str] | None = None,
+    only: Collection[str] | None = None,
 ) -> ScanResult:
     """Register what changed in a folder since the last scan, and retire what was deleted
     (unless the guard holds it: see scan_source). With `needed` (a run's keys), a file
@@ -111,6 +119,7 @@ def sync_source(
         max_bytes=max_bytes,
         guard=guard,
         confirm_retire=confirm_retire,
+        only=only,
     )
     if needed is not None:
         now = time.time()
@@ -120,7 +129,7 @@ def sync_source(
             new=tuple(r for r in result.new if r not in young),
             unsettled=result.unsettled + tuple(r.path for r in young),
         )
-    return apply_scan(con, index, source, result, vectors=vectors)
+    return apply_scan(con, index, source, result, vectors=vectors, whole=only is None)
 
 
 @dataclass(frozen=True)
@@ -185,6 +194,7 @@ def sync_folders(
     guard: RetireGuard | None = DEFAULT_GUARD,
     say: Callable[[str], None] = lambda _: None,
     needed: Collection[str] | None = None,
+    only: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """Apply a scan of each folder (register, record identities, retire); returns the ids of
     the documents it retired. A folder that is gone or cannot be read is skipped, in a line
@@ -202,6 +212,7 @@ def sync_folders(
                 max_bytes=max_bytes,
                 guard=guard,
                 needed=needed,
+                only=None if only is None else only.get(source.name, ()),
             )
         except SourceError as error:
             if error.code not in ("missing_folder", "unreadable_folder"):
@@ -222,14 +233,28 @@ def register_for_run(
     settle_s: float = SETTLE_S,
     max_bytes: int | None = None,
     guard: RetireGuard | None = DEFAULT_GUARD,
+    only: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """Register the revisions of a run's partitions that no scan has registered yet (the
-    sensor computes keys and writes nothing), re-scanning the folders that may hold them; a
-    key whose file changed again since stays unregistered. Returns the ids of the documents
-    those scans retired. With every key registered already (`loom ingest`), one query."""
+    sensor computes keys and writes nothing), re-scanning the folders that may hold them, or
+    only the paths `only` names by folder (the sensor's PATHS_TAG); a key whose file changed
+    again since stays unregistered. Returns the ids of the documents those scans retired. With
+    every key registered already (`loom ingest`), one query."""
     need = catalog.needs_registration(con, keys)
     if not need:
         return []
+    if only is not None:
+        sources = [s for s in catalog.list_sources(con) if s.name in only]
+        return sync_folders(
+            con,
+            index,
+            sources,
+            settle_s=settle_s,
+            max_bytes=max_bytes,
+            guard=guard,
+            needed=need,
+            only=only,
+        )
     known = catalog.registered_keys(con, need)
     if need - known:  # a key names no source: any folder may hold it
         sources = catalog.list_sources(con)
