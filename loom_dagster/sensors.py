@@ -1,8 +1,10 @@
 """Sensors: registered folders in, new revision partitions out; automation turns them into runs.
 
-`loom_folders` stats every registered folder, hashes only what changed and compares it with
-the catalog; it asks the instance once which keys exist and adds only new ones. Its evaluation
-writes nothing (a `dagster sensor preview`, or a tick that fails or whose result is lost,
+`loom_folders` ticks every second: it reads the watcher's journal of changed paths
+(pipeline/watching.py) and looks only at those, or stats a folder whole where no watcher covers
+it (every 30 s); it hashes only what changed and compares it with the catalog, and adds only
+new keys, asking for their runs in the same tick. Its evaluation writes nothing but the list
+of folders the watcher is to watch (a `dagster sensor preview`, or a tick that fails or whose result is lost,
 changes nothing, and the next tick finds the same files again): the revisions are registered
 by the first step of the run that takes their partitions (`pipeline.register_for_run`), and
 deleted files are retired by a run of the `sync` job it requests. `loom_ingest_automation`

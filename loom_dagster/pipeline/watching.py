@@ -10,7 +10,7 @@ journaled under it since the cursor, the files it saw not yet settled, and those
 left: its cost is that of what changed.
 
 The cursor is JSON (`WatchCursor`); a cursor of the earlier form (a folder's resume path by
-name) is read as a cursor that has scanned nothing yet. Plain Python, no Dagster.
+name) is read as those resume points, nothing else scanned yet. Plain Python, no Dagster.
 """
 
 from __future__ import annotations
