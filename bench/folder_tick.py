@@ -100,10 +100,7 @@ def main() -> None:
         result = scan(source, looked, only=paths, settle=Settle({}, closed))
         assert len(result.new) == 1
 
-    print(
-        f"nproc {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; "
-        f"{args.files} files, one changed"
-    )
+    print(f"nproc {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; {args.files} files, one changed")
     print(line("polling scan (walk and stat every file)", timed(args.runs, polling)))
     print(line("journal tick (read journal, look at 1 path)", timed(args.runs, journal)))
     catalog_read(args, known, "d000/n000001.md")
