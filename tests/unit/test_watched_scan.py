@@ -124,9 +124,7 @@ def test_a_new_watcher_generation_makes_its_folders_scanned_whole_again(
     assert [look.only for look in second.looks] == [None]
 
 
-def test_the_cursor_of_the_polling_sensor_before_the_journal_is_read_as_its_resume_points() -> (
-    None
-):
+def test_the_polling_sensors_earlier_cursor_is_read_as_its_resume_points() -> None:
     cursor = WatchCursor.loads('{"docs": "sub/c.md"}')
 
     assert cursor.resume == {"docs": "sub/c.md"} and cursor.at is None
