@@ -97,3 +97,27 @@ def test_the_folders_file_is_written_only_when_the_roots_change(tmp_path: Path) 
     assert write_folders(tmp_path, ["/b", "/a"])
     assert not write_folders(tmp_path, ["/a", "/b"])
     assert read_folders(tmp_path) == ["/a", "/b"]
+
+
+def test_a_file_saved_by_rename_after_its_writer_closed_it_is_whole_under_its_new_name() -> None:
+    from watchdog.events import (
+        DirModifiedEvent,
+        FileClosedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+        FileOpenedEvent,
+    )
+
+    from loom_dagster.sources.watcher import Collector
+
+    collector = Collector()
+    collector.dispatch(FileModifiedEvent("/f/x.tmp"))
+    collector.dispatch(FileClosedEvent("/f/x.tmp"))
+    collector.dispatch(FileMovedEvent("/f/x.tmp", "/f/x.md"))
+    collector.dispatch(DirModifiedEvent("/f"))  # the folder's own change: its entries say it
+    collector.dispatch(FileOpenedEvent("/f/y.md"))  # a read changes nothing
+
+    changes = {c.path: c.closed for c in collector.take()}
+
+    assert changes == {"/f/x.tmp": False, "/f/x.md": True}
+    assert collector.take() == []
