@@ -131,6 +131,7 @@ def loom_folders(
     waiting: list[str] = []
     sync: list[str] = []
     late: list[Waiting] = []
+    fresh_paths: dict[str, list[str]] = {}  # per folder, its new files this tick
     with catalog_db.connect() as con:  # read only: nothing here writes the catalog
         sources = catalog.list_sources(con)
         tick = watching.plan_tick(Path(loom.home), sources, cursor, now) if loom.home else None
@@ -188,14 +189,15 @@ def loom_folders(
                 sync.append(source.name)
             if plan.scan.deleted:
                 context.log.info(f"{source.name}: {len(plan.scan.deleted)} deleted files to retire")
-            if housekeeping:
-                new = [r.path for r in plan.scan.new if r.key not in plan.again]
-                waits = waiting_in(con, source, waiting_paths(con, source, new))
-                if waits.late:
-                    late.append(waits)
+            fresh_paths[source.name] = [r.path for r in plan.scan.new if r.key not in plan.again]
         if housekeeping:
             nxt.scanned[""] = now
             for source in sources:
+                # Every folder's waiting revisions, looked at this tick or not.
+                new = fresh_paths.get(source.name, [])
+                waits = waiting_in(con, source, waiting_paths(con, source, new))
+                if waits.late:
+                    late.append(waits)
                 # Registered by a run (or `loom ingest`) and never given a partition: a run
                 # registers every new file of a folder it scans, not only its own.
                 waiting.extend(r.key for r in catalog.pending_revisions(con, source.name))
