@@ -1,4 +1,5 @@
-"""`loom ui`: Dagster's `dagster dev` on a home, supervised, and the one daemon a home runs.
+"""`loom ui`: Dagster's `dagster dev` on a home, supervised, and the one daemon a home runs;
+`loom watch`: the same without the webserver (`run_watch`).
 
 `dagster dev` starts a webserver, a daemon and a code server, and the daemon's runs start more
 processes (a run worker, a local extractor). Ended by a signal to it alone, or to its process
@@ -7,8 +8,9 @@ and ingesting the home, and a second `loom ui` then ran two daemons on one insta
 So `loom ui`:
 
 - holds the home's daemon lock (`$LOOM_HOME/locks/daemon.lock`, an flock the kernel releases
-  when its holder dies, however it dies) for as long as it runs; a second `loom ui`, or a `loom
-  ingest`, on that home says in one line that its daemon runs, and starts nothing;
+  when its holder dies, however it dies) for as long as it runs; a second `loom ui` (or `loom
+  watch`), or a `loom ingest`, on that home says in one line that its daemon runs, and starts
+  nothing;
 - becomes a child subreaper, so every process `dagster dev` starts stays its descendant even
   when its parent dies first, and starts `dagster dev` in a session of its own;
 - on SIGTERM, SIGINT or SIGHUP, passes SIGTERM on to that session's process group and to every
@@ -154,29 +156,61 @@ def run_ui(settings: LoomSettings, port: int, *, read_only: bool = False) -> int
             flush=True,
         )
 
-        def on_stop(signum: int) -> None:
-            from loom_dagster import runs
-
-            name = signal.Signals(signum).name
-            ended = runs.end_runs_launched_since(
-                settings.dagster_home, started, f"loom ui was stopped by {name}"
-            )
-            print(
-                f"loom ui: stopped by {name}; dagster dev and every process it started ended"
-                + (f", {len(ended)} run(s) it launched marked canceled" if ended else ""),
-                file=sys.stderr,
-                flush=True,
-            )
-
         try:
             return supervise(
                 command,
                 {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)},
-                on_stop=on_stop,
+                on_stop=_on_stop(settings, started, "loom ui", "dagster dev"),
             )
         finally:
             url_file.unlink(missing_ok=True)
             shutil.rmtree(private, ignore_errors=True)
+
+
+def _on_stop(settings: LoomSettings, started: float, who: str, what: str) -> Callable[[int], None]:
+    """What `who` does once a signal stopped it and every process `what` started ended: mark
+    canceled the runs its daemon launched that were still going, and say so."""
+
+    def on_stop(signum: int) -> None:
+        from loom_dagster import runs
+
+        name = signal.Signals(signum).name
+        ended = runs.end_runs_launched_since(
+            settings.dagster_home, started, f"{who} was stopped by {name}"
+        )
+        print(
+            f"{who}: stopped by {name}; {what} and every process it started ended"
+            + (f", {len(ended)} run(s) it launched marked canceled" if ended else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return on_stop
+
+
+def run_watch(settings: LoomSettings) -> int:
+    """Dagster's daemon alone (no webserver) on the home's instance, beside the watcher: the
+    folder sensor and automation ingest the registered folders, as under `loom ui`. Held, run
+    and stopped as `run_ui` (the home's daemon lock; a signal ends every process it started and
+    marks canceled the runs still going, which the folder sensor asks for again)."""
+    with daemon_lock(settings.home):
+        settings.check_instance_database()
+        prepare_instance(settings.dagster_home)
+        started = time.time()
+        command = [sys.executable, "-m", "loom_dagster.ui_webserver", "watch", "-", "0"]
+        # The daemon's own lines at info are two a second (the folder sensor's ticks); runs
+        # and warnings still print.
+        command += ["run", "-w", str(WORKSPACE), "--log-level", "warning"]
+        print(
+            f"loom watch: Dagster's daemon and the folder watcher run on {settings.home}"
+            " (no webserver); SIGINT or SIGTERM stops them",
+            flush=True,
+        )
+        return supervise(
+            command,
+            {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)},
+            on_stop=_on_stop(settings, started, "loom watch", "the daemon"),
+        )
 
 
 def _write_private(path: Path, text: str) -> None:

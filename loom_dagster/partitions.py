@@ -1,5 +1,6 @@
 """One dynamic partition per source revision; keys are `<path trace>~<hash10>@<sha16>` (sources/keys.py)."""
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from dagster import (
@@ -89,3 +90,33 @@ def keys_of_runs(ordered: Sequence[str], runs_tags: Iterable[Mapping[str, str]])
         last = position.get(tags.get(RANGE_END_TAG, ""))
         found.append([] if first is None or last is None else list(ordered[first : last + 1]))
     return found
+
+
+# Which files a run's revisions are, by folder (JSON: {source: [path, ...]}), set by the folder
+# sensor when short enough: the run's first step then looks at those paths to register them
+# instead of scanning their folders whole (seconds at 100,000 files).
+PATHS_TAG = "loom/paths"
+MAX_PATHS_TAG_CHARS = 4000
+
+
+def paths_tag(files: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The tag naming these (source, path) files, or none when it would be too long."""
+    by_source: dict[str, list[str]] = {}
+    for source, path in files:
+        by_source.setdefault(source, []).append(path)
+    text = json.dumps({s: sorted(set(p)) for s, p in sorted(by_source.items())})
+    return {PATHS_TAG: text} if by_source and len(text) <= MAX_PATHS_TAG_CHARS else {}
+
+
+def paths_of(tags: Mapping[str, str]) -> dict[str, list[str]] | None:
+    """The files a run's PATHS_TAG names, by folder; None without one (or unreadable)."""
+    try:
+        value = json.loads(tags[PATHS_TAG])
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(paths, list) and all(isinstance(p, str) for p in paths)
+        for paths in value.values()
+    ):
+        return None
+    return {str(source): list(paths) for source, paths in value.items()}

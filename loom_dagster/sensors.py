@@ -1,8 +1,10 @@
 """Sensors: registered folders in, new revision partitions out; automation turns them into runs.
 
-`loom_folders` stats every registered folder, hashes only what changed and compares it with
-the catalog; it asks the instance once which keys exist and adds only new ones. Its evaluation
-writes nothing (a `dagster sensor preview`, or a tick that fails or whose result is lost,
+`loom_folders` ticks every second: it reads the watcher's journal of changed paths
+(pipeline/watching.py) and looks only at those, or stats a folder whole where no watcher covers
+it (every 30 s); it hashes only what changed and compares it with the catalog, and adds only
+new keys, asking for their runs in the same tick. Its evaluation writes nothing but the list
+of folders the watcher is to watch (a `dagster sensor preview`, or a tick that fails or whose result is lost,
 changes nothing, and the next tick finds the same files again): the revisions are registered
 by the first step of the run that takes their partitions (`pipeline.register_for_run`), and
 deleted files are retired by a run of the `sync` job it requests. `loom_ingest_automation`
@@ -10,10 +12,10 @@ deleted files are retired by a run of the `sync` job it requests. `loom_ingest_a
 MAX_REVISIONS_PER_RUN revisions.
 """
 
-import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from dagster import (
     AddDynamicPartitionsRequest,
@@ -50,11 +52,14 @@ from loom_dagster.partitions import (
     RANGE_START_TAG,
     contiguous_batches,
     keys_of_runs,
+    paths_tag,
     revisions,
 )
+from loom_dagster.pipeline import watching
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.sources import key_document_digest
+from loom_dagster.sources.settling import Settle
 from loom_dagster.waiting import (
     WAIT_BOUND_S,
     Waiting,
@@ -97,37 +102,60 @@ def in_flight(instance: DagsterInstance, job: str, partition: str | None = None)
     )
 
 
+# A tick that saw more keys than this reads every partition once rather than ask for each.
+MAX_KEYS_ASKED_ONE_BY_ONE = 200
+# Ticks this often: with a watcher alive a tick reads the journal (its cost is what changed),
+# and without one it scans a folder whole only every watching.POLL_S.
+TICK_S = 1
+
+
 @sensor(
     name="loom_folders",
     jobs=[ingest_job, sync_job],
-    minimum_interval_seconds=30,
+    minimum_interval_seconds=TICK_S,
     default_status=DefaultSensorStatus.RUNNING,
-    description="Finds new, changed and deleted files of every registered folder: adds a "
-    "revision partition for each new one, and asks for a sync run to retire deleted ones.",
+    description="Finds new, changed and deleted files of every registered folder (from the "
+    "watcher's journal, or a polling scan): adds a revision partition for each new one and "
+    "asks for its run, and asks for a sync run to retire deleted ones.",
 )
 def loom_folders(
     context: SensorEvaluationContext, catalog_db: CatalogResource, loom: SettingsResource
 ) -> SensorResult | SkipReason:
-    resume: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    existing_order = context.instance.get_dynamic_partitions(PARTITIONS_NAME)
-    existing = set(existing_order)
+    now = time.time()
+    cursor = watching.WatchCursor.loads(context.cursor)
+    if loom.home and watching.idle(Path(loom.home), cursor, now, housekeeping_s=watching.POLL_S):
+        return SensorResult(skip_reason="nothing changed", cursor=context.cursor)
     keys: list[str] = []
+    where: dict[str, tuple[str, str]] = {}  # key -> (source, path) of what this tick saw
     again: list[str] = []
     waiting: list[str] = []
     sync: list[str] = []
     late: list[Waiting] = []
+    fresh_paths: dict[str, list[str]] = {}  # per folder, its new files this tick
     with catalog_db.connect() as con:  # read only: nothing here writes the catalog
         sources = catalog.list_sources(con)
-        for source in sources:
+        tick = watching.plan_tick(Path(loom.home), sources, cursor, now) if loom.home else None
+        looks = tick.looks if tick else [watching.FolderLook(s, None, {}) for s in sources]
+        whole = any(look.only is None for look in looks)
+        # Housekeeping (waiting revisions, retention, orphans, retries) comes with the polling
+        # period, as the tick did before the journal; a journal tick only adds what changed.
+        housekeeping = whole or now - cursor.scanned.get("", 0.0) >= watching.POLL_S
+        nxt = tick.cursor if tick else cursor
+        if not looks and not housekeeping:
+            return SensorResult(skip_reason="nothing changed", cursor=nxt.dumps())
+        for look in looks:
+            source = look.source
+            settle = Settle(nxt.looks.get(source.name, {}), look.closed, quiet_s=SETTLE_S)
             try:
                 plan = pipeline.plan_source(
                     con,
                     source,
-                    settle_s=SETTLE_S,
                     max_hashed=MAX_HASHED_PER_TICK,
-                    resume_after=resume.get(source.name),
+                    resume_after=nxt.resume.get(source.name) if look.only is None else None,
                     max_bytes=loom.max_input_bytes,
                     guard=loom.retire_guard(),
+                    only=look.only,
+                    settle=settle,
                 )
             except SourceError as error:
                 # A folder gone or unreadable: an error for that folder, its documents kept.
@@ -144,45 +172,77 @@ def loom_folders(
                 context.log.warning(pipeline.held_line(source.name, plan.scan))
             keys.extend(plan.keys)
             again.extend(plan.again)
-            # Registered by a run (or `loom ingest`) and never given a partition: a run
-            # registers every new file of a folder it scans, not only its own.
-            waiting.extend(r.key for r in catalog.pending_revisions(con, source.name))
-            if plan.scan.resume_after:
-                resume[source.name] = plan.scan.resume_after
-            else:
-                resume.pop(source.name, None)
+            where.update((r.key, (r.source, r.path)) for r in plan.scan.new + plan.scan.moved)
+            watching.settle_looks(nxt, source.name, settle.pending, look.only)
+            stopped = plan.scan.resume_after
+            if look.only is None:
+                if stopped:
+                    nxt.resume[source.name] = stopped
+                else:
+                    nxt.resume.pop(source.name, None)
+                    nxt.scanned[source.name] = now
+            else:  # the paths a capped look did not reach wait for the next tick
+                nxt.todo[source.name] = sorted(p for p in look.only if stopped and p > stopped)[
+                    : watching.MAX_PENDING
+                ]
             if plan.sync:
                 sync.append(source.name)
             if plan.scan.deleted:
                 context.log.info(f"{source.name}: {len(plan.scan.deleted)} deleted files to retire")
-            new = [r.path for r in plan.scan.new if r.key not in plan.again]
-            waits = waiting_in(con, source, waiting_paths(con, source, new))
-            if waits.late:
-                late.append(waits)
-        retention = lifecycle.plan_retention(catalog.revision_states(con), loom.retention())
-        unregistered = existing - catalog.registered_keys(con, existing)
-        # A key no file of any registered folder ever had (made up in the UI's "Add a
-        # partition"): its runs fail at once, so it must not be asked for again and again.
-        digests = {key: key_document_digest(key) for key in unregistered}
-        known = catalog.known_document_digests(con, {d for d in digests.values() if d})
-        made_up = {key for key, digest in digests.items() if digest not in known}
+            fresh_paths[source.name] = [r.path for r in plan.scan.new if r.key not in plan.again]
+        if housekeeping:
+            nxt.scanned[""] = now
+            for source in sources:
+                # Every folder's waiting revisions, looked at this tick or not.
+                new = fresh_paths.get(source.name, [])
+                waits = waiting_in(con, source, waiting_paths(con, source, new))
+                if waits.late:
+                    late.append(waits)
+                # Registered by a run (or `loom ingest`) and never given a partition: a run
+                # registers every new file of a folder it scans, not only its own.
+                waiting.extend(r.key for r in catalog.pending_revisions(con, source.name))
+            retention = lifecycle.plan_retention(catalog.revision_states(con), loom.retention())
     if not sources:
         return SkipReason(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
         )
-    # A partition a run took without finding its file at those bytes (it changed before the
-    # run): if the file is back at them, it is asked for by name (its partition is
-    # materialized); once every folder was scanned to its end and none holds them, it goes.
-    ran = orphans(context.instance, unregistered)
-    again.extend(ran.intersection(keys))
-    gone = (ran | made_up) - set(keys) if not resume else set()
+    if housekeeping or again or len(set(keys)) > MAX_KEYS_ASKED_ONE_BY_ONE:
+        existing_order = context.instance.get_dynamic_partitions(PARTITIONS_NAME)
+    else:
+        # A journal tick asks only about the keys it saw, not for every partition (100,000 of
+        # them on a large home): it asks only for new keys' runs, which need no other.
+        seen = sorted(set(keys))
+        existing_order = [
+            k for k in seen if context.instance.has_dynamic_partition(PARTITIONS_NAME, k)
+        ]
+    existing = set(existing_order)
     to_add = sorted((set(keys) | set(waiting)) - existing)
-    # Superseded and retired revisions beyond the retention leave the partition set (their
-    # records stay in the catalog); a new or pending revision is always kept, and so is a key
-    # this tick's scan just saw (a file back to older bytes), rather than add and delete it.
-    prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys))[
-        :MAX_PRUNED_PER_TICK
-    ]
+    prune: list[str] = []
+    idle: set[str] = set()
+    if housekeeping:
+        with catalog_db.connect() as con:
+            unregistered = existing - catalog.registered_keys(con, existing)
+            # A key no file of any registered folder ever had (made up in the UI's "Add a
+            # partition"): its runs fail at once, so it must not be asked for again and again.
+            digests = {key: key_document_digest(key) for key in unregistered}
+            known = catalog.known_document_digests(con, {d for d in digests.values() if d})
+        made_up = {key for key, digest in digests.items() if digest not in known}
+        # A partition a run took without finding its file at those bytes (it changed before
+        # the run): if the file is back at them, it is asked for by name (its partition is
+        # materialized); once every folder was scanned to its end and none holds them, it goes.
+        ran = orphans(context.instance, unregistered)
+        again.extend(ran.intersection(keys))
+        gone = (ran | made_up) - set(keys) if whole and not nxt.resume else set()
+        # Superseded and retired revisions beyond the retention leave the partition set (their
+        # records stay in the catalog); a new or pending revision is always kept, and so is a
+        # key this tick's scan just saw (a file back to older bytes), rather than add and
+        # delete it.
+        prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys))[
+            :MAX_PRUNED_PER_TICK
+        ]
+        registered_waiting = existing.intersection(waiting) - set(prune)
+        idle = existing - context.instance.get_materialized_partitions(ORIGINAL) - set(prune)
+        idle |= registered_waiting
     requests: list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest] = (
         [revisions.build_add_request(to_add)] if to_add else []
     )
@@ -190,28 +250,28 @@ def loom_folders(
         requests.append(revisions.build_delete_request(prune))
     # Partitions as they are once this tick's requests are applied (adds and deletes first).
     order = [key for key in existing_order if key not in set(prune)] + to_add
-    registered_waiting = existing.intersection(waiting) - set(prune)
-    never_run = existing - context.instance.get_materialized_partitions(ORIGINAL) - set(prune)
     runs = run_requests(
         context.instance,
         order,
         fresh=to_add,
         again=sorted(set(again)),
-        idle=sorted(never_run | registered_waiting),
+        idle=sorted(idle),
         sync=sync,
+        where=where,
     )
     # The tick's own line in its log: the UI's "0 runs requested" says nothing of partitions.
-    context.log.info(
-        f"added {len(to_add)} partitions, deleted {len(prune)}, requested {len(runs)} runs"
-        + (f" (sync of {', '.join(sync)})" if any(r.job_name == SYNC_JOB for r in runs) else "")
-    )
+    if requests or runs or housekeeping:
+        context.log.info(
+            f"added {len(to_add)} partitions, deleted {len(prune)}, requested {len(runs)} runs"
+            + (f" (sync of {', '.join(sync)})" if any(r.job_name == SYNC_JOB for r in runs) else "")
+        )
     for waits in late:
         context.log.warning(waits.alarm())
     return SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=requests,
-        cursor=json.dumps(resume, sort_keys=True),
-        asset_events=waiting_events(context.instance, late),
+        cursor=nxt.dumps(),
+        asset_events=waiting_events(context.instance, late) if housekeeping else [],
     )
 
 
@@ -295,6 +355,7 @@ def run_requests(
     idle: Sequence[str] = (),
     sync: Sequence[str] = (),
     now: float | None = None,
+    where: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[RunRequest]:
     """The runs this tick asks for: the ingest job over `fresh` keys (partitions this tick
     adds), `again` keys (registered before, to run again: their partition may hold a
@@ -312,20 +373,26 @@ def run_requests(
     busy, ended, failed = runs_holding(instance, order, now - RETRY_AFTER_S)
     todo = set(fresh) | (set(again) - busy - failed) | (set(idle) - busy - ended)
     batches = contiguous_batches(order, todo, MAX_REVISIONS_PER_RUN)[:MAX_RUNS_PER_TICK]
-    runs = [ingest_request(batch) for batch in batches]
+    runs = [ingest_request(batch, where or {}) for batch in batches]
     if sync and not in_flight(instance, SYNC_JOB):
         runs.append(RunRequest(job_name=SYNC_JOB, tags={"loom/sources": ",".join(sync)[:200]}))
     return runs
 
 
-def ingest_request(batch: Sequence[str]) -> RunRequest:
+def ingest_request(
+    batch: Sequence[str], where: Mapping[str, tuple[str, str]] | None = None
+) -> RunRequest:
     """A run of the ingest job over a batch of neighbouring partitions: one by name, more as a
-    key range (the tags `loom ingest`'s runs and the UI's backfills use)."""
+    key range (the tags `loom ingest`'s runs and the UI's backfills use). When this tick saw
+    every one of their files (`where`), the run is told which (PATHS_TAG)."""
+    where = where or {}
+    files = [where[key] for key in batch if key in where]
+    tags = paths_tag(files) if len(files) == len(batch) else {}
     if len(batch) == 1:
-        return RunRequest(partition_key=batch[0], job_name=INGEST_JOB)
+        return RunRequest(partition_key=batch[0], job_name=INGEST_JOB, tags=tags)
     return RunRequest(
         job_name=INGEST_JOB,
-        tags={RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1]},
+        tags={RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1], **tags},
     )
 
 

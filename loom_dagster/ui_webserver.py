@@ -24,13 +24,22 @@ A pass with no backfill in progress is three small queries.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import warnings
 from collections.abc import Sequence
+from contextlib import ExitStack
 from types import SimpleNamespace
 from typing import Any
 
 WEBSERVER_MODULE = ["-m", "dagster_webserver"]
+DAGSTER_MODULE = ["-m", "dagster"]
+# What a run's process has imported before the run is handed to it.
+PRELOAD = "loom_dagster.definitions"
+# Seconds between two passes of the sensor daemon over the sensors (Dagster's own: 5): the
+# folder sensor ticks every second (sensors.TICK_S).
+SENSOR_PASS_S = 1.0
 DAEMON_MODULE = ["-m", "dagster._daemon"]
 # Seconds between two passes of the backfill daemon (Dagster's own: 30).
 BACKFILL_PASS_S = 10
@@ -54,6 +63,38 @@ def webserver_command(command: Sequence[str], socket_path: str, read_only: bool)
     return list(command)
 
 
+def code_server_command(command: Sequence[str]) -> list[str]:
+    """A code server's command (`dagster api grpc`, or the proxy `dagster code-server start`
+    that starts one), run by this module's `grpc` or `code-server` role instead: the same
+    server, whose runs start from a forkserver that has the code location imported."""
+    head = [sys.executable, *DAGSTER_MODULE]
+    for role, verb in (("grpc", ["api", "grpc"]), ("code-server", ["code-server", "start"])):
+        if list(command[: len(head) + 2]) == [*head, *verb]:
+            return [
+                sys.executable,
+                "-m",
+                "loom_dagster.ui_webserver",
+                role,
+                "-",
+                "0",
+                *command[len(head) + 2 :],
+            ]
+    return list(command)
+
+
+def start_code_servers_forking() -> None:
+    """Code servers this process starts (`dagster._grpc.server.open_server_process`) are run
+    by the `grpc` and `code-server` roles."""
+    import dagster._grpc.server as server
+
+    opened = server.open_ipc_subprocess
+
+    def open_ipc_subprocess(parts: Sequence[str], **kwargs: Any) -> Any:
+        return opened(code_server_command(parts), **kwargs)
+
+    server.open_ipc_subprocess = open_ipc_subprocess
+
+
 def dev(socket_path: str, read_only: bool, args: list[str]) -> None:
     import dagster._cli.dev as dagster_dev
 
@@ -64,7 +105,88 @@ def dev(socket_path: str, read_only: bool, args: list[str]) -> None:
         return opened(webserver_command(parts, socket_path, read_only), **kwargs)
 
     dagster_dev.open_ipc_subprocess = open_ipc_subprocess  # type: ignore[assignment]
+    start_code_servers_forking()
+    start_watcher()
+    start_extractor()
     dagster_dev.dev_command.main(args=args, prog_name="dagster dev")
+
+
+_RESIDENT = ExitStack()
+
+
+def start_extractor() -> None:
+    """With no extractor configured, each run would start the reference extractor itself (its
+    largest fixed cost, seconds); one started here serves every run this process's daemon
+    launches, for as long as this process lives (it ends with it: local.py)."""
+    from loom_dagster.extractor.local import reference_extractor
+    from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL, ExtractorSettings
+
+    settings = ExtractorSettings.from_env(os.environ)
+    if settings.default_url or settings.routes:
+        return
+    running = _RESIDENT.enter_context(reference_extractor())
+    os.environ[ENV_URL] = running.url
+    os.environ[ENV_TOKEN] = running.token
+
+
+def start_watcher() -> subprocess.Popen[bytes]:
+    """The home's watcher (sources/watcher.py), a child of this process: it ends with it."""
+    from loom_dagster.settings import LoomSettings
+    from loom_dagster.sources import watcher
+
+    return subprocess.Popen(watcher.command(LoomSettings.from_env().home))
+
+
+def watch(socket_path: str, read_only: bool, args: list[str]) -> None:
+    """`loom watch`: the watcher and Dagster's daemon, no webserver."""
+    start_watcher()
+    start_extractor()
+    daemon(socket_path, read_only, args)
+
+
+def grpc(socket_path: str, read_only: bool, args: list[str]) -> None:
+    """`dagster api grpc`, its runs started from a forkserver (see the module's docstring)."""
+    use_forkserver()
+    from dagster._cli import main as dagster_main
+
+    sys.argv = ["dagster", "api", "grpc", *args]
+    dagster_main()
+
+
+def code_server(socket_path: str, read_only: bool, args: list[str]) -> None:
+    """`dagster code-server start`, the proxy `dagster dev` runs, whose own code server (it
+    starts one) is run by `grpc`."""
+    start_code_servers_forking()
+    from dagster._cli import main as dagster_main
+
+    sys.argv = ["dagster", "code-server", "start", *args]
+    dagster_main()
+
+
+class _Forkserver:
+    """`multiprocessing` for Dagster's code server: the context it asks for ("spawn") is the
+    forkserver one, its server started now with the code location imported."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+        import multiprocessing.forkserver
+
+        self._module = multiprocessing
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload([PRELOAD])
+        multiprocessing.forkserver.ensure_running()
+
+    def get_context(self, method: str | None = None) -> Any:
+        return self._context
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+def use_forkserver() -> None:
+    import dagster._grpc.server as server
+
+    server.multiprocessing = _Forkserver()  # type: ignore[assignment]
 
 
 def web(socket_path: str, read_only: bool, args: list[str]) -> None:
@@ -84,6 +206,8 @@ def daemon(socket_path: str, read_only: bool, args: list[str]) -> None:
     import dagster._daemon.cli as cli
 
     set_backfill_pass()
+    set_sensor_pass()
+    start_code_servers_forking()
     sys.argv = ["dagster-daemon", *args]
     cli.main()
 
@@ -96,9 +220,24 @@ def set_backfill_pass(seconds: int = BACKFILL_PASS_S) -> None:
     controller.DEFAULT_DAEMON_INTERVAL_SECONDS = seconds
 
 
+def set_sensor_pass(seconds: float = SENSOR_PASS_S) -> None:
+    """Dagster's sensor daemon sleeps what is left of this module global after each pass over
+    the sensors (read at every pass)."""
+    import dagster._daemon.sensor as sensor
+
+    sensor.MIN_INTERVAL_LOOP_TIME = seconds  # type: ignore[assignment]
+
+
 def main(argv: list[str]) -> None:
     role, socket_path, read_only, *rest = argv
-    run = {"dev": dev, "web": web, "daemon": daemon}[role]
+    run = {
+        "dev": dev,
+        "web": web,
+        "daemon": daemon,
+        "watch": watch,
+        "grpc": grpc,
+        "code-server": code_server,
+    }[role]
     run(socket_path, read_only == "1", rest)
 
 

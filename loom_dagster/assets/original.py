@@ -24,7 +24,7 @@ from loom_dagster.assets.specs import BATCHED, ORIGINAL, PACKAGE_VERSION, ROOT
 from loom_dagster.assets.versions import UNREGISTERED_VERSION, logged_per_partition, version_tags
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.errors import SourceError
-from loom_dagster.partitions import PARTITION_TAG, RANGE_END_TAG, RANGE_START_TAG
+from loom_dagster.partitions import PARTITION_TAG, RANGE_END_TAG, RANGE_START_TAG, paths_of
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
@@ -64,6 +64,7 @@ def original(
                 keys,
                 max_bytes=loom.max_input_bytes,
                 guard=loom.retire_guard(),
+                only=paths_of(context.run.tags),
             )
             states = catalog.document_states(con, retired) if retired else []
             unknown = unknown_keys(con, keys)

@@ -5,7 +5,7 @@ revisions still to run, a revision by key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import duckdb
 
@@ -19,17 +19,33 @@ from loom_dagster.sources import FileState, Revision
 _REVISION_COLUMNS = "key, document_id, source, path, size, mtime_ns, sha256, device, inode, options"
 
 
-def known_files(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, FileState]:
-    """The newest registered state of each path whose document is not retired."""
+def known_files(
+    con: duckdb.DuckDBPyConnection, source: str, under: Collection[str] | None = None
+) -> dict[str, FileState]:
+    """The newest registered state of each path whose document is not retired; with `under`,
+    of those paths and the paths under them only (a look at what a watcher saw change reads
+    what it looks at, not the folder's every file)."""
+    where = ""
+    values: list[object] = [source]
+    if under is not None:
+        paths = sorted(set(under))
+        if not paths:
+            return {}
+        where = (
+            " AND (r.path IN (SELECT unnest(?)) OR "
+            + " OR ".join(["starts_with(r.path, ?)"] * len(paths))
+            + ")"
+        )
+        values += [paths, *(path + "/" for path in paths)]
     rows = con.execute(
-        """
+        f"""
         SELECT DISTINCT ON (r.path) r.path, r.size, r.mtime_ns, r.sha256, r.device, r.inode,
             r.options, r.key FROM revisions r
         LEFT JOIN documents d ON d.document_id = r.document_id
-        WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'
+        WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'{where}
         ORDER BY r.path, r.seq DESC
         """,
-        [source],
+        values,
     ).fetchall()
     return {
         path: FileState(size, mtime_ns, sha, device or 0, inode or 0, options or "{}", key)

@@ -81,5 +81,6 @@ def _parser() -> argparse.ArgumentParser:
     datasets.add_commands(commands)
     query.add_commands(commands)
     system.add_ui(commands)
+    system.add_watch(commands)
     serve.add_commands(commands)
     return parser

@@ -1,5 +1,5 @@
-"""The commands around the pipeline: `loom formats`, `loom gc`, `loom extractor serve` and
-`loom ui`."""
+"""The commands around the pipeline: `loom formats`, `loom gc`, `loom extractor serve`, `loom
+ui` and `loom watch`."""
 
 from __future__ import annotations
 
@@ -57,6 +57,16 @@ def add_ui(commands: Any) -> None:
     ui.set_defaults(run=_ui)
 
 
+def add_watch(commands: Any) -> None:
+    watch = command(
+        commands,
+        "watch",
+        "ingest the registered folders as files change: Dagster's daemon and the folder "
+        "watcher, no webserver; stops on SIGINT or SIGTERM",
+    )
+    watch.set_defaults(run=_watch)
+
+
 def _formats(args: argparse.Namespace) -> int:
     from loom_dagster.api.quick import formats  # the extractor client only: no Dagster, no DuckDB
 
@@ -108,3 +118,13 @@ def _ui(args: argparse.Namespace) -> int:
     settings = LoomSettings.from_env()
     prepare_environment(settings)
     return run_ui(settings, args.port, read_only=args.read_only)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from loom_dagster.api.home import prepare_environment
+    from loom_dagster.dagster_dev import run_watch
+    from loom_dagster.settings import LoomSettings
+
+    settings = LoomSettings.from_env()
+    prepare_environment(settings)
+    return run_watch(settings)

@@ -156,9 +156,9 @@ class LoomSettings:
         instance's folder, or PostgreSQL), its event log written a batch at a time
         (event_log.py), the catalog's pool and run monitoring."""
         if self.dagster_postgres_url:
-            return LOOM_YAML_MARK + DAGSTER_YAML + POSTGRES_STORAGE_YAML
+            return LOOM_YAML_MARK + DAGSTER_YAML + QUEUE_YAML + POSTGRES_STORAGE_YAML
         runs = json.dumps(str(self.dagster_home / "history" / "runs"))
-        return LOOM_YAML_MARK + DAGSTER_YAML + SQLITE_EVENTS_YAML.format(base_dir=runs)
+        return LOOM_YAML_MARK + DAGSTER_YAML + QUEUE_YAML + SQLITE_EVENTS_YAML.format(base_dir=runs)
 
     def _check_usable(self, path: Path) -> None:
         if path.exists() and not os.access(path, _read_write_mode(path)):
@@ -250,6 +250,21 @@ concurrency:
 run_monitoring:
   enabled: true
   free_slots_after_run_end_seconds: 60
+"""
+
+# The run queue is read every second (Dagster's default: 5), so a run the folder sensor asks
+# for starts within a second; the folder sensor ticks every second, and its skipped ticks (most
+# of them) are kept a day (Dagster's default: 7).
+QUEUE_YAML = """\
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    dequeue_interval_seconds: 1
+retention:
+  sensor:
+    purge_after_days:
+      skipped: 1
 """
 
 # Loom rewrites a dagster.yaml that starts with this line (when the settings it was written for

@@ -7,7 +7,7 @@ import errno
 import os
 import stat as stat_module
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from stat import S_ISREG
 
@@ -17,6 +17,7 @@ from loom_dagster.sources.keys import document_id, revision_key
 from loom_dagster.sources.model import FileState, Refusal, Revision, ScanResult, Skipped, Source
 from loom_dagster.sources.options import _included, options_json
 from loom_dagster.sources.reading import open_checked, sha256_as_scanned, too_large_message
+from loom_dagster.sources.settling import Settle
 
 _KINDS = {
     stat_module.S_IFIFO: "a FIFO",
@@ -49,7 +50,7 @@ def _unreadable(relative: str, error: OSError) -> Skipped:
 
 
 def walk(
-    source: Source,
+    source: Source, under: str | None = None
 ) -> tuple[list[tuple[str, os.stat_result]], list[Refusal], list[Skipped]]:
     """Every regular file under the root matching an include glob, in path order, refusals,
     and what was skipped with its reason.
@@ -59,7 +60,8 @@ def walk(
     store or show it, and it must not stop its neighbours. Symbolic links (to files or
     folders, loops included), FIFOs, sockets and devices, folders that cannot be read and
     paths past the system's limit are skipped, each with a `Skipped` saying why; a root that
-    cannot be read is an error for the whole folder (`unreadable_folder`).
+    cannot be read is an error for the whole folder (`unreadable_folder`). With `under` (a
+    folder's path relative to the root, reached through no link), only that subtree is walked.
     """
     root = Path(source.root)
     if not root.is_dir():
@@ -85,7 +87,7 @@ def walk(
         if error.filename is not None:
             skipped.append(_unreadable(relative_of(error.filename), error))
 
-    for directory, subdirs, files in os.walk(root, onerror=folder_error):
+    for directory, subdirs, files in os.walk(root / under if under else root, onerror=folder_error):
         kept = []
         for name in subdirs:
             if name.startswith("."):
@@ -104,41 +106,118 @@ def walk(
             kept.append(name)
         subdirs[:] = kept
         for name in files:
-            full = Path(directory) / name
-            relative = full.relative_to(root).as_posix()
-            if name.startswith(".") or not _included(relative, source.include):
-                continue
-            try:
-                relative.encode("utf-8")
-            except UnicodeEncodeError:
-                refused.append(
-                    Refusal(relative, "invalid_name", "the file's name is not UTF-8; rename it")
-                )
-                continue
-            try:
-                stat = full.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            except OSError as error:
-                skipped.append(
-                    Skipped(
-                        relative,
-                        "path_too_long",
-                        "its path is longer than the system allows: not read",
-                    )
-                    if error.errno == errno.ENAMETOOLONG
-                    else Skipped(relative, "unreadable", f"cannot be read ({error.strerror})")
-                )
-                continue
-            why = _not_taken(relative, stat)
-            if why is None:
-                found.append((relative, stat))
-            else:
-                skipped.append(why)
+            _take(source, Path(directory) / name, found, refused, skipped)
     found.sort(key=lambda item: item[0])
     refused.sort(key=lambda item: item.path)
     skipped.sort(key=lambda item: item.path)
     return found, refused, skipped
+
+
+def _take(
+    source: Source,
+    full: Path,
+    found: list[tuple[str, os.stat_result]],
+    refused: list[Refusal],
+    skipped: list[Skipped],
+) -> None:
+    """Put the entry at `full` (not a folder) where it belongs: found, refused or skipped; or
+    nowhere (hidden, not included, gone)."""
+    relative = full.relative_to(source.root).as_posix()
+    if full.name.startswith(".") or not _included(relative, source.include):
+        return
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        refused.append(Refusal(relative, "invalid_name", "the file's name is not UTF-8; rename it"))
+        return
+    try:
+        stat = full.stat(follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        skipped.append(
+            Skipped(
+                relative, "path_too_long", "its path is longer than the system allows: not read"
+            )
+            if error.errno == errno.ENAMETOOLONG
+            else Skipped(relative, "unreadable", f"cannot be read ({error.strerror})")
+        )
+        return
+    why = _not_taken(relative, stat)
+    if why is None:
+        found.append((relative, stat))
+    else:
+        skipped.append(why)
+
+
+def walk_paths(
+    source: Source, relatives: Collection[str]
+) -> tuple[list[tuple[str, os.stat_result]], list[Refusal], list[Skipped]]:
+    """What `walk` would find at these paths (relative to the root) and under them: a path that
+    is a folder is walked, a file is taken as `walk` takes it; a path gone, hidden (a component
+    starting with a dot) or reached through a symbolic link finds nothing, as in `walk`. The cost
+    is that of the paths given, not of the folder."""
+    root = Path(source.root)
+    if not root.is_dir():
+        raise SourceError(
+            f"folder {source.root} does not exist or is not a folder", code="missing_folder"
+        )
+    found: list[tuple[str, os.stat_result]] = []
+    refused: list[Refusal] = []
+    skipped: list[Skipped] = []
+    for relative in _outermost(relatives):
+        parts = relative.split("/")
+        if any(not part or part.startswith(".") or part == ".." for part in parts):
+            continue
+        if not _through_folders(root, parts[:-1]):
+            continue
+        full = root / relative
+        try:
+            stat = full.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat_module.S_ISDIR(stat.st_mode):
+            more_found, more_refused, more_skipped = walk(source, relative)
+            found += more_found
+            refused += more_refused
+            skipped += more_skipped
+        else:
+            _take(source, full, found, refused, skipped)
+    found.sort(key=lambda item: item[0])
+    refused.sort(key=lambda item: item.path)
+    skipped.sort(key=lambda item: item.path)
+    return found, refused, skipped
+
+
+def _outermost(relatives: Collection[str]) -> list[str]:
+    """The paths, without those under another of them (walked with it)."""
+    kept: set[str] = set()
+    for relative in sorted(set(relatives), key=lambda path: path.count("/")):
+        if not covered(relative, kept):
+            kept.add(relative)
+    return sorted(kept)
+
+
+def _through_folders(root: Path, parts: list[str]) -> bool:
+    """Whether each of these components under root is a real folder (no link), as `walk`
+    descends."""
+    here = root
+    for part in parts:
+        here = here / part
+        try:
+            if not stat_module.S_ISDIR(here.stat(follow_symlinks=False).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def covered(path: str, relatives: Collection[str]) -> bool:
+    """Whether `path` is one of `relatives` or under one of them."""
+    if path in relatives:
+        return True
+    parts = path.split("/")
+    return any("/".join(parts[:n]) in relatives for n in range(1, len(parts)))
 
 
 def scan(
@@ -150,6 +229,8 @@ def scan(
     resume_after: str | None = None,
     now: float | None = None,
     max_bytes: int | None = None,
+    only: Collection[str] | None = None,
+    settle: Settle | None = None,
 ) -> ScanResult:
     """Stat every file, hash only what changed, and report new revisions and deleted paths.
 
@@ -161,13 +242,17 @@ def scan(
     file) between its stat and its hash is refused for this scan, not registered. A file
     larger than `max_bytes` (the extractor's input limit) is refused `too_large` from its
     size: not a byte of it is read, hashed or stored.
+
+    With `only` (paths relative to the root, from a change journal), only those paths and what
+    is under them are looked at, and only known files among them can be deleted. With `settle`,
+    its rule decides which changed files are ready (instead of `settle_s`): see settling.py.
     """
     now = time.time() if now is None else now
     new: list[Revision] = []
     moved: list[Revision] = []
     unchanged: list[str] = []
     unsettled: list[str] = []
-    files, refused, skipped = walk(source)
+    files, refused, skipped = walk(source) if only is None else walk_paths(source, only)
     seen: set[str] = {path for path, _ in files} | {r.path for r in refused}
     # A folder that cannot be read (or a path past the limit) hides its files, it does not
     # delete them: what the catalog knows under it is kept as seen, so it stays live.
@@ -208,7 +293,11 @@ def scan(
         if previous and same_file and previous.options == options:
             unchanged.append(relative)
             continue
-        if now - stat.st_mtime_ns / 1e9 < settle_s:
+        if (
+            not settle.ready(relative, stat.st_size, stat.st_mtime_ns, now)
+            if settle is not None
+            else now - stat.st_mtime_ns / 1e9 < settle_s
+        ):
             unsettled.append(relative)
             continue
         if max_bytes is not None and stat.st_size > max_bytes:
@@ -254,4 +343,8 @@ def scan(
             continue
         new.append(revision)
     refused.sort(key=lambda r: r.path)
-    return done(None, tuple(sorted(set(known) - seen)))
+    gone = set(known) - seen
+    if only is not None:
+        wanted = set(only)
+        gone = {path for path in gone if covered(path, wanted)}
+    return done(None, tuple(sorted(gone)))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -19,16 +21,18 @@ from loom_dagster import api, catalog
 from loom_dagster.partitions import PARTITIONS_NAME
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.settings import LoomSettings
+from loom_dagster.sources.journal import read_heartbeat
 from tests.integration.daemon import (
     every_partition_done,
     last_run_ended,
     published,
     running_daemon,
     runs_per_key,
+    stop_group,
     ticked_after,
     wait_for,
 )
-from tests.integration.loom_command import loom
+from tests.integration.loom_command import LOOM, alive_among, descendants, loom
 
 REPO = Path(__file__).resolve().parents[2]
 # From the daemon's start to every file published: its first ticks, a run process's start
@@ -182,3 +186,45 @@ def test_the_folder_sensor_turns_the_waiting_check_red_naming_the_file_and_green
     api.ingest_folder(folder)
     [green] = tick().asset_events
     assert isinstance(green, AssetCheckEvaluation) and green.passed
+
+
+# `loom watch` -----------------------------------------------------------------------------------
+
+
+def test_loom_watch_publishes_a_dropped_file_and_leaves_no_process_after_sigterm(
+    loom_home: Path, tmp_path: Path
+) -> None:
+    """`loom watch` (the daemon and the watcher, no webserver) on a home with a registered
+    folder: a file written into it after the start is published (through the watcher's
+    journal), and SIGTERM ends every process it started. Over 5 s: a daemon's start, a code
+    server and a run on a busy machine."""
+    folder = notes(tmp_path / "docs", 0)
+    assert loom("sources", "add", str(folder)).returncode == 0
+    log = tmp_path / "watch.log"
+    with open(log, "wb") as out:
+        watch = subprocess.Popen(
+            [*LOOM, "watch"], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        home = Path(os.environ["LOOM_HOME"])
+        wait_for("the watcher watches the folder", lambda: watching(home, folder), 120, log)
+        (folder / "dropped.md").write_text("# Dropped\n\nThe keeper saw a comet.\n")
+        wait_for("the dropped file published", every_partition_done(1), PUBLISHED_WITHIN_S, log)
+        family = [watch.pid, *descendants(watch.pid)]
+        assert len(family) >= 4  # loom watch, its daemon, the watcher, a code server
+
+        watch.send_signal(signal.SIGTERM)
+
+        assert watch.wait(timeout=30) == 128 + signal.SIGTERM
+        assert alive_among(family) == []
+    finally:
+        stop_group(watch)
+    assert "loom watch: stopped by SIGTERM" in log.read_text(errors="replace")
+    assert not (home / "watch" / "watcher.json").exists()  # the watcher ended on its own
+    [hit, *_] = api.search("keeper comet")
+    assert hit.chunk.path == "dropped.md"
+
+
+def watching(home: Path, folder: Path) -> bool:
+    beat = read_heartbeat(home)
+    return beat is not None and str(folder) in beat.roots

@@ -11,7 +11,7 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 from dagster._core.storage.dagster_run import DagsterRun
 
-from loom_dagster.partitions import MAX_REVISIONS_PER_RUN, keys_of_runs
+from loom_dagster.partitions import MAX_REVISIONS_PER_RUN, keys_of_runs, paths_of
 from loom_dagster.sensors import MAX_RUNS_PER_TICK, RETRY_AFTER_S, run_requests
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
@@ -100,3 +100,19 @@ def test_the_keys_of_a_run_are_read_from_its_tags() -> None:
             {"loom/sources": "docs"},
         ],
     ) == [["k0003"], ["k0002", "k0003", "k0004"], [], []]
+
+
+def test_a_run_is_told_its_files_when_the_tick_saw_them_all_and_not_otherwise(
+    instance: DagsterInstance,
+) -> None:
+    where = {"k0001": ("docs", "a.md"), "k0002": ("docs", "b.md")}
+
+    both, partly = (
+        run_requests(instance, ORDER, fresh=["k0001", "k0002"], where=where),
+        (run_requests(instance, ORDER, fresh=["k0002", "k0003"], where=where)),
+    )
+
+    [run] = both
+    assert paths_of(run.tags) == {"docs": ["a.md", "b.md"]}
+    [run] = partly
+    assert paths_of(run.tags) is None  # k0003's file unknown: its run scans the folders
