@@ -49,6 +49,7 @@ from loom_dagster.partitions import (
     RANGE_END_TAG,
     RANGE_START_TAG,
     contiguous_batches,
+    held_partitions,
     keys_of_runs,
     revisions,
 )
@@ -179,8 +180,10 @@ def loom_folders(
     to_add = sorted((set(keys) | set(waiting)) - existing)
     # Superseded and retired revisions beyond the retention leave the partition set (their
     # records stay in the catalog); a new or pending revision is always kept, and so is a key
-    # this tick's scan just saw (a file back to older bytes), rather than add and delete it.
-    prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys))[
+    # this tick's scan just saw (a file back to older bytes), rather than add and delete it,
+    # and a key a run not ended takes (deleted under it, the run fails): a later tick's.
+    held = held_partitions(context.instance, existing_order)
+    prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys) - held)[
         :MAX_PRUNED_PER_TICK
     ]
     requests: list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest] = (

@@ -100,3 +100,19 @@ def test_the_keys_of_a_run_are_read_from_its_tags() -> None:
             {"loom/sources": "docs"},
         ],
     ) == [["k0003"], ["k0002", "k0003", "k0004"], [], []]
+
+
+def test_a_partition_a_run_not_ended_takes_is_not_pruned_under_it(
+    instance: DagsterInstance,
+) -> None:
+    """Dagster resolves a run's partitions again at each output: a key deleted under its run
+    fails the run (issue 39, a file deleted while its run is in flight)."""
+    from loom_dagster.partitions import PARTITIONS_NAME, prune_partitions
+
+    instance.add_dynamic_partitions(PARTITIONS_NAME, ORDER)
+    add_run(instance, DagsterRunStatus.STARTED, **{RANGE_START: "k0001", RANGE_END: "k0002"})
+    add_run(instance, DagsterRunStatus.NOT_STARTED, **{"dagster/partition": "k0005"})
+    add_run(instance, DagsterRunStatus.SUCCESS, **{"dagster/partition": "k0007"})
+
+    assert prune_partitions(instance, ["k0001", "k0002", "k0005", "k0007"]) == ["k0007"]
+    assert instance.get_dynamic_partitions(PARTITIONS_NAME) == [k for k in ORDER if k != "k0007"]
