@@ -2,10 +2,11 @@
 its first revision is in flight, deleted before its run publishes, saved by rename, moved
 between two watched folders, or written in two halves.
 
-One watcher over six registered folders, as a real process; every case runs side by side in it,
-each in its own folder, and each test reads its case's end from the catalog once the watcher
-has gone quiet and stopped. The first run is held at the end of its first step (hold.py's
-"original" point, set in the watcher's environment) so that "in flight" is a fact, not a guess.
+One watcher over seven registered folders, as a real process; every case runs side by side in
+it, each in its own folder, and each test reads its case's end from the catalog once the watcher
+has gone quiet and stopped. Runs are held at the end of their first step and again before they
+publish (hold.py's "original" and "chunks" points, set in the watcher's environment), so that
+"in flight" is a fact, not a guess.
 Slow: the folder sensor looks every 30 s (no setting shortens it; a watcher on change
 notification makes every wait here shorter without a change to this module), and the scenario
 needs about eight of its looks one after another, each followed by a run: 4 to 6 minutes on
