@@ -32,6 +32,7 @@ from loom_dagster.catalog.history import RevisionHistory, file_history
 from loom_dagster.extractor.local import RunningExtractor
 from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
 from loom_dagster.jobs import SYNC_JOB
+from loom_dagster.partitions import HOLDING
 from loom_dagster.pipeline import SETTLE_S
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.settings import LoomSettings
@@ -54,13 +55,6 @@ WATCHER = "loom_folders"
 HELD_WITHIN_S = 240.0
 # A change seen and its run (or a sync's) ended: a look (every 30 s) and a run's start.
 CHANGE_DONE_WITHIN_S = 240.0
-IN_FLIGHT = [
-    DagsterRunStatus.QUEUED,
-    DagsterRunStatus.NOT_STARTED,
-    DagsterRunStatus.STARTING,
-    DagsterRunStatus.STARTED,
-    DagsterRunStatus.CANCELING,
-]
 FOLDERS = (
     "rewritten",
     "deleted",
@@ -108,7 +102,7 @@ def settled(path: Path, text: str) -> Path:
 
 def runs_in_flight() -> int:
     with instance() as dagster:
-        return len(dagster.get_run_records(RunsFilter(statuses=IN_FLIGHT)))
+        return len(dagster.get_run_records(RunsFilter(statuses=HOLDING)))
 
 
 def run_ended(job: str, after: float) -> Callable[[], bool]:
