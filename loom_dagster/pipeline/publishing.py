@@ -83,7 +83,7 @@ def publish(
     live: dict[str, list[IndexedChunk]] = {}
     published: dict[str, str] = {}
     tags = catalog.source_tags(con, {revision.source for revision in revisions})
-    roots = catalog.source_roots(con, {revision.source for revision in revisions})
+    roots = {source.name: source.root for source in catalog.list_sources(con)}
     prepared = [_unless_gone(_prepared(store, revision), roots) for revision in revisions]
     # Datasets are written before the switch, for the revisions that will be served.
     superseded = catalog.superseded_in_order(
@@ -194,7 +194,8 @@ def _unless_gone(
     """A revision whose file was deleted since its run read it is refused `source_gone`, not
     made live for the next scan to retire (nor made live again once a scan retired it)."""
     revision, extraction, _ = item
-    if extraction.refused or not gone_from(roots[revision.source], revision.path):
+    root = roots.get(revision.source)  # a source removed since: its documents are retired
+    if extraction.refused or root is None or not gone_from(root, revision.path):
         return item
     message = f"{revision.path} was deleted before its run published it"
     return revision, replace(extraction, status="refused", code="source_gone", message=message), []
