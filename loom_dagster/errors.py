@@ -126,7 +126,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
         "Nothing: the next scan sees the new file.",
     ),
     "source_gone": ErrorCode(
-        "The file was deleted between the scan and the read.",
+        "The file was deleted between the scan and the read, or before its run published it.",
         "Nothing: the next scan retires it.",
     ),
     "source_unreadable": ErrorCode(

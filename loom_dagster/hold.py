@@ -1,9 +1,10 @@
 """Named points in a run where a test may hold the process, to kill it there or act meanwhile.
 
-Only tests set LOOM_TEST_HOLD_AT (a point's name) and LOOM_TEST_HOLD_DIR (a folder): at that
-point the process writes `<point>.reached` there and waits until `<point>.release` appears, so
-a crash test kills the process at an exact step rather than after a guessed delay. Unset, a
-point costs one dictionary lookup.
+Only tests set LOOM_TEST_HOLD_AT (a point's name, or several separated by commas) and
+LOOM_TEST_HOLD_DIR (a folder): at each such point the process writes `<point>.reached` there
+and waits until `<point>.release` appears, so a crash test kills the process at an exact step
+rather than after a guessed delay, and a test holds a run twice (act, release, act again).
+Unset, a point costs one dictionary lookup.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ POINTS = ("original", "artifact", "chunks", "published", "index")
 
 def reached(point: str) -> None:
     """Hold here when a test asked for this point; return at once otherwise."""
-    if os.environ.get(ENV_AT) != point or not os.environ.get(ENV_DIR):
+    at = os.environ.get(ENV_AT)
+    if not at or point not in at.split(",") or not os.environ.get(ENV_DIR):
         return
     folder = Path(os.environ[ENV_DIR])
     (folder / f"{point}.reached").write_text(str(os.getpid()))

@@ -7,7 +7,9 @@ from dagster import (
     AutomationCondition,
     BackfillPolicy,
     DagsterInstance,
+    DagsterRunStatus,
     DynamicPartitionsDefinition,
+    RunsFilter,
 )
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG as RANGE_END_TAG,
@@ -47,14 +49,39 @@ AFTER_UPSTREAM = (
 ).with_label("after_upstream")
 
 
+# A run in one of these states holds its partitions: deleting one under it fails the run
+# (Dagster resolves a run's partitions again at each output, and a key gone is an error).
+HOLDING = [
+    DagsterRunStatus.QUEUED,
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+    DagsterRunStatus.CANCELING,
+]
+# Runs read to learn which partitions are held; more in flight than this is a queue to wait for.
+MAX_HOLDING_RUNS = 1000
+
+
+def held_partitions(instance: DagsterInstance, ordered: Sequence[str]) -> set[str]:
+    """The partitions of `ordered` (the instance's, in order) a run not ended takes now,
+    whoever launched it."""
+    runs = instance.get_run_records(RunsFilter(statuses=HOLDING), limit=MAX_HOLDING_RUNS)
+    return {k for keys in keys_of_runs(ordered, (r.dagster_run.tags for r in runs)) for k in keys}
+
+
 def prune_partitions(
     instance: DagsterInstance, keys: Iterable[str], *, dry_run: bool = False
 ) -> list[str]:
-    """Delete from the instance the partitions of `keys` it still has; returns those keys.
+    """Delete from the instance the partitions of `keys` it still has, but those a run not
+    ended takes (they go at a later prune); returns the keys deleted.
 
     The revisions' catalog records stay: a pruned partition is history, not a loss.
     """
-    doomed = sorted(set(instance.get_dynamic_partitions(PARTITIONS_NAME)).intersection(keys))
+    existing = instance.get_dynamic_partitions(PARTITIONS_NAME)
+    doomed = sorted(set(existing).intersection(keys))
+    if doomed:
+        held = held_partitions(instance, existing)
+        doomed = [key for key in doomed if key not in held]
     if not dry_run:
         for key in doomed:
             instance.delete_dynamic_partition(PARTITIONS_NAME, key)

@@ -44,13 +44,21 @@ from loom_dagster.assets import GROUP, ORIGINAL, RUN_CHECKS
 from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.display import printable
 from loom_dagster.errors import SourceError
-from loom_dagster.jobs import INGEST_JOB, SYNC_JOB, ingest_job, sync_job
+from loom_dagster.jobs import (
+    INGEST_ASSET_KEYS,
+    INGEST_CHECK_KEYS,
+    INGEST_JOB,
+    SYNC_JOB,
+    ingest_job,
+    sync_job,
+)
 from loom_dagster.partitions import (
     MAX_REVISIONS_PER_RUN,
     PARTITIONS_NAME,
     RANGE_END_TAG,
     RANGE_START_TAG,
     contiguous_batches,
+    held_partitions,
     keys_of_runs,
     paths_tag,
     revisions,
@@ -237,7 +245,10 @@ def loom_folders(
         # records stay in the catalog); a new or pending revision is always kept, and so is a
         # key this tick's scan just saw (a file back to older bytes), rather than add and
         # delete it.
-        prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys))[
+        # A key a run not ended takes stays too (deleted under it, the run fails): a later
+        # tick's.
+        held = held_partitions(context.instance, existing_order)
+        prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys) - held)[
             :MAX_PRUNED_PER_TICK
         ]
         registered_waiting = existing.intersection(waiting) - set(prune)
@@ -388,11 +399,13 @@ def ingest_request(
     where = where or {}
     files = [where[key] for key in batch if key in where]
     tags = paths_tag(files) if len(files) == len(batch) else {}
-    if len(batch) == 1:
-        return RunRequest(partition_key=batch[0], job_name=INGEST_JOB, tags=tags)
+    single = len(batch) == 1
     return RunRequest(
+        partition_key=batch[0] if single else None,
         job_name=INGEST_JOB,
-        tags={RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1], **tags},
+        tags=tags if single else {RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1], **tags},
+        asset_selection=INGEST_ASSET_KEYS,
+        asset_check_keys=INGEST_CHECK_KEYS,
     )
 
 

@@ -81,6 +81,7 @@ def not_served(states: Sequence[catalog.DocumentRevision]) -> list[str]:
         s.key
         for s in states
         if s.key != s.live_revision
+        and s.status is not None  # a run may be taking it now: its partition must stay
         and (s.document_status == "retired" or s.status in (catalog.PUBLISHED, catalog.SUPERSEDED))
     ]
 

@@ -5,6 +5,7 @@ the retirement of deleted files' documents (`retire`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import duckdb
 
@@ -25,7 +26,7 @@ from loom_dagster.objectstore import ObjectStore
 from loom_dagster.pipeline.records import Extraction, read_chunks, read_extraction
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
 from loom_dagster.search.vector import VectorIndex
-from loom_dagster.sources import Revision
+from loom_dagster.sources import Revision, gone_from
 
 # A document whose artifact is larger (about a thousand chunks of text: a second or two of
 # chunking, indexing and embedding) is published after the rest of its batch, on its own.
@@ -82,7 +83,8 @@ def publish(
     live: dict[str, list[IndexedChunk]] = {}
     published: dict[str, str] = {}
     tags = catalog.source_tags(con, {revision.source for revision in revisions})
-    prepared = [_prepared(store, revision) for revision in revisions]
+    roots = {source.name: source.root for source in catalog.list_sources(con)}
+    prepared = [_unless_gone(_prepared(store, revision), roots) for revision in revisions]
     # Datasets are written before the switch, for the revisions that will be served.
     superseded = catalog.superseded_in_order(
         con, [revision for revision, extraction, _ in prepared if not extraction.refused]
@@ -184,6 +186,19 @@ def _prepared(store: ObjectStore, revision: Revision) -> tuple[Revision, Extract
         return revision, extraction, []
     assert extraction.artifact_sha256
     return revision, extraction, read_chunks(store, revision.key)
+
+
+def _unless_gone(
+    item: tuple[Revision, Extraction, list[Chunk]], roots: Mapping[str, str]
+) -> tuple[Revision, Extraction, list[Chunk]]:
+    """A revision whose file was deleted since its run read it is refused `source_gone`, not
+    made live for the next scan to retire (nor made live again once a scan retired it)."""
+    revision, extraction, _ = item
+    root = roots.get(revision.source)  # a source removed since: its documents are retired
+    if extraction.refused or root is None or not gone_from(root, revision.path):
+        return item
+    message = f"{revision.path} was deleted before its run published it"
+    return revision, replace(extraction, status="refused", code="source_gone", message=message), []
 
 
 def _entry(

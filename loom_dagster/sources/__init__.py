@@ -42,6 +42,7 @@ from loom_dagster.sources.model import (
 from loom_dagster.sources.options import check_option, options_json, parse_option
 from loom_dagster.sources.reading import (
     blocks_as_scanned,
+    gone_from,
     open_checked,
     read_all,
     too_large_message,
@@ -62,6 +63,7 @@ __all__ = [
     "blocks_as_scanned",
     "check_option",
     "document_id",
+    "gone_from",
     "open_checked",
     "options_json",
     "parse_option",

@@ -146,3 +146,16 @@ def sha256_as_scanned(fd: int, relative: str, *, size: int, mtime_ns: int) -> st
     if after.st_size != size or after.st_mtime_ns != mtime_ns:
         raise _changed(relative, "modified while it was read")
     return digest.hexdigest()
+
+
+def gone_from(root: str, relative: str) -> bool:
+    """Whether `relative` was deleted from `root` (a folder still there): nothing of a
+    revision of it is made live. A folder that is gone or cannot be read hides its files, it
+    does not delete them (as a scan says), so that is not `gone`."""
+    try:
+        os.lstat(os.path.join(root, relative))
+    except FileNotFoundError:
+        return os.path.isdir(root)
+    except OSError:
+        return False
+    return False

@@ -116,3 +116,35 @@ def test_a_run_is_told_its_files_when_the_tick_saw_them_all_and_not_otherwise(
     assert paths_of(run.tags) == {"docs": ["a.md", "b.md"]}
     [run] = partly
     assert paths_of(run.tags) is None  # k0003's file unknown: its run scans the folders
+
+
+def test_a_partition_a_run_not_ended_takes_is_not_pruned_under_it(
+    instance: DagsterInstance,
+) -> None:
+    """Dagster resolves a run's partitions again at each output: a key deleted under its run
+    fails the run (issue 39, a file deleted while its run is in flight)."""
+    from loom_dagster.partitions import PARTITIONS_NAME, prune_partitions
+
+    instance.add_dynamic_partitions(PARTITIONS_NAME, ORDER)
+    add_run(instance, DagsterRunStatus.STARTED, **{RANGE_START: "k0001", RANGE_END: "k0002"})
+    add_run(instance, DagsterRunStatus.NOT_STARTED, **{"dagster/partition": "k0005"})
+    add_run(instance, DagsterRunStatus.SUCCESS, **{"dagster/partition": "k0007"})
+
+    assert prune_partitions(instance, ["k0001", "k0002", "k0005", "k0007"]) == ["k0007"]
+    assert instance.get_dynamic_partitions(PARTITIONS_NAME) == [k for k in ORDER if k != "k0007"]
+
+
+
+def test_a_run_the_sensor_asks_for_names_the_assets_and_checks_it_updates() -> None:
+    """Automation's `any_deps_updated` ignores an update made by a run whose own selection holds
+    the asset; a run asked for by job name alone records no selection, and automation ran its
+    partitions a second time (issue 39, nothing doubled)."""
+    from loom_dagster.definitions import defs
+    from loom_dagster.jobs import ingest_job
+    from loom_dagster.sensors import ingest_request
+
+    graph = defs.resolve_asset_graph()
+    for batch in (["k0001"], ["k0001", "k0002"]):
+        run = ingest_request(batch)
+        assert set(run.asset_selection or []) == ingest_job.selection.resolve(graph)
+        assert set(run.asset_check_keys or []) == ingest_job.selection.resolve_checks(graph)
