@@ -95,6 +95,7 @@ def queue_ingest_runs(
     coordinator; returns the runs' ids. With the queued coordinator they wait in its queue until
     the limits let the daemon launch them."""
     from loom_dagster.definitions import build_definitions
+    from loom_dagster.event_log import batched_events
     from loom_dagster.jobs import INGEST_JOB
     from loom_dagster.partitions import PARTITIONS_NAME, contiguous_batches
 
@@ -111,13 +112,15 @@ def queue_ingest_runs(
     submitted: list[str] = []
     for source, keys in sorted(keys_by_source.items()):
         for batch in contiguous_batches(order, keys, settings.batch_size):
-            run = instance.create_run_for_job(
-                job_def=job,
-                tags=run_tags(settings, source, batch),
-                job_code_origin=origin,
-                remote_job_origin=remote,
-                status=DagsterRunStatus.NOT_STARTED,
-            )
+            # The run's planned materializations (one per asset and revision) in one write.
+            with batched_events(instance):
+                run = instance.create_run_for_job(
+                    job_def=job,
+                    tags=run_tags(settings, source, batch),
+                    job_code_origin=origin,
+                    remote_job_origin=remote,
+                    status=DagsterRunStatus.NOT_STARTED,
+                )
             instance.submit_run(run.run_id, workspace=None)  # type: ignore[arg-type]
             submitted.append(run.run_id)
     return submitted

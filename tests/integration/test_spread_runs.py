@@ -2,8 +2,8 @@
 homes at once, against one catalog and one object store, within its limits.
 
 A control home (LOOM_WORKERS=3, the catalog and Dagster's instance in a real PostgreSQL server on
-loopback, the object store a folder) registers six sources of 500 tiny files each and queues
-their ingest runs (loom_dagster/spread.py, 250 revisions a run, tagged with their source).
+loopback, the object store a folder) registers three sources of 1,000 tiny files each and queues
+their ingest runs (loom_dagster/spread.py, 500 revisions a run, tagged with their source).
 Dagster's own daemon (`dagster-daemon run`, nothing but the run queue to serve: its workspace is
 empty) releases them, at most three at once and one per source at once, to Loom's
 WorkerRunLauncher, which starts each as a process of its own in a free worker home. Then: every
@@ -38,10 +38,10 @@ from tests.integration.test_shared_catalog import fresh_database
 from tests.support.postgres import local_postgres, server_binaries
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = 6
-FILES = 500  # per source
+SOURCES = 3
+FILES = 1000  # per source
 WORKERS = 3
-BATCH = 250  # revisions a run: two runs a source, twelve in all
+BATCH = 500  # revisions a run: two runs a source, six in all
 WAIT_S = 1500  # for every run to end, on a loaded CI machine
 
 pytestmark = [
