@@ -57,7 +57,8 @@ FREE_WAIT_S = 60.0
 
 
 class NoWorkerFree(LoomError):
-    """Every worker home is held by a run process; the run goes back to the queue."""
+    """Every worker home stayed held by a run process: the daemon fails the run before it
+    starts, and its revisions stay pending for the next run over them."""
 
     code = "no_worker_free"
 
