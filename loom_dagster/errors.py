@@ -162,6 +162,14 @@ ERROR_CODES: dict[str, ErrorCode] = {
         "The Dagster instance (DAGSTER_HOME, or its PostgreSQL) cannot be opened.",
         "Check DAGSTER_HOME and LOOM_DAGSTER_POSTGRES_URL.",
     ),
+    "workers_need_postgres": ErrorCode(
+        "LOOM_WORKERS is above 1 but the catalog or Dagster's instance is not on PostgreSQL: each worker home would keep a catalog of its own.",
+        "Set LOOM_CATALOG_URL and LOOM_DAGSTER_POSTGRES_URL, or LOOM_WORKERS=1.",
+    ),
+    "no_worker_free": ErrorCode(
+        "The run queue released a run, but every worker home stayed held by a run process for a minute; the run failed before it started.",
+        "Check for run processes left running under LOOM_HOME/workers; the next sensor tick or ingest asks for its revisions again.",
+    ),
     "daemon_running": ErrorCode(
         "`loom ui` runs Dagster's daemon on this home; a second `loom ui` or a `loom ingest` would race it.",
         "Let the sensor ingest, or stop `loom ui` first.",

@@ -22,7 +22,8 @@ from loom_dagster.variables import positive_int
 DEFAULT_HOME = ".loom"
 STRICT_ENV = "LOOM_STRICT"
 POSTGRES_URL_ENV = "LOOM_DAGSTER_POSTGRES_URL"
-POSTGRES_SCHEME = "postgresql+psycopg2://"  # the driver dagster-postgres installs
+POSTGRES_SCHEME = "postgresql+psycopg2://"
+WORKERS_ENV = "LOOM_WORKERS"  # the driver dagster-postgres installs
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,12 @@ class LoomSettings:
     # LOOM_DAGSTER_POSTGRES_URL: Dagster's runs, event logs and schedules in PostgreSQL; unset,
     # in SQLite under the instance's folder. Never printed: it may hold a password.
     dagster_postgres_url: str | None = None
+    # LOOM_WORKERS / LOOM_RUNS_PER_SOURCE / LOOM_RUNS_PER_EXTRACTOR: runs spread across worker
+    # homes by Dagster's run queue (loom_dagster/spread.py); 1 worker, the default, is today's
+    # single home.
+    workers: int = 1
+    runs_per_source: int = 1
+    runs_per_extractor: int = 1
 
     @property
     def dagster_home(self) -> Path:
@@ -110,6 +117,7 @@ class LoomSettings:
             ),
             strict=_strict(env),
             dagster_postgres_url=_postgres_url(env),
+            **_spread(env),
         )
 
     def prepare(self) -> None:
@@ -155,6 +163,19 @@ class LoomSettings:
         """The instance's configuration for these settings: its storage (SQLite under the
         instance's folder, or PostgreSQL), its event log written a batch at a time
         (event_log.py), the catalog's pool and run monitoring."""
+        if self.workers > 1:
+            limits = SPREAD_CONCURRENCY_YAML.format(
+                workers=self.workers,
+                per_source=self.runs_per_source,
+                per_extractor=self.runs_per_extractor,
+            )
+            head = DAGSTER_YAML.replace(
+                "    default_limit: 1\n", f"    default_limit: {self.workers}\n" + limits
+            )
+            launcher = SPREAD_YAML.format(
+                workers=self.workers, workers_dir=json.dumps(str(self.home / "workers"))
+            )
+            return LOOM_YAML_MARK + head + launcher + POSTGRES_STORAGE_YAML
         if self.dagster_postgres_url:
             return LOOM_YAML_MARK + DAGSTER_YAML + QUEUE_YAML + POSTGRES_STORAGE_YAML
         runs = json.dumps(str(self.dagster_home / "history" / "runs"))
@@ -189,6 +210,23 @@ def _postgres_url(env: Mapping[str, str]) -> str | None:
             f"{POSTGRES_URL_ENV} must be a URL such as {POSTGRES_SCHEME}user@host:5432/dagster"
         )
     return value
+
+
+def _spread(env: Mapping[str, str]) -> dict[str, int]:
+    """LOOM_WORKERS and the run queue's limits; more than one worker needs the catalog and the
+    instance on PostgreSQL: each worker home would otherwise write a catalog file of its own."""
+    workers = positive_int(env, WORKERS_ENV, 1)
+    if workers > 1 and not (env.get("LOOM_CATALOG_URL", "").strip() and env.get(POSTGRES_URL_ENV)):
+        raise SettingsError(
+            f"{WORKERS_ENV}={workers} needs LOOM_CATALOG_URL and {POSTGRES_URL_ENV} set: the "
+            "worker homes share the catalog and Dagster's instance on PostgreSQL",
+            code="workers_need_postgres",
+        )
+    return {
+        "workers": workers,
+        "runs_per_source": positive_int(env, "LOOM_RUNS_PER_SOURCE", 1),
+        "runs_per_extractor": positive_int(env, "LOOM_RUNS_PER_EXTRACTOR", workers),
+    }
 
 
 def _written_by_loom(config: Path) -> bool:
@@ -270,6 +308,37 @@ retention:
 # Loom rewrites a dagster.yaml that starts with this line (when the settings it was written for
 # change, e.g. LOOM_DAGSTER_POSTGRES_URL set or unset); remove the line to keep one's own.
 LOOM_YAML_MARK = "# Written by loom for its settings; loom rewrites it while this line is here.\n"
+# With LOOM_WORKERS > 1: Dagster's queued run coordinator with Loom's limits (at most one run per
+# worker home at once; per source; per extractor), dequeuing every second, and the launcher that
+# starts each run in a free worker home (loom_dagster/spread.py). The catalog pool's limit is the
+# number of workers: each home publishes into its own index, and PostgreSQL takes concurrent
+# writers.
+SPREAD_YAML = """\
+run_coordinator:
+  module: dagster._core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    dequeue_interval_seconds: 1
+run_launcher:
+  module: loom_dagster.spread
+  class: WorkerRunLauncher
+  config:
+    workers_dir: {workers_dir}
+    workers: {workers}
+"""
+SPREAD_CONCURRENCY_YAML = """\
+  runs:
+    max_concurrent_runs: {workers}
+    tag_concurrency_limits:
+      - key: loom/source
+        value:
+          applyLimitPerUniqueValue: true
+        limit: {per_source}
+      - key: loom/extractor
+        value:
+          applyLimitPerUniqueValue: true
+        limit: {per_extractor}
+"""
 # Dagster's SQLite event log under the instance's folder, as Dagster lays it out, written a
 # batch at a time. The runs and schedules keep Dagster's default SQLite storage.
 SQLITE_EVENTS_YAML = """\

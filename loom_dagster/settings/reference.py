@@ -144,6 +144,24 @@ SETTINGS: tuple[Setting, ...] = (
         "`postgresql://user[:password]@host:port/db`: the catalog's tables in PostgreSQL, so workers on several machines publish into one catalog (see [Operations](../operations.md#running-with-postgresql)); never written to disk or printed (a message shows it without its password)",
     ),
     Setting(
+        "LOOM_WORKERS",
+        "positive integer",
+        "`1`",
+        "more than 1: Dagster's queued run coordinator runs at most this many runs at once, each launched as a process of its own in a worker home `LOOM_HOME/workers/<n>` (needs `LOOM_CATALOG_URL` and `LOOM_DAGSTER_POSTGRES_URL`; see [Operations](../operations.md#runs-spread-across-workers))",
+    ),
+    Setting(
+        "LOOM_RUNS_PER_SOURCE",
+        "positive integer",
+        "`1`",
+        "with `LOOM_WORKERS`: the most queued runs of one source (tag `loom/source`) running at once",
+    ),
+    Setting(
+        "LOOM_RUNS_PER_EXTRACTOR",
+        "positive integer",
+        "`LOOM_WORKERS`",
+        "with `LOOM_WORKERS`: the most queued runs calling one extractor service (tag `loom/extractor`) at once",
+    ),
+    Setting(
         "LOOM_EMBEDDER",
         "embedder name",
         "`wordllama`",

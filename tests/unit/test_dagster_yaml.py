@@ -90,3 +90,53 @@ def test_a_postgres_url_without_the_driver_is_refused_at_load_and_not_echoed(val
         "postgresql+psycopg2://user@host:5432/dagster"
     )
     assert "s3cret" not in str(refused.value)
+
+
+SPREAD = {
+    "LOOM_DAGSTER_POSTGRES_URL": URL,
+    "LOOM_CATALOG_URL": "postgresql://loom@db.internal:5432/loom_catalog",
+    "LOOM_WORKERS": "3",
+}
+
+
+def test_workers_put_dagsters_run_queue_and_its_limits_and_the_worker_launcher_in_the_instance(
+    tmp_path: Path,
+) -> None:
+    from dagster._core.instance.config import dagster_instance_config
+
+    loom = settings(tmp_path, **SPREAD, LOOM_RUNS_PER_SOURCE="2")
+    config = written(loom)
+    assert config["concurrency"] == {
+        # Each worker home publishes into its own index: the pool no longer holds them to one.
+        "pools": {"default_limit": 3},
+        "runs": {
+            "max_concurrent_runs": 3,
+            "tag_concurrency_limits": [
+                {"key": "loom/source", "value": {"applyLimitPerUniqueValue": True}, "limit": 2},
+                {"key": "loom/extractor", "value": {"applyLimitPerUniqueValue": True}, "limit": 3},
+            ],
+        },
+    }
+    assert config["run_coordinator"]["class"] == "QueuedRunCoordinator"  # type: ignore[index]
+    assert config["run_launcher"] == {
+        "module": "loom_dagster.spread",
+        "class": "WorkerRunLauncher",
+        "config": {"workers_dir": str(tmp_path / "home" / "workers"), "workers": 3},
+    }
+    # Dagster takes the file as it is (its schema, and the launcher's own config type).
+    dagster_instance_config(str(loom.dagster_home))
+
+
+def test_one_worker_keeps_the_single_home_instance(tmp_path: Path) -> None:
+    config = written(settings(tmp_path, **{**SPREAD, "LOOM_WORKERS": "1"}))
+    assert "run_launcher" not in config and "run_coordinator" not in config
+    assert config["concurrency"] == {"pools": {"default_limit": 1}}
+
+
+@pytest.mark.parametrize("missing", ["LOOM_CATALOG_URL", "LOOM_DAGSTER_POSTGRES_URL"])
+def test_workers_without_both_databases_on_postgres_are_refused_at_load(missing: str) -> None:
+    env = {k: v for k, v in SPREAD.items() if k != missing}
+    with pytest.raises(SettingsError) as refused:
+        LoomSettings.from_env({"LOOM_HOME": "/nonexistent/home", **env})
+    assert refused.value.code == "workers_need_postgres"
+    assert missing in refused.value.message
