@@ -175,7 +175,7 @@ class LoomSettings:
             launcher = SPREAD_YAML.format(
                 workers=self.workers, workers_dir=json.dumps(str(self.home / "workers"))
             )
-            return LOOM_YAML_MARK + head + launcher + POSTGRES_STORAGE_YAML
+            return LOOM_YAML_MARK + head + launcher + TICK_RETENTION_YAML + POSTGRES_STORAGE_YAML
         if self.dagster_postgres_url:
             return LOOM_YAML_MARK + DAGSTER_YAML + QUEUE_YAML + POSTGRES_STORAGE_YAML
         runs = json.dumps(str(self.dagster_home / "history" / "runs"))
@@ -293,17 +293,22 @@ run_monitoring:
 # The run queue is read every second (Dagster's default: 5), so a run the folder sensor asks
 # for starts within a second; the folder sensor ticks every second, and its skipped ticks (most
 # of them) are kept a day (Dagster's default: 7).
-QUEUE_YAML = """\
-run_coordinator:
-  module: dagster.core.run_coordinator
-  class: QueuedRunCoordinator
-  config:
-    dequeue_interval_seconds: 1
+TICK_RETENTION_YAML = """\
 retention:
   sensor:
     purge_after_days:
       skipped: 1
 """
+QUEUE_YAML = (
+    """\
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    dequeue_interval_seconds: 1
+"""
+    + TICK_RETENTION_YAML
+)
 
 # Loom rewrites a dagster.yaml that starts with this line (when the settings it was written for
 # change, e.g. LOOM_DAGSTER_POSTGRES_URL set or unset); remove the line to keep one's own.

@@ -129,7 +129,9 @@ def test_workers_put_dagsters_run_queue_and_its_limits_and_the_worker_launcher_i
 
 def test_one_worker_keeps_the_single_home_instance(tmp_path: Path) -> None:
     config = written(settings(tmp_path, **{**SPREAD, "LOOM_WORKERS": "1"}))
-    assert "run_launcher" not in config and "run_coordinator" not in config
+    assert "run_launcher" not in config  # the default one: runs in this home
+    assert config["run_coordinator"]["config"] == {"dequeue_interval_seconds": 1}
+    assert "tag_concurrency_limits" not in str(config)
     assert config["concurrency"] == {"pools": {"default_limit": 1}}
 
 
