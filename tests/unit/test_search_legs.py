@@ -561,3 +561,41 @@ def test_an_answering_sentence_overtakes_passages_ranked_three_places_above_it(
         answer.chunk_id,
     ]
     assert ids(search(index, question, limit=4, legs=[LexicalLeg(index)]))[0] == answer.chunk_id
+
+
+def test_a_question_s_function_words_do_not_lift_prose_over_the_row_that_names_its_subject(
+    index: LexicalIndex,
+) -> None:
+    # Rows of a table hold no "was", "to", "the" or "in", so over an index of many rows those
+    # words weigh almost as much as the name asked about; a prose passage that holds them all
+    # (and not the name) must not outrank the row that names it.
+    rows = [
+        indexed(
+            "stocks",
+            f"Symbol: S{n} | Security: Company {n} | Sector: Energy | Date added: 19{n + 10}-01-01",
+            ordinal=n,
+            format="csv",
+        )
+        for n in range(40)
+    ]
+    named = indexed(
+        "stocks",
+        "Symbol: KR | Security: Kroger | Sector: Consumer Staples | Date added: 1957-03-04",
+        ordinal=40,
+        format="csv",
+    )
+    index.publish("stocks", [*rows, named])
+    prose = indexed(
+        "news",
+        "It was late in the day; the board added a clause to the deal, and the shareholders were "
+        "told that the vote was to be held in the hall.",
+        format="html",
+    )
+    index.publish("news", [prose])
+    for n in range(3):
+        filler = f"The market was quiet in session {n}, and the trading floor was calm."
+        index.publish(f"market{n}", [indexed(f"market{n}", filler, format="html")])
+    question = "in what year was Kroger added to the index"
+    assert ids(LexicalLeg(index).rank(question, SearchFilter(), 1)) == [named.chunk_id]
+    # A query of nothing but such words still searches them.
+    assert LexicalLeg(index).rank("to be or not to be", SearchFilter(), 1)
