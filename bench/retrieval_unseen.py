@@ -125,12 +125,24 @@ def search_filter(question: Mapping[str, object]) -> object:
     )
 
 
-def holds(passage: str, answer: object) -> bool:
+def holds(passage: str, answer: object, document: str = "") -> bool:
     """The passage holds the answer's words: a sentence (or, cut by a window boundary, a whole
-    half of it; bench/retrieval.py's rule), or for a row every one of its listed cells."""
+    half of it; bench/retrieval.py's rule), or for a row every one of its listed cells.
+
+    A Markdown answer is compared without its code spans' backticks: answers were copied from
+    the source (`configuration.nix`), and the reader keeps a code span's words, not its markup."""
+    if document.endswith(".md"):
+        passage, answer = unmarked(passage), unmarked(answer)
     if isinstance(answer, list):
         return all(normalise(str(cell)) in normalise(passage) for cell in answer)
     return answers(passage, str(answer))
+
+
+def unmarked(text: object) -> object:
+    """The text without inline code's backticks (a list: each cell so)."""
+    if isinstance(text, list):
+        return [str(cell).replace("`", "") for cell in text]
+    return str(text).replace("`", "")
 
 
 def judge(
@@ -143,7 +155,9 @@ def judge(
     for position, chunk_id in enumerate(ranked[:DEPTH]):
         chunk = chunks[chunk_id]
         passage = " ".join([*chunk.section_path, chunk.text])  # type: ignore[attr-defined]
-        if chunk.path == question["document"] and holds(passage, question["answer"]):  # type: ignore[attr-defined]
+        if chunk.path == question["document"] and holds(
+            passage, question["answer"], str(question["document"])
+        ):  # type: ignore[attr-defined]
             found = position
             break
     first = chunks[ranked[0]] if ranked else None
@@ -290,7 +304,9 @@ def main() -> None:
         unreachable = [
             str(q["id"])
             for q in asked
-            if not any(holds(p, q["answer"]) for p in by_document[str(q["document"])])
+            if not any(
+                holds(p, q["answer"], str(q["document"])) for p in by_document[str(q["document"])]
+            )
         ]
         legs = default_legs(index, vectors)  # type: ignore[arg-type]
 

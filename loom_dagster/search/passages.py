@@ -18,9 +18,15 @@ from collections.abc import Callable, Mapping, Sequence
 from loom_dagster.search.fusion import Fused
 
 # How many of the fused hits are scored again, and how much a window's share weighs against
-# the fused score (an RRF score: 1 / (k + rank), 0.17 for a first place at k = 5).
+# the fused score (an RRF score: 1 / (k + rank), 0.17 for a first place at k = 5). At 0.1 a
+# window could close a gap of one or two places only: the passage whose sentence answered stayed
+# under the one that shared the title's words. Chosen on the unseen bench's tuning half
+# (bench/retrieval_unseen.py, 2026-12-07; fused found-first over all 172 questions): 0.68 at
+# 0.1, 0.70 at 0.2, 0.71 at 0.3 and 0.5, 0.73 at 0.7, 0.72 at 1.0, 0.70 at 2.0 (depth 10 beside
+# 5: the same at 0.7, table questions lower, natural ones higher); the judging half confirmed it
+# (0.68 to 0.72, no slice lower).
 DEPTH = 5
-WEIGHT = 0.1
+WEIGHT = 0.7
 WINDOW_SENTENCES = 2
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 

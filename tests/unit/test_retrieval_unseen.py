@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from bench.retrieval_unseen import DOCS, FILTER_KEYS, HALVES, QUESTIONS, SLICES, split
+from bench.retrieval_unseen import DOCS, FILTER_KEYS, HALVES, QUESTIONS, SLICES, holds, split
 
 UNSEEN = DOCS.parent
 SPEC = json.loads(QUESTIONS.read_text())
@@ -68,3 +68,13 @@ def test_split_gives_halves_to_new_questions_only_balanced_and_the_same_each_tim
     assert sorted(q["half"] for q in new) == ["judging"] * 3 + ["tuning"] * 4
     split(copy)
     assert [q["half"] for q in copy] == [q["half"] for q in new]
+
+
+def test_a_markdown_answer_copied_with_code_spans_is_held_by_the_passage_without_them() -> None:
+    # The reader keeps a code span's words, not its backticks; answers were copied from source.
+    passage = (
+        "Fügen Sie pkgs.starship zu environment.systemPackages in Ihrer configuration.nix hinzu"
+    )
+    answer = "zu `environment.systemPackages` in Ihrer `configuration.nix` hinzu"
+    assert holds(passage, answer, "md/starship-de-DE-installing.md")
+    assert not holds(passage, answer, "sql/mysql-sakila-schema.sql")

@@ -522,3 +522,80 @@ def test_the_passage_whose_sentence_holds_the_question_words_comes_first(
         answering.chunk_id,
     ]
     assert ids(search(index, question, limit=2, legs=[LexicalLeg(index)]))[0] == answering.chunk_id
+
+
+def test_an_answering_sentence_overtakes_passages_ranked_three_places_above_it(
+    index: LexicalIndex,
+) -> None:
+    # Three short passages repeat the question's words, each in a sentence of its own, and BM25
+    # ranks them above the long one a single sentence of which answers. Its window holds every
+    # word of the question: that must outweigh a lead of three fused places, not only one or two.
+    mentions = [
+        indexed("ferry", text, ordinal=n)
+        for n, text in enumerate(
+            (
+                "The harbour ferry is a landmark. The ferry has a blue hull. Winter storms close "
+                "the harbour. Running costs rose.",
+                "Ferry tickets are sold at the harbour. The ferry timetable is printed weekly. "
+                "Ferry crews stop for lunch.",
+                "Harbour views from the ferry are famous. The ferry deck is wide. Visitors stop at "
+                "the harbour cafe to watch it.",
+            )
+        )
+    ]
+    answer = indexed(
+        "ferry",
+        "The town council met on a wet Tuesday in March and heard from the treasurer, the "
+        "engineers and a long line of residents about roads, drains and the library. Near the "
+        "end of the evening the council agreed that the harbour ferry would stop running in "
+        "1987, when the new bridge opened, and the boat was sold to a museum upriver.",
+        ordinal=3,
+    )
+    index.publish("ferry", [*mentions, answer])
+    for n in range(10):
+        filler = f"the road {n} was repaired when the council paid for it"
+        index.publish(f"road{n}", [indexed(f"road{n}", filler)])
+    question = "when did the harbour ferry stop running"
+    assert ids(LexicalLeg(index).rank(question, SearchFilter(), 4)) == [
+        *(m.chunk_id for m in mentions),
+        answer.chunk_id,
+    ]
+    assert ids(search(index, question, limit=4, legs=[LexicalLeg(index)]))[0] == answer.chunk_id
+
+
+def test_a_question_s_function_words_do_not_lift_prose_over_the_row_that_names_its_subject(
+    index: LexicalIndex,
+) -> None:
+    # Rows of a table hold no "was", "to", "the" or "in", so over an index of many rows those
+    # words weigh almost as much as the name asked about; a prose passage that holds them all
+    # (and not the name) must not outrank the row that names it.
+    rows = [
+        indexed(
+            "stocks",
+            f"Symbol: S{n} | Security: Company {n} | Sector: Energy | Date added: 19{n + 10}-01-01",
+            ordinal=n,
+            format="csv",
+        )
+        for n in range(40)
+    ]
+    named = indexed(
+        "stocks",
+        "Symbol: KR | Security: Kroger | Sector: Consumer Staples | Date added: 1957-03-04",
+        ordinal=40,
+        format="csv",
+    )
+    index.publish("stocks", [*rows, named])
+    prose = indexed(
+        "news",
+        "It was late in the day; the board added a clause to the deal, and the shareholders were "
+        "told that the vote was to be held in the hall.",
+        format="html",
+    )
+    index.publish("news", [prose])
+    for n in range(3):
+        filler = f"The market was quiet in session {n}, and the trading floor was calm."
+        index.publish(f"market{n}", [indexed(f"market{n}", filler, format="html")])
+    question = "in what year was Kroger added to the index"
+    assert ids(LexicalLeg(index).rank(question, SearchFilter(), 1)) == [named.chunk_id]
+    # A query of nothing but such words still searches them.
+    assert LexicalLeg(index).rank("to be or not to be", SearchFilter(), 1)
