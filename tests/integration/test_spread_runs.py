@@ -165,9 +165,7 @@ def test_three_workers_publish_three_thousand_revisions_once_within_the_queue_li
     for _, span in spans:
         at_once = [s for _, s in spans if s[0] <= span[0] < s[1]]
         assert len(at_once) <= WORKERS
-    assert any(
-        overlap(a, b) for i, (x, a) in enumerate(spans) for y, b in spans[i + 1 :] if x != y
-    )
+    assert any(overlap(a, b) for i, (x, a) in enumerate(spans) for y, b in spans[i + 1 :] if x != y)
     homes = {r.dagster_run.tags[spread.WORKER_TAG] for r in records}
     assert homes == {str(n) for n in range(WORKERS)}
 

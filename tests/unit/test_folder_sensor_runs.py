@@ -134,7 +134,6 @@ def test_a_partition_a_run_not_ended_takes_is_not_pruned_under_it(
     assert instance.get_dynamic_partitions(PARTITIONS_NAME) == [k for k in ORDER if k != "k0007"]
 
 
-
 def test_a_run_the_sensor_asks_for_names_the_assets_and_checks_it_updates() -> None:
     """Automation's `any_deps_updated` ignores an update made by a run whose own selection holds
     the asset; a run asked for by job name alone records no selection, and automation ran its
