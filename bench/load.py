@@ -60,9 +60,8 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 
-from load_levels import LEVELS, MEASURE_LEVEL  # noqa: E402
+from bench.load_levels import LEVELS, MEASURE_LEVEL  # noqa: E402
 
 LOOM = str(Path(sys.executable).with_name("loom"))
 RESULTS = REPO / "bench" / "results" / "load.json"
