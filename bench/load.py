@@ -62,6 +62,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.load_levels import LEVELS, MEASURE_LEVEL  # noqa: E402
+from loom_dagster.resources.priority import DEFAULT_NICE, NICE_ENV  # noqa: E402
 
 LOOM = str(Path(sys.executable).with_name("loom"))
 RESULTS = REPO / "bench" / "results" / "load.json"
@@ -621,48 +622,148 @@ def markdown(result: dict[str, Any]) -> str:
     def cell(value: Any) -> str:
         return "—" if value is None else f"{value:,.0f}" if isinstance(value, float) else str(value)
 
+    def triple(row: dict[str, Any]) -> str:
+        return " | ".join(cell(row.get(at)) for at in ("p50_ms", "p95_ms", "p99_ms"))
+
+    phases = result["phases"]
+    head = ["idle", *phases]
     lines = [
-        f"Machine: {result['machine']}; load average at the end {result['loadavg']}",
+        f"Machine: {result['machine']}; load average at the end {result['loadavg']}; "
+        f"{result['files_prepublished']} files pre-published. Milliseconds, p50 / p95 / p99.",
         "",
-        "| Operation | rate /s | idle p50 | idle p95 | idle p99 | load p50 | load p95 | "
-        "load p99 | calls | errors | refused | level p95/p99 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Operation | rate /s | "
+        + " | ".join(f"{h} p50 | p95 | p99" for h in head)
+        + " | calls | errors | refused | level p95 / p99 |",
+        "|---|---|" + "---|---|---|" * len(head) + "---|---|---|---|",
     ]
-    for name, row in result["load"].items():
-        idle = result["idle"].get(name, {})
+    final = phases[list(phases)[-1]]["ops"]
+    for name, row in final.items():
         level = LEVELS.get(MEASURE_LEVEL.get(name, ""), None)
+        columns = [triple(result["idle"].get(name, {}))]
+        columns += [triple(phase["ops"].get(name, {})) for phase in phases.values()]
         lines.append(
-            f"| {name} | {result['rates'].get(name, '')} | {cell(idle.get('p50_ms'))} | "
-            f"{cell(idle.get('p95_ms'))} | {cell(idle.get('p99_ms'))} | {cell(row['p50_ms'])} | "
-            f"{cell(row['p95_ms'])} | {cell(row['p99_ms'])} | {row['calls']} | {row['errors']} | "
-            f"{row['refused']} | {f'{level.p95_ms:,.0f} / {level.p99_ms:,.0f}' if level else ''} |"
+            f"| {name} | {result['rates'].get(name, '')} | {' | '.join(columns)} | "
+            f"{row['calls']} | {row['errors']} | {row['refused']} | "
+            f"{f'{level.p95_ms:,.0f} / {level.p99_ms:,.0f}' if level else ''} |"
         )
-    for phase in ("files", "burst"):
-        files = result.get(phase)
-        if not files:
-            continue
-        lines += [
-            "",
-            f"{phase}: {files['written']} written, {files['searchable']} searchable",
-            "",
-            "| Stage (ms from the write) | reached | p50 | p95 | p99 |",
-            "|---|---|---|---|---|",
-        ]
-        for stage, row in files["stages_from_write"].items():
-            lines.append(
-                f"| {stage} | {row['reached']} | {cell(row['p50_ms'])} | "
-                f"{cell(row['p95_ms'])} | {cell(row['p99_ms'])} |"
-            )
-    depth = result.get("queue_depth", [])
-    if depth:
-        peak = max(depth, key=lambda s: s["queued"] + s["running"])
-        lines += [
-            "",
-            f"Run queue: peak {peak['queued']} queued + {peak['running']} running at "
-            f"{peak['t_s']} s; {len(depth)} samples in the JSON.",
-        ]
+    for label, phase in phases.items():
+        for part in ("files", "burst"):
+            files = phase.get(part)
+            if not files:
+                continue
+            drain = f", drained in {files['drain_s']} s" if "drain_s" in files else ""
+            lines += [
+                "",
+                f"{label}, {part}: {files['written']} written, {files['searchable']} "
+                f"searchable{drain}",
+                "",
+                "| Stage (ms from the write) | reached | p50 | p95 | p99 |",
+                "|---|---|---|---|---|",
+            ]
+            for stage, row in files["stages_from_write"].items():
+                lines.append(f"| {stage} | {row['reached']} | {triple(row)} |")
+            if part == "burst":
+                for name, row in phase.get("burst_ops", {}).items():
+                    lines.append(f"| during the burst: {name} | {row['calls']} | {triple(row)} |")
+        depth = phase.get("queue_depth", [])
+        if depth:
+            peak = max(depth, key=lambda s: s["queued"] + s["running"])
+            lines += [
+                "",
+                f"{label}: run queue peak {peak['queued']} queued + {peak['running']} running "
+                f"at {peak['t_s']} s ({len(depth)} samples in the JSON); large files, s from "
+                f"the write: {json.dumps(phase.get('big_files_s_from_write', {}))}",
+            ]
     lines += ["", "Past their levels: " + ("; ".join(result["past"]) or "none")]
     return "\n".join(lines)
+
+
+def loaded_phase(
+    load: Load,
+    args: argparse.Namespace,
+    env: dict[str, str],
+    base: Path,
+    folder: Path,
+    source: str,
+    number: int,
+    *,
+    burst: int,
+) -> dict[str, Any]:
+    """The load with ingest running (its daemon started for this phase and stopped after):
+    the operations' rows, the files' stages, the large files', the run queue's depth, and the
+    burst's when asked for."""
+    with load.files_lock:
+        load.written, load.found, load.words = {}, {}, {}
+    loaded: dict[str, Tally] = {}
+    stop = threading.Event()
+    depth: list[dict[str, float]] = []
+    t0 = time.time()
+    out: dict[str, Any] = {}
+    big_written: dict[str, float] = {}
+    with start_ingest(env, base / f"daemon-{number}.log"):
+        threads = [
+            threading.Thread(target=queue_sampler, args=(stop, depth, t0), daemon=True),
+            threading.Thread(target=load.probe_loop, args=(stop,), daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
+
+        def drop_big() -> None:
+            time.sleep(args.duration / 5)
+            names = (f"big-{number}.pdf", f"big-{number}.csv")
+            big_pdf(base / names[0], args.pdf_pages, f"zqbigpdf{number}")
+            big_csv(base / names[1], args.csv_rows, f"zqbigcsv{number}")
+            for name in names:
+                os.replace(base / name, folder / INCOMING / name)
+                big_written[f"{INCOMING}/{name}"] = time.time()
+
+        dropper = threading.Thread(target=drop_big, daemon=True)
+        dropper.start()
+        load.run(args.duration, loaded, files=True)
+        deadline = time.monotonic() + args.drain
+        while load.pending() and time.monotonic() < deadline:
+            time.sleep(1)
+        dropper.join()
+        files = file_report(load, {}, sha_of, source)
+        loaded["small file: write to searchable"] = _from(
+            files["write_to_searchable"], files["written"], files["written"] - files["searchable"]
+        )
+        loaded["small file: write to published"] = _from(
+            files["write_to_published"],
+            files["written"],
+            files["written"] - files["stages_from_write"]["published"]["reached"],
+        )
+        out["ops"] = {name: t.summary() for name, t in loaded.items() if name != "file"}
+        out["files"] = files
+        if burst:
+            print(f"burst: {burst} files", file=sys.stderr)
+            with load.files_lock:
+                load.written, load.found, load.words = {}, {}, {}
+            drained = threading.Event()
+            burst_ops: dict[str, Tally] = {}
+            runner = threading.Thread(
+                target=load.run, args=(args.burst_wait, burst_ops, False, drained), daemon=True
+            )
+            runner.start()
+            for _ in range(burst):
+                load.write_file()
+            end = time.monotonic() + args.burst_wait
+            while load.pending() and time.monotonic() < end:
+                time.sleep(1)
+            drained.set()
+            runner.join()
+            report = file_report(load, {}, sha_of, source)
+            with load.files_lock:
+                first = min(load.written.values())
+                report["drain_s"] = round(max(load.found.values(), default=time.time()) - first, 1)
+            out["burst"] = report
+            out["burst_ops"] = {name: t.summary() for name, t in burst_ops.items()}
+        stop.set()
+    out["big_files_s_from_write"] = big_file_times(
+        {n: n for n in big_written}, source, sha_of, folder, big_written
+    )
+    out["queue_depth"] = depth
+    return out
 
 
 def main() -> int:
@@ -686,6 +787,12 @@ def main() -> int:
         type=float,
         default=90,
         help="after the load, seconds to wait for the written files",
+    )
+    parser.add_argument(
+        "--ingest-nice",
+        type=lambda text: [int(v) for v in text.split(",")],
+        default=[DEFAULT_NICE],
+        help="LOOM_INGEST_NICE for the loaded phase; several (0,10): one phase each, in turn",
     )
     parser.add_argument("--home", type=Path, help="build here and keep it (default: a temp dir)")
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -746,73 +853,21 @@ def main() -> int:
             load.run(args.idle, idle, files=False)
             time.sleep(2)
 
-        print(f"load phase: {args.duration:.0f} s", file=sys.stderr)
-        loaded: dict[str, Tally] = {}
-        stop = threading.Event()
-        depth: list[dict[str, float]] = []
-        t0 = time.time()
-        stack.enter_context(start_ingest(env, base / "daemon.log"))
-        threads = [
-            threading.Thread(target=queue_sampler, args=(stop, depth, t0), daemon=True),
-            threading.Thread(target=load.probe_loop, args=(stop,), daemon=True),
-        ]
-        for thread in threads:
-            thread.start()
-        big_written: dict[str, float] = {}
-
-        def drop_big() -> None:
-            time.sleep(args.duration / 5)
-            big_pdf(base / "big.pdf", args.pdf_pages, "zqbigpdf")
-            big_csv(base / "big.csv", args.csv_rows, "zqbigcsv")
-            for name in ("big.pdf", "big.csv"):
-                os.replace(base / name, folder / INCOMING / name)
-                big_written[f"{INCOMING}/{name}"] = time.time()
-
-        dropper = threading.Thread(target=drop_big, daemon=True)
-        dropper.start()
-        load.run(args.duration, loaded, files=True)
-        deadline = time.monotonic() + args.drain
-        while load.pending() and time.monotonic() < deadline:
-            time.sleep(1)
-        files = file_report(load, {}, sha_of, source)
-        loaded["small file: write to searchable"] = _from(
-            files["write_to_searchable"], files["written"], files["written"] - files["searchable"]
-        )
-        loaded["small file: write to published"] = _from(
-            files["write_to_published"],
-            files["written"],
-            files["written"] - files["stages_from_write"]["published"]["reached"],
-        )
-
-        burst: dict[str, Any] = {}
-        burst_ops: dict[str, Tally] = {}
-        if args.burst:
-            print(f"burst: {args.burst} files", file=sys.stderr)
-            drained = threading.Event()
-            before = set(load.written)
-            runner = threading.Thread(
-                target=load.run, args=(args.burst_wait, burst_ops, False, drained), daemon=True
+        phases: dict[str, dict[str, Any]] = {}
+        for at, nice in enumerate(args.ingest_nice):
+            label = f"load (ingest nice {nice})"
+            print(f"{label}: {args.duration:.0f} s", file=sys.stderr)
+            last = at == len(args.ingest_nice) - 1
+            phases[label] = loaded_phase(
+                load,
+                args,
+                {**env, NICE_ENV: str(nice)},
+                base,
+                folder,
+                source,
+                at,
+                burst=args.burst if last else 0,
             )
-            runner.start()
-            for _ in range(args.burst):
-                load.write_file()
-            end = time.monotonic() + args.burst_wait
-            while load.pending() and time.monotonic() < end:
-                time.sleep(1)
-            drained.set()
-            runner.join()
-            with load.files_lock:
-                newest = {r: t for r, t in load.written.items() if r not in before}
-                load.written, load.found = (
-                    newest,
-                    {r: t for r, t in load.found.items() if r in newest},
-                )
-            burst = file_report(load, {}, sha_of, source)
-            burst["drain_s"] = round(
-                max(load.found.values(), default=time.time()) - min(newest.values()), 1
-            )
-        stop.set()
-        big = big_file_times({n: n for n in big_written}, source, sha_of, folder, big_written)
         result: dict[str, Any] = {
             "machine": f"{os.cpu_count()} cores, {platform.machine()}, "
             f"Python {platform.python_version()}",
@@ -822,17 +877,14 @@ def main() -> int:
             "duration_s": args.duration,
             "rates": {k: v for k, v in rates.items() if v > 0},
             "idle": {name: t.summary() for name, t in idle.items()},
-            "load": {name: t.summary() for name, t in loaded.items() if name != "file"},
-            "burst_ops": {name: t.summary() for name, t in burst_ops.items()},
+            "phases": phases,
             "probes": load.probes.summary(),
-            "files": files,
-            "burst": burst,
-            "big_files_s_from_write": big,
             "failed_runs": failed_runs(),
-            "queue_depth": depth,
         }
-        result["past"] = verdicts(result["load"]) + [
-            f"burst {m}" for m in verdicts(result["burst_ops"])
+        final = phases[list(phases)[-1]]
+        result["load"] = final["ops"]
+        result["past"] = verdicts(final["ops"]) + [
+            f"burst {m}" for m in verdicts(final.get("burst_ops", {}))
         ]
         if result["failed_runs"]:
             result["past"].append(f"{result['failed_runs']} failed runs")
