@@ -67,11 +67,12 @@ from loom_dagster.resources.priority import DEFAULT_NICE, NICE_ENV  # noqa: E402
 LOOM = str(Path(sys.executable).with_name("loom"))
 RESULTS = REPO / "bench" / "results" / "load.json"
 DEFAULT_RATES = {
-    "search (resident)": 4.0,
-    "search (serve HTTP)": 2.0,
-    "query (serve HTTP)": 1.0,
-    "sql (serve HTTP)": 1.0,
-    "sql (loom sql)": 0.2,
+    "search (resident)": 2.0,
+    "search (serve HTTP)": 1.0,
+    "query (serve HTTP)": 0.5,
+    "sql (serve HTTP)": 0.5,
+    # Each call is a new Python process: on 2 cores a higher rate is itself the load.
+    "sql (loom sql)": 0.05,
     "file": 2.0,
 }
 RATE_NAMES = {
@@ -571,6 +572,21 @@ def file_report(
     }
 
 
+def runs_ended(seconds: float) -> int:
+    """Wait up to `seconds` for every queued or started run to end; how many had not."""
+    from dagster import DagsterInstance, RunsFilter
+
+    from loom_dagster.sensors import IN_FLIGHT
+
+    deadline = time.monotonic() + seconds
+    with DagsterInstance.from_config(os.environ["DAGSTER_HOME"]) as instance:
+        while True:
+            left = instance.get_runs_count(RunsFilter(statuses=IN_FLIGHT))
+            if not left or time.monotonic() > deadline:
+                return left
+            time.sleep(2)
+
+
 def failed_runs() -> int:
     from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
@@ -759,6 +775,9 @@ def loaded_phase(
             out["burst"] = report
             out["burst_ops"] = {name: t.summary() for name, t in burst_ops.items()}
         stop.set()
+        # A daemon stopped mid-run leaves its runs STARTED, holding their partitions and the
+        # catalog's slot from the next phase's daemon: its runs end first.
+        out["runs_left_in_flight"] = runs_ended(args.drain)
     out["big_files_s_from_write"] = big_file_times(
         {n: n for n in big_written}, source, sha_of, folder, big_written
     )
