@@ -740,7 +740,11 @@ def loaded_phase(
         while load.pending() and time.monotonic() < deadline:
             time.sleep(1)
         dropper.join()
+        # A step writes its events a batch at a time (event_log.py): a file can be searchable
+        # before its run's `published` event is in the instance, so its runs end first.
+        in_flight = runs_ended(args.drain)
         files = file_report(load, {}, sha_of, source)
+        files["runs_left_in_flight"] = in_flight
         loaded["small file: write to searchable"] = _from(
             files["write_to_searchable"], files["written"], files["written"] - files["searchable"]
         )
@@ -768,7 +772,9 @@ def loaded_phase(
                 time.sleep(1)
             drained.set()
             runner.join()
+            in_flight = runs_ended(args.drain)
             report = file_report(load, {}, sha_of, source)
+            report["runs_left_in_flight"] = in_flight
             with load.files_lock:
                 first = min(load.written.values())
                 report["drain_s"] = round(max(load.found.values(), default=time.time()) - first, 1)
