@@ -1,7 +1,8 @@
-"""A mixed load in the seed's manner (issue 39): calls arrive at a set rate whether or not
-earlier ones answered (open loop), and the bench reports p50, p95 and p99 per operation, errors
-and refusals, and exits non-zero past the levels of bench/load_levels.py.
+"""A mixed load in the seed's manner (issue 39), judged by the levels of bench/load_levels.py.
 Over 500 lines: one bench, its load, its Dagster readings and its report read best together.
+
+Calls arrive at a set rate whether or not earlier ones answered (open loop); the bench reports
+p50, p95 and p99 per operation, errors and refusals, and exits non-zero past a level.
 
 On a fresh LOOM_HOME it registers a folder (`loom sources add`), fills it with --files tiny
 Markdown files and a small CSV (the dataset the queries read) and publishes them (`loom ingest`,
