@@ -281,6 +281,10 @@ ERROR_CODES: dict[str, ErrorCode] = {
         "The catalog's PostgreSQL server refused the login.",
         "Fix the user, password or database in LOOM_CATALOG_URL.",
     ),
+    "busy": ErrorCode(
+        "`loom serve` is running as many queries as it takes at once (4); this one was refused.",
+        "Send it again after the Retry-After second.",
+    ),
     "catalog_busy": ErrorCode(
         "A query found the catalog locked by a writer.", "Run the query again in a moment."
     ),

@@ -87,12 +87,25 @@ class Service:
     def __init__(self, reader: Reader, seconds: float = bounds.DEFAULT_SECONDS) -> None:
         self.reader = reader
         self.seconds = seconds
+        # Counted on the event loop's thread only, so no lock.
+        self.queries = 0
 
     async def call(self, tool: str, scope: Scope, **arguments: Any) -> dict[str, Any]:
+        if tool not in ("query", "sql"):
+            return await self._call(tool, scope, **arguments)
+        if self.queries >= bounds.MAX_QUERIES_IN_FLIGHT:
+            raise ServeError(
+                f"{tool}: {self.queries} queries are running; try again shortly", code="busy"
+            )
+        self.queries += 1
+        try:
+            return await self._call(tool, scope, seconds=self.seconds, **arguments)
+        finally:
+            self.queries -= 1
+
+    async def _call(self, tool: str, scope: Scope, **arguments: Any) -> dict[str, Any]:
         name = tool
         method: Callable[..., dict[str, Any]] = getattr(self.reader, name)
-        if name in ("query", "sql"):
-            arguments["seconds"] = self.seconds
         try:
             with anyio.fail_after(self.seconds + (1.0 if name in ("query", "sql") else 0.0)):
                 return await anyio.to_thread.run_sync(
@@ -254,6 +267,8 @@ def build_mcp(service: Service, default: Scope = EVERYTHING) -> MCPServer:
 
 def error_response(error: ServeError) -> JSONResponse:
     headers = {"WWW-Authenticate": 'Bearer realm="loom"'} if error.code == "unauthorized" else None
+    if error.code == "busy":
+        headers = {"Retry-After": "1"}
     return JSONResponse(error.to_dict(), status_code=error.status, headers=headers)
 
 

@@ -21,6 +21,10 @@ MAX_OUTLINE = 500  # headings in a document's outline
 MAX_DOCUMENT_CHUNKS = 5000  # chunks read to make an outline
 MAX_RESOURCES_PAGE = 500  # documents a resources/list page names
 DEFAULT_SECONDS = 10.0  # wall time per call
+# Queries and SQL statements one server runs or waits on at once; one more is refused at once
+# (503 busy) rather than queued: on a small machine an open queue of queries grows past every
+# call's time bound, and the searches of the same process wait behind it (issue 39).
+MAX_QUERIES_IN_FLIGHT = 4
 
 # The HTTP status of each error code; a code not named here is 400 (the caller's request).
 STATUS = {
