@@ -4,7 +4,7 @@ costs Loom, measured on a real instance, SQLite and PostgreSQL (a server started
 Per backend, a fresh home ingests a folder of real tiny files through `loom ingest` (the
 baseline: size 0 synthetic partitions); then synthetic revisions are added in steps to each of
 `--sizes`, and at every size it measures, each but the first in a process of its own (its peak
-RSS from wait4):
+RSS its VmHWM, polled):
 
 - `add 1k`: one `instance.add_dynamic_partitions` call of 1,000 keys at that size, and the
   cumulative seconds of all such calls to reach it;
@@ -121,21 +121,25 @@ def record(backend: str, size: int, what: str, **values: Any) -> None:
 
 
 def run_child(command: list[str], timeout_s: float) -> dict[str, Any]:
-    """Run `command`; its wall seconds, exit status, peak RSS (MB) and its last stdout line."""
+    """Run `command`; its wall seconds, exit status, peak RSS (MB) and its last stdout line.
+
+    The peak is the child's VmHWM, read while it runs: wait4's ru_maxrss is no use here, Linux
+    carries the forking parent's high-water mark over exec into the child's.
+    """
     started = time.perf_counter()
+    peak = 0
     with tempfile.TemporaryFile() as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=os.environ)
         deadline = time.monotonic() + timeout_s
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
+        timed_out = False
+        while child.poll() is None:
+            peak = max(peak, peak_rss_mb(child.pid))
             if time.monotonic() > deadline:
                 child.kill()
-                pid, status, usage = os.wait4(child.pid, 0)
+                child.wait()
+                timed_out = True
                 break
             time.sleep(0.05)
-        child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - started
         out.seek(0)
         text = out.read().decode(errors="replace")
@@ -145,8 +149,8 @@ def run_child(command: list[str], timeout_s: float) -> dict[str, Any]:
     return {
         "s": round(seconds, 2),
         "exit": child.returncode,
-        "timed_out": seconds >= timeout_s,
-        "rss_mb": round(usage.ru_maxrss / 1024),
+        "timed_out": timed_out,
+        "rss_mb": peak,
         "last": lines[-1][:300] if lines else "",
     }
 
@@ -368,7 +372,11 @@ def webserver(log: Path) -> Iterator[tuple[str, int]]:
 
 
 def peak_rss_mb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:  # it ended meanwhile
+        return 0
+    for line in status.splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) // 1024
     return 0
@@ -564,6 +572,63 @@ def run_backend(backend: str, args: argparse.Namespace) -> None:
                 )
 
 
+# The table docs/scale.md shows: an operation per row, a size per column, each cell its
+# seconds (and peak RSS where a process of its own ran it) with the 1-minute load beside it.
+TABLE_ROWS = (
+    ("add partitions", "add 1,000 partitions (one call); all calls so far", "last_batch_of_1000_s"),
+    ("sensor", "`loom_folders` tick, nothing changed", "tick_s"),
+    ("webserver PartitionHealthQuery", "UI PartitionHealthQuery (partitions tab)", "s"),
+    ("webserver partitionStats", "UI `partitionStats` (asset page counts)", "s"),
+    ("backfill submit", "one-file backfill: `launchPartitionBackfill`", "s"),
+    ("backfill daemon", "one-file backfill: daemon pass to its run created", "to_run_created_s"),
+    ("loom ingest (nothing changed)", "`loom ingest`, nothing changed (quick path)", "s"),
+    ("loom ingest (nothing changed, full path)", "`loom ingest`, nothing changed, full path", "s"),
+    ("loom gc --dry-run", "`loom gc --dry-run`", "s"),
+    ("instance size", "instance storage", "storage"),
+)
+
+
+def cell(row: dict[str, Any], field: str) -> str:
+    if "error" in row:
+        return f"error: {row['error'][:60]}"
+    values = dict(row)
+    if isinstance(values.get("out"), str) and values["out"].startswith("{"):
+        values.update(json.loads(values["out"]))
+    value = values.get(field)
+    if field == "storage":
+        return str(value).split(" in ")[0]
+    text = f"{value} s" if value is not None else "n/a"
+    if row["what"] == "add partitions":
+        text += f"; {values['cumulative_add_s']} s"
+    if values.get("timed_out"):
+        text = f"timed out ({values['s']} s)"
+    if values.get("rss_mb"):
+        text += f", {values['rss_mb']} MB"
+    if values.get("webserver_peak_rss_mb"):
+        text += f", webserver {values['webserver_peak_rss_mb']} MB"
+    return f"{text} ({row['load'].split()[0]})"
+
+
+def table(paths: list[str]) -> str:
+    rows = [r for p in paths for r in json.loads(Path(p).read_text())["results"]]
+    columns = sorted(
+        {(r["backend"], r["size"]) for r in rows}, key=lambda c: (c[0] != "sqlite", c[1])
+    )
+    found = {(r["backend"], r["size"], r["what"]): r for r in rows}
+    lines = [
+        "| Operation | " + " | ".join(f"{b} {s:,}" for b, s in columns) + " |",
+        "|---" * (len(columns) + 1) + "|",
+    ]
+    for what, label, field in TABLE_ROWS:
+        cells = [found.get((b, s, what)) for b, s in columns]
+        lines.append(
+            f"| {label} | "
+            + " | ".join(cell(c, field) if c else "not reached" for c in cells)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,50000,200000")
@@ -573,7 +638,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="a folder for the homes")
     parser.add_argument("--out", default="partition_ceiling.json")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--table", nargs="+", help="print the Markdown table of these JSON files")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.table))
+        return 0
     if args.child:
         if args.child[0] == "sensor":
             child_sensor()
