@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT))
 BIN = Path(sys.executable).parent
 SYNTHETIC = "synthetic"
 BATCH = 1000
+SYNTHETIC_MARK = ".txt__part-"  # in every synthetic key (sources.keys.path_trace)
 CHUNK = 20_000  # synthetic catalog rows and events written at once
 ORIGINAL_PATH = ["loom", "original"]
 
@@ -163,7 +164,7 @@ def synthetic_rows(start: int, stop: int) -> list[tuple[str, str, str, str]]:
 
     rows = []
     for n in range(start, stop):
-        path = f"part-{n // 1000:04d}/note-{n:07d}.txt"
+        path = f"part-{n // 1000:04d}/note-{n:07d}.txt"  # its key holds SYNTHETIC_MARK
         sha = hashlib.sha256(path.encode()).hexdigest()
         rows.append((revision_key(SYNTHETIC, path, sha), document_id(SYNTHETIC, path), path, sha))
     return rows
@@ -514,20 +515,25 @@ def run_backend(backend: str, args: argparse.Namespace) -> None:
 
     with backend_env(backend, args.work):
         settings = LoomSettings.from_env()
-        if not args.folder.exists():
-            make_folder(args.folder, args.real_files)
-        first = run_child([str(BIN / "loom"), "ingest", str(args.folder)], 3600)
-        record(backend, 0, f"loom ingest (first load of {args.real_files} real files)", **first)
-        if first["exit"] != 0:
-            return
+        # --resume: a SQLite home an earlier run of this bench left in --work, grown further.
+        resumed = args.resume and settings.catalog_path.exists()
+        if not resumed:
+            if not args.folder.exists():
+                make_folder(args.folder, args.real_files)
+            first = run_child([str(BIN / "loom"), "ingest", str(args.folder)], 3600)
+            record(backend, 0, f"loom ingest (first load of {args.real_files} real files)", **first)
+            if first["exit"] != 0:
+                return
         with DagsterInstance.get() as instance:
-            real = sorted(instance.get_dynamic_partitions(PARTITIONS_NAME))
+            keys = instance.get_dynamic_partitions(PARTITIONS_NAME)
+            real = sorted(key for key in keys if SYNTHETIC_MARK not in key)
             template = materialization_template(instance)
         with webserver(args.work / f"webserver-{backend}.log") as (url, pid):
             _, data = graphql(url, ASSET_KEYS, {}, 600)
             assets = [n["assetKey"]["path"] for n in data["assetNodes"] if n["isPartitioned"]]
-            measure(backend, 0, args, url, pid, real[0], assets)
-            have, adding_s = 0, 0.0
+            if not resumed:
+                measure(backend, 0, args, url, pid, real[0], assets)
+            have, adding_s = len(keys) - len(real), 0.0
             for size in args.sizes:
                 step_started = time.perf_counter()
                 last_batch = 0.0
@@ -610,23 +616,29 @@ def cell(row: dict[str, Any], field: str) -> str:
 
 
 def table(paths: list[str]) -> str:
+    """A table per backend: an operation per row, a size per column (later files win)."""
     rows = [r for p in paths for r in json.loads(Path(p).read_text())["results"]]
-    columns = sorted(
-        {(r["backend"], r["size"]) for r in rows}, key=lambda c: (c[0] != "sqlite", c[1])
-    )
+    # A --resume run starts at a size already reached: its "add partitions" there added none.
+    rows = [r for r in rows if r.get("last_batch_of_1000_s") != 0.0]
     found = {(r["backend"], r["size"], r["what"]): r for r in rows}
-    lines = [
-        "| Operation | " + " | ".join(f"{b} {s:,}" for b, s in columns) + " |",
-        "|---" * (len(columns) + 1) + "|",
-    ]
-    for what, label, field in TABLE_ROWS:
-        cells = [found.get((b, s, what)) for b, s in columns]
-        lines.append(
-            f"| {label} | "
-            + " | ".join(cell(c, field) if c else "not reached" for c in cells)
-            + " |"
-        )
-    return "\n".join(lines)
+    out = []
+    for backend in sorted({r["backend"] for r in rows}, key=lambda b: b != "sqlite"):
+        sizes = sorted({r["size"] for r in rows if r["backend"] == backend})
+        out += [
+            f"**{backend}**",
+            "",
+            "| Operation | " + " | ".join(f"{s:,}" for s in sizes) + " |",
+            "|---" * (len(sizes) + 1) + "|",
+        ]
+        for what, label, field in TABLE_ROWS:
+            cells = [found.get((backend, s, what)) for s in sizes]
+            shown = [
+                cell(c, field) if c else ("—" if size == 0 else "not reached")
+                for c, size in zip(cells, sizes, strict=True)
+            ]
+            out.append(f"| {label} | " + " | ".join(shown) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -637,6 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step-limit-s", type=float, default=600)
     parser.add_argument("--work", type=Path, default=None, help="a folder for the homes")
     parser.add_argument("--out", default="partition_ceiling.json")
+    parser.add_argument("--resume", action="store_true", help="grow the homes left in --work")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--table", nargs="+", help="print the Markdown table of these JSON files")
     args = parser.parse_args(argv)
