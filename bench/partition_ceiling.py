@@ -531,7 +531,7 @@ def run_backend(backend: str, args: argparse.Namespace) -> None:
         with webserver(args.work / f"webserver-{backend}.log") as (url, pid):
             _, data = graphql(url, ASSET_KEYS, {}, 600)
             assets = [n["assetKey"]["path"] for n in data["assetNodes"] if n["isPartitioned"]]
-            if not resumed:
+            if not resumed and not args.skip_baseline:
                 measure(backend, 0, args, url, pid, real[0], assets)
             have, adding_s = len(keys) - len(real), 0.0
             for size in args.sizes:
@@ -649,6 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step-limit-s", type=float, default=600)
     parser.add_argument("--work", type=Path, default=None, help="a folder for the homes")
     parser.add_argument("--out", default="partition_ceiling.json")
+    parser.add_argument("--skip-baseline", action="store_true", help="measure nothing at size 0")
     parser.add_argument("--resume", action="store_true", help="grow the homes left in --work")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--table", nargs="+", help="print the Markdown table of these JSON files")
