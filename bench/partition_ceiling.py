@@ -615,6 +615,14 @@ def cell(row: dict[str, Any], field: str) -> str:
     return f"{text} ({row['load'].split()[0]})"
 
 
+def missing(found: dict[tuple[str, int, str], dict[str, Any]], backend: str, size: int) -> str:
+    if size == 0:
+        return "—"
+    return (
+        "stopped: growing took too long" if (backend, size, "stopped") in found else "not reached"
+    )
+
+
 def table(paths: list[str]) -> str:
     """A table per backend: an operation per row, a size per column (later files win)."""
     rows = [r for p in paths for r in json.loads(Path(p).read_text())["results"]]
@@ -633,7 +641,7 @@ def table(paths: list[str]) -> str:
         for what, label, field in TABLE_ROWS:
             cells = [found.get((backend, s, what)) for s in sizes]
             shown = [
-                cell(c, field) if c else ("—" if size == 0 else "not reached")
+                cell(c, field) if c else missing(found, backend, size)
                 for c, size in zip(cells, sizes, strict=True)
             ]
             out.append(f"| {label} | " + " | ".join(shown) + " |")
