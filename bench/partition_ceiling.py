@@ -1,5 +1,6 @@
 """The partition ceiling (issue 32, part 1): what a Dagster instance holding N revision partitions
 costs Loom, measured on a real instance, SQLite and PostgreSQL (a server started on loopback).
+Over 500 lines: one bench with the entry points of its own child processes and its docs table.
 
 Per backend, a fresh home ingests a folder of real tiny files through `loom ingest` (the
 baseline: size 0 synthetic partitions); then synthetic revisions are added in steps to each of
