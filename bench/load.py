@@ -63,7 +63,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.load_levels import LEVELS, MEASURE_LEVEL  # noqa: E402
-from loom_dagster.resources.priority import DEFAULT_NICE, NICE_ENV  # noqa: E402
 
 LOOM = str(Path(sys.executable).with_name("loom"))
 RESULTS = REPO / "bench" / "results" / "load.json"
@@ -253,15 +252,19 @@ def serving(env: dict[str, str], base: Path) -> Iterator[tuple[str, str]]:
 
 
 @contextlib.contextmanager
-def start_ingest(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def start_ingest(
+    env: dict[str, str], log: Path, nice: int = 0
+) -> Iterator[subprocess.Popen[bytes]]:
     """Ingest as a user runs it on a server: `loom watch` (Dagster's daemon with the folder
     sensor and automation, their runs launched as processes of its own, and the folder watcher
-    beside it). The one place the bench starts ingest; ended with every process it started."""
+    beside it), at CPU niceness `nice`, which every process it starts inherits (as `nice -n 10
+    loom watch` would). The one place the bench starts ingest; ended with every process it
+    started."""
     from tests.integration.daemon import stop_group
 
     with open(log, "wb") as out:
         watch = subprocess.Popen(
-            [LOOM, "watch"],
+            [*(["nice", "-n", str(nice)] if nice else []), LOOM, "watch"],
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -702,6 +705,7 @@ def loaded_phase(
     load: Load,
     args: argparse.Namespace,
     env: dict[str, str],
+    nice: int,
     base: Path,
     folder: Path,
     source: str,
@@ -720,7 +724,7 @@ def loaded_phase(
     t0 = time.time()
     out: dict[str, Any] = {}
     big_written: dict[str, float] = {}
-    with start_ingest(env, base / f"daemon-{number}.log"):
+    with start_ingest(env, base / f"daemon-{number}.log", nice):
         threads = [
             threading.Thread(target=queue_sampler, args=(stop, depth, t0), daemon=True),
             threading.Thread(target=load.probe_loop, args=(stop,), daemon=True),
@@ -820,8 +824,9 @@ def main() -> int:
     parser.add_argument(
         "--ingest-nice",
         type=lambda text: [int(v) for v in text.split(",")],
-        default=[DEFAULT_NICE],
-        help="LOOM_INGEST_NICE for the loaded phase; several (0,10): one phase each, in turn",
+        default=[0],
+        help="CPU niceness `loom watch` is started at in the loaded phase; several (0,10): "
+        "one phase each, in turn",
     )
     parser.add_argument("--home", type=Path, help="build here and keep it (default: a temp dir)")
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -890,7 +895,8 @@ def main() -> int:
             phases[label] = loaded_phase(
                 load,
                 args,
-                {**env, NICE_ENV: str(nice)},
+                env,
+                nice,
                 base,
                 folder,
                 source,

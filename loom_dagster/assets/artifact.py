@@ -52,7 +52,6 @@ from loom_dagster.partitions import revisions
 from loom_dagster.pipeline import parsers
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.extractor import ExtractorResource
-from loom_dagster.resources.priority import IngestPriorityResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource
 from loom_dagster.sources import Revision
@@ -108,7 +107,6 @@ def artifact_asset(strict: bool = False) -> AssetsDefinition:
         extractor: ExtractorResource,
         loom: SettingsResource,
         event_batches: EventBatchResource,
-        ingest_priority: IngestPriorityResource,  # set up: a daemon's run yields the CPU
     ) -> Iterator[Any]:
         object_store = store.get()
         retry = loom.retry()

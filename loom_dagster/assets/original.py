@@ -26,7 +26,6 @@ from loom_dagster.contract.metadata import metadata_text
 from loom_dagster.errors import SourceError
 from loom_dagster.partitions import PARTITION_TAG, RANGE_END_TAG, RANGE_START_TAG, paths_of
 from loom_dagster.resources.events import EventBatchResource
-from loom_dagster.resources.priority import IngestPriorityResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
 from loom_dagster.sources import key_document_digest
@@ -49,7 +48,6 @@ def original(
     search_index: SearchIndexResource,
     loom: SettingsResource,
     event_batches: EventBatchResource,
-    ingest_priority: IngestPriorityResource,  # set up: a daemon's run yields the CPU
 ) -> Iterator[AssetMaterialization | Output[None]]:
     object_store = store.get()
     # "Add a partition" in the UI takes any string: a key no scan could have made fails the run

@@ -50,7 +50,6 @@ from loom_dagster.datasets.model import Dataset, DatasetState
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.partitions import revisions
 from loom_dagster.resources.events import EventBatchResource
-from loom_dagster.resources.priority import IngestPriorityResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
 from loom_dagster.sources import Revision
@@ -115,7 +114,6 @@ def published(
     search_index: SearchIndexResource,
     loom: SettingsResource,
     event_batches: EventBatchResource,
-    ingest_priority: IngestPriorityResource,  # set up: a daemon's run yields the CPU
 ) -> Iterator[Any]:
     object_store = store.get()
     run_id = context.run.run_id

@@ -9,7 +9,6 @@ from dagster import AssetCheckKey, AssetKey, AutomationCondition
 
 from loom_dagster.partitions import AFTER_UPSTREAM, batch_policy, revisions
 from loom_dagster.resources.events import EventBatchResource
-from loom_dagster.resources.priority import IngestPriorityResource
 
 GROUP = "loom"
 PREFIX = "loom"  # every asset key starts with it, so `chunks` meets no other location's
@@ -43,12 +42,8 @@ BATCHED: dict[str, Any] = dict(
     partitions_def=revisions,
     backfill_policy=batch_policy,
     # Each step's events are written a batch at a time (event_log.py), in every run
-    # whoever launched it; bound here, so no caller has to provide it. A background run also
-    # yields the CPU to searches (resources/priority.py).
-    resource_defs={
-        "event_batches": EventBatchResource(),
-        "ingest_priority": IngestPriorityResource(),
-    },
+    # whoever launched it; bound here, so no caller has to provide it.
+    resource_defs={"event_batches": EventBatchResource()},
 )
 AUTOMATED: dict[str, Any] = dict(
     automation_condition=AutomationCondition.eager(),

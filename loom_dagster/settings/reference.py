@@ -54,12 +54,6 @@ SETTINGS: tuple[Setting, ...] = (
         "extractions one step has in flight (at most the service's slots reach it)",
     ),
     Setting(
-        "LOOM_INGEST_NICE",
-        "integer 0 to 19",
-        "`0`",
-        "the CPU niceness a run launched by Dagster's daemon (a watched folder, automation, the UI) gives its process and the extractor it starts, so searches and queries keep their latency while it ingests; 0 (the default) leaves it as started; a foreground `loom ingest` keeps its own. Measured no gain on a shared 2-core machine (docs/benchmarks/load.md)",
-    ),
-    Setting(
         "LOOM_RETRY_ATTEMPTS",
         "integer",
         "`4`",
