@@ -2,7 +2,7 @@
 on one home: a copy of examples/docs named `notes` stands in for the `~/notes` they use, so the
 front door cannot show a command that fails.
 
-The two commands that keep running (`loom ui`, `loom extractor serve`) are parsed by the `loom`
+The commands that keep running (`loom ui`, `loom watch`, `loom extractor serve`) are parsed by the `loom`
 command's own parser and not started: tests/browser and tests/extractor start them. The
 `scripts/...` lines are not `loom` commands (CI runs scripts/test itself)."""
 
@@ -26,7 +26,7 @@ PAGES = (ROOT / "README.md", ROOT / "docs" / "getting-started.md")
 EXAMPLES = ROOT / "examples" / "docs"
 LOOM_PREFIX = ".venv/bin/loom"
 # Commands that serve until stopped: checked against the parser only.
-KEEP_RUNNING = (("ui",), ("extractor", "serve"), ("serve",))
+KEEP_RUNNING = (("ui",), ("watch",), ("extractor", "serve"), ("serve",))
 FENCE = re.compile(r"^```sh\n(.*?)^```", flags=re.M | re.S)
 
 

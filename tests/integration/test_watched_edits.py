@@ -210,6 +210,7 @@ def ended(
             # (a) written again and (b) deleted while their first revision is in flight; (e)
             # half a file, then a pause past the settle time across one of the watcher's looks.
             (folders["rewritten"] / "x.md").write_text(V2)
+            deleted_at = time.time()
             (folders["deleted"] / "x.md").unlink()
             halves = folders["halves"] / "log.md"
             halves.write_text(FIRST_HALF)
@@ -221,7 +222,9 @@ def ended(
                 rest.write(SECOND_HALF)
             wait_for(
                 "the deletion retired",
-                run_ended(SYNC_JOB, settled_half),
+                # A sync ended after the deletion: with the watcher it may end before the half
+                # has settled, so not "after settled_half".
+                run_ended(SYNC_JOB, deleted_at),
                 CHANGE_DONE_WITHIN_S,
                 log,
             )
