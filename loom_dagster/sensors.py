@@ -90,8 +90,6 @@ IN_FLIGHT = [
     DagsterRunStatus.STARTING,
     DagsterRunStatus.STARTED,
 ]
-# A run being canceled still holds its partitions; an ended one does not.
-BUSY = [*IN_FLIGHT, DagsterRunStatus.CANCELING]
 ENDED = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 # A revision whose run ended (failed, canceled, or ended without finishing it: an extractor
 # that stayed down) is asked for again only this long after: a failing key is no hot loop.
@@ -99,7 +97,7 @@ RETRY_AFTER_S = 300.0
 # Runs asked for by one tick (MAX_REVISIONS_PER_RUN revisions each); the rest waits a tick,
 # so a first load of many thousand files does not flood the run queue at once.
 MAX_RUNS_PER_TICK = 10
-# Runs read to learn which keys are taken; more in flight than this is a queue to wait for.
+# Ended runs read to learn which keys were run lately (the keys runs take now: held_partitions).
 MAX_RUNS_SEEN = 1000
 
 
@@ -415,14 +413,11 @@ def runs_holding(
     """Which keys a run takes now (queued or running, whoever launched it: this sensor,
     automation, a backfill, `loom ingest`), which a run that ended after `since` took, and
     which of those a run that failed or was canceled took."""
-    busy_runs = instance.get_run_records(RunsFilter(statuses=BUSY), limit=MAX_RUNS_SEEN)
     ended_runs = instance.get_run_records(
         RunsFilter(statuses=ENDED, updated_after=datetime.fromtimestamp(since, tz=UTC)),
         limit=MAX_RUNS_SEEN,
     )
-    busy = {
-        k for keys in keys_of_runs(order, (r.dagster_run.tags for r in busy_runs)) for k in keys
-    }
+    busy = held_partitions(instance, order)
     ended: set[str] = set()
     failed: set[str] = set()
     for record, keys in zip(
