@@ -63,6 +63,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.load_levels import LEVELS, MEASURE_LEVEL  # noqa: E402
+from bench.serving import serving  # noqa: E402
 
 LOOM = str(Path(sys.executable).with_name("loom"))
 RESULTS = REPO / "bench" / "results" / "load.json"
@@ -210,45 +211,6 @@ def big_csv(path: Path, rows: int, word: str) -> None:
 
 def sha_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serving(env: dict[str, str], base: Path) -> Iterator[tuple[str, str]]:
-    """`loom serve --http` on the home: its URL and a bearer token for every source."""
-    from loom_dagster.serve.tokens import add_token
-
-    tokens = base / "tokens.json"
-    token = add_token(tokens, "bench", ["*"])
-    port = free_port()
-    server = subprocess.Popen(
-        [LOOM, "serve", "--http", "--port", str(port), "--token-file", str(tokens)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(base / "serve.log", "wb"),
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(f"{url}/v1/formats", timeout=1)
-                break
-            except httpx.HTTPError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("loom serve did not start") from None
-                time.sleep(0.3)
-        yield url, token
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 @contextlib.contextmanager

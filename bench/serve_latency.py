@@ -20,34 +20,26 @@ import json
 import os
 import platform
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search_latency import corpus_text, make_chunks, percentiles, vocabulary  # noqa: E402
+from serving import serving  # noqa: E402
 
 from loom_dagster.search.lexical import LexicalIndex  # noqa: E402
 from loom_dagster.serve.reader import Reader  # noqa: E402
-from loom_dagster.serve.tokens import EVERYTHING, add_token  # noqa: E402
+from loom_dagster.serve.tokens import EVERYTHING  # noqa: E402
 from loom_dagster.settings import LoomSettings  # noqa: E402
 
 LOOM = [str(Path(sys.executable).with_name("loom"))]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def session_latencies(url: str, token: str, queries: list[str]) -> tuple[list[float], int]:
@@ -163,35 +155,12 @@ def main() -> None:
         ]
 
         reader = Reader(settings)
-        tokens = Path(base) / "tokens.json"
-        tokens.unlink(missing_ok=True)
-        token = add_token(tokens, "bench", ["*"])
-        port = free_port()
-        server = subprocess.Popen(
-            [*LOOM, "serve", "--http", "--port", str(port), "--token-file", str(tokens)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    httpx.get(f"{url}/v1/formats", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise SystemExit("loom serve did not start") from None
-                    time.sleep(0.2)
+        with serving(env, Path(base), start_within_s=60) as (url, token):
             local_samples, served_samples, served_errors = asyncio.run(
                 paired(reader, url, token, queries)
             )
             in_process, served = percentiles(local_samples), percentiles(served_samples)
             many = asyncio.run(concurrent(url, token, queries, args.clients, args.each))
-        finally:
-            server.terminate()
-            server.wait(10)
     result = {
         "chunks": args.chunks,
         "index_build_s": built,
