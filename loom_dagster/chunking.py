@@ -5,7 +5,12 @@ The rules (extractor contract, "Structural chunks"):
 
 - consecutive blocks under one parent (a heading's section, a TOML table with its keys) pack
   into one chunk, their texts joined by a blank line, up to the chunk size;
-- a SQL statement is a chunk of its own, so a hit cites one statement;
+- a SQL statement is a chunk of its own, so a hit cites one statement; a statement block that
+  client command lines join (GO, a lone /: the reader keeps such a script's text between two ";"
+  as one UNKNOWN block, as the contract says) is cut at those lines, each batch a passage of its
+  own citing its own lines, named for the object its CREATE defines (issue 35: a SQL Server
+  script's tables were windows of one 10,000-character block, and no passage of an Oracle script
+  whose statements follow a "/" defined anything, so an index or a constraint came first);
 - a block longer than the chunk size is windowed; each window keeps the block's section and, when
   the block's text is the source slice its char span names, its own char and line span; any other
   window (a Markdown heading whose span covers its markup, an HTML block, a TOML key) cites the
@@ -34,6 +39,7 @@ Chunking is a pure function of the artifact and the sizes: the same input gives 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -282,8 +288,14 @@ def _pieces(
             continue
         if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
             yield from flush()
+            batches = _sql_batches(block) if block.type == SQL_STATEMENT else [block]
             yield from _with_headings(
-                waiting, _windows(block, block.section_path, chunk_size, stride)
+                waiting,
+                (
+                    piece
+                    for batch in batches
+                    for piece in _windows(batch, batch.section_path, chunk_size, stride)
+                ),
             )
             waiting = []
             continue
@@ -300,6 +312,79 @@ def _pieces(
         pack_length += len(block.text) + (len(SEPARATOR) if pack else 0)
         pack.append(block)
     yield from flush()
+
+
+# A line that holds only a client's command, not SQL: a batch separator (GO, GO 5), SQL*Plus's
+# lone "/", MySQL's DELIMITER, a backslash command (\connect db).
+_COMMAND_LINE = re.compile(
+    r"^[ \t]*(?:(?i:go)(?:[ \t]+\d+)?|/|(?i:delimiter)[ \t]+\S+|\\[A-Za-z]\S*(?:[ \t]+\S+)*)[ \t]*\r?$",
+    re.MULTILINE,
+)
+# Comments before a statement, then what its CREATE defines: the kind's words, then the name,
+# each part bare or quoted ([x], "x", `x`), joined by dots.
+_LEADING_COMMENTS = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/)*", re.DOTALL)
+_NAME_PART = r"(?:\[[^\]\n]+\]|\"[^\"\n]+\"|`[^`\n]+`|[\w$#@]+)"
+_CREATED = re.compile(
+    r"CREATE\s+(?:OR\s+(?:REPLACE|ALTER)\s+)?(?:(?:UNIQUE|CLUSTERED|NONCLUSTERED|TEMP|TEMPORARY|"
+    r"MATERIALIZED|GLOBAL|LOCAL|FULLTEXT|SPATIAL|BITMAP|EDITIONABLE|NONEDITIONABLE)\s+)*"
+    r"(?:TABLE|VIEW|INDEX|TYPE|PROCEDURE|PROC|FUNCTION|TRIGGER|SEQUENCE|PACKAGE|SYNONYM)\s+"
+    rf"(?:BODY\s+)?(?:IF\s+NOT\s+EXISTS\s+)?({_NAME_PART}(?:\s*\.\s*{_NAME_PART})*)",
+    re.IGNORECASE,
+)
+
+
+def _sql_batches(block: Block) -> list[Block]:
+    """A statement block cut at the client command lines its text holds: each batch between
+    them a block of its own (the same id and keys), spanning its own lines and characters, and
+    naming as `created` the object its first statement's CREATE defines. A block whose text is
+    not its source slice (its spans could not be told apart), or that holds no command line, is
+    itself."""
+    text = block.text
+    cuts = [match.span() for match in _COMMAND_LINE.finditer(text)]
+    if not cuts or not _text_is_source_slice(block):
+        return [block]
+    batches: list[Block] = []
+    start = 0
+    for cut_start, cut_end in [*cuts, (len(text), len(text))]:
+        batch = _source_slice(block, start, cut_start)
+        if batch is not None:
+            batches.append(batch)
+        start = cut_end
+    return batches or [block]
+
+
+def _source_slice(block: Block, start: int, end: int) -> Block | None:
+    """The part of a source-slice block between two offsets of its text, whitespace trimmed,
+    with its own span; None when it is blank."""
+    text = block.text
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start == end:
+        return None
+    locator = block.locator
+    assert locator.char_start is not None and locator.line_start is not None
+    part = text[start:end]
+    head = _LEADING_COMMENTS.match(part)
+    created = _CREATED.match(part, head.end() if head else 0)
+    name = (
+        ".".join(piece.strip().strip('[]"`') for piece in created.group(1).split("."))
+        if created
+        else block.attrs.get("created")
+    )
+    return replace(
+        block,
+        text=part,
+        locator=replace(
+            _clean(locator),
+            char_start=locator.char_start + start,
+            char_end=locator.char_start + end,
+            line_start=locator.line_start + text.count("\n", 0, start),
+            line_end=locator.line_start + text.count("\n", 0, end - 1),
+        ),
+        attrs={**block.attrs, "created": name},
+    )
 
 
 def _table_rows(block: Block) -> tuple[str, list[tuple[int, str]]] | None:

@@ -631,3 +631,48 @@ def test_a_file_that_is_a_table_keeps_its_packs_of_row_blocks() -> None:
     (chunk,) = chunk_artifact(artifact(block, format="csv"), revision="doc@r1")
 
     assert chunk.text == block.text and chunk.locator == Locator(row_start=2, row_end=5)
+
+
+def test_a_statement_that_client_command_lines_join_is_cut_at_them() -> None:
+    # The reader keeps a script's text between two ";" as one UNKNOWN statement when GO or a
+    # lone / joins it (the contract): each batch is still a passage that defines its object.
+    source = (
+        "-- the items\nCREATE TABLE [dbo].[item] (\n  id INT\n)\nGO\n"
+        "ALTER TABLE item ADD CONSTRAINT pk PRIMARY KEY (id)\ngo 2\n"
+        "CREATE  INDEX idx_item ON item(id)\n/\n\n"
+        "CREATE OR REPLACE TYPE item_t AS OBJECT (id INT);"
+    )
+    joined = Block(
+        "b0",
+        "sql_statement",
+        source,
+        keys=("dbo.item", "item", "pk", "idx_item", "item_t", "id"),
+        locator=spanned(source, source),
+        attrs={"kind": "UNKNOWN", "created": None},
+    )
+
+    chunks = chunk_artifact(artifact(joined, format="sql"), revision="s@1")
+
+    assert [chunk.text.splitlines()[-1] for chunk in chunks] == [
+        ")",
+        "ALTER TABLE item ADD CONSTRAINT pk PRIMARY KEY (id)",
+        "CREATE  INDEX idx_item ON item(id)",
+        "CREATE OR REPLACE TYPE item_t AS OBJECT (id INT);",
+    ]
+    assert [chunk.names for chunk in chunks] == [
+        ("dbo.item", "item"),
+        (),
+        ("idx_item",),
+        ("item_t",),
+    ]
+    assert [(c.locator.line_start, c.locator.line_end) for c in chunks] == [
+        (1, 4),
+        (6, 6),
+        (8, 8),
+        (11, 11),
+    ]
+    for chunk in chunks:
+        start, end = chunk.locator.char_start, chunk.locator.char_end
+        assert start is not None and end is not None and source[start:end] == chunk.text
+    # A block's keys travel with every chunk cut from it.
+    assert all(chunk.keys == joined.keys and chunk.block_ids == ("b0",) for chunk in chunks)
