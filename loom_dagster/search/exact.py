@@ -20,12 +20,18 @@ one way (case folded, one space between its parts, an abbreviation's dots and th
 a section sign dropped: `29 cfr § 1910.147` and `29 CFR §1910.147` are one term), and a query's
 phrase is looked up before its single-word identifiers, so the passage that holds the whole
 phrase answers before one that holds a part of it (a page that mentions "C.F.R.").
+
+Hits from the names tier define what the query names (`LegHit.defines`), and fusion puts the
+first of them first (search/fusion.py). A short query's plain words ("columns of the film
+table") are looked up among the names too; its hits define it only when each of those words is
+a name, since "capital city of Mexico" names a `city` table by chance.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from loom_dagster.search.legs import LegHit, SearchFilter
@@ -254,8 +260,20 @@ class ExactLeg:
             for field in TIERS:
                 hits = self.index.rank_terms([(field, 1.0, asked)], search_filter, limit)
                 if hits:
-                    return hits
+                    return _defining(hits) if field == NAMES_FIELD else hits
         words = query_name_words(query)
-        if words:
-            return self.index.rank_terms([(NAMES_FIELD, 1.0, words)], search_filter, limit)
-        return []
+        if not words:
+            return []
+        hits = self.index.rank_terms([(NAMES_FIELD, 1.0, words)], search_filter, limit)
+        named = bool(hits) and (
+            len(words) == 1
+            or all(
+                self.index.rank_terms([(NAMES_FIELD, 1.0, [word])], search_filter, 1)
+                for word in words
+            )
+        )
+        return _defining(hits) if named else hits
+
+
+def _defining(hits: Sequence[LegHit]) -> list[LegHit]:
+    return [replace(hit, defines=True) for hit in hits]

@@ -44,6 +44,9 @@ class LegHit:
     chunk_id: str  # "" when the leg read only the chunk's key
     score: float  # the leg's own score, reported by --explain; fusion uses the rank
     key: int | None = None  # chunk_key(chunk_id), when the leg read it instead of the id
+    # The chunk defines what the query names (the exact leg's definitions: a created table, a
+    # TOML table or key path, a heading's identifier), not merely mentions it.
+    defines: bool = False
 
     @property
     def identity(self) -> int:

@@ -599,3 +599,80 @@ def test_a_question_s_function_words_do_not_lift_prose_over_the_row_that_names_i
     assert ids(LexicalLeg(index).rank(question, SearchFilter(), 1)) == [named.chunk_id]
     # A query of nothing but such words still searches them.
     assert LexicalLeg(index).rank("to be or not to be", SearchFilter(), 1)
+
+
+def test_the_definition_a_short_query_names_comes_first_over_a_sibling_both_other_legs_prefer(
+    tmp_path: Path, index: LexicalIndex
+) -> None:
+    from loom_dagster.search.embedding import NgramEmbedder
+    from loom_dagster.search.fusion import rank_all
+    from loom_dagster.search.vector import VectorIndex
+
+    film = indexed(
+        "schema",
+        "CREATE TABLE film (film_id INT, title TEXT, description TEXT, release_year INT, "
+        "language_id INT, rental_duration INT, rental_rate DECIMAL, length INT, rating TEXT)",
+        keys=("film", "film_id", "title", "description"),
+        names=("film",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    sibling = indexed(
+        "schema",
+        "-- columns of the film table, as text\nCREATE TABLE film_text (film_id INT, title TEXT)",
+        ordinal=1,
+        keys=("film_text", "film_id", "title"),
+        names=("film_text",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    readers = [
+        indexed(
+            "schema",
+            f"CREATE INDEX idx_film_{n} ON film_table_{n} (film_id) -- film table {n}",
+            ordinal=2 + n,
+            keys=(f"idx_film_{n}", f"film_table_{n}", "film_id"),
+            names=(f"idx_film_{n}",),
+            block_type="sql_statement",
+            format="sql",
+        )
+        for n in range(8)
+    ]
+    chunks = [film, sibling, *readers]
+    index.publish("schema", chunks)
+    vectors = VectorIndex(tmp_path / "vectors", NgramEmbedder())
+    vectors.publish_many({"schema": chunks})
+    legs = [ExactLeg(index), LexicalLeg(index), vectors]
+    question = "columns of the film table"
+    # BM25 and the vectors rank the sibling (whose comment echoes the question) first and the
+    # indexes on film tables above the table; only the exact leg names it.
+    for leg in legs[1:]:
+        ranked = ids(leg.rank(question, SearchFilter(), 10))  # type: ignore[attr-defined]
+        assert ranked.index(film.chunk_id) > 5, ranked
+    fused = rank_all(legs, question, SearchFilter(), 2)
+    assert [hit.chunk_id or _KNOWN[hit.key] for hit in fused] == [film.chunk_id, sibling.chunk_id]
+
+
+def test_a_short_query_defines_a_name_only_when_each_of_its_words_is_one(
+    index: LexicalIndex,
+) -> None:
+    city = indexed(
+        "schema",
+        "CREATE TABLE city (city_id INT, city TEXT, country_id INT)",
+        keys=("city", "city_id", "country_id"),
+        names=("city",),
+        block_type="sql_statement",
+        format="sql",
+    )
+    row = indexed(
+        "capitals", "Country: Mexico | Capital: Mexico City", format="csv", path="capitals.csv"
+    )
+    index.publish("schema", [city])
+    index.publish("capitals", [row])
+
+    asked = ExactLeg(index).rank("columns of the city table", SearchFilter(), 5)
+    by_chance = ExactLeg(index).rank("capital city of Mexico", SearchFilter(), 5)
+
+    assert ids(asked) == [city.chunk_id] and asked[0].defines
+    # The table is still this leg's answer; it only does not claim the first place.
+    assert ids(by_chance) == [city.chunk_id] and not by_chance[0].defines
