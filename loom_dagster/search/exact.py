@@ -256,11 +256,14 @@ class ExactLeg:
             return []
         # A phrase the query names, wherever a chunk holds it, answers before a part of it.
         phrases = query_phrases(query)
+        coded = named_as_code(query)
         for asked in (phrases, identifiers) if phrases else (identifiers,):
             for field in TIERS:
                 hits = self.index.rank_terms([(field, 1.0, asked)], search_filter, limit)
                 if hits:
-                    return _defining(hits) if field == NAMES_FIELD else hits
+                    defines = field == NAMES_FIELD
+                    named = defines or asked is phrases or coded
+                    return [replace(hit, defines=defines, named=named) for hit in hits]
         words = query_name_words(query)
         if not words:
             return []
@@ -272,8 +275,15 @@ class ExactLeg:
                 for word in words
             )
         )
-        return _defining(hits) if named else hits
+        return [replace(hit, defines=True, named=True) for hit in hits] if named else hits
 
 
-def _defining(hits: Sequence[LegHit]) -> list[LegHit]:
-    return [replace(hit, defines=True) for hit in hits]
+def named_as_code(query: str) -> bool:
+    """Whether a query names something by an identifier, not by a word of a sentence: it is one
+    word, or an identifier in it holds a digit, an underscore or a dot (E-DISK-042,
+    max_connections, server.port). "Demo-Video" in a question is a hyphenated word."""
+    if len(query.split()) <= 1:
+        return True
+    return any(
+        char.isdigit() or char in "_." for found in text_identifiers(query) for char in found
+    )

@@ -36,6 +36,7 @@ class LegRank:
     leg: str
     rank: int
     score: float
+    named: bool = False  # the query names it (LegHit.named or LegHit.defines)
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,9 @@ def fuse(
             scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
             share = hit.score / top if top > 0 else 0.0
             shares[key] = shares.get(key, 0.0) + share
-            ranks.setdefault(key, []).append(LegRank(leg, rank, hit.score))
+            ranks.setdefault(key, []).append(
+                LegRank(leg, rank, hit.score, hit.named or hit.defines)
+            )
             best[key] = min(best.get(key, (rank, position)), (rank, position))
     if floors:
         for key, found in ranks.items():
@@ -125,13 +128,15 @@ def rank_all(
     floors = {leg.name: float(getattr(leg, "floor", 0.0)) for leg in legs}
     floors = {name: floor for name, floor in floors.items() if floor > 0}
     rankings = [(leg.name, leg.rank(query, search_filter, depth)) for leg in legs]
-    # Every fused hit, so a definition fusion ranks below the limit still comes first.
+    # Every fused hit, cut to the limit last, so a definition fusion ranks below the limit still
+    # comes first and the first hits are the same whatever the limit.
     everything = fuse(rankings, sum(len(hits) for _, hits in rankings), k=k, floors=floors)
-    fused = definition_first(everything, rankings)[: max(limit, 0)]
+    fused = definition_first(everything, rankings)
     # A leg that can read the hits' passages (the lexical leg) re-orders the top few by the
     # window of each that holds the question's words (search/passages.py).
     for leg in legs:
         rerank = getattr(leg, "rerank_passages", None)
         if rerank is not None:
-            return list(rerank(query, fused))
-    return fused
+            fused = list(rerank(query, fused))
+            break
+    return fused[: max(limit, 0)]

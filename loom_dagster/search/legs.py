@@ -47,6 +47,9 @@ class LegHit:
     # The chunk defines what the query names (the exact leg's definitions: a created table, a
     # TOML table or key path, a heading's identifier), not merely mentions it.
     defines: bool = False
+    # The query names what the leg found by a name (a definition, a code like E-DISK-042, a
+    # citation), not by a word of a sentence that happens to be hyphenated ("the demo-video").
+    named: bool = False
 
     @property
     def identity(self) -> int:

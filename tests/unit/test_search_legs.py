@@ -676,3 +676,45 @@ def test_a_short_query_defines_a_name_only_when_each_of_its_words_is_one(
     assert ids(asked) == [city.chunk_id] and asked[0].defines
     # The table is still this leg's answer; it only does not claim the first place.
     assert ids(by_chance) == [city.chunk_id] and not by_chance[0].defines
+
+
+def test_an_identifier_a_passage_only_mentions_does_not_hold_off_the_answering_sentence(
+    index: LexicalIndex,
+) -> None:
+    # A hyphenated word of a question is an identifier to the exact leg, which finds it written
+    # in a page's script. A definition, a code or a citation the query names keeps its first
+    # place from the window rerank (test_the_manual_citing_a_section_outranks_...); a passage
+    # holding a sentence's hyphenated word does not.
+    script = indexed(
+        "index",
+        "const video = document.querySelector('.demo-video'); video.play(); "
+        "video.classList.add('demo-video');",
+        format="markdown",
+    )
+    answer = indexed(
+        "faq",
+        "The prompt is drawn by Starship. The autocompletion you see in the video comes from "
+        "the shell you chose, not from Starship; the demo used Fish, which completes commands "
+        "out of the box.",
+        format="markdown",
+    )
+    index.publish("index", [script])
+    index.publish("faq", [answer])
+    for n in range(10):
+        filler = f"the prompt {n} shows the branch and the shell in use"
+        index.publish(f"other{n}", [indexed(f"other{n}", filler)])
+    question = "where does the autocompletion in the demo-video come from"
+    exact = ExactLeg(index).rank(question, SearchFilter(), 5)
+    assert ids(exact) == [script.chunk_id] and not exact[0].named
+    assert ids(search(index, question, limit=1)) == [answer.chunk_id]
+    # The rerank runs before the cut to the limit: the first hit is the same at any limit.
+    assert ids(search(index, question, limit=10))[0] == answer.chunk_id
+
+
+def test_a_query_names_by_a_code_not_by_a_hyphenated_word() -> None:
+    from loom_dagster.search.exact import named_as_code
+
+    for query in ("E-DISK-042", "zh-Hans-HK", "where is max_connections set", "server.port value"):
+        assert named_as_code(query), query
+    for query in ("where does the demo-video come from", "Wie oft die Lua-Datei anpassen"):
+        assert not named_as_code(query), query
