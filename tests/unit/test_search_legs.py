@@ -718,3 +718,23 @@ def test_a_query_names_by_a_code_not_by_a_hyphenated_word() -> None:
         assert named_as_code(query), query
     for query in ("where does the demo-video come from", "Wie oft die Lua-Datei anpassen"):
         assert not named_as_code(query), query
+
+
+def test_a_window_holds_a_question_word_written_in_another_form_of_its_stem(
+    index: LexicalIndex,
+) -> None:
+    from loom_dagster.search.passages import same_stem, window_shares
+
+    terms = ["dinar", "bosnia", "withdrawn"]
+    texts = {
+        1: ("In Bosnia the dinar saw its withdrawal in July 1998. Nothing else changed.", ""),
+        2: ("The dinar was a currency. Many coins were minted. Bosnia is in Europe.", ""),
+    }
+    shares = window_shares(terms, [1.0, 1.0, 2.0], texts, index.analyze)
+
+    # withdrawal is withdrawn's stem: the first passage's window holds every term.
+    assert shares == {1: 1.0, 2: 0.25}
+    for a, b in (("terrarium", "terrariums"), ("arrested", "arrests"), ("matrix", "matrices")):
+        assert same_stem(a, b), (a, b)
+    for a, b in (("interest", "internet"), ("fish", "fishing"), ("state", "statute")):
+        assert not same_stem(a, b), (a, b)
