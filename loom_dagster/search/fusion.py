@@ -12,7 +12,7 @@ judged 0.815 and 0.889 found-first on the other (k = 60: 0.778 and 0.815), the s
 trusting each leg's first places more; the seed's floors hold at 1.00 with it. (k = 10 before:
 the odd half then picked it over k = 5.)
 
-One hit stands outside the sum: a leg's first hit that defines what the query names (the exact
+One hit stands outside the sum (`definition`): a leg's first hit that defines what the query names (the exact
 leg's definitions tier: a created table, a TOML table or key path, a heading's identifier) comes
 first. Chosen on the unseen bench's tuning half (bench/retrieval_unseen.py, 2026-12-07): filtered
 questions 0.91 to 0.94, no slice lower; judging: filtered 0.79 to 0.91, table questions 0.70 to
@@ -92,25 +92,23 @@ def fuse(
             if all(leg.leg in floors and leg.score < floors[leg.leg] for leg in found):
                 del scores[key]
     ordered = sorted(scores, key=lambda key: (-scores[key], -shares[key], best[key]))
+    first = definition(rankings)
+    if first is not None and first in scores:
+        ordered.remove(first)
+        ordered.insert(0, first)
     return [
         Fused(ids.get(key, ""), scores[key], tuple(ranks[key]), key)
         for key in ordered[: max(limit, 0)]
     ]
 
 
-def definition_first(
-    fused: Sequence[Fused], rankings: Sequence[tuple[str, Sequence[LegHit]]]
-) -> list[Fused]:
-    """The fused hits, with a leg's first hit first when it defines what the query names (the
-    exact leg's definitions: `CREATE TABLE film` for "columns of the film table"), however the
-    other legs rank it. BM25 and the vectors score a passage by its words, and a sibling
-    (`film_text`, an index on film) that holds the question's words more densely outranked the
-    definition both (issue 35)."""
-    first = next((hits[0] for _, hits in rankings if hits and hits[0].defines), None)
-    if first is None:
-        return list(fused)
-    ahead = [hit for hit in fused if hit.key == first.identity]
-    return ahead + [hit for hit in fused if hit.key != first.identity]
+def definition(rankings: Sequence[tuple[str, Sequence[LegHit]]]) -> int | None:
+    """The key of a leg's first hit when it defines what the query names (the exact leg's
+    definitions: `CREATE TABLE film` for "columns of the film table"): fusion puts it first,
+    however the other legs rank it. BM25 and the vectors score a passage by its words, and a
+    sibling (`film_text`, an index on film) that holds the question's words more densely
+    outranked the definition in both (issue 35)."""
+    return next((hits[0].identity for _, hits in rankings if hits and hits[0].defines), None)
 
 
 def leg_depth(limit: int) -> int:
@@ -128,15 +126,12 @@ def rank_all(
     floors = {leg.name: float(getattr(leg, "floor", 0.0)) for leg in legs}
     floors = {name: floor for name, floor in floors.items() if floor > 0}
     rankings = [(leg.name, leg.rank(query, search_filter, depth)) for leg in legs]
-    # Every fused hit, cut to the limit last, so a definition fusion ranks below the limit still
-    # comes first and the first hits are the same whatever the limit.
-    everything = fuse(rankings, sum(len(hits) for _, hits in rankings), k=k, floors=floors)
-    fused = definition_first(everything, rankings)
     # A leg that can read the hits' passages (the lexical leg) re-orders the top few by the
-    # window of each that holds the question's words (search/passages.py).
-    for leg in legs:
-        rerank = getattr(leg, "rerank_passages", None)
-        if rerank is not None:
-            fused = list(rerank(query, fused))
-            break
+    # window of each that holds the question's words (search/passages.py). It reads them before
+    # the cut to the limit, so the first hits are the same whatever the limit.
+    rerankers = [leg for leg in legs if getattr(leg, "rerank_passages", None) is not None]
+    reread = max((int(getattr(leg, "rerank_depth", 0)) for leg in rerankers), default=0)
+    fused = fuse(rankings, max(limit, reread), k=k, floors=floors)
+    if rerankers:
+        fused = list(rerankers[0].rerank_passages(query, fused))  # type: ignore[attr-defined]
     return fused[: max(limit, 0)]

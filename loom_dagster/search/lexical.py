@@ -571,6 +571,8 @@ class LexicalLeg:
     """BM25 over chunk text and headings, as a fusion leg."""
 
     name = "lexical"
+    # How many fused hits rerank_passages reads.
+    rerank_depth = passages.DEPTH
 
     def __init__(self, index: LexicalIndex) -> None:
         self.index = index
