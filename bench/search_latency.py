@@ -14,6 +14,9 @@ token vectors) from precomputed word vectors, so a million chunks fit the time; 
 embedded by the real default embedder, as a search does.
 
     .venv/bin/python bench/search_latency.py --chunks 100000
+    # before/after: main's search() beside this checkout's, query by query in one process
+    .venv/bin/python bench/search_latency.py --chunks 100000 --no-hnsw --home DIR --base main \
+        --paired-only
     # a million: build once into a kept folder (outside the repo), then reuse it
     nice .venv/bin/python bench/search_latency.py --chunks 1000000 --publish-documents 10000 \
         --home /root/vectors19-bench/home-1m --ef 256,1024,2048
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
+import io
 import itertools
 import json
 import os
@@ -31,12 +36,16 @@ import random
 import re
 import shutil
 import statistics
+import subprocess
+import sys
+import tarfile
 import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -177,6 +186,63 @@ def paired(
     return {name: percentiles(taken) for name, taken in samples.items()}
 
 
+def machine() -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores (nproc), load {load}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def base_package(commit: str, scratch: Path) -> dict[str, ModuleType]:
+    """The search modules as `commit` has them, imported beside this checkout's as the package
+    `loom_base` (its files copied from git, every `loom_dagster` in them renamed), so one
+    process times both searches query by query: before and after in the same run."""
+    archive = subprocess.run(
+        ["git", "-C", str(HERE.parent), "archive", commit, "loom_dagster"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(scratch, filter="data")
+    package = (scratch / "loom_dagster").rename(scratch / "loom_base")
+    for path in package.rglob("*.py"):
+        path.write_text(re.sub(r"\bloom_dagster\b", "loom_base", path.read_text()))
+    sys.path.insert(0, str(scratch))
+    return {
+        name: importlib.import_module(f"loom_base.search.{name}")
+        for name in ("legs", "lexical", "service", "vector")
+    }
+
+
+def base_search(
+    modules: dict[str, ModuleType],
+    home: Path,
+    embedder: BagOfWordsEmbedder,
+    filters: Sequence[SearchFilter],
+    chunks: int,
+) -> Callable[[str], object]:
+    """`search()` as the base commit runs it over the same home, legs and filters (in the same
+    rotation as `hybrid_with`), the vector leg exact."""
+    index = modules["lexical"].LexicalIndex(home / "lexical")
+    vectors = modules["vector"].VectorIndex(home / "vectors", embedder, hnsw_threshold=chunks + 1)
+    legs = modules["service"].default_legs(index, vectors)
+    kept = [
+        modules["legs"].SearchFilter(
+            formats=f.formats, sources=f.sources, block_types=f.block_types
+        )
+        for f in filters
+    ]
+    counter = [0]
+
+    def run(query: str) -> object:
+        counter[0] += 1
+        chosen = kept[counter[0] % len(kept)]
+        return modules["service"].search(index, query, chosen, limit=LIMIT, legs=legs)
+
+    return run
+
+
 def throughput(
     run: Callable[[str], object], queries: Sequence[str], clients: int, seconds: float
 ) -> float:
@@ -272,6 +338,9 @@ def main() -> None:
     )
     parser.add_argument("--paired-only", action="store_true", help="only the paired timings")
     parser.add_argument("--build-only", action="store_true", help="build --home and stop")
+    parser.add_argument(
+        "--base", help="a commit whose search() is timed beside this one's in the paired runs"
+    )
     args = parser.parse_args()
     widths = [int(w) for w in args.ef.split(",") if w.strip()]
     warnings.filterwarnings("ignore")
@@ -368,7 +437,13 @@ def main() -> None:
 
         # What reading keys instead of stored documents buys, paired query by query: the
         # lexical leg alone and the whole search, keyed and as main read them.
-        pairs = {
+        pairs: dict[str, Callable[[str], object]] = {}
+        if args.base:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            pairs[f"hybrid_exact_keys_at_{args.base}"] = base_search(
+                base_package(args.base, scratch), base, embedder, filters, args.chunks
+            )
+        pairs |= {
             "lexical_leg_keys": lambda q: lexical.rank_bm25(q, SearchFilter(), 30),
             "lexical_leg_stored_ids": lambda q: fetching.rank_bm25(q, SearchFilter(), 30),
             "hybrid_exact_keys": hybrid_with(exact),
@@ -379,6 +454,7 @@ def main() -> None:
             result[f"paired_{name}"] = row
             print("paired", name, row, flush=True)
         if args.paired_only:
+            result["machine"] = machine()
             print(json.dumps(result, indent=2))
             return
         for name, run in (
@@ -451,9 +527,7 @@ def main() -> None:
                 f"ef {width}", {k: v for k, v in result.items() if f"ef{width}_" in k}, flush=True
             )
 
-    result["machine"] = (
-        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    )
+    result["machine"] = machine()
     out = args.out or HERE / "results" / f"search_latency_{args.chunks}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
