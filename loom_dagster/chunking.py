@@ -341,7 +341,7 @@ def _sql_batches(block: Block) -> list[Block]:
     itself."""
     text = block.text
     cuts = [match.span() for match in _COMMAND_LINE.finditer(text)]
-    if not cuts or not _text_is_source_slice(block):
+    if not cuts or not _text_is_source_slice(block) or block.locator.line_start is None:
         return [block]
     batches: list[Block] = []
     start = 0
