@@ -172,20 +172,24 @@ class Stack:
         *,
         watcher: bool = True,
         synthetic: int = 0,
+        reuse: Path | None = None,
     ) -> None:
         self.label = label
         self.command = command
         self.watcher = watcher
         self.synthetic = synthetic
-        self.work = Path(tempfile.mkdtemp(prefix=f"loom-fresh-{label}-"))
+        self.work = reuse or Path(tempfile.mkdtemp(prefix=f"loom-fresh-{label}-"))
         home = self.work / "home"
         self.folder = self.work / SOURCE
-        self.folder.mkdir()
-        for n in range(files):
-            note(self.folder, f"old-{n:06}.md", f"oldword{label}{n}")
-        past = time.time() - 120
-        for path in self.folder.iterdir():
-            os.utime(path, (past, past))
+        # A reused home keeps its earlier drops: the next ones are new files after them.
+        self.first_drop = len(list(self.folder.glob("drop-*.md"))) if reuse else 0
+        if reuse is None:
+            self.folder.mkdir()
+            for n in range(files):
+                note(self.folder, f"old-{n:06}.md", f"oldword{label}{n}")
+            past = time.time() - 120
+            for path in self.folder.iterdir():
+                os.utime(path, (past, past))
         self.env = {
             **os.environ,
             "LOOM_HOME": str(home),
@@ -196,12 +200,15 @@ class Stack:
             self.env["LOOM_WATCHER"] = "0"
         if source is not None:
             self.env["PYTHONPATH"] = str(source)
-        added = loom(self.env, "sources", "add", str(self.folder))
-        assert added.returncode == 0, added.stderr
         self.last_old = f"oldword{label}{files - 1}"
         self.grown: dict[str, float] = {}
-        if synthetic:
-            self.grow(files)
+        if reuse is None:
+            added = loom(self.env, "sources", "add", str(self.folder))
+            assert added.returncode == 0, added.stderr
+            if synthetic:
+                self.grow(files)
+        elif synthetic:
+            self.last_old = f"synword{label}{synthetic - 1}"
         line = [str(LOOM), command] + (["--port", str(free_port())] if command == "ui" else [])
         self.started = time.time()
         # Its own folder as the working directory: Dagster puts it first on the code's path.
@@ -243,13 +250,14 @@ class Stack:
         if self.process.poll() is not None:
             raise SystemExit(f"{self.label} ended; see {self.work}/command.log")
         if self.synthetic:
-            if SOURCE not in folder_cursor(self.env).get("scanned", {}):
+            if folder_cursor(self.env).get("scanned", {}).get(SOURCE, 0) < self.started:
                 return False
             if self.queued_at_start is None:
                 self.queued_at_start = runs_since(self.env, self.started)
         return searchable(self.env, self.last_old)
 
     def drop(self, n: int, timeout: float) -> None:
+        n += self.first_drop
         word = f"freshword{self.label}{n}x{os.getpid()}"
         name = f"drop-{n:03}.md"
         load = os.getloadavg()[0]
@@ -355,14 +363,33 @@ def main() -> None:
         help="a second home of this checkout with LOOM_WATCHER=0 (the polling scan alone)",
     )
     parser.add_argument("--ready-timeout", type=float, default=900.0)
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="the work folders an earlier run of the same options left, one per home in order "
+        "(this, then poll): their homes are started again as they are, and the drops go on",
+    )
     parser.add_argument("--out", type=Path, help="the summaries and every drop, as JSON")
     args = parser.parse_args()
 
     print(f"nproc {os.cpu_count()}, load average {os.getloadavg()}", flush=True)
-    stacks = [Stack("this", args.command, args.files, None, synthetic=args.synthetic)]
+    reuse = [*args.reuse, None, None]
+    stacks = [
+        Stack("this", args.command, args.files, None, synthetic=args.synthetic, reuse=reuse[0])
+    ]
     if args.polling:
         stacks.append(
-            Stack("poll", args.command, args.files, None, watcher=False, synthetic=args.synthetic)
+            Stack(
+                "poll",
+                args.command,
+                args.files,
+                None,
+                watcher=False,
+                synthetic=args.synthetic,
+                reuse=reuse[1],
+            )
         )
     if args.baseline:
         stacks.insert(
