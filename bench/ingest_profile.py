@@ -8,6 +8,11 @@ revision, the bytes this process wrote, then the functions with the most time of
 
     LOOM_EXTRACTOR_ENV=/opt/loom/extractor-venv-me nice .venv/bin/python bench/ingest_profile.py \\
         --files 200 [--file-bytes 4096] [--scratch-root DIR] [--dump out.prof]
+
+With `--into HOME FOLDER` (a home whose registered FOLDER is published already, e.g. one
+bench/freshness.py --synthetic grew: its work folder holds `home` and `docs`), one new small
+file is written into FOLDER and `loom ingest FOLDER` of it is profiled instead: what one file's
+run costs on a large home, phase by phase (the same steps a run the folder sensor asks for runs).
 """
 
 from __future__ import annotations
@@ -69,7 +74,17 @@ PHASES = [
     ("    events: serialize", "dagster_shared/serdes/serdes.py", "serialize_value"),
     ("    events: sqlite commit", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
     ("    events: sqlite execute", "~", "<method 'execute' of 'sqlite3.Cursor' objects>"),
-    ("vectors after the runs", "loom_dagster/pipeline/publishing.py", "sync_vectors"),
+    ("    reconcile (index marks, vectors)", "loom_dagster/pipeline/publishing.py", "reconcile"),
+    ("      unindexed documents (catalog)", "loom_dagster/catalog/marks.py", "unindexed"),
+    ("    lexical index commit", "loom_dagster/search/lexical.py", "publish_many"),
+    ("    vector generation written", "loom_dagster/search/vector.py", "publish_many"),
+    ("    marked indexed (catalog)", "loom_dagster/catalog/marks.py", "mark_indexed"),
+    ("  partitions left (leave_partitions)", "loom_dagster/assets/live.py", "leave_partitions"),
+    (
+        "vectors in sync (sync_vectors, all calls)",
+        "loom_dagster/pipeline/publishing.py",
+        "sync_vectors",
+    ),
     ("prune partitions", "loom_dagster/api/cleanup.py", "prune_partitions_now"),
 ]
 
@@ -90,6 +105,7 @@ def main() -> None:
     parser.add_argument("--scratch-root", type=Path)
     parser.add_argument("--dump", type=Path, help="write the raw profile here (pstats format)")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--into", nargs=2, type=Path, metavar=("HOME", "FOLDER"))
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
@@ -102,17 +118,26 @@ def main() -> None:
     if args.scratch_root:
         args.scratch_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ingest-profile-", dir=args.scratch_root) as scratch:
-        folder = make_folder(Path(scratch) / "folder", args.files, file_bytes=args.file_bytes)
+        if args.into:
+            home, folder = (path.resolve() for path in args.into)
+            fresh_home(home.parent, home.name)
+            name = f"profiled-{int(time.time())}.md"
+            (folder / name).write_text(f"# {name}\n\nThe keeper logged profiledword at the lamp.\n")
+            os.utime(folder / name, (time.time() - 60, time.time() - 60))
+            args.files = 1
+        else:
+            folder = make_folder(Path(scratch) / "folder", args.files, file_bytes=args.file_bytes)
         with reference_extractor() as service:
             os.environ[ENV_URL], os.environ[ENV_TOKEN] = service.url, service.token
-            fresh_home(Path(scratch), "home")
+            if not args.into:
+                fresh_home(Path(scratch), "home")
             profile = cProfile.Profile()
             before, started = written_bytes(), time.perf_counter()
             profile.enable()
-            report = api.ingest_folder(folder, name="bench")
+            report = api.ingest_folder(folder, name=None if args.into else "bench")
             profile.disable()
             seconds, written = time.perf_counter() - started, written_bytes() - before
-    assert report.count("published") == args.files, "not every file published"
+    assert report.count("published") == args.files, f"not every file published: {report}"
     if args.dump:
         profile.dump_stats(str(args.dump))
     stats = pstats.Stats(profile)

@@ -58,7 +58,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 BIN = Path(sys.executable).parent
 SYNTHETIC = "synthetic"
-BATCH = 1000
 SYNTHETIC_MARK = ".txt__part-"  # in every synthetic key (sources.keys.path_trace)
 CHUNK = 20_000  # synthetic catalog rows and events written at once
 ORIGINAL_PATH = ["loom", "original"]
@@ -191,48 +190,6 @@ def add_catalog_rows(catalog_path: Path, rows: list[tuple[str, str, str, str]]) 
                 [r[3] for r in rows],
             ],
         )
-
-
-def materialization_template(instance: Any) -> dict[str, Any]:
-    """A real stored materialization of loom/original (from the baseline's ingest), as a row."""
-    from dagster import AssetKey
-    from dagster._core.storage.event_log.schema import SqlEventLogStorageTable as events
-
-    storage = instance.event_log_storage
-    with storage.index_connection() as conn:
-        row = (
-            conn.execute(
-                events.select()
-                .where(events.c.asset_key == AssetKey(ORIGINAL_PATH).to_string())
-                .where(events.c.dagster_event_type == "ASSET_MATERIALIZATION")
-                .limit(1)
-            )
-            .mappings()
-            .first()
-        )
-    if row is None:
-        raise RuntimeError("no materialization of loom/original to copy: the ingest failed")
-    return dict(row)
-
-
-def add_events(instance: Any, template: dict[str, Any], keys: list[str]) -> None:
-    from dagster._core.storage.event_log.schema import SqlEventLogStorageTable as events
-
-    old = template["partition"]
-    rows = [
-        {
-            "run_id": template["run_id"],
-            "event": template["event"].replace(old, key),
-            "dagster_event_type": template["dagster_event_type"],
-            "timestamp": template["timestamp"],
-            "step_key": template["step_key"],
-            "asset_key": template["asset_key"],
-            "partition": key,
-        }
-        for key in keys
-    ]
-    with instance.event_log_storage.index_connection() as conn:
-        conn.execute(events.insert(), rows)
 
 
 # The measurements ---------------------------------------------------------------------------------
@@ -511,6 +468,7 @@ def run_backend(backend: str, args: argparse.Namespace) -> None:
     from dagster import DagsterInstance
 
     from bench.ingest_throughput import make_folder
+    from bench.synthetic_home import add_events, add_partitions, materializations
     from loom_dagster.partitions import PARTITIONS_NAME
     from loom_dagster.settings import LoomSettings
 
@@ -528,7 +486,7 @@ def run_backend(backend: str, args: argparse.Namespace) -> None:
         with DagsterInstance.get() as instance:
             keys = instance.get_dynamic_partitions(PARTITIONS_NAME)
             real = sorted(key for key in keys if SYNTHETIC_MARK not in key)
-            template = materialization_template(instance)
+            [template] = materializations(instance, asset=ORIGINAL_PATH)
         with webserver(args.work / f"webserver-{backend}.log") as (url, pid):
             _, data = graphql(url, ASSET_KEYS, {}, 600)
             assets = [n["assetKey"]["path"] for n in data["assetNodes"] if n["isPartitioned"]]
@@ -544,13 +502,9 @@ def run_backend(backend: str, args: argparse.Namespace) -> None:
                         # Synthetic rows a chunk at a time; partitions 1,000 a call, as timed.
                         rows = synthetic_rows(have, min(size, have + CHUNK))
                         keys = [r[0] for r in rows]
-                        for first in range(0, len(keys), BATCH):
-                            started = time.perf_counter()
-                            instance.add_dynamic_partitions(
-                                PARTITIONS_NAME, keys[first : first + BATCH]
-                            )
-                            last_batch = time.perf_counter() - started
-                            adding_s += last_batch
+                        calls = add_partitions(instance, PARTITIONS_NAME, keys)
+                        last_batch = calls[-1]
+                        adding_s += sum(calls)
                         add_events(instance, template, keys)
                         add_catalog_rows(settings.catalog_path, rows)
                         have += len(rows)

@@ -201,9 +201,14 @@ def run_watch(settings: LoomSettings) -> int:
         # The daemon's own lines at info are two a second (the folder sensor's ticks); runs
         # and warnings still print.
         command += ["run", "-w", str(WORKSPACE), "--log-level", "warning"]
+        what = (
+            "Dagster's daemon and the folder watcher run"
+            if settings.watcher
+            else "Dagster's daemon runs, with no folder watcher (LOOM_WATCHER=0: a polling scan"
+            " every 30 s),"
+        )
         print(
-            f"loom watch: Dagster's daemon and the folder watcher run on {settings.home}"
-            " (no webserver); SIGINT or SIGTERM stops them",
+            f"loom watch: {what} on {settings.home} (no webserver); SIGINT or SIGTERM stops them",
             flush=True,
         )
         return supervise(

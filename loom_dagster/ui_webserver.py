@@ -129,12 +129,16 @@ def start_extractor() -> None:
     os.environ[ENV_TOKEN] = running.token
 
 
-def start_watcher() -> subprocess.Popen[bytes]:
-    """The home's watcher (sources/watcher.py), a child of this process: it ends with it."""
+def start_watcher() -> subprocess.Popen[bytes] | None:
+    """The home's watcher (sources/watcher.py), a child of this process: it ends with it.
+    None with LOOM_WATCHER=0: the folder sensor's polling scan alone finds what changed."""
     from loom_dagster.settings import LoomSettings
     from loom_dagster.sources import watcher
 
-    return subprocess.Popen(watcher.command(LoomSettings.from_env().home))
+    settings = LoomSettings.from_env()
+    if not settings.watcher:
+        return None
+    return subprocess.Popen(watcher.command(settings.home))
 
 
 def watch(socket_path: str, read_only: bool, args: list[str]) -> None:

@@ -8,6 +8,7 @@ after it (search/vector.py describes the files)."""
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import re
@@ -16,7 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,18 @@ class Generation:
 
     def documents(self) -> tuple[list[_Entry], int]:
         """Each document in row order, and the next free graph key (the writer's view)."""
-        with open(self.folder / DOCUMENTS, encoding="utf-8") as listing:
-            data = json.load(listing)
-        return [_Entry(**entry) for entry in data["documents"]], int(data["next_key"])
+        entries, next_key = _listing(self.folder)
+        return list(entries), next_key
+
+
+# A publish reads the listing of the generation it replaces twice (which revision each document
+# has, then the entries it copies): 100,000 entries are seconds to parse. A generation is never
+# changed once written and its name never reused, so a process parses each one once.
+@functools.lru_cache(maxsize=2)
+def _listing(folder: Path) -> tuple[tuple[_Entry, ...], int]:
+    with open(folder / DOCUMENTS, encoding="utf-8") as listing:
+        data = json.load(listing)
+    return tuple(_Entry(**entry) for entry in data["documents"]), int(data["next_key"])
 
 
 def _load(folder: Path, name: str) -> Any:
@@ -254,12 +264,12 @@ def write_generation(
             old_graph=old.folder / GRAPH if old is not None and old.has_graph else None,
             old_keys=old.keys if old is not None else None,
         )
+    listed = {"documents": [vars(e) for e in entries], "next_key": next_key + new_rows}
     with open(folder / DOCUMENTS, "w", encoding="utf-8") as listing:
-        json.dump(
-            {"documents": [asdict(e) for e in entries], "next_key": next_key + new_rows},
-            listing,
-            ensure_ascii=False,
-        )
+        # Every publish writes every document's entry: json.dumps, whose one-shot encoding is
+        # C, not json.dump, which encodes in Python; vars, not asdict, which deep-copies each.
+        # At 100,000 documents that was half of a one-file publish (docs/benchmarks/freshness.md).
+        listing.write(json.dumps(listed, ensure_ascii=False))
         listing.flush()
         os.fsync(listing.fileno())
     _fsync_directory(folder)

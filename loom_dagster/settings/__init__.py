@@ -21,6 +21,7 @@ from loom_dagster.variables import positive_int
 
 DEFAULT_HOME = ".loom"
 STRICT_ENV = "LOOM_STRICT"
+WATCHER_ENV = "LOOM_WATCHER"
 POSTGRES_URL_ENV = "LOOM_DAGSTER_POSTGRES_URL"
 POSTGRES_SCHEME = "postgresql+psycopg2://"
 WORKERS_ENV = "LOOM_WORKERS"  # the driver dagster-postgres installs
@@ -49,6 +50,9 @@ class LoomSettings:
     # LOOM_STRICT=1: a refused or incomplete revision fails its run (CI through the Dagster
     # CLI); unset or 0: it is an outcome, shown red or as a warning.
     strict: bool = False
+    # LOOM_WATCHER=0: `loom ui` and `loom watch` start no folder watcher, and the folder sensor
+    # finds changes by its polling scan alone (a filesystem that gives no notification).
+    watcher: bool = True
     # LOOM_DAGSTER_POSTGRES_URL: Dagster's runs, event logs and schedules in PostgreSQL; unset,
     # in SQLite under the instance's folder. Never printed: it may hold a password.
     dagster_postgres_url: str | None = None
@@ -115,7 +119,8 @@ class LoomSettings:
                     env, "LOOM_MAX_CHUNKS_PER_INPUT_KIB", ChunkLimits.chunks_per_kib
                 ),
             ),
-            strict=_strict(env),
+            strict=_flag(env, STRICT_ENV, default=False),
+            watcher=_flag(env, WATCHER_ENV, default=True),
             dagster_postgres_url=_postgres_url(env),
             **_spread(env),
         )
@@ -192,11 +197,12 @@ class LoomSettings:
         return SettingsError(f"LOOM_HOME {self.home}: {problem}", code="unusable_home")
 
 
-def _strict(env: Mapping[str, str]) -> bool:
-    value = env.get(STRICT_ENV, "").strip()
+def _flag(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    """A setting of `0` or `1`; unset or empty, `default`."""
+    value = env.get(name, "").strip()
     if value not in ("", "0", "1"):
-        raise SettingsError(f"{STRICT_ENV} must be 0 or 1, not {bounded(repr(value), 40)}")
-    return value == "1"
+        raise SettingsError(f"{name} must be 0 or 1, not {bounded(repr(value), 40)}")
+    return default if value == "" else value == "1"
 
 
 def _postgres_url(env: Mapping[str, str]) -> str | None:

@@ -84,6 +84,12 @@ SETTINGS: tuple[Setting, ...] = (
         "`1`: the `extracted` and `complete` checks block (errors), so a refused or incomplete file fails its run (CI through the Dagster CLI)",
     ),
     Setting(
+        "LOOM_WATCHER",
+        "`0` or `1`",
+        "`1`",
+        "`0`: `loom ui` and `loom watch` start no folder watcher, and every registered folder is found by the folder sensor's polling scan, every 30 s (for a filesystem that gives no change notification: see [Operations](../operations.md#watching-folders-loom-watch))",
+    ),
+    Setting(
         "LOOM_DOCUMENT_EXTRACTOR_URL",
         "URLs",
         "(local reference service)",
