@@ -134,6 +134,17 @@ def served_dataset(con: duckdb.DuckDBPyConnection, id_or_name: str) -> Dataset |
     return _dataset(rows[0]) if rows else None
 
 
+def served_at(con: duckdb.DuckDBPyConnection, source: str, path: str) -> dict[str, Dataset]:
+    """The datasets the file's document serves now, by id (its tables' ids name its path): what
+    a new revision of the file is typed against, read before the typing and checked again at
+    the switch."""
+    rows = con.execute(
+        f"SELECT {_COLUMNS} {_SERVED} WHERE d.source = ? AND d.path = ? ORDER BY d.dataset_id",
+        [source, path],
+    ).fetchall()
+    return {dataset.dataset_id: dataset for dataset in map(_dataset, rows)}
+
+
 def is_served(con: duckdb.DuckDBPyConnection, dataset_id: str, snapshot: str) -> bool:
     """Whether `snapshot` still serves the dataset right now (a publish, a retirement or an
     approval that retyped it serves another, or none)."""
