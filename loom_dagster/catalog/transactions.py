@@ -12,7 +12,6 @@ import duckdb
 from loom_dagster.catalog.errors import CatalogError
 from loom_dagster.catalog.postgres import PostgresCatalog
 
-
 # The connections inside a `transaction` block now: DuckDB refuses a second BEGIN and aborts
 # the transaction open, so `atomic` must know without trying.
 _OPEN: set[int] = set()
