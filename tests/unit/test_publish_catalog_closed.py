@@ -80,18 +80,18 @@ class WatchedIndex(LexicalIndex):
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    made = tmp_path / "docs"
-    made.mkdir()
-    return made
+def catalog_db(tmp_path: Path) -> Catalog:
+    """The catalog file, with the source `docs` registered (its folder is `folder`)."""
+    opener = Catalog(tmp_path / "catalog.duckdb")
+    (tmp_path / "docs").mkdir()
+    with catalog.connect(opener.path) as con:
+        catalog.upsert_source(con, Source("docs", str(tmp_path / "docs")))
+    return opener
 
 
 @pytest.fixture
-def catalog_db(tmp_path: Path, folder: Path) -> Catalog:
-    opener = Catalog(tmp_path / "catalog.duckdb")
-    with catalog.connect(opener.path) as con:
-        catalog.upsert_source(con, Source("docs", str(folder)))
-    return opener
+def folder(catalog_db: Catalog) -> Path:
+    return catalog_db.path.parent / "docs"
 
 
 @pytest.fixture
