@@ -83,8 +83,8 @@ def publish(
     Only a revision whose every step succeeded reaches the catalog as published; a refused one
     leaves the earlier revision serving. The batch is one catalog transaction of a few
     statements (catalog.publish_batch: all of it or none) with the rows of each served
-    revision's datasets; the search index takes the batch in one commit after it, and then one
-    statement marks the batch as indexed. A crash anywhere between leaves documents whose mark
+    revision's datasets; the search index takes the batch in one commit after it, and then the
+    batch is marked as indexed. A crash anywhere between leaves documents whose mark
     differs from their live revision, which `reconcile` (run first here, and by every ingest)
     repairs from the stored chunks; publishing the same revisions again changes nothing in the
     catalog. With `vectors`, the batch's vectors are swapped in after the lexical commit and
