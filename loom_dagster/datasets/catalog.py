@@ -3,8 +3,9 @@
 A dataset is served while its document's live revision is the revision its row was written for:
 the documents row is the switch for chunks and datasets alike (catalog.publish_revision), so a
 retired or superseded revision stops serving both at once, and a run that fails before its
-switch leaves the earlier revision's datasets serving. Rows are written before the switch;
-nothing reads them until it lands.
+switch leaves the earlier revision's datasets serving. A publish writes its rows in the
+switch's own transaction (pipeline.publish), their snapshots typed before it with the catalog
+closed; nothing reads a row until its switch lands.
 """
 
 from __future__ import annotations
