@@ -16,8 +16,8 @@ from pathlib import Path
 ENV_AT = "LOOM_TEST_HOLD_AT"
 ENV_DIR = "LOOM_TEST_HOLD_DIR"
 # The end of each step, and inside publishing between the catalog's commit and the index's
-# ("published") and after the index's ("index"). "slot": the publishing step holds the
-# catalog's pool slot and has not opened the catalog yet.
+# ("published") and after the index's ("index"), the catalog closed at both. "slot": the
+# publishing step holds the catalog's pool slot and has not opened the catalog yet.
 POINTS = ("original", "artifact", "chunks", "published", "index")
 
 

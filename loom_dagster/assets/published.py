@@ -140,12 +140,20 @@ def published(
         read = latest(context, CHUNKS, [revision.key for revision in group])
         hold.reached("slot")  # the pool's slot held, the catalog not yet open
         with retried_only_when_retryable(retry, context.retry_number):
+            documents = {r.document_id for r in group}
             with catalog_db.connect() as con:
-                documents = {r.document_id for r in group}
                 was_live |= {s.live_revision for s in catalog.document_states(con, documents)}
-                outcomes = pipeline.publish(
-                    con, index, object_store, group, run_id=run_id, vectors=search_index.vectors()
-                )
+            # It opens the catalog for its statements only, never for its slow work, so the
+            # folder sensor, queries and other runs are not held for the whole publish.
+            outcomes = pipeline.publish(
+                catalog_db.connect,
+                index,
+                object_store,
+                group,
+                run_id=run_id,
+                vectors=search_index.vectors(),
+            )
+            with catalog_db.connect() as con:
                 states += catalog.document_states(con, documents)
                 # Every revision of the batch: one with no table (or refused) passes the check.
                 tables = datasets_of_revisions(

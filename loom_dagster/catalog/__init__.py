@@ -40,7 +40,13 @@ from loom_dagster.catalog.documents import (
 )
 from loom_dagster.catalog.errors import CatalogError, CatalogRefused, CatalogUnavailable
 from loom_dagster.catalog.history import RevisionHistory, file_history
-from loom_dagster.catalog.marks import mark_indexed, searchable, unindexed, unmark_indexed
+from loom_dagster.catalog.marks import (
+    mark_indexed,
+    mark_written,
+    searchable,
+    unindexed,
+    unmark_indexed,
+)
 from loom_dagster.catalog.outcomes import (
     PUBLISHED,
     REFUSED,
@@ -119,6 +125,7 @@ __all__ = [
     "live_document_paths",
     "live_documents",
     "mark_indexed",
+    "mark_written",
     "mark_synced",
     "known_document_digests",
     "needs_registration",

@@ -65,6 +65,34 @@ def mark_indexed(con: duckdb.DuckDBPyConnection, indexed: Mapping[str, str | Non
         )
 
 
+def mark_written(con: duckdb.DuckDBPyConnection, written: Mapping[str, str]) -> list[str]:
+    """Record that the index holds `revision` for each document, as a publish that wrote it with
+    the catalog closed knows; returns the documents whose live revision is no longer the one
+    written (retired by a scan, or switched again, since the switch).
+
+    Unlike `mark_indexed`, the mark is set whatever is live: it says what the index holds, so
+    a document the catalog moved on from is listed by `unindexed` (its mark differs from its
+    live revision, None for a retired one) and `reconcile` repairs it. A mark that errs can only
+    ask for a repair, never hide one.
+    """
+    if not written:
+        return []
+    con.execute(
+        "INSERT INTO index_marks (index_id, document_id, revision) "
+        "SELECT ?, m.document_id, m.revision FROM "
+        "(SELECT unnest(?) AS document_id, unnest(?) AS revision) m "
+        "ON CONFLICT (index_id, document_id) DO UPDATE SET revision = excluded.revision",
+        [_index(con), list(written), list(written.values())],
+    )
+    rows = con.execute(
+        "SELECT m.document_id FROM (SELECT unnest(?) AS document_id, unnest(?) AS revision) m "
+        "LEFT JOIN documents d ON d.document_id = m.document_id "
+        "WHERE d.live_revision IS DISTINCT FROM m.revision ORDER BY 1",
+        [list(written), list(written.values())],
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
 def unmark_indexed(con: duckdb.DuckDBPyConnection, source: str | None = None) -> None:
     """Forget that the index holds the source's documents (None: every source's), so
     `pipeline.reconcile` writes them again: their chunks carry the source's tags, which

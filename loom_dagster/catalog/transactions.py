@@ -12,23 +12,31 @@ import duckdb
 from loom_dagster.catalog.errors import CatalogError
 from loom_dagster.catalog.postgres import PostgresCatalog
 
+# The connections inside a `transaction` block now: DuckDB refuses a second BEGIN and aborts
+# the transaction open, so `atomic` must know without trying.
+_OPEN: set[int] = set()
+
 
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """All of the block's writes, or none of them."""
-    if isinstance(con, PostgresCatalog) and con.in_transaction:
+    if (isinstance(con, PostgresCatalog) and con.in_transaction) or id(con) in _OPEN:
         raise CatalogError("a transaction is already open", code="catalog")
     con.execute("BEGIN TRANSACTION")
-    with _committed_or_rolled_back(con):
-        yield
+    _OPEN.add(id(con))
+    try:
+        with _committed_or_rolled_back(con):
+            yield
+    finally:
+        _OPEN.discard(id(con))
 
 
 @contextmanager
 def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """All of the block's writes, or none of them: its own transaction, or the caller's when
     one is open already (DuckDB has no nested transactions)."""
-    if isinstance(con, PostgresCatalog) and con.in_transaction:
-        yield
+    if (isinstance(con, PostgresCatalog) and con.in_transaction) or id(con) in _OPEN:
+        yield  # inside the caller's `transaction`, which commits or rolls back the whole
         return
     try:
         con.execute("BEGIN TRANSACTION")

@@ -3,8 +3,9 @@
 A dataset is served while its document's live revision is the revision its row was written for:
 the documents row is the switch for chunks and datasets alike (catalog.publish_revision), so a
 retired or superseded revision stops serving both at once, and a run that fails before its
-switch leaves the earlier revision's datasets serving. Rows are written before the switch;
-nothing reads them until it lands.
+switch leaves the earlier revision's datasets serving. A publish writes its rows in the
+switch's own transaction (pipeline.publish), their snapshots typed before it with the catalog
+closed; nothing reads a row until its switch lands.
 """
 
 from __future__ import annotations
@@ -132,6 +133,17 @@ def served_dataset(con: duckdb.DuckDBPyConnection, id_or_name: str) -> Dataset |
             code="ambiguous_dataset",
         )
     return _dataset(rows[0]) if rows else None
+
+
+def served_at(con: duckdb.DuckDBPyConnection, source: str, path: str) -> dict[str, Dataset]:
+    """The datasets the file's document serves now, by id (its tables' ids name its path): what
+    a new revision of the file is typed against, read before the typing and checked again at
+    the switch."""
+    rows = con.execute(
+        f"SELECT {_COLUMNS} {_SERVED} WHERE d.source = ? AND d.path = ? ORDER BY d.dataset_id",
+        [source, path],
+    ).fetchall()
+    return {dataset.dataset_id: dataset for dataset in map(_dataset, rows)}
 
 
 def is_served(con: duckdb.DuckDBPyConnection, dataset_id: str, snapshot: str) -> bool:

@@ -4,7 +4,8 @@ the retirement of deleted files' documents (`retire`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 import duckdb
@@ -15,7 +16,7 @@ from loom_dagster.contract.validate import parse_artifact
 from loom_dagster.datasets.build import build_datasets
 from loom_dagster.datasets.catalog import (
     forget_snapshots,
-    served_dataset,
+    served_at,
     stale_snapshots,
     write_dataset,
 )
@@ -57,8 +58,19 @@ def publication_order(
     return [group for group in (small, *ordered) if group]
 
 
+# Opening the catalog for a few statements and closing it after: CatalogResource.connect, or
+# functools.partial(catalog.connect, path); `held` makes one of a connection already open.
+Opener = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
+
+
+def held(con: duckdb.DuckDBPyConnection) -> Opener:
+    """An open connection as an Opener: every opening uses it and none closes it, for a caller
+    that holds the catalog throughout anyway (a test, a worker's own publishing loop)."""
+    return lambda: nullcontext(con)
+
+
 def publish(
-    con: duckdb.DuckDBPyConnection,
+    catalog_db: Opener | duckdb.DuckDBPyConnection,
     index: LexicalIndex,
     store: ObjectStore,
     revisions: Sequence[Revision],
@@ -70,45 +82,106 @@ def publish(
 
     Only a revision whose every step succeeded reaches the catalog as published; a refused one
     leaves the earlier revision serving. The batch is one catalog transaction of a few
-    statements (catalog.publish_batch: all of it or none), after each served revision's datasets
-    were written; the search index takes the batch in one commit after it, and then one
-    statement marks the batch as indexed. A crash anywhere between leaves documents whose mark differs from their live
-    revision, which `reconcile` (run first here, and by every ingest) repairs from the stored
-    chunks; publishing the same revisions again changes nothing in the catalog.
+    statements (catalog.publish_batch: all of it or none) with the rows of each served
+    revision's datasets; the search index takes the batch in one commit after it, and then the
+    batch is marked as indexed. A crash anywhere between leaves documents whose mark
+    differs from their live revision, which `reconcile` (run first here, and by every ingest)
+    repairs from the stored chunks; publishing the same revisions again changes nothing in the
+    catalog. With `vectors`, the batch's vectors are swapped in after the lexical commit and
+    before the mark, so a crash or an embedder failure between them is repaired likewise.
 
-    With `vectors`, the batch's vectors are swapped in after the lexical commit and before the
-    mark, so a crash or an embedder failure between them is repaired by the next reconcile.
+    The catalog is open only for its statements (`catalog_db` opens it; a connection is held
+    throughout instead): DuckDB lets one process open its file at a time, and the folder
+    sensor's tick, a query and every other run wait while it is. So it is opened three times,
+    briefly: to read (reconcile, the sources, what each revision supersedes, the datasets each
+    document serves now), to switch, and to mark. Everything slow happens with it closed:
+    reading the extractions and chunks, typing the tables and writing their snapshots (the slow
+    half of the datasets; only their rows are written in the switch), the lexical commit and
+    the embeddings. This was chosen over a copy of the catalog swapped in for readers, or over
+    bounding the work a step publishes at once, because it keeps one catalog and one record
+    and shortens the hold for every reader and writer alike (a PostgreSQL catalog,
+    LOOM_CATALOG_URL, goes through the same code: shorter transactions there too).
+
+    What the closed gaps admit, each checked where the catalog is open again: a dataset
+    approved between the read and the switch changed the types the revision must carry over,
+    so the switch reads what its document serves again and retypes a revision whose served
+    snapshots changed (under the catalog: rare); a file retired by a scan between the switch
+    and the mark was written to the index after its retirement, so the mark records what the
+    index holds (`catalog.mark_written`) and such a document is reconciled at once.
     """
-    reconcile(con, index, store, vectors=vectors)
+    opened = catalog_db if callable(catalog_db) else held(catalog_db)
+    read = [_prepared(store, revision) for revision in revisions]
+    tabled = {
+        revision.key: raw
+        for revision, extraction, _ in read
+        if (raw := _with_tables(store, extraction)) is not None
+    }
+    with opened() as con:
+        reconcile(con, index, store, vectors=vectors)
+        tags = catalog.source_tags(con, {revision.source for revision in revisions})
+        roots = {source.name: source.root for source in catalog.list_sources(con)}
+        prepared = [_unless_gone(item, roots) for item in read]
+        superseded = catalog.superseded_in_order(
+            con, [revision for revision, extraction, _ in prepared if not extraction.refused]
+        )
+        # Datasets only for the revisions that will be served.
+        to_type = [
+            (revision, extraction)
+            for revision, extraction, _ in prepared
+            if not extraction.refused and revision.key not in superseded and revision.key in tabled
+        ]
+        basis = {r.key: served_at(con, r.source, r.path) for r, _ in to_type}
+    typed = {r.key: type_datasets(store, tabled[r.key], e, r, basis[r.key]) for r, e in to_type}
+    unused: list[str] = []  # snapshots typed again at the switch, or replaced by its rows
+    with opened() as con:
+        try:
+            # The switch: every revision of the batch, and the rows of their datasets.
+            with catalog.transaction(con):
+                for revision, extraction in to_type:
+                    now = served_at(con, revision.source, revision.path)
+                    if _snapshots(now) != _snapshots(basis[revision.key]):
+                        unused += [dataset.snapshot_key for dataset in typed[revision.key]]
+                        typed[revision.key] = type_datasets(
+                            store, tabled[revision.key], extraction, revision, now
+                        )
+                    unused += [
+                        key
+                        for dataset in typed[revision.key]
+                        if (key := write_dataset(con, dataset))
+                    ]
+                done = catalog.publish_batch(
+                    con, [_entry(*item) for item in prepared], run_id=run_id
+                )
+        except BaseException:
+            # Nothing names the snapshots typed for this batch: gone with it.
+            delete_snapshots(
+                store, [d.snapshot_key for datasets in typed.values() for d in datasets]
+            )
+            raise
+        unused += forget_stale_datasets(con)
+    delete_snapshots(store, unused)
+    outcomes = [result.outcome for result in done]
     live: dict[str, list[IndexedChunk]] = {}
     published: dict[str, str] = {}
-    tags = catalog.source_tags(con, {revision.source for revision in revisions})
-    roots = {source.name: source.root for source in catalog.list_sources(con)}
-    prepared = [_unless_gone(_prepared(store, revision), roots) for revision in revisions]
-    # Datasets are written before the switch, for the revisions that will be served.
-    superseded = catalog.superseded_in_order(
-        con, [revision for revision, extraction, _ in prepared if not extraction.refused]
-    )
-    for revision, extraction, _ in prepared:
-        if not extraction.refused and revision.key not in superseded:
-            publish_datasets(con, store, extraction, revision)
-    # The switch: every revision of the batch in one catalog transaction.
-    done = catalog.publish_batch(con, [_entry(*item) for item in prepared], run_id=run_id)
-    outcomes = [result.outcome for result in done]
     for (revision, extraction, chunks), outcome in zip(prepared, outcomes, strict=True):
         if outcome.status == catalog.PUBLISHED:
             published[revision.document_id] = revision.key
             live[revision.document_id] = indexed_chunks(
                 revision, chunks, tags[revision.source], extraction
             )
-    drop_stale_datasets(con, store)
-    hold.reached("published")
+    hold.reached("published")  # switched, the catalog closed, the index not yet written
     index.publish_many(live)
     if vectors is not None:
         vectors.publish_many(live)
     hold.reached("index")
-    catalog.mark_indexed(con, published)
+    with opened() as con:
+        if catalog.mark_written(con, published):
+            reconcile(con, index, store, vectors=vectors)
     return outcomes
+
+
+def _snapshots(served: Mapping[str, Dataset]) -> dict[str, str]:
+    return {dataset_id: dataset.snapshot for dataset_id, dataset in served.items()}
 
 
 def reconcile(
@@ -210,34 +283,48 @@ def _entry(
     return catalog.Publication(revision, len(chunks), extraction.artifact_sha256)
 
 
-def publish_datasets(
-    con: duckdb.DuckDBPyConnection, store: ObjectStore, extraction: Extraction, revision: Revision
-) -> list[Dataset]:
-    """Type the artifact's tables and write their snapshots, then their catalog rows, before the
-    switch: nothing serves them until the documents row names `revision`."""
-    assert extraction.artifact_sha256 and extraction.format
+def _with_tables(store: ObjectStore, extraction: Extraction) -> bytes | None:
+    """The artifact of an extracted revision when it may hold tables (None: it has none)."""
+    if extraction.refused:
+        return None
+    assert extraction.artifact_sha256
     raw = store.get_artifact_bytes(extraction.artifact_sha256)
     # The canonical JSON names `tables` only when there are any (inside a string its quotes
-    # would be escaped): a document without one is not parsed again in the catalog's pool.
-    if b'"tables":' not in raw:
-        return []
+    # would be escaped): a document without one is not parsed again.
+    return raw if b'"tables":' in raw else None
+
+
+def type_datasets(
+    store: ObjectStore,
+    raw: bytes,
+    extraction: Extraction,
+    revision: Revision,
+    served: Mapping[str, Dataset],
+) -> list[Dataset]:
+    """Type the artifact's tables and write their snapshots, no catalog open: the slow half of
+    a revision's datasets. `served` is what its document serves now, by dataset id (an
+    approved dataset's types carry over); the rows are the caller's to write at the switch."""
+    assert extraction.format
     artifact = parse_artifact(raw, expected_format=extraction.format, original_size=revision.size)
     if not artifact.tables:
         return []
-    built = build_datasets(store, artifact, revision, lambda dataset: served_dataset(con, dataset))
-    with catalog.transaction(con):
-        replaced = [key for dataset in built if (key := write_dataset(con, dataset))]
-    delete_snapshots(store, replaced)
-    return built
+    return build_datasets(store, artifact, revision, served.get)
+
+
+def forget_stale_datasets(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """After a switch: forget the dataset rows no revision will serve again (superseded,
+    retired); returns their snapshot keys, for the caller to delete once the catalog is closed."""
+    stale = stale_snapshots(con)
+    if stale:
+        forget_snapshots(con, stale)
+    return stale
 
 
 def drop_stale_datasets(con: duckdb.DuckDBPyConnection, store: ObjectStore) -> list[str]:
     """After a switch: forget the dataset rows no revision will serve again (superseded, retired),
     then delete their snapshots. A crash between leaves files no row names, which gc collects."""
-    stale = stale_snapshots(con)
-    if stale:
-        forget_snapshots(con, stale)
-        delete_snapshots(store, stale)
+    stale = forget_stale_datasets(con)
+    delete_snapshots(store, stale)
     return stale
 
 

@@ -33,7 +33,7 @@ def test_search_answers_while_another_process_holds_the_catalog(
     (folder / "a.md").write_text("# Backups\n\nSnapshots run nightly at two.\n")
     api.ingest_folder(folder)
 
-    # A publishing step holds DuckDB's lock on the catalog file for the whole of its write.
+    # Another process (a publishing step's switch, the folder sensor's tick) holds the file's lock.
     with duckdb.connect(str(LoomSettings.from_env().catalog_path)) as writer:
         writer.execute("BEGIN TRANSACTION")
         result = loom("search", "snapshots nightly")
