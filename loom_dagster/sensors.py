@@ -99,6 +99,13 @@ RETRY_AFTER_S = 300.0
 MAX_RUNS_PER_TICK = 10
 # Ended runs read to learn which keys were run lately (the keys runs take now: held_partitions).
 MAX_RUNS_SEEN = 1000
+# Ingest runs in flight (queued or running) at which a tick asks for no run of the partitions it
+# adds: they wait, as partitions no run took, for the next housekeeping tick (at most
+# watching.POLL_S), which asks for them in runs of neighbours. Runs publish one at a time (the
+# `loom_catalog` pool), so a run a tick for each file or two that arrived in its second piles up
+# behind the publishing step, and every run extracting meanwhile slows it further: two files a
+# second beside a large file took 90 s to publish at p50 that way (docs/benchmarks/load.md).
+MAX_INGEST_RUNS_IN_FLIGHT = 3
 
 
 def in_flight(instance: DagsterInstance, job: str, partition: str | None = None) -> bool:
@@ -376,16 +383,26 @@ def run_requests(
     automation is in: a partition that existed before automation's first evaluation is never
     "newly missing" to it. Nothing is asked for twice: a key a run in flight takes is left to
     it, and a key whose run ended less than RETRY_AFTER_S ago (failed, canceled, or ended
-    without finishing it) waits that long before it is asked for again.
+    without finishing it) waits that long before it is asked for again. While
+    MAX_INGEST_RUNS_IN_FLIGHT ingest runs are in flight, `fresh` keys wait for a housekeeping
+    tick's `idle`, so files that arrive meanwhile share a run.
     """
     now = time.time() if now is None else now
     busy, ended, failed = runs_holding(instance, order, now - RETRY_AFTER_S)
-    todo = set(fresh) | (set(again) - busy - failed) | (set(idle) - busy - ended)
+    todo = (set(again) - busy - failed) | (set(idle) - busy - ended)
+    if fresh and not backlogged(instance):
+        todo |= set(fresh)
     batches = contiguous_batches(order, todo, MAX_REVISIONS_PER_RUN)[:MAX_RUNS_PER_TICK]
     runs = [ingest_request(batch, where or {}) for batch in batches]
     if sync and not in_flight(instance, SYNC_JOB):
         runs.append(RunRequest(job_name=SYNC_JOB, tags={"loom/sources": ",".join(sync)[:200]}))
     return runs
+
+
+def backlogged(instance: DagsterInstance) -> bool:
+    """Whether MAX_INGEST_RUNS_IN_FLIGHT ingest runs are queued or running already."""
+    in_flight_runs = instance.get_runs_count(RunsFilter(job_name=INGEST_JOB, statuses=IN_FLIGHT))
+    return in_flight_runs >= MAX_INGEST_RUNS_IN_FLIGHT
 
 
 def ingest_request(

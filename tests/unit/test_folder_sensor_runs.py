@@ -12,7 +12,12 @@ from dagster import DagsterInstance, DagsterRunStatus
 from dagster._core.storage.dagster_run import DagsterRun
 
 from loom_dagster.partitions import MAX_REVISIONS_PER_RUN, keys_of_runs, paths_of
-from loom_dagster.sensors import MAX_RUNS_PER_TICK, RETRY_AFTER_S, run_requests
+from loom_dagster.sensors import (
+    MAX_INGEST_RUNS_IN_FLIGHT,
+    MAX_RUNS_PER_TICK,
+    RETRY_AFTER_S,
+    run_requests,
+)
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 ORDER = [f"k{n:04}" for n in range(10)]
@@ -147,3 +152,20 @@ def test_a_run_the_sensor_asks_for_names_the_assets_and_checks_it_updates() -> N
         run = ingest_request(batch)
         assert set(run.asset_selection or []) == ingest_job.selection.resolve(graph)
         assert set(run.asset_check_keys or []) == ingest_job.selection.resolve_checks(graph)
+
+
+def test_new_partitions_wait_while_runs_pile_up_and_share_the_housekeeping_ticks_run(
+    instance: DagsterInstance,
+) -> None:
+    """While MAX_INGEST_RUNS_IN_FLIGHT ingest runs are queued or running, a tick asks for no run
+    of the partitions it adds (a run per tick would pile up behind the one publishing step); a
+    housekeeping tick asks for them then, as partitions no run took, in one run of neighbours."""
+    for n in range(MAX_INGEST_RUNS_IN_FLIGHT - 1):
+        add_run(instance, DagsterRunStatus.NOT_STARTED, **{"dagster/partition": f"k000{n}"})
+    assert ranges(run_requests(instance, ORDER, fresh=["k0005"])) == [("k0005",)]
+
+    add_run(instance, DagsterRunStatus.STARTED, **{"dagster/partition": "k0004"})
+    assert run_requests(instance, ORDER, fresh=["k0006"]) == []
+    assert run_requests(instance, ORDER, fresh=["k0007"]) == []
+    # The next housekeeping tick: both are partitions no run took.
+    assert ranges(run_requests(instance, ORDER, idle=["k0006", "k0007"])) == [("k0006", "k0007")]
