@@ -78,7 +78,7 @@ PHASES = [
     ("      unindexed documents (catalog)", "loom_dagster/catalog/marks.py", "unindexed"),
     ("    lexical index commit", "loom_dagster/search/lexical.py", "publish_many"),
     ("    vector generation written", "loom_dagster/search/vector.py", "publish_many"),
-    ("    marked indexed (catalog)", "loom_dagster/catalog/marks.py", "mark_indexed"),
+    ("    marked as written (catalog)", "loom_dagster/catalog/marks.py", "mark_written"),
     ("  partitions left (leave_partitions)", "loom_dagster/assets/live.py", "leave_partitions"),
     (
         "vectors in sync (sync_vectors, all calls)",

@@ -129,9 +129,9 @@ def rank_all(
     # A leg that can read the hits' passages (the lexical leg) re-orders the top few by the
     # window of each that holds the question's words (search/passages.py). It reads them before
     # the cut to the limit, so the first hits are the same whatever the limit.
-    rerankers = [leg for leg in legs if getattr(leg, "rerank_passages", None) is not None]
-    reread = max((int(getattr(leg, "rerank_depth", 0)) for leg in rerankers), default=0)
-    fused = fuse(rankings, max(limit, reread), k=k, floors=floors)
-    if rerankers:
-        fused = list(rerankers[0].rerank_passages(query, fused))  # type: ignore[attr-defined]
-    return fused[: max(limit, 0)]
+    reranker = next((leg for leg in legs if hasattr(leg, "rerank_passages")), None)
+    rerank = getattr(reranker, "rerank_passages", None)
+    fused = fuse(
+        rankings, max(limit, int(getattr(reranker, "rerank_depth", 0))), k=k, floors=floors
+    )
+    return list(rerank(query, fused) if rerank else fused)[: max(limit, 0)]
