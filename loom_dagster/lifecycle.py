@@ -11,6 +11,11 @@ their objects become garbage, while their catalog records stay as the history. (
 superseded or retired since leaves the partitions at once, whatever is kept of its objects:
 assets/live.py; pruning still takes the partitions a home made before that still holds.)
 
+The partition window (`LOOM_PARTITION_WINDOW`, `beyond_window`) takes out of the partition set
+what retention keeps there too: past the window, the partitions of settled live revisions, first
+added first. Their revisions stay live, searchable and kept (their objects are not garbage):
+only Dagster's partition goes, its events staying as the history.
+
 Garbage is whatever sits under `originals/`, `artifacts/` or `revisions/` that no kept revision
 references (content-addressed: an original two documents share stays while either keeps it).
 Callers hold the catalog's connection for the whole of a collection, the catalog's
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from loom_dagster.errors import SettingsError
-from loom_dagster.variables import positive_int
+from loom_dagster.variables import positive_int, whole_number
 
 if TYPE_CHECKING:
     # Imported where used: LoomSettings reads Retention from here, and `loom search` loads the
@@ -43,6 +48,11 @@ KEEP_REVISIONS_ENV = "LOOM_KEEP_REVISIONS"
 KEEP_DAYS_ENV = "LOOM_KEEP_DAYS"
 DEFAULT_KEEP_REVISIONS = 3
 DEFAULT_GRACE_S = 3600.0
+# Past this many partitions, the settled revisions' partitions that were added first leave the
+# partition set (`beyond_window`): what walks the whole set (the folder sensor's housekeeping, the
+# UI's partition health, a backfill's planning) grows with it (docs/scale.md).
+PARTITION_WINDOW_ENV = "LOOM_PARTITION_WINDOW"
+DEFAULT_PARTITION_WINDOW = 50_000
 KINDS = ("originals", "artifacts", "revisions")
 EXTRACTION = (
     "extraction.json"  # the name pipeline/records.py writes each revision's extraction under
@@ -117,6 +127,38 @@ class RetireGuard:
                 f"{self.max_share:g} of them ({RETIRE_MAX_SHARE_ENV})"
             )
         return None
+
+
+def partition_window(env: Mapping[str, str]) -> int:
+    """LOOM_PARTITION_WINDOW from the settings' mapping; 0: no window."""
+    return whole_number(env, PARTITION_WINDOW_ENV, DEFAULT_PARTITION_WINDOW, "no window")
+
+
+def beyond_window(
+    order: Sequence[str],
+    settled: Collection[str],
+    window: int,
+    *,
+    spared: Collection[str] = (),
+) -> list[str]:
+    """The partitions to remove so that `order` (the partition set, in the order its keys were
+    added) is back within `window`: its `settled` keys (a live revision whose publication is
+    recorded: catalog.RevisionState.settled) that were added first, but the `spared` ones (held
+    by a run, just seen, just failed). Fewer when too few are settled: a pending, refused or
+    failing revision keeps its partition whatever the window. None with no window (0).
+
+    Added first, not registered first: a key added again (a one-file backfill from the UI goes
+    to the end of the order) is the last to go, so its run finds it."""
+    excess = len(order) - window
+    if window <= 0 or excess <= 0:
+        return []
+    doomed: list[str] = []
+    for key in order:
+        if key in settled and key not in spared:
+            doomed.append(key)
+            if len(doomed) == excess:
+                break
+    return doomed
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,9 @@ def loom_folders(
                 # Registered by a run (or `loom ingest`) and never given a partition: a run
                 # registers every new file of a folder it scans, not only its own.
                 waiting.extend(r.key for r in catalog.pending_revisions(con, source.name))
-            retention = lifecycle.plan_retention(catalog.revision_states(con), loom.retention())
+            states = catalog.revision_states(con)
+            retention = lifecycle.plan_retention(states, loom.retention())
+            settled = {state.key for state in states if state.settled}
     if not sources:
         return SkipReason(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
@@ -231,6 +233,7 @@ def loom_folders(
     existing = set(existing_order)
     to_add = sorted((set(keys) | set(waiting)) - existing)
     prune: list[str] = []
+    windowed: list[str] = []
     idle: set[str] = set()
     if housekeeping:
         with catalog_db.connect() as con:
@@ -256,6 +259,17 @@ def loom_folders(
         prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys) - held)[
             :MAX_PRUNED_PER_TICK
         ]
+        # Past the partition window, the settled revisions' partitions added first go too
+        # (their documents stay live, their facts in the catalog), but a key this tick saw, a
+        # run holds, or a run that failed lately took (its failure stays in view).
+        windowed = beyond_partition_window(
+            context.instance,
+            [key for key in existing_order if key not in set(prune)] + to_add,
+            settled,
+            loom.partition_window,
+            spared=held | set(keys),
+        )[: MAX_PRUNED_PER_TICK - len(prune)]
+        prune += windowed
         registered_waiting = existing.intersection(waiting) - set(prune)
         idle = existing - context.instance.get_materialized_partitions(ORIGINAL) - set(prune)
         idle |= registered_waiting
@@ -278,7 +292,9 @@ def loom_folders(
     # The tick's own line in its log: the UI's "0 runs requested" says nothing of partitions.
     if requests or runs or housekeeping:
         context.log.info(
-            f"added {len(to_add)} partitions, deleted {len(prune)}, requested {len(runs)} runs"
+            f"added {len(to_add)} partitions, deleted {len(prune)}"
+            + (f" ({len(windowed)} past the partition window)" if windowed else "")
+            + f", requested {len(runs)} runs"
             + (f" (sync of {', '.join(sync)})" if any(r.job_name == SYNC_JOB for r in runs) else "")
         )
     for waits in late:
@@ -349,6 +365,25 @@ def waiting_check(catalog_db: CatalogResource) -> AssetCheckResult:
         description=evaluation.description,
         metadata=evaluation.metadata,
     )
+
+
+def beyond_partition_window(
+    instance: DagsterInstance,
+    order: Sequence[str],
+    settled: set[str],
+    window: int,
+    *,
+    spared: set[str],
+    now: float | None = None,
+) -> list[str]:
+    """The partitions of `order` (the set as this tick leaves it) past the partition window
+    (lifecycle.beyond_window), but `spared` ones and those a run that ended badly less than
+    RETRY_AFTER_S ago took. The runs are read only when the set is past the window."""
+    if window <= 0 or len(order) <= window:
+        return []
+    since = (time.time() if now is None else now) - RETRY_AFTER_S
+    _, _, failed = runs_holding(instance, order, since)
+    return lifecycle.beyond_window(order, settled, window, spared=spared | failed)
 
 
 def orphans(instance: DagsterInstance, unregistered: set[str]) -> set[str]:

@@ -18,3 +18,17 @@ def positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     if value < 1:
         raise SettingsError(f"{name} must be a positive whole number, not {raw!r}")
     return value
+
+
+def whole_number(env: Mapping[str, str], name: str, default: int, zero: str) -> int:
+    """A setting of 0 or more, where 0 means `zero` (said in its error)."""
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise SettingsError(f"{name} must be a whole number, 0 or more (0: {zero}), not {raw!r}")
+    return value

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from loom_dagster.api.cleanup import (
+        Compaction,
         Removal,
         collect_garbage,
+        compact_partitions,
         prune_partitions_now,
         remove_source,
     )
@@ -60,6 +62,8 @@ _MODULES = {
     "search": "lookup",
     "prune_partitions_now": "cleanup",
     "collect_garbage": "cleanup",
+    "Compaction": "cleanup",
+    "compact_partitions": "cleanup",
     "Removal": "cleanup",
     "remove_source": "cleanup",
     "datasets": "tables",
@@ -75,6 +79,7 @@ _MODULES = {
 }
 
 __all__ = [
+    "Compaction",
     "FileHistory",
     "FileOutcome",
     "IngestReport",
@@ -82,6 +87,7 @@ __all__ = [
     "Removal",
     "approve_dataset",
     "collect_garbage",
+    "compact_partitions",
     "dagster_instance",
     "dataset",
     "datasets",

@@ -25,11 +25,15 @@ def prune_partitions_now(
     catalog_db: CatalogResource,
     retention: lifecycle.Retention,
     *,
+    window: int = 0,
     dry_run: bool = False,
     planned: Callable[[Sequence[str]], None] = lambda _: None,
+    progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> list[str]:
-    """Delete the partitions of revisions retention no longer keeps (ingest calls this);
-    `planned` is given every key the plan prunes, deleted now or before."""
+    """Delete the partitions of revisions retention no longer keeps, and those of settled
+    revisions past the partition `window` (ingest calls this; `loom partitions compact` too);
+    `planned` is given every key the retention plan prunes, deleted now or before (the window's
+    change only when partitions are added: nothing the next ingest's quick path must see)."""
     from dagster import DagsterInstance
 
     from loom_dagster.partitions import prune_partitions
@@ -38,10 +42,57 @@ def prune_partitions_now(
     # Under the catalog's connection: no revision is registered (or revived) between the
     # plan and the deletions.
     with catalog_db.connect() as con:
-        plan = lifecycle.plan_retention(catalog.revision_states(con), retention)
-        doomed = prune_partitions(instance, plan.pruned, dry_run=dry_run)
+        states = catalog.revision_states(con)
+        plan = lifecycle.plan_retention(states, retention)
+        doomed = prune_partitions(
+            instance,
+            plan.pruned,
+            dry_run=dry_run,
+            window=window,
+            settled={state.key for state in states if state.settled},
+            progress=progress,
+        )
         planned(plan.pruned)
         return doomed
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What `loom partitions compact` deleted, and what is left."""
+
+    retention: int  # partitions of revisions retention no longer keeps
+    window: int  # partitions of settled revisions past the window
+    left: int  # partitions left in the set
+    size: int  # the window (LOOM_PARTITION_WINDOW; 0: none)
+
+
+def compact_partitions(*, progress: Callable[[str], None] = lambda _: None) -> Compaction:
+    """Apply retention and the partition window to the instance at once, as the folder sensor
+    does at most MAX_PRUNED_PER_TICK partitions a tick: for a home made before the window, or
+    past it by far. Each chunk of deletions is its own transaction, so an interrupted compaction
+    keeps what it deleted and the next one does the rest; nothing runs, and no catalog record,
+    event or object is touched."""
+    from loom_dagster.partitions import PARTITIONS_NAME
+
+    settings = LoomSettings.from_env()
+    prepare_environment(settings)
+    instance = dagster_instance(settings)
+    pruned: list[str] = []
+    doomed = prune_partitions_now(
+        instance,
+        CatalogResource(database=str(settings.catalog_path)),
+        settings.retention,
+        window=settings.partition_window,
+        planned=pruned.extend,
+        progress=lambda done, total: progress(f"deleted {done} of {total} partitions"),
+    )
+    by_retention = len(set(doomed).intersection(pruned))
+    return Compaction(
+        retention=by_retention,
+        window=len(doomed) - by_retention,
+        left=len(instance.get_dynamic_partitions(PARTITIONS_NAME)),
+        size=settings.partition_window,
+    )
 
 
 def collect_garbage(

@@ -149,9 +149,16 @@ def _ingest(
     if keys:
         failed_runs = materialize_in_batches(instance, keys, settings, progress)
     # Superseded and retired revisions leave the partition set, so it stays far below
-    # Dagster's 100,000 per asset however often the files change.
+    # Dagster's 100,000 per asset however often the files change; and past the partition
+    # window, the settled revisions' partitions added first.
     pruned: list[str] = []
-    prune_partitions_now(instance, catalog_db, settings.retention, planned=pruned.extend)
+    prune_partitions_now(
+        instance,
+        catalog_db,
+        settings.retention,
+        window=settings.partition_window,
+        planned=pruned.extend,
+    )
     with catalog_db.connect() as con:
         # The runs publish the lexical index; the vectors follow the catalog here.
         pipeline.sync_vectors(con, open_vectors(settings), ObjectStore(settings.object_store_url))

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from loom_dagster.catalog.outcomes import PUBLISHED
+
 # Read by loom_dagster.lifecycle, which decides what is kept; nothing here deletes a revision's
 # record: pruned revisions stay as the history.
 
@@ -26,6 +28,12 @@ class RevisionState:
     live: bool
     status: str | None  # its outcome; None while no run has finished it
     artifact_sha256: str | None
+
+    @property
+    def settled(self) -> bool:
+        """Published and live: nothing is left to run or to show of it but its facts, which
+        the catalog holds (the partition window may take its partition)."""
+        return self.live and self.status == PUBLISHED
 
 
 def revision_states(

@@ -76,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     system.add_formats(commands)
     sources.add_commands(commands)
     system.add_gc(commands)
+    system.add_partitions(commands)
     sources.add_show(commands)
     system.add_extractor(commands)
     datasets.add_commands(commands)

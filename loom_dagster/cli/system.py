@@ -1,10 +1,11 @@
-"""The commands around the pipeline: `loom formats`, `loom gc`, `loom extractor serve`, `loom
-ui` and `loom watch`."""
+"""The commands around the pipeline: `loom formats`, `loom gc`, `loom partitions compact`, `loom
+extractor serve`, `loom ui` and `loom watch`."""
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,17 @@ def add_gc(commands: Any) -> None:
         help="spare objects modified this recently (a run may be writing them; default 60)",
     )
     gc.set_defaults(run=_gc)
+
+
+def add_partitions(commands: Any) -> None:
+    partitions = command(commands, "partitions", "the instance's revision partitions")
+    compact = command(
+        partitions.add_subparsers(required=True, metavar="ACTION"),
+        "compact",
+        "apply retention and LOOM_PARTITION_WINDOW now (the sensor does 1,000 a tick); "
+        "safe to interrupt and run again",
+    )
+    compact.set_defaults(run=_compact)
 
 
 def add_extractor(commands: Any) -> None:
@@ -94,6 +106,18 @@ def _gc(args: argparse.Namespace) -> int:
 
     collected = collect_garbage(dry_run=args.dry_run, grace_s=args.grace_minutes * 60)
     print_collected(collected, "would delete" if args.dry_run else "deleted", verbose=args.verbose)
+    return 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from loom_dagster.api.cleanup import compact_partitions
+
+    done = compact_partitions(progress=lambda line: print(line, file=sys.stderr, flush=True))
+    window = f"the window of {done.size}" if done.size else "no window (LOOM_PARTITION_WINDOW=0)"
+    print(
+        f"deleted {done.retention + done.window} partitions ({done.retention} past retention, "
+        f"{done.window} past {window}); {done.left} left"
+    )
     return 0
 
 

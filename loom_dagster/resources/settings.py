@@ -7,19 +7,20 @@ import dagster as dg
 
 from loom_dagster.chunking import ChunkLimits
 from loom_dagster.extractor.settings import DEFAULT_SERVICE_MAX_BYTES
-from loom_dagster.lifecycle import Retention, RetireGuard
+from loom_dagster.lifecycle import DEFAULT_PARTITION_WINDOW, Retention, RetireGuard
 from loom_dagster.retries import DEFAULT_DELAY_S, DEFAULT_RETRIES, RetrySettings
 from loom_dagster.settings import LoomSettings
 
 
 class SettingsResource(dg.ConfigurableResource):
-    """Retries (LOOM_RETRY_*), retention (LOOM_KEEP_*) and the home, filled from LoomSettings
+    """Retries (LOOM_RETRY_*), retention (LOOM_KEEP_*, LOOM_PARTITION_WINDOW) and the home, filled from LoomSettings
     (`of`)."""
 
     retry_attempts: int = DEFAULT_RETRIES
     retry_delay_s: float = DEFAULT_DELAY_S
     keep_revisions: int = Retention.keep_revisions
     keep_days: int = Retention.keep_days
+    partition_window: int = DEFAULT_PARTITION_WINDOW  # LOOM_PARTITION_WINDOW; 0: none
     max_input_bytes: int = DEFAULT_SERVICE_MAX_BYTES  # LOOM_EXTRACTOR_MAX_BYTES
     retire_max_share: float = RetireGuard.max_share  # LOOM_RETIRE_MAX_SHARE
     retire_min_count: int = RetireGuard.min_count  # LOOM_RETIRE_MIN_COUNT
@@ -34,6 +35,7 @@ class SettingsResource(dg.ConfigurableResource):
             retry_delay_s=settings.retry.delay_s,
             keep_revisions=settings.retention.keep_revisions,
             keep_days=settings.retention.keep_days,
+            partition_window=settings.partition_window,
             home=str(settings.home),
             max_input_bytes=settings.limits.max_bytes,
             retire_max_share=settings.retire_guard.max_share,

@@ -14,7 +14,12 @@ from loom_dagster.chunking import ChunkLimits
 from loom_dagster.display import bounded
 from loom_dagster.errors import SettingsError
 from loom_dagster.extractor.settings import ExtractorSettings, ServiceLimits
-from loom_dagster.lifecycle import Retention, RetireGuard
+from loom_dagster.lifecycle import (
+    DEFAULT_PARTITION_WINDOW,
+    Retention,
+    RetireGuard,
+    partition_window,
+)
 from loom_dagster.retries import RetrySettings
 from loom_dagster.settings.embedder import EmbedderSpec
 from loom_dagster.variables import positive_int
@@ -40,6 +45,9 @@ class LoomSettings:
     limits: ServiceLimits = field(default_factory=ServiceLimits)
     retry: RetrySettings = field(default_factory=RetrySettings)
     retention: Retention = field(default_factory=Retention)
+    # LOOM_PARTITION_WINDOW: past this many partitions, settled revisions' partitions leave the
+    # set, first added first (lifecycle.beyond_window); 0: no window.
+    partition_window: int = DEFAULT_PARTITION_WINDOW
     # LOOM_RETIRE_MAX_SHARE / LOOM_RETIRE_MIN_COUNT: when a scan's deletions are held.
     retire_guard: RetireGuard = field(default_factory=RetireGuard)
     instance_home: Path | None = None  # DAGSTER_HOME when set; else under the home
@@ -106,6 +114,7 @@ class LoomSettings:
             batch_size=positive_int(env, "LOOM_BATCH_SIZE", 200),
             extractor=ExtractorSettings.from_env(env),
             retention=Retention.from_env(env),
+            partition_window=partition_window(env),
             retry=RetrySettings.from_env(env),
             limits=ServiceLimits.from_env(env),
             instance_home=Path(env["DAGSTER_HOME"]) if env.get("DAGSTER_HOME") else None,

@@ -78,6 +78,12 @@ SETTINGS: tuple[Setting, ...] = (
         "also keep revisions registered in the last this many days",
     ),
     Setting(
+        "LOOM_PARTITION_WINDOW",
+        "integer, 0 or more",
+        "`50000`",
+        "past this many revision partitions, the partitions of settled revisions (published and live), first added first, leave the partition set (at most 1,000 a folder sensor tick; `loom partitions compact` at once); their documents stay live and searchable, their facts in the catalog (`loom show`). `0`: no window (see [Scale](../scale.md#the-partition-window-built))",
+    ),
+    Setting(
         "LOOM_STRICT",
         "`0` or `1`",
         "`0`",
