@@ -9,7 +9,9 @@ changes nothing, and the next tick finds the same files again): the revisions ar
 by the first step of the run that takes their partitions (`pipeline.register_for_run`), and
 deleted files are retired by a run of the `sync` job it requests. `loom_ingest_automation`
 (declarative automation) then materializes the new partitions in batches, a run per
-MAX_REVISIONS_PER_RUN revisions.
+MAX_REVISIONS_PER_RUN revisions. Its housekeeping keeps the partition set small: retention's
+pruning, and past LOOM_PARTITION_WINDOW the settled revisions' partitions added first
+(`beyond_partition_window`).
 """
 
 import time
