@@ -88,3 +88,27 @@ def test_a_batch_reaches_postgres_whole_once_the_step_moves_on(postgres_url: str
         assert stored(reader) == before  # type: ignore[arg-type]
         batched.store_event(engine_event())
         assert stored(reader) == before + keys  # type: ignore[arg-type]
+
+
+def test_partitions_are_deleted_a_chunk_at_a_time_on_postgres(postgres_url: str) -> None:
+    from dagster._core.test_utils import instance_for_test
+
+    from loom_dagster.partitions import PARTITIONS_NAME, delete_partitions
+
+    # The event log Loom's dagster.yaml names for PostgreSQL (`loom partitions compact` deletes
+    # through it).
+    storage = {
+        "module": "loom_dagster.event_log",
+        "class": "BatchedPostgresEventLogStorage",
+        "config": {"postgres_url": postgres_url},
+    }
+    keys = [f"window-{n:05d}" for n in range(1500)]
+    told: list[int] = []
+    with instance_for_test(overrides={"event_log_storage": storage}) as instance:
+        assert type(instance.event_log_storage).__name__ == "BatchedPostgresEventLogStorage"
+        instance.add_dynamic_partitions(PARTITIONS_NAME, keys)
+        delete_partitions(instance, keys[:1200], progress=told.append)
+        left = [k for k in instance.get_dynamic_partitions(PARTITIONS_NAME) if k in keys]
+
+    assert told == [1000, 1200]
+    assert left == keys[1200:]
