@@ -261,12 +261,13 @@ def loom_folders(
         prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys) - held)[
             :MAX_PRUNED_PER_TICK
         ]
+        first_pruned = set(prune)  # a set once: the list below walks every partition
         # Past the partition window, the settled revisions' partitions added first go too
         # (their documents stay live, their facts in the catalog), but a key this tick saw, a
         # run holds, or a run that failed lately took (its failure stays in view).
         windowed = beyond_partition_window(
             context.instance,
-            [key for key in existing_order if key not in set(prune)] + to_add,
+            [key for key in existing_order if key not in first_pruned] + to_add,
             settled,
             loom.partition_window,
             spared=held | set(keys),
@@ -281,7 +282,8 @@ def loom_folders(
     if prune:
         requests.append(revisions.build_delete_request(prune))
     # Partitions as they are once this tick's requests are applied (adds and deletes first).
-    order = [key for key in existing_order if key not in set(prune)] + to_add
+    gone_now = set(prune)
+    order = [key for key in existing_order if key not in gone_now] + to_add
     runs = run_requests(
         context.instance,
         order,
