@@ -6,7 +6,7 @@ revision to the instance under LOOM_HOME, and materializes them in batched runs 
 
 The API lives in this package by idea: `home` (the home and its Dagster instance),
 `registration` (sources), `ingest` (and its batched runs), `lookup` (search, show), `tables`
-(datasets, queries, `read` a dataset as pandas or Arrow, export it), `cleanup` (retention, gc, removing a source), `reports` (what an ingest
+(datasets, queries, `read` a dataset as pandas or Arrow, export it), `cleanup` (retention, the partition window, gc, removing a source), `reports` (what an ingest
 reports per file) and `quick` (the commands that answer without Dagster). Each name below is
 loaded from its module on first use (`api.ingest_folder`), so importing `api.quick` loads no
 Dagster.

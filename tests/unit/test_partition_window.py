@@ -16,6 +16,7 @@ from dagster import DagsterInstance, DagsterRunStatus
 from dagster._core.storage.dagster_run import DagsterRun
 
 from loom_dagster import catalog, lifecycle
+from loom_dagster.cli import main
 from loom_dagster.errors import SettingsError
 from loom_dagster.partitions import PARTITIONS_NAME, delete_partitions, prune_partitions
 from loom_dagster.sensors import RETRY_AFTER_S, beyond_partition_window
@@ -154,3 +155,18 @@ def test_pruning_with_a_window_takes_retentions_keys_then_the_first_settled_but_
 
     assert doomed == ["k7", "k0", "k3", "k4"]
     assert instance.get_dynamic_partitions(PARTITIONS_NAME) == ["k1", "k2", "k5", "k6"]
+
+
+def test_compact_with_a_bad_window_is_one_line_and_touches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LOOM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LOOM_PARTITION_WINDOW", "lots")
+
+    assert main(["partitions", "compact"]) == 1
+
+    assert capsys.readouterr().err == (
+        "loom: invalid_setting: LOOM_PARTITION_WINDOW must be a whole number, 0 or more "
+        "(0: no window), not 'lots'\n"
+    )
+    assert not (tmp_path / "home").exists()
