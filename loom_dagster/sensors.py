@@ -102,12 +102,15 @@ MAX_RUNS_PER_TICK = 10
 # Ended runs read to learn which keys were run lately (the keys runs take now: held_partitions).
 MAX_RUNS_SEEN = 1000
 # Ingest runs in flight (queued or running) at which a tick asks for no run of the partitions it
-# adds: they wait, as partitions no run took, for the next housekeeping tick (at most
-# watching.POLL_S), which asks for them in runs of neighbours. Runs publish one at a time (the
-# `loom_catalog` pool), so a run a tick for each file or two that arrived in its second piles up
-# behind the publishing step, and every run extracting meanwhile slows it further: two files a
-# second beside a large file took 90 s to publish at p50 that way (docs/benchmarks/load.md).
+# adds: the cursor carries them (`deferred`), and the first tick that finds fewer runs in flight
+# asks for them all in runs of neighbours. Runs publish one at a time (the `loom_catalog` pool),
+# so a run a tick for each file or two that arrived in its second piles up behind the publishing
+# step, and every run extracting meanwhile slows it further: two files a second beside a large
+# file took 90 s to publish at p50 that way (docs/benchmarks/load.md).
 MAX_INGEST_RUNS_IN_FLIGHT = 3
+# Deferred keys the cursor carries (a cursor is stored with every tick, each second); past it the
+# oldest are left to the housekeeping tick, which asks for every partition no run took.
+MAX_DEFERRED = MAX_REVISIONS_PER_RUN * 5
 
 
 def in_flight(instance: DagsterInstance, job: str, partition: str | None = None) -> bool:
@@ -139,7 +142,14 @@ def loom_folders(
     now = time.time()
     cursor = watching.WatchCursor.loads(context.cursor)
     if loom.home and watching.idle(Path(loom.home), cursor, now, housekeeping_s=watching.POLL_S):
-        return SensorResult(skip_reason="nothing changed", cursor=context.cursor)
+        if not cursor.deferred:
+            return SensorResult(skip_reason="nothing changed", cursor=context.cursor)
+        if backlogged(context.instance):
+            return SensorResult(
+                skip_reason=f"{len(cursor.deferred)} new partitions wait for a run in flight "
+                "to end",
+                cursor=context.cursor,
+            )
     keys: list[str] = []
     where: dict[str, tuple[str, str]] = {}  # key -> (source, path) of what this tick saw
     again: list[str] = []
@@ -156,7 +166,7 @@ def loom_folders(
         # period, as the tick did before the journal; a journal tick only adds what changed.
         housekeeping = whole or now - cursor.scanned.get("", 0.0) >= watching.POLL_S
         nxt = tick.cursor if tick else cursor
-        if not looks and not housekeeping:
+        if not looks and not housekeeping and not nxt.deferred:
             return SensorResult(skip_reason="nothing changed", cursor=nxt.dumps())
         for look in looks:
             source = look.source
@@ -223,7 +233,12 @@ def loom_folders(
         return SkipReason(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
         )
-    if housekeeping or again or len(set(keys)) > MAX_KEYS_ASKED_ONE_BY_ONE:
+    # Runs in flight are counted once a tick, and only when it has new partitions to ask for.
+    backlog = bool(keys or waiting or nxt.deferred) and backlogged(context.instance)
+    # Deferred keys join a run of neighbours, whose key range needs every partition's order.
+    asks_deferred = bool(nxt.deferred) and not backlog
+    every_key = housekeeping or again or asks_deferred or len(set(keys)) > MAX_KEYS_ASKED_ONE_BY_ONE
+    if every_key:
         existing_order = context.instance.get_dynamic_partitions(PARTITIONS_NAME)
     else:
         # A journal tick asks only about the keys it saw, not for every partition (100,000 of
@@ -284,15 +299,23 @@ def loom_folders(
     # Partitions as they are once this tick's requests are applied (adds and deletes first).
     gone_now = set(prune)
     order = [key for key in existing_order if key not in gone_now] + to_add
+    # A deferred key no longer a partition (pruned, deleted in the UI) is dropped; a tick that
+    # did not read every partition cannot tell, and keeps them all.
+    deferred = [
+        key for key in nxt.deferred if (key in existing or not every_key) and key not in gone_now
+    ]
     runs = run_requests(
         context.instance,
         order,
         fresh=to_add,
+        deferred=deferred,
         again=sorted(set(again)),
         idle=sorted(idle),
         sync=sync,
         where=where,
+        backlog=backlog,
     )
+    nxt.deferred = still_deferred(deferred, to_add, backlog=backlog, housekeeping=housekeeping)
     # The tick's own line in its log: the UI's "0 runs requested" says nothing of partitions.
     if requests or runs or housekeeping:
         context.log.info(
@@ -406,11 +429,13 @@ def run_requests(
     order: Sequence[str],
     *,
     fresh: Sequence[str] = (),
+    deferred: Sequence[str] = (),
     again: Sequence[str] = (),
     idle: Sequence[str] = (),
     sync: Sequence[str] = (),
     now: float | None = None,
     where: Mapping[str, tuple[str, str]] | None = None,
+    backlog: bool | None = None,
 ) -> list[RunRequest]:
     """The runs this tick asks for: the ingest job over `fresh` keys (partitions this tick
     adds), `again` keys (registered before, to run again: their partition may hold a
@@ -423,19 +448,34 @@ def run_requests(
     "newly missing" to it. Nothing is asked for twice: a key a run in flight takes is left to
     it, and a key whose run ended less than RETRY_AFTER_S ago (failed, canceled, or ended
     without finishing it) waits that long before it is asked for again. While
-    MAX_INGEST_RUNS_IN_FLIGHT ingest runs are in flight, `fresh` keys wait for a housekeeping
-    tick's `idle`, so files that arrive meanwhile share a run.
+    MAX_INGEST_RUNS_IN_FLIGHT ingest runs are in flight (`backlog`; None: count them), neither
+    `fresh` keys nor `deferred` ones (fresh keys an earlier tick held back, which a run may have
+    taken since) are asked for: the cursor carries them (`still_deferred`), so files that arrive
+    meanwhile share a run once one ends.
     """
     now = time.time() if now is None else now
     busy, ended, failed = runs_holding(instance, order, now - RETRY_AFTER_S)
     todo = (set(again) - busy - failed) | (set(idle) - busy - ended)
-    if fresh and not backlogged(instance):
-        todo |= set(fresh)
+    if (fresh or deferred) and not (backlogged(instance) if backlog is None else backlog):
+        todo |= set(fresh) | (set(deferred) - busy - ended)
     batches = contiguous_batches(order, todo, MAX_REVISIONS_PER_RUN)[:MAX_RUNS_PER_TICK]
     runs = [ingest_request(batch, where or {}) for batch in batches]
     if sync and not in_flight(instance, SYNC_JOB):
         runs.append(RunRequest(job_name=SYNC_JOB, tags={"loom/sources": ",".join(sync)[:200]}))
     return runs
+
+
+def still_deferred(
+    deferred: Sequence[str], fresh: Sequence[str], *, backlog: bool, housekeeping: bool
+) -> list[str]:
+    """The keys the next tick's cursor carries: while runs are backlogged, the deferred ones
+    and this tick's fresh ones (the newest MAX_DEFERRED); none once they were asked for. A
+    housekeeping tick asks for every partition no run took (its `idle`), the deferred ones among
+    them, so only its own fresh keys stay deferred."""
+    if not backlog:
+        return []
+    kept = list(fresh) if housekeeping else [*deferred, *fresh]
+    return kept[-MAX_DEFERRED:]
 
 
 def backlogged(instance: DagsterInstance) -> bool:

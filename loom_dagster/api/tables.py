@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from loom_dagster import catalog
 from loom_dagster.datasets.model import Dataset
 from loom_dagster.display import one_line
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.settings import LoomSettings
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def datasets() -> list[Dataset]:
 
     settings = LoomSettings.from_env()
     settings.prepare()
-    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+    with catalog.connect(settings.catalog_path) as con:
         return list_served(con)
 
 
@@ -40,7 +40,7 @@ def dataset(id_or_name: str) -> Dataset:
 
     settings = LoomSettings.from_env()
     settings.prepare()
-    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+    with catalog.connect(settings.catalog_path) as con:
         found = served_dataset(con, id_or_name)
     if found is None:
         raise DatasetError(
@@ -59,7 +59,7 @@ def approve_dataset(
     settings = LoomSettings.from_env()
     settings.prepare()
     store = ObjectStore(settings.object_store_url)
-    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+    with catalog.connect(settings.catalog_path) as con:
         return approve(con, store, id_or_name, types, revision=revision)
 
 

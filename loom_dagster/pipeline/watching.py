@@ -47,7 +47,9 @@ class WatchCursor:
     """What a tick leaves for the next: per folder, where a capped whole scan stopped
     (`resume`), when it was last scanned whole (`scanned`), its files not yet settled (`looks`)
     and the changed paths a capped look did not reach (`todo`); where it is in the journal
-    (`at`) and which roots it has scanned whole under that watcher generation (`watched`)."""
+    (`at`) and which roots it has scanned whole under that watcher generation (`watched`); and
+    the partitions it added while runs were backlogged, whose run is still to ask for
+    (`deferred`)."""
 
     resume: dict[str, str] = field(default_factory=dict)
     scanned: dict[str, float] = field(default_factory=dict)
@@ -56,6 +58,7 @@ class WatchCursor:
     at: Position | None = None
     watched: list[str] = field(default_factory=list)
     polled: list[str] = field(default_factory=list)  # folders no watcher covered
+    deferred: list[str] = field(default_factory=list)
 
     def dumps(self) -> str:
         return json.dumps(
@@ -72,6 +75,7 @@ class WatchCursor:
                 "at": self.at.as_json() if self.at else None,
                 "watched": sorted(self.watched),
                 "polled": sorted(self.polled),
+                "deferred": self.deferred,
             },
             sort_keys=True,
         )
@@ -99,6 +103,7 @@ class WatchCursor:
             at=Position.from_json(value.get("at")),
             watched=[str(r) for r in value.get("watched") or []],
             polled=[str(r) for r in value.get("polled") or []],
+            deferred=[str(k) for k in value.get("deferred") or []],
         )
 
 
@@ -143,6 +148,7 @@ def plan_tick(
         todo={k: list(v) for k, v in cursor.todo.items()},
         at=cursor.at,
         watched=list(cursor.watched),
+        deferred=list(cursor.deferred),
     )
     if alive and beat is not None:
         read = read_after(home, cursor.at) if following and cursor.at is not None else None

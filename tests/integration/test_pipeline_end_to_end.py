@@ -8,17 +8,26 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from dagster import AssetCheckKey, AssetKey, DagsterInstance, SensorResult, build_sensor_context
+from dagster import (
+    AssetCheckKey,
+    AssetKey,
+    DagsterInstance,
+    SensorResult,
+    build_sensor_context,
+)
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.dagster_run import DagsterRun
 
 from loom_dagster import api, catalog
 from loom_dagster.cli import main
 from loom_dagster.definitions import build_definitions
 from loom_dagster.jobs import INGEST_JOB
 from loom_dagster.partitions import revisions
+from loom_dagster.pipeline.watching import WatchCursor
 from loom_dagster.resources.storage import CatalogResource
-from loom_dagster.sensors import loom_folders
+from loom_dagster.sensors import MAX_INGEST_RUNS_IN_FLIGHT, loom_folders
 from loom_dagster.settings import LoomSettings
+from loom_dagster.sources.journal import Change, Heartbeat, JournalWriter, write_heartbeat
 
 GUIDE = """# Guide
 
@@ -242,3 +251,47 @@ def test_the_sensor_asks_for_a_run_of_a_revision_whose_partition_already_exists(
     result = tick()
     assert [r.partition_key for r in result.run_requests] == [key]
     assert result.dynamic_partitions_requests == []
+
+
+def test_a_file_the_watcher_saw_while_runs_were_backlogged_is_asked_for_once_one_ends(
+    loom_home: Path, folder: Path
+) -> None:
+    """Issue 39: while MAX_INGEST_RUNS_IN_FLIGHT ingest runs are in flight, a journal tick adds
+    a new file's partition and asks for no run; the cursor carries its key, and the first tick
+    after a run ends asks for it, without waiting for the next housekeeping tick."""
+    register(folder)
+    instance = DagsterInstance.get()
+    for path in folder.rglob("*.*"):
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    watcher = JournalWriter(loom_home, "g1")
+
+    def watched_tick(cursor: str | None) -> SensorResult:
+        write_heartbeat(loom_home, Heartbeat("g1", os.getpid(), (str(folder),), time.time()))
+        result = tick(cursor)
+        for request in result.dynamic_partitions_requests:
+            instance.add_dynamic_partitions(revisions.name, list(request.partition_keys))
+        return result
+
+    first = watched_tick(None)  # the folder scanned whole once, its files asked for
+    assert first.run_requests
+    for n in range(MAX_INGEST_RUNS_IN_FLIGHT):
+        instance.add_run(DagsterRun(job_name=INGEST_JOB, run_id=f"in-flight-{n}"))
+    new = write(folder, "notes/new.txt", "Mend the sail\nbefore the gale.\n")
+    os.utime(new, (time.time() - 60, time.time() - 60))
+    watcher.append([Change(str(new), True, time.time_ns())])
+
+    seen = watched_tick(first.cursor)
+    [added] = seen.dynamic_partitions_requests
+    [key] = added.partition_keys
+    assert seen.run_requests == []
+    assert WatchCursor.loads(seen.cursor).deferred == [key]
+
+    waiting = watched_tick(seen.cursor)  # nothing journaled, runs still in flight
+    assert waiting.run_requests == [] and WatchCursor.loads(waiting.cursor).deferred == [key]
+
+    ended = instance.get_run_by_id("in-flight-0")
+    assert ended is not None
+    instance.report_run_canceled(ended)  # one run fewer in flight
+    asked = watched_tick(waiting.cursor)
+    assert [r.partition_key for r in asked.run_requests] == [key]
+    assert WatchCursor.loads(asked.cursor).deferred == []

@@ -118,3 +118,21 @@ def test_sources_list_and_formats_import_only_what_they_use(
     assert status == 0, formats
     assert heavy == ["httpx"] and "duckdb" not in probe.loaded  # type: ignore[attr-defined]
     assert "markdown" in formats
+
+
+def test_a_sql_statement_and_a_typed_query_import_no_dagster(
+    loom_home: Path, tmp_path: Path
+) -> None:
+    """Issue 39: `loom sql` is a new process per call, held to the query's level (1 s at p95);
+    Dagster's import alone took over half a second of it. A query reads the catalog and the
+    snapshots, no code location."""
+    status, _, _ = probe("sql", "SELECT 1")
+    assert status == 1  # refused: it reads no dataset; the imports are what this test reads
+    assert "dagster" not in probe.loaded  # type: ignore[attr-defined]
+
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"dataset": "nothing", "select": ["a"]}')
+    status, _, _ = probe("query", str(plan))
+    assert status == 1  # no such dataset, answered from the catalog
+    assert "duckdb" in probe.loaded  # type: ignore[attr-defined]
+    assert "dagster" not in probe.loaded  # type: ignore[attr-defined]

@@ -12,11 +12,14 @@ from dagster import DagsterInstance, DagsterRunStatus
 from dagster._core.storage.dagster_run import DagsterRun
 
 from loom_dagster.partitions import MAX_REVISIONS_PER_RUN, keys_of_runs, paths_of
+from loom_dagster.pipeline.watching import WatchCursor
 from loom_dagster.sensors import (
+    MAX_DEFERRED,
     MAX_INGEST_RUNS_IN_FLIGHT,
     MAX_RUNS_PER_TICK,
     RETRY_AFTER_S,
     run_requests,
+    still_deferred,
 )
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
@@ -154,18 +157,52 @@ def test_a_run_the_sensor_asks_for_names_the_assets_and_checks_it_updates() -> N
         assert set(run.asset_check_keys or []) == ingest_job.selection.resolve_checks(graph)
 
 
-def test_new_partitions_wait_while_runs_pile_up_and_share_the_housekeeping_ticks_run(
+def test_new_partitions_wait_while_runs_pile_up_and_share_a_run_once_one_ends(
     instance: DagsterInstance,
 ) -> None:
     """While MAX_INGEST_RUNS_IN_FLIGHT ingest runs are queued or running, a tick asks for no run
-    of the partitions it adds (a run per tick would pile up behind the one publishing step); a
-    housekeeping tick asks for them then, as partitions no run took, in one run of neighbours."""
+    of the partitions it adds (a run per tick would pile up behind the one publishing step); the
+    cursor carries them, and the first tick after a run ends asks for them in one run of
+    neighbours (a housekeeping tick's `idle` would too, up to POLL_S later)."""
     for n in range(MAX_INGEST_RUNS_IN_FLIGHT - 1):
         add_run(instance, DagsterRunStatus.NOT_STARTED, **{"dagster/partition": f"k000{n}"})
     assert ranges(run_requests(instance, ORDER, fresh=["k0005"])) == [("k0005",)]
 
     add_run(instance, DagsterRunStatus.STARTED, **{"dagster/partition": "k0004"})
     assert run_requests(instance, ORDER, fresh=["k0006"]) == []
-    assert run_requests(instance, ORDER, fresh=["k0007"]) == []
-    # The next housekeeping tick: both are partitions no run took.
+    assert run_requests(instance, ORDER, fresh=["k0007"], deferred=["k0006"]) == []
+
+    for record in instance.get_run_records():
+        instance.report_run_canceled(record.dagster_run)  # fewer runs in flight
+    assert ranges(run_requests(instance, ORDER, deferred=["k0006", "k0007"])) == [
+        ("k0006", "k0007")
+    ]
+    # The housekeeping tick's way, as before: both are partitions no run took.
     assert ranges(run_requests(instance, ORDER, idle=["k0006", "k0007"])) == [("k0006", "k0007")]
+
+
+def test_a_deferred_key_a_run_took_meanwhile_is_not_asked_for_again(
+    instance: DagsterInstance,
+) -> None:
+    """A deferred key may have been run by then (automation, a backfill, `loom ingest`): it is
+    left to that run, in flight or ended; a fresh key is new to every run."""
+    add_run(instance, DagsterRunStatus.STARTED, **{"dagster/partition": "k0003"})
+    add_run(instance, DagsterRunStatus.SUCCESS, **{"dagster/partition": "k0004"})
+
+    requests = run_requests(instance, ORDER, fresh=["k0006"], deferred=["k0003", "k0004", "k0005"])
+
+    assert ranges(requests) == [("k0005", "k0006")]
+
+
+def test_the_cursor_carries_deferred_keys_while_runs_are_backlogged() -> None:
+    """Kept (oldest first, at most MAX_DEFERRED) while backlogged, dropped once asked for; a
+    housekeeping tick asks for the deferred ones as `idle` and keeps only its fresh ones."""
+    assert still_deferred(["k1"], ["k2"], backlog=True, housekeeping=False) == ["k1", "k2"]
+    assert still_deferred(["k1"], ["k2"], backlog=False, housekeeping=False) == []
+    assert still_deferred(["k1"], ["k2"], backlog=True, housekeeping=True) == ["k2"]
+    many = [f"k{n:05}" for n in range(MAX_DEFERRED + 5)]
+    assert still_deferred(many, [], backlog=True, housekeeping=False) == many[5:]
+
+    cursor = WatchCursor(deferred=["k1", "k2"])
+    assert WatchCursor.loads(cursor.dumps()).deferred == ["k1", "k2"]
+    assert WatchCursor.loads(WatchCursor().dumps()).deferred == []
