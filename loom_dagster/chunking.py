@@ -26,8 +26,11 @@ The rules (extractor contract, "Structural chunks"):
   or XLSX row block's are) is cut into passages of a few rows each, opened by the table's
   caption (the short paragraph right before it) and its header row, citing its rows
   (row_start/row_end, the header counted, beside the table's page or lines), so a question one
-  row answers reaches that row (issue 35). A file that is a table (CSV, XLSX, Parquet) keeps
-  its packs of row blocks.
+  row answers reaches that row (issue 35). A file that is a table (CSV, XLSX, Parquet) is cut
+  so too (its row blocks' lines are `header: cell` pairs), unless its passages would pass its
+  chunk budget: a large table then keeps its reader's row blocks, packed, and is indexed whole.
+  A row joins a passage only while the passage stays within the chunk size, so no passage cuts
+  a row; a row longer than a chunk by itself is windowed, each window citing that row.
 
 A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
 their span and the union of their keys, and records the revision and format it was cut from.
@@ -63,8 +66,15 @@ SQL_STATEMENT = "sql_statement"
 HEADING = "heading"
 MIXED = "mixed"
 SEPARATOR = "\n\n"
-# A document's table: how many rows a passage holds, and its caption's longest text.
-ROWS_PER_PASSAGE = 3
+# A table's rows: how many a passage holds (a document's table, and a file that is a table), and
+# a caption's longest text. Two: a row shares its passage's length, and so its BM25 weight, with
+# one other, where a file's row blocks packed to 1,500 characters shared it with up to twenty
+# and a name only one row holds ranked under a short prose passage that shared a question's
+# word. Chosen on the unseen bench's tuning half (bench/retrieval_unseen.py, 2026-12-07; fused
+# found-first of table questions 0.72 before; a document's tables alone at one row 0.78, at two
+# 0.80; with files' rows too, two for both 0.88, files at two and documents at three 0.80;
+# natural questions 0.69 to 0.72, no question lost).
+ROWS_PER_PASSAGE = 2
 CAPTION_LIMIT = 300
 CELL_SEPARATOR = " | "
 # The formats whose tables are found inside a document (a file that is a table is not one).
@@ -223,7 +233,7 @@ def chunk_artifact(
         raise ValueError(f"stride must be between 1 and chunk_size ({chunk_size}), not {stride}")
 
     chunks: list[Chunk] = []
-    split_rows = artifact.format not in TABLE_FILE_FORMATS
+    split_rows = artifact.format not in TABLE_FILE_FORMATS or _rows_fit(artifact.blocks, limit)
     for ordinal, piece in enumerate(_pieces(artifact.blocks, chunk_size, stride, split_rows)):
         if limit is not None and ordinal >= limit:
             break
@@ -283,7 +293,9 @@ def _pieces(
             # found before its first.
             caption = captions.setdefault(table_id, _caption(previous, block))
             yield from flush()
-            yield from _with_headings(waiting, _row_pieces(block, *table, caption))
+            yield from _with_headings(
+                waiting, _row_pieces(block, *table, caption, chunk_size, stride)
+            )
             waiting = []
             continue
         if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
@@ -413,6 +425,20 @@ def _table_rows(block: Block) -> tuple[str, list[tuple[int, str]]] | None:
     return None
 
 
+def _rows_fit(blocks: Sequence[Block], limit: int | None) -> bool:
+    """Whether a file that is a table, its row blocks cut ROWS_PER_PASSAGE rows to a passage,
+    stays under `limit` chunks (no limit: it does). One that would not keeps its reader's row
+    blocks as passages, so a large table is indexed whole rather than cut at its budget."""
+    if limit is None:
+        return True
+    passages = 0
+    for block in blocks:
+        start, end = block.locator.row_start, block.locator.row_end
+        rows = end - start + 1 if start and end and end >= start else 1
+        passages += -(-rows // ROWS_PER_PASSAGE)
+    return passages < limit
+
+
 def _caption(previous: Block | None, table: Block) -> str:
     """The short paragraph right before a table, under the same parent: its caption, or the
     line that says what the table is (the section path carries the headings above it)."""
@@ -428,16 +454,39 @@ def _caption(previous: Block | None, table: Block) -> str:
 
 
 def _row_pieces(
-    block: Block, header: str, rows: Sequence[tuple[int, str]], caption: str
+    block: Block,
+    header: str,
+    rows: Sequence[tuple[int, str]],
+    caption: str,
+    chunk_size: int,
+    stride: int,
 ) -> Iterator[_Piece]:
-    """A table's rows, ROWS_PER_PASSAGE to a passage, each opened by the caption and the header
-    line and citing its rows beside the table's own span (its page or lines)."""
+    """A table's rows, up to ROWS_PER_PASSAGE to a passage, each opened by the caption and the
+    header line and citing its rows beside the table's own span (its page or lines). A row joins
+    the passage before it only while that stays within the chunk size, so no passage cuts a row;
+    a row longer than a chunk by itself is windowed, each window citing that row."""
     base = _clean(block.locator)
-    for start in range(0, len(rows), ROWS_PER_PASSAGE):
-        group = rows[start : start + ROWS_PER_PASSAGE]
-        lines = [line for line in (caption, header) if line] + [line for _, line in group]
+    opening = [line for line in (caption, header) if line]
+    group: list[tuple[int, str]] = []
+
+    def piece() -> Iterator[_Piece]:
+        text = "\n".join([*opening, *(line for _, line in group)])
         locator = replace(base, row_start=group[0][0], row_end=group[-1][0])
-        yield _Piece("\n".join(lines), (block,), block.section_path, locator)
+        if len(text) <= chunk_size:
+            yield _Piece(text, (block,), block.section_path, locator)
+            return
+        for start, end in _iter_window_bounds(text, chunk_size, stride):
+            yield _Piece(text[start:end], (block,), block.section_path, locator)
+
+    length = sum(len(line) + 1 for line in opening)
+    for number, line in rows:
+        if group and (len(group) >= ROWS_PER_PASSAGE or length + len(line) > chunk_size):
+            yield from piece()
+            group, length = [], sum(len(line) + 1 for line in opening)
+        group.append((number, line))
+        length += len(line) + 1
+    if group:
+        yield from piece()
 
 
 def _blocks_with_children(blocks: Sequence[Block]) -> frozenset[str]:
