@@ -245,7 +245,7 @@ def judge(
 ) -> dict[str, object]:
     """One question's outcome for one ranking: where the answer is, and what the first hit is.
     `locator_first` is `names_the_answer`; `locator_label` the labelled place alone, the rule
-    before 2026-12-07 08:00."""
+    before 2026-12-07 06:30 UTC."""
     from loom_dagster.chunking import locator_json
 
     found = None
