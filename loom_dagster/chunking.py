@@ -151,6 +151,9 @@ class _Piece:
     blocks: tuple[Block, ...]
     section_path: tuple[str, ...]
     locator: Locator
+    # The chunk's type when its first blocks label it rather than make it (a caption opening a
+    # table's rows); "" when its blocks' common type says it.
+    kind: str = ""
 
 
 # Seed 000: "the 20,000 [chunks] a source publishes by default" (the extractor's table budget
@@ -242,7 +245,7 @@ def chunk_artifact(
                 ordinal=ordinal,
                 text=piece.text,
                 block_ids=tuple(block.id for block in piece.blocks),
-                block_type=_common_type(piece.blocks),
+                block_type=piece.kind or _common_type(piece.blocks),
                 section_path=piece.section_path,
                 locator=piece.locator,
                 keys=_union_keys(piece.blocks),
@@ -271,7 +274,7 @@ def _pieces(
 
     # Headings with no text of their own, waiting to open the next passage.
     waiting: list[Block] = []
-    captions: dict[str, str] = {}
+    captions: dict[str, Block | None] = {}
 
     for index, block in enumerate(blocks):
         if block.type == HEADING:
@@ -439,7 +442,7 @@ def _rows_fit(blocks: Sequence[Block], limit: int | None) -> bool:
     return passages < limit
 
 
-def _caption(previous: Block | None, table: Block) -> str:
+def _caption(previous: Block | None, table: Block) -> Block | None:
     """The short paragraph right before a table, under the same parent: its caption, or the
     line that says what the table is (the section path carries the headings above it)."""
     if (
@@ -448,35 +451,41 @@ def _caption(previous: Block | None, table: Block) -> str:
         or previous.attrs.get("table_id") is not None
         or previous.parent != table.parent
         or len(previous.text) > CAPTION_LIMIT
+        or not previous.text.strip()
     ):
-        return ""
-    return previous.text.strip()
+        return None
+    return previous
 
 
 def _row_pieces(
     block: Block,
     header: str,
     rows: Sequence[tuple[int, str]],
-    caption: str,
+    caption: Block | None,
     chunk_size: int,
     stride: int,
 ) -> Iterator[_Piece]:
     """A table's rows, up to ROWS_PER_PASSAGE to a passage, each opened by the caption and the
-    header line and citing its rows beside the table's own span (its page or lines). A row joins
-    the passage before it only while that stays within the chunk size, so no passage cuts a row;
-    a row longer than a chunk by itself is windowed, each window citing that row."""
+    header line and citing its rows beside the table's own span (its page or lines) and the
+    caption's, whose text it shows: a caption on the page or lines before the table is cited
+    too. The passage is of the table's type (the caption labels it, as a heading does). A row
+    joins the passage before it only while that stays within the chunk size, so no passage cuts
+    a row; a row longer than a chunk by itself is windowed, each window citing that row."""
     base = _clean(block.locator)
-    opening = [line for line in (caption, header) if line]
+    opening = [line for line in ((caption.text.strip() if caption else ""), header) if line]
+    blocks = (caption, block) if caption is not None else (block,)
     group: list[tuple[int, str]] = []
 
     def piece() -> Iterator[_Piece]:
         text = "\n".join([*opening, *(line for _, line in group)])
         locator = replace(base, row_start=group[0][0], row_end=group[-1][0])
+        if caption is not None:
+            locator = merge_locators([caption.locator, locator])
         if len(text) <= chunk_size:
-            yield _Piece(text, (block,), block.section_path, locator)
+            yield _Piece(text, blocks, block.section_path, locator, block.type)
             return
         for start, end in _iter_window_bounds(text, chunk_size, stride):
-            yield _Piece(text[start:end], (block,), block.section_path, locator)
+            yield _Piece(text[start:end], blocks, block.section_path, locator, block.type)
 
     length = sum(len(line) + 1 for line in opening)
     for number, line in rows:
@@ -542,6 +551,7 @@ def _with_headings(headings: Sequence[Block], pieces: Iterator[_Piece]) -> Itera
                 blocks=(*headings, *piece.blocks),
                 section_path=piece.section_path,
                 locator=merge_locators([*(h.locator for h in headings), piece.locator]),
+                kind=piece.kind,
             )
         first = False
         yield piece

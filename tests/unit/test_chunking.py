@@ -559,7 +559,10 @@ def test_a_document_table_is_cut_into_passages_of_rows_under_its_caption_and_hea
         (6, 7),
         (8, 8),
     ]
-    assert all(c.locator.line_start == 5 and c.locator.line_end == 13 for c in rows)
+    # Each shows the caption (line 3) above the table (lines 5-13), and cites both; the caption
+    # labels the passage, which is a table's, as a heading does.
+    assert all(c.locator.line_start == 3 and c.locator.line_end == 13 for c in rows)
+    assert all(c.block_ids == ("b1", "b2") for c in rows)
     assert all(c.section_path == ("Trade",) and c.block_type == "table" for c in rows)
     assert rows[1].text == (
         "Table 3. Exports by year\n"
@@ -620,8 +623,9 @@ def test_a_pdf_tables_row_blocks_are_cut_into_rows_each_with_the_caption_and_its
             Locator(page_start=1, page_end=1, row_start=2, row_end=3),
         ),
         (
+            # The caption it shows is on page 1: the passage cites pages 1-2, not the row's alone.
             "Table B4: Exports\nYear: 2015 | Wheat: 7",
-            Locator(page_start=2, page_end=2, row_start=4, row_end=4),
+            Locator(page_start=1, page_end=2, row_start=4, row_end=4),
         ),
     ]
 
