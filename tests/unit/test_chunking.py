@@ -8,9 +8,7 @@ from loom_dagster.chunking import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CHUNK_STRIDE,
     Chunk,
-    ChunkLimits,
     chunk_artifact,
-    chunk_within,
     merge_locators,
     window_bounds,
 )
@@ -552,13 +550,7 @@ def test_a_document_table_is_cut_into_passages_of_rows_under_its_caption_and_hea
 
     assert chunks[0].text == "Table 3. Exports by year"
     rows = chunks[1:]
-    # Two rows to a passage: a row shares its passage's length with one other, not two.
-    assert [(c.locator.row_start, c.locator.row_end) for c in rows] == [
-        (2, 3),
-        (4, 5),
-        (6, 7),
-        (8, 8),
-    ]
+    assert [(c.locator.row_start, c.locator.row_end) for c in rows] == [(2, 4), (5, 7), (8, 8)]
     # Each shows the caption (line 3) above the table (lines 5-13), and cites both; the caption
     # labels the passage, which is a table's, as a heading does.
     assert all(c.locator.line_start == 3 and c.locator.line_end == 13 for c in rows)
@@ -567,8 +559,9 @@ def test_a_document_table_is_cut_into_passages_of_rows_under_its_caption_and_hea
     assert rows[1].text == (
         "Table 3. Exports by year\n"
         "Year | Wheat exports (t) | Maize exports (t)\n"
-        "2012 | 4,444 | 903\n"
-        "2013 | 4,481 | 904"
+        "2013 | 4,481 | 904\n"
+        "2014 | 4,518 | 905\n"
+        "2015 | 4,555 | 906"
     )
 
 
@@ -630,73 +623,43 @@ def test_a_pdf_tables_row_blocks_are_cut_into_rows_each_with_the_caption_and_its
     ]
 
 
-def wheat_rows(first: int, count: int, *, sheet: str | None = None) -> Block:
-    """A file's row block as its reader lays it out: a `header: cell` line per row."""
-    lines = [f"Year: {2010 + n} | Wheat: {5 + n}" for n in range(first - 2, first - 2 + count)]
-    return Block(
-        f"b{first}",
-        "paragraph",
-        "\n".join(lines),
-        locator=Locator(sheet=sheet, row_start=first, row_end=first + count - 1),
-        attrs={"table_id": "t0"},
-    )
-
-
-def test_a_file_that_is_a_table_is_cut_into_passages_of_two_rows() -> None:
-    # A row shares its passage's length with one other, not with the twenty of its reader's
-    # block: a name only it holds is not weighed down by its neighbours' cells.
-    blocks = (wheat_rows(2, 4, sheet="Trade"), wheat_rows(6, 1, sheet="Trade"))
-
-    chunks = chunk_artifact(artifact(*blocks, format="xlsx"), revision="wb@1")
-
-    assert [(c.text, c.locator) for c in chunks] == [
-        (
-            "Year: 2010 | Wheat: 5\nYear: 2011 | Wheat: 6",
-            Locator(sheet="Trade", row_start=2, row_end=3),
-        ),
-        (
-            "Year: 2012 | Wheat: 7\nYear: 2013 | Wheat: 8",
-            Locator(sheet="Trade", row_start=4, row_end=5),
-        ),
-        ("Year: 2014 | Wheat: 9", Locator(sheet="Trade", row_start=6, row_end=6)),
-    ]
-
-
-def test_a_table_too_large_for_its_budget_in_rows_of_two_keeps_its_row_blocks() -> None:
-    # Ten rows in passages of two are six chunks here (two blocks of five rows); with a budget
-    # of four the file keeps its reader's blocks (packed) and is indexed whole, not cut.
-    blocks = (wheat_rows(2, 5), wheat_rows(7, 5))
-    limits = ChunkLimits(max_chunks=4)
-
-    cut = chunk_within(
-        artifact(*blocks, format="csv"), revision="t@1", original_size=9, limits=limits
-    )
-    roomy = chunk_within(artifact(*blocks, format="csv"), revision="t@1", original_size=9)
-
-    assert not cut.cut and [c.locator for c in cut.chunks] == [Locator(row_start=2, row_end=11)]
-    assert [c.locator.row_start for c in roomy.chunks] == [2, 4, 6, 7, 9, 11]
-
-
-def test_rows_share_a_passage_only_within_the_chunk_size_and_a_longer_row_is_windowed() -> None:
-    long_row = "Name: Saint Vincent | " + " | ".join(f"code {n}: {n:04d}" for n in range(20))
+def test_a_file_that_is_a_table_keeps_its_packs_of_row_blocks() -> None:
     block = Block(
         "b0",
         "paragraph",
-        "\n".join(["Name: Grenada | Dial: 1-473", long_row, "Name: Samoa | Dial: 685"]),
-        locator=Locator(row_start=2, row_end=4),
+        "Year: 2013 | Wheat: 5\nYear: 2014 | Wheat: 6\nYear: 2015 | Wheat: 7\nYear: 2016 | Wheat: 8",
+        locator=Locator(row_start=2, row_end=5),
+        attrs={"table_id": "t0"},
+    )
+
+    (chunk,) = chunk_artifact(artifact(block, format="csv"), revision="doc@r1")
+
+    assert chunk.text == block.text and chunk.locator == Locator(row_start=2, row_end=5)
+
+
+def test_rows_share_a_passage_only_within_the_chunk_size_and_a_longer_row_is_windowed() -> None:
+    # A PDF table's row block: rows that fit share a passage (up to ROWS_PER_PASSAGE), a row
+    # that does not fit starts the next one, and a row longer than a chunk is windowed alone.
+    long_row = "Name: Saint Vincent | " + " | ".join(f"code {n}: {n:04d}" for n in range(20))
+    lines = ["Name: Grenada | Dial: 1-473", long_row, "Name: Samoa | Dial: 685", "Name: Tonga"]
+    block = Block(
+        "b0",
+        "paragraph",
+        "\n".join(lines),
+        locator=Locator(page_start=4, page_end=4, row_start=2, row_end=5),
         attrs={"table_id": "t0"},
     )
 
     chunks = chunk_artifact(
-        artifact(block, format="csv"), revision="t@1", chunk_size=120, stride=100
+        artifact(block, format="pdf"), revision="t@1", chunk_size=120, stride=100
     )
 
     rows = [(c.locator.row_start, c.locator.row_end) for c in chunks]
-    assert rows[0] == (2, 2) and rows[-1] == (4, 4)
+    assert rows[0] == (2, 2) and rows[-1] == (4, 5)
     assert len(rows) > 3 and set(rows[1:-1]) == {(3, 3)}
     assert chunks[0].text == "Name: Grenada | Dial: 1-473"
-    assert chunks[-1].text == "Name: Samoa | Dial: 685"
-    assert all(len(c.text) <= 120 for c in chunks)
+    assert chunks[-1].text == "Name: Samoa | Dial: 685\nName: Tonga"
+    assert all(len(c.text) <= 120 and c.locator.page_start == 4 for c in chunks)
     assert chunks[1].text.startswith("Name: Saint Vincent") and "0019" in chunks[-2].text
 
 
