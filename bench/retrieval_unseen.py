@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import html
 import json
 import os
 import platform
+import re
 import shutil
 import sys
 import tempfile
@@ -35,6 +37,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -111,6 +114,86 @@ def locator_names(expected: Mapping[str, object], got: Mapping[str, object]) -> 
     return True
 
 
+# Inline elements run into the words around them ("<b>Vision</b>s"); any other tag parts words.
+_INLINE_TAG = re.compile(
+    r"</?(?:a|abbr|b|bdi|bdo|cite|code|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|"
+    r"sup|time|u|var|wbr)(?:\s[^>]*)?/?>",
+    re.IGNORECASE,
+)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def cited_text(source: str, got: Mapping[str, object], document: str) -> str:
+    """The source lines a line locator cites, as text a reader sees: an HTML page's tags taken
+    out and its entities read; "" when the locator names no lines."""
+    start, end = got.get("line_start"), got.get("line_end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return ""
+    text = "\n".join(source.split("\n")[start - 1 : end])
+    if document.endswith((".html", ".htm")):
+        text = html.unescape(_TAG.sub(" ", _INLINE_TAG.sub("", text)))
+    return text
+
+
+def names_the_answer(
+    question: Mapping[str, object],
+    got: Mapping[str, object],
+    source: str,
+    key_lines: Mapping[str, tuple[int, int]],
+) -> bool:
+    """The first hit's locator names a place of the answer: the labelled place
+    (`locator_names`), or, where the label names one place of several, another the source shows.
+
+    - A labelled line: the lines the hit cites hold the answer in the source. An answer a page
+      says twice (its meta description or JSON-LD in the head, which no passage holds, and its
+      body) is named by the body's lines as well as by the head's.
+    - A labelled key path: the hit names no key path and its lines hold the key's. A passage that
+      packs a TOML table with its keys cites their lines, not a key path: seed 000 keeps a merged
+      locator's key_path only when every block names the same one.
+    """
+    expected = question.get("locator") or {}
+    assert isinstance(expected, dict)
+    if locator_names(expected, got):
+        return True
+    document = str(question["document"])
+    if set(expected) == {"line"}:
+        return holds(cited_text(source, got, document), question["answer"], document)
+    if set(expected) == {"key_path"} and "key_path" not in got and "line_start" in got:
+        lines = key_lines.get(str(expected["key_path"]))
+        low, high = got["line_start"], got.get("line_end", got["line_start"])
+        return lines is not None and low <= lines[0] and lines[1] <= high  # type: ignore[operator]
+    return False
+
+
+def read_sources(chunks: Mapping[str, object]) -> dict[str, Source]:
+    """Each ingested document's text and, for TOML, its key paths' lines, read from the artifact
+    the pipeline stored (the home LOOM_HOME names)."""
+    from loom_dagster.contract.validate import parse_artifact
+    from loom_dagster.objectstore import ObjectStore
+    from loom_dagster.pipeline import read_extraction
+    from loom_dagster.settings import LoomSettings
+
+    store = ObjectStore(LoomSettings.from_env().object_store_url)
+    revisions = {chunk.path: chunk.chunk.revision for chunk in chunks.values()}  # type: ignore[attr-defined]
+    sources: dict[str, Source] = {}
+    for path, revision in revisions.items():
+        original = DOCS / path
+        key_lines: dict[str, tuple[int, int]] = {}
+        extraction = read_extraction(store, revision) if path.endswith(".toml") else None
+        if extraction is not None and extraction.artifact_sha256 and extraction.format:
+            artifact = parse_artifact(
+                store.get_artifact_bytes(extraction.artifact_sha256),
+                expected_format=extraction.format,
+                original_size=original.stat().st_size,
+            )
+            for block in artifact.blocks:
+                locator = block.locator
+                if locator.key_path and locator.line_start and locator.line_end:
+                    key_lines[locator.key_path] = (locator.line_start, locator.line_end)
+        sources[path] = Source(original.read_text(errors="replace"), key_lines)
+    return sources
+
+
 def search_filter(question: Mapping[str, object]) -> object:
     from loom_dagster.search.legs import SearchFilter
 
@@ -145,10 +228,24 @@ def unmarked(text: object) -> object:
     return str(text).replace("`", "")
 
 
+@dataclass(frozen=True)
+class Source:
+    """What the scorer reads of a document besides its chunks: its text (a line locator is
+    checked against it) and, for TOML, each key path's lines in its artifact."""
+
+    text: str = ""
+    key_lines: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
 def judge(
-    question: Mapping[str, object], ranked: Sequence[str], chunks: Mapping[str, object]
+    question: Mapping[str, object],
+    ranked: Sequence[str],
+    chunks: Mapping[str, object],
+    source: Source | None = None,
 ) -> dict[str, object]:
-    """One question's outcome for one ranking: where the answer is, and what the first hit is."""
+    """One question's outcome for one ranking: where the answer is, and what the first hit is.
+    `locator_first` is `names_the_answer`; `locator_label` the labelled place alone, the rule
+    before 2026-12-07 06:30 UTC."""
     from loom_dagster.chunking import locator_json
 
     found = None
@@ -161,6 +258,7 @@ def judge(
             found = position
             break
     first = chunks[ranked[0]] if ranked else None
+    source = source or Source()
     expected = question.get("locator") or {}
     assert isinstance(expected, dict)
     got = json.loads(locator_json(first.chunk.locator)) if first is not None else {}  # type: ignore[attr-defined]
@@ -169,6 +267,12 @@ def judge(
         "document_first": first is not None and first.path == question["document"],  # type: ignore[attr-defined]
         "locator_named": bool(expected),
         "locator_first": (
+            bool(expected)
+            and first is not None
+            and first.path == question["document"]  # type: ignore[attr-defined]
+            and names_the_answer(question, got, source.text, source.key_lines)
+        ),
+        "locator_label": (
             bool(expected)
             and first is not None
             and first.path == question["document"]  # type: ignore[attr-defined]
@@ -191,6 +295,11 @@ def summarise(outcomes: Sequence[dict[str, object]]) -> dict[str, float]:
         "locator_n": len(named),
         "locator_first": (
             round(sum(bool(o["locator_first"]) for o in named) / len(named), 3) if named else 0.0
+        ),
+        "locator_label": (
+            round(sum(bool(o.get("locator_label")) for o in named) / len(named), 3)
+            if named
+            else 0.0
         ),
     }
 
@@ -220,7 +329,7 @@ def report(
 def print_table(table: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]]) -> None:
     print(
         f"{'leg':7} {'half':8} {'slice':12} {'n':>4} {'doc-1st':>7} {'found-1st':>9} "
-        f"{'hit@5':>6} {'MRR':>5} {'locator-1st':>11}"
+        f"{'hit@5':>6} {'MRR':>5} {'locator-1st':>11} {'label-only':>10}"
     )
     for leg, halves in table.items():
         for half, slices in halves.items():
@@ -232,9 +341,11 @@ def print_table(table: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float
                 locator = (
                     f"{row['locator_first']:.2f} ({row['locator_n']})" if row["locator_n"] else "-"
                 )
+                label = f"{row['locator_label']:.2f}" if row["locator_n"] else "-"
                 print(
                     f"{leg:7} {half:8} {name:12} {row['n']:4d} {row['document_first']:7.2f} "
-                    f"{row['found_first']:9.2f} {row['hit_at_5']:6.2f} {row['mrr']:5.2f} {locator:>11}"
+                    f"{row['found_first']:9.2f} {row['hit_at_5']:6.2f} {row['mrr']:5.2f} "
+                    f"{locator:>11} {label:>10}"
                 )
 
 
@@ -326,7 +437,11 @@ def main() -> None:
             "fusion": fusion,
         }
         started = time.perf_counter()
-        outcomes = {leg: [judge(q, rank(q), chunks) for q in asked] for leg, rank in ranked.items()}
+        sources = read_sources(chunks)
+        outcomes = {
+            leg: [judge(q, rank(q), chunks, sources.get(str(q["document"]))) for q in asked]
+            for leg, rank in ranked.items()
+        }
         search_s = time.perf_counter() - started
     halves = ["tuning", "judging"] if args.half == "both" else [args.half]
     table = report(asked, outcomes, halves)

@@ -26,8 +26,10 @@ The rules (extractor contract, "Structural chunks"):
   or XLSX row block's are) is cut into passages of a few rows each, opened by the table's
   caption (the short paragraph right before it) and its header row, citing its rows
   (row_start/row_end, the header counted, beside the table's page or lines), so a question one
-  row answers reaches that row (issue 35). A file that is a table (CSV, XLSX, Parquet) keeps
-  its packs of row blocks.
+  row answers reaches that row (issue 35). A row joins a passage only while the passage stays
+  within the chunk size, so no passage cuts a row; a row longer than a chunk by itself is
+  windowed, each window citing that row. A file that is a table (CSV, XLSX, Parquet) keeps its
+  packs of row blocks.
 
 A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
 their span and the union of their keys, and records the revision and format it was cut from.
@@ -64,6 +66,7 @@ HEADING = "heading"
 MIXED = "mixed"
 SEPARATOR = "\n\n"
 # A document's table: how many rows a passage holds, and its caption's longest text.
+# Two was tried on the unseen bench's tuning half; its judging half did not confirm it.
 ROWS_PER_PASSAGE = 3
 CAPTION_LIMIT = 300
 CELL_SEPARATOR = " | "
@@ -141,6 +144,9 @@ class _Piece:
     blocks: tuple[Block, ...]
     section_path: tuple[str, ...]
     locator: Locator
+    # The chunk's type when its first blocks label it rather than make it (a caption opening a
+    # table's rows); "" when its blocks' common type says it.
+    kind: str = ""
 
 
 # Seed 000: "the 20,000 [chunks] a source publishes by default" (the extractor's table budget
@@ -232,7 +238,7 @@ def chunk_artifact(
                 ordinal=ordinal,
                 text=piece.text,
                 block_ids=tuple(block.id for block in piece.blocks),
-                block_type=_common_type(piece.blocks),
+                block_type=piece.kind or _common_type(piece.blocks),
                 section_path=piece.section_path,
                 locator=piece.locator,
                 keys=_union_keys(piece.blocks),
@@ -261,7 +267,7 @@ def _pieces(
 
     # Headings with no text of their own, waiting to open the next passage.
     waiting: list[Block] = []
-    captions: dict[str, str] = {}
+    captions: dict[str, Block | None] = {}
 
     for index, block in enumerate(blocks):
         if block.type == HEADING:
@@ -283,7 +289,9 @@ def _pieces(
             # found before its first.
             caption = captions.setdefault(table_id, _caption(previous, block))
             yield from flush()
-            yield from _with_headings(waiting, _row_pieces(block, *table, caption))
+            yield from _with_headings(
+                waiting, _row_pieces(block, *table, caption, chunk_size, stride)
+            )
             waiting = []
             continue
         if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
@@ -413,7 +421,7 @@ def _table_rows(block: Block) -> tuple[str, list[tuple[int, str]]] | None:
     return None
 
 
-def _caption(previous: Block | None, table: Block) -> str:
+def _caption(previous: Block | None, table: Block) -> Block | None:
     """The short paragraph right before a table, under the same parent: its caption, or the
     line that says what the table is (the section path carries the headings above it)."""
     if (
@@ -422,22 +430,51 @@ def _caption(previous: Block | None, table: Block) -> str:
         or previous.attrs.get("table_id") is not None
         or previous.parent != table.parent
         or len(previous.text) > CAPTION_LIMIT
+        or not previous.text.strip()
     ):
-        return ""
-    return previous.text.strip()
+        return None
+    return previous
 
 
 def _row_pieces(
-    block: Block, header: str, rows: Sequence[tuple[int, str]], caption: str
+    block: Block,
+    header: str,
+    rows: Sequence[tuple[int, str]],
+    caption: Block | None,
+    chunk_size: int,
+    stride: int,
 ) -> Iterator[_Piece]:
-    """A table's rows, ROWS_PER_PASSAGE to a passage, each opened by the caption and the header
-    line and citing its rows beside the table's own span (its page or lines)."""
+    """A table's rows, up to ROWS_PER_PASSAGE to a passage, each opened by the caption and the
+    header line and citing its rows beside the table's own span (its page or lines) and the
+    caption's, whose text it shows: a caption on the page or lines before the table is cited
+    too. The passage is of the table's type (the caption labels it, as a heading does). A row
+    joins the passage before it only while that stays within the chunk size, so no passage cuts
+    a row; a row longer than a chunk by itself is windowed, each window citing that row."""
     base = _clean(block.locator)
-    for start in range(0, len(rows), ROWS_PER_PASSAGE):
-        group = rows[start : start + ROWS_PER_PASSAGE]
-        lines = [line for line in (caption, header) if line] + [line for _, line in group]
+    opening = [line for line in ((caption.text.strip() if caption else ""), header) if line]
+    blocks = (caption, block) if caption is not None else (block,)
+    group: list[tuple[int, str]] = []
+
+    def piece() -> Iterator[_Piece]:
+        text = "\n".join([*opening, *(line for _, line in group)])
         locator = replace(base, row_start=group[0][0], row_end=group[-1][0])
-        yield _Piece("\n".join(lines), (block,), block.section_path, locator)
+        if caption is not None:
+            locator = merge_locators([caption.locator, locator])
+        if len(text) <= chunk_size:
+            yield _Piece(text, blocks, block.section_path, locator, block.type)
+            return
+        for start, end in _iter_window_bounds(text, chunk_size, stride):
+            yield _Piece(text[start:end], blocks, block.section_path, locator, block.type)
+
+    length = sum(len(line) + 1 for line in opening)
+    for number, line in rows:
+        if group and (len(group) >= ROWS_PER_PASSAGE or length + len(line) > chunk_size):
+            yield from piece()
+            group, length = [], sum(len(line) + 1 for line in opening)
+        group.append((number, line))
+        length += len(line) + 1
+    if group:
+        yield from piece()
 
 
 def _blocks_with_children(blocks: Sequence[Block]) -> frozenset[str]:
@@ -493,6 +530,7 @@ def _with_headings(headings: Sequence[Block], pieces: Iterator[_Piece]) -> Itera
                 blocks=(*headings, *piece.blocks),
                 section_path=piece.section_path,
                 locator=merge_locators([*(h.locator for h in headings), piece.locator]),
+                kind=piece.kind,
             )
         first = False
         yield piece

@@ -551,7 +551,10 @@ def test_a_document_table_is_cut_into_passages_of_rows_under_its_caption_and_hea
     assert chunks[0].text == "Table 3. Exports by year"
     rows = chunks[1:]
     assert [(c.locator.row_start, c.locator.row_end) for c in rows] == [(2, 4), (5, 7), (8, 8)]
-    assert all(c.locator.line_start == 5 and c.locator.line_end == 13 for c in rows)
+    # Each shows the caption (line 3) above the table (lines 5-13), and cites both; the caption
+    # labels the passage, which is a table's, as a heading does.
+    assert all(c.locator.line_start == 3 and c.locator.line_end == 13 for c in rows)
+    assert all(c.block_ids == ("b1", "b2") for c in rows)
     assert all(c.section_path == ("Trade",) and c.block_type == "table" for c in rows)
     assert rows[1].text == (
         "Table 3. Exports by year\n"
@@ -613,8 +616,9 @@ def test_a_pdf_tables_row_blocks_are_cut_into_rows_each_with_the_caption_and_its
             Locator(page_start=1, page_end=1, row_start=2, row_end=3),
         ),
         (
+            # The caption it shows is on page 1: the passage cites pages 1-2, not the row's alone.
             "Table B4: Exports\nYear: 2015 | Wheat: 7",
-            Locator(page_start=2, page_end=2, row_start=4, row_end=4),
+            Locator(page_start=1, page_end=2, row_start=4, row_end=4),
         ),
     ]
 
@@ -631,6 +635,32 @@ def test_a_file_that_is_a_table_keeps_its_packs_of_row_blocks() -> None:
     (chunk,) = chunk_artifact(artifact(block, format="csv"), revision="doc@r1")
 
     assert chunk.text == block.text and chunk.locator == Locator(row_start=2, row_end=5)
+
+
+def test_rows_share_a_passage_only_within_the_chunk_size_and_a_longer_row_is_windowed() -> None:
+    # A PDF table's row block: rows that fit share a passage (up to ROWS_PER_PASSAGE), a row
+    # that does not fit starts the next one, and a row longer than a chunk is windowed alone.
+    long_row = "Name: Saint Vincent | " + " | ".join(f"code {n}: {n:04d}" for n in range(20))
+    lines = ["Name: Grenada | Dial: 1-473", long_row, "Name: Samoa | Dial: 685", "Name: Tonga"]
+    block = Block(
+        "b0",
+        "paragraph",
+        "\n".join(lines),
+        locator=Locator(page_start=4, page_end=4, row_start=2, row_end=5),
+        attrs={"table_id": "t0"},
+    )
+
+    chunks = chunk_artifact(
+        artifact(block, format="pdf"), revision="t@1", chunk_size=120, stride=100
+    )
+
+    rows = [(c.locator.row_start, c.locator.row_end) for c in chunks]
+    assert rows[0] == (2, 2) and rows[-1] == (4, 5)
+    assert len(rows) > 3 and set(rows[1:-1]) == {(3, 3)}
+    assert chunks[0].text == "Name: Grenada | Dial: 1-473"
+    assert chunks[-1].text == "Name: Samoa | Dial: 685\nName: Tonga"
+    assert all(len(c.text) <= 120 and c.locator.page_start == 4 for c in chunks)
+    assert chunks[1].text.startswith("Name: Saint Vincent") and "0019" in chunks[-2].text
 
 
 def test_a_statement_that_client_command_lines_join_is_cut_at_them() -> None:

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import json
 
-from bench.retrieval_unseen import DOCS, FILTER_KEYS, HALVES, QUESTIONS, SLICES, holds, split
+from bench.retrieval_unseen import (
+    DOCS,
+    FILTER_KEYS,
+    HALVES,
+    QUESTIONS,
+    SLICES,
+    holds,
+    names_the_answer,
+    split,
+)
 
 UNSEEN = DOCS.parent
 SPEC = json.loads(QUESTIONS.read_text())
@@ -78,3 +87,44 @@ def test_a_markdown_answer_copied_with_code_spans_is_held_by_the_passage_without
     answer = "zu `environment.systemPackages` in Ihrer `configuration.nix` hinzu"
     assert holds(passage, answer, "md/starship-de-DE-installing.md")
     assert not holds(passage, answer, "sql/mysql-sakila-schema.sql")
+
+
+PAGE = "\n".join(
+    [
+        "<html><head>",
+        '<meta name="description" content="The Quest Pro has a resolution of 1800 x 1920 per eye.">',
+        "</head><body>",
+        "<h1>Hands-on</h1>",
+        "<p>The <b>Quest Pro</b> has a resolution",
+        "of 1800 x 1920 per eye.</p>",
+        "<p>Another paragraph.</p>",
+        "</body></html>",
+    ]
+)
+SAID_TWICE = {
+    "document": "html/page.html",
+    "answer": "The Quest Pro has a resolution of 1800 x 1920 per eye.",
+    "locator": {"line": 2},
+}
+
+
+def test_a_line_locator_names_the_answer_where_the_source_lines_it_cites_hold_it() -> None:
+    # The label names the head's meta description (line 2), which no passage holds; the body's
+    # lines, tags out, hold the same sentence, so a hit citing them names the answer's place.
+    assert names_the_answer(SAID_TWICE, {"line_start": 4, "line_end": 6}, PAGE, {})
+    assert names_the_answer(SAID_TWICE, {"line_start": 2, "line_end": 2}, PAGE, {})
+    assert not names_the_answer(SAID_TWICE, {"line_start": 6, "line_end": 7}, PAGE, {})
+    assert not names_the_answer(SAID_TWICE, {"page_start": 1, "page_end": 1}, PAGE, {})
+
+
+def test_a_key_path_is_named_by_the_lines_of_a_passage_packing_its_table() -> None:
+    # Seed 000 keeps a merged locator's key_path only when every block names the same one: a
+    # passage of a TOML table with its keys cites lines, and those lines hold the key's.
+    question = {"document": "toml/x.toml", "answer": "b = 1", "locator": {"key_path": "a.b"}}
+    key_lines = {"a": (3, 3), "a.b": (5, 5)}
+    assert names_the_answer(question, {"line_start": 3, "line_end": 9}, "", key_lines)
+    assert not names_the_answer(question, {"line_start": 6, "line_end": 9}, "", key_lines)
+    assert names_the_answer(question, {"key_path": "a.b", "line_start": 5, "line_end": 5}, "", {})
+    assert not names_the_answer(
+        question, {"key_path": "a.c", "line_start": 5, "line_end": 5}, "", key_lines
+    )
