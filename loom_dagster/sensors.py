@@ -1,4 +1,5 @@
 """Sensors: registered folders in, new revision partitions out; automation turns them into runs.
+Over 500 lines: one idea, the folder sensor's tick and the runs, partitions and checks it asks for.
 
 `loom_folders` ticks every second: it reads the watcher's journal of changed paths
 (pipeline/watching.py) and looks only at those, or stats a folder whole where no watcher covers
