@@ -379,3 +379,116 @@ def test_a_planned_checks_rows_each_carry_the_event_of_their_own_partition(
     assert statuses[keys[0]] == AssetCheckExecutionRecordStatus.SUCCEEDED
     assert statuses[keys[1]] == AssetCheckExecutionRecordStatus.PLANNED
     assert len(after) == len(keys)  # the evaluation took its planned row, as Dagster's does
+
+
+def table_rows(base: Path, shard: str) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every event-log table in one of the storage's files, in id order, less the
+    columns SQLite fills with the clock at insert (`create_timestamp`)."""
+    import sqlite3
+
+    with sqlite3.connect(base / f"{shard}.db") as con:
+        tables = [
+            name
+            for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if name not in ("alembic_version", "secondary_indexes")
+        ]
+        found = {}
+        for table in tables:
+            columns = [
+                row[1]
+                for row in con.execute(f"PRAGMA table_info({table})")
+                if row[1] != "create_timestamp"
+            ]
+            listed = ", ".join(f'"{c}"' for c in columns)
+            found[table] = con.execute(f"SELECT {listed} FROM {table} ORDER BY id").fetchall()
+    return found
+
+
+def test_a_batch_inserts_each_event_table_once_and_leaves_the_rows_event_by_event_leaves(
+    tmp_path: Path,
+) -> None:
+    """Built and executed per event, the two `event_logs` inserts (the run's file and the
+    index's mirror) were 40% of storing a first load's events. A batch inserts its events into
+    each file's `event_logs` as one statement of many rows; every row of every table in both
+    files (the events with their ids, the asset tags that point at those ids, the asset rows,
+    the check rows with their evaluations' storage ids) is the one the stock storage leaves
+    after the same events one by one."""
+    from dagster import AssetObservation
+    from dagster._core.definitions.data_version import DATA_VERSION_TAG
+    from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
+    from dagster._core.events import AssetCheckEvaluationPlanned, AssetObservationData
+    from sqlalchemy import event as sa_event
+    from sqlalchemy.engine import Engine
+
+    other = AssetKey(["loom", "published"])
+    keys = [f"note-{n:02d}.md~h@s" for n in range(25)]
+
+    def tagged(key: str) -> EventLogEntry:
+        return entry(
+            DagsterEvent(
+                DagsterEventType.ASSET_MATERIALIZATION.value,
+                "ingest",
+                event_specific_data=StepMaterializationData(
+                    AssetMaterialization(ASSET, partition=key, tags={DATA_VERSION_TAG: key[:7]})
+                ),
+            ),
+            RUN,
+        )
+
+    def observation(key: str) -> EventLogEntry:
+        return entry(
+            DagsterEvent(
+                DagsterEventType.ASSET_OBSERVATION.value,
+                "ingest",
+                event_specific_data=AssetObservationData(AssetObservation(other, partition=key)),
+            ),
+            RUN,
+        )
+
+    check_planned = entry(
+        DagsterEvent(
+            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
+            "ingest",
+            event_specific_data=AssetCheckEvaluationPlanned(
+                asset_key=ASSET,
+                check_name="live",
+                partitions_subset=DefaultPartitionsSubset(set(keys)),
+            ),
+        ),
+        RUN,
+    )
+    # Two steps' worth: a step's start (an engine event) ends the batch before it.
+    events = [engine_event(), check_planned]
+    events += [planned(asset, key) for key in keys for asset in (ASSET, other)]
+    events += [engine_event()]
+    events += [e for key in keys for e in (tagged(key), observation(key), check_evaluation(key))]
+    events += [engine_event()]
+
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    batched = BatchedSqliteEventLogStorage(str(tmp_path / "batched"))
+    for each in events:
+        stock.store_event(each)
+
+    inserts: list[int] = []
+
+    def count(_conn: object, _cursor: object, statement: str, params: object, *_: object) -> None:
+        if statement.startswith("INSERT INTO event_logs"):
+            inserts.append(len(params) if isinstance(params, list) else 1)
+
+    sa_event.listen(Engine, "before_cursor_execute", count)
+    try:
+        with batched.batched():
+            for each in events:
+                batched.store_event(each)
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", count)
+
+    for shard in (RUN, "index"):
+        assert table_rows(tmp_path / "batched", shard) == table_rows(tmp_path / "stock", shard)
+    index = table_rows(tmp_path / "stock", "index")
+    assert len(index["asset_event_tags"]) == len(keys)  # the fixture has rows to compare
+    assert len(index["asset_check_executions"]) == len(keys)
+    # Two batches (planned events, then the step's events) into two files, plus the three
+    # engine events, each stored alone: not an insert per event per file (2 x 126 events).
+    assert len(inserts) == 2 * 2 + 3, inserts
+    assert sum(inserts) == 2 * (len(events) - 3) + 3
