@@ -1,7 +1,9 @@
 """One dynamic partition per source revision; keys are `<path trace>~<hash10>@<sha16>` (sources/keys.py)."""
 
 import json
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 
 import sqlalchemy as db
 from dagster import (
@@ -22,7 +24,7 @@ from dagster._core.storage.tags import (
 )
 from dagster._core.storage.tags import PARTITION_NAME_TAG as PARTITION_TAG
 
-from loom_dagster.lifecycle import beyond_window
+from loom_dagster import lifecycle
 
 PARTITIONS_NAME = "revisions"
 revisions = DynamicPartitionsDefinition(name=PARTITIONS_NAME)
@@ -85,7 +87,8 @@ def prune_partitions(
 ) -> list[str]:
     """Delete from the instance the partitions of `keys` it still has, and with a `window`,
     those of `settled` revisions past it (lifecycle.beyond_window), but those a run not ended
-    takes (they go at a later prune); returns the keys deleted, `keys`' first. `progress` is
+    takes (they go at a later prune) and, past the window, those a run failed lately
+    (beyond_partition_window); returns the keys deleted, `keys`' first. `progress` is
     told (deleted, of) after each chunk.
 
     The revisions' catalog records stay: a pruned partition is history, not a loss.
@@ -99,7 +102,7 @@ def prune_partitions(
         if past:
             gone = set(doomed)
             rest = [key for key in existing if key not in gone]
-            doomed += beyond_window(rest, settled, window, spared=held)
+            doomed += beyond_partition_window(instance, rest, settled, window, spared=held)
     if not dry_run:
         delete_partitions(instance, doomed, progress=lambda done: progress(done, len(doomed)))
     return doomed
@@ -199,3 +202,57 @@ def paths_of(tags: Mapping[str, str]) -> dict[str, list[str]] | None:
     ):
         return None
     return {str(source): list(paths) for source, paths in value.items()}
+
+
+# Which keys runs hold, took lately, or failed on -------------------------------------------
+
+ENDED = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+# A revision whose run ended (failed, canceled, or ended without finishing it: an extractor
+# that stayed down) is asked for again (by the folder sensor) only this long after, and keeps
+# its partition past the window that long: a failing key is no hot loop, and stays in view.
+RETRY_AFTER_S = 300.0
+# Ended runs read to learn which keys were run lately (the keys runs take now: held_partitions).
+MAX_RUNS_SEEN = 1000
+
+
+def runs_holding(
+    instance: DagsterInstance, order: Sequence[str], since: float
+) -> tuple[set[str], set[str], set[str]]:
+    """Which keys a run takes now (queued or running, whoever launched it: the folder
+    sensor, automation, a backfill, `loom ingest`), which a run that ended after `since` took, and
+    which of those a run that failed or was canceled took."""
+    ended_runs = instance.get_run_records(
+        RunsFilter(statuses=ENDED, updated_after=datetime.fromtimestamp(since, tz=UTC)),
+        limit=MAX_RUNS_SEEN,
+    )
+    busy = held_partitions(instance, order)
+    ended: set[str] = set()
+    failed: set[str] = set()
+    for record, keys in zip(
+        ended_runs, keys_of_runs(order, (r.dagster_run.tags for r in ended_runs)), strict=True
+    ):
+        ended.update(keys)
+        if record.dagster_run.status != DagsterRunStatus.SUCCESS:
+            failed.update(keys)
+    return busy, ended, failed
+
+
+def beyond_partition_window(
+    instance: DagsterInstance,
+    order: Sequence[str],
+    settled: Collection[str],
+    window: int,
+    *,
+    spared: Collection[str],
+    now: float | None = None,
+) -> list[str]:
+    """The partitions of `order` (the set as a prune leaves it) past the partition window
+    (lifecycle.beyond_window), but `spared` ones and those a run that ended badly less than
+    RETRY_AFTER_S ago took (its failure stays in view): the folder sensor's housekeeping, `loom
+    ingest` and `loom partitions compact` alike. The runs are read only when the set is past the
+    window."""
+    if window <= 0 or len(order) <= window:
+        return []
+    since = (time.time() if now is None else now) - RETRY_AFTER_S
+    _, _, failed = runs_holding(instance, order, since)
+    return lifecycle.beyond_window(order, settled, window, spared=set(spared) | failed)

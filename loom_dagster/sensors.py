@@ -1,5 +1,4 @@
 """Sensors: registered folders in, new revision partitions out; automation turns them into runs.
-Over 500 lines: one idea, the folder sensor's tick and the runs, partitions and checks it asks for.
 
 `loom_folders` ticks every second: it reads the watcher's journal of changed paths
 (pipeline/watching.py) and looks only at those, or stats a folder whole where no watcher covers
@@ -17,7 +16,6 @@ pruning, and past LOOM_PARTITION_WINDOW the settled revisions' partitions added 
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from dagster import (
@@ -60,11 +58,13 @@ from loom_dagster.partitions import (
     PARTITIONS_NAME,
     RANGE_END_TAG,
     RANGE_START_TAG,
+    RETRY_AFTER_S,
+    beyond_partition_window,
     contiguous_batches,
     held_partitions,
-    keys_of_runs,
     paths_tag,
     revisions,
+    runs_holding,
 )
 from loom_dagster.pipeline import watching
 from loom_dagster.resources.settings import SettingsResource
@@ -93,15 +93,9 @@ IN_FLIGHT = [
     DagsterRunStatus.STARTING,
     DagsterRunStatus.STARTED,
 ]
-ENDED = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
-# A revision whose run ended (failed, canceled, or ended without finishing it: an extractor
-# that stayed down) is asked for again only this long after: a failing key is no hot loop.
-RETRY_AFTER_S = 300.0
 # Runs asked for by one tick (MAX_REVISIONS_PER_RUN revisions each); the rest waits a tick,
 # so a first load of many thousand files does not flood the run queue at once.
 MAX_RUNS_PER_TICK = 10
-# Ended runs read to learn which keys were run lately (the keys runs take now: held_partitions).
-MAX_RUNS_SEEN = 1000
 # Ingest runs in flight (queued or running) at which a tick asks for no run of the partitions it
 # adds: the cursor carries them (`deferred`), and the first tick that finds fewer runs in flight
 # asks for them all in runs of neighbours. Runs publish one at a time (the `loom_catalog` pool),
@@ -395,25 +389,6 @@ def waiting_check(catalog_db: CatalogResource) -> AssetCheckResult:
     )
 
 
-def beyond_partition_window(
-    instance: DagsterInstance,
-    order: Sequence[str],
-    settled: set[str],
-    window: int,
-    *,
-    spared: set[str],
-    now: float | None = None,
-) -> list[str]:
-    """The partitions of `order` (the set as this tick leaves it) past the partition window
-    (lifecycle.beyond_window), but `spared` ones and those a run that ended badly less than
-    RETRY_AFTER_S ago took. The runs are read only when the set is past the window."""
-    if window <= 0 or len(order) <= window:
-        return []
-    since = (time.time() if now is None else now) - RETRY_AFTER_S
-    _, _, failed = runs_holding(instance, order, since)
-    return lifecycle.beyond_window(order, settled, window, spared=spared | failed)
-
-
 def orphans(instance: DagsterInstance, unregistered: set[str]) -> set[str]:
     """Which partitions with no revision record a run has taken already (`original` is
     materialized): their run found the file changed. The others await their first run."""
@@ -502,28 +477,6 @@ def ingest_request(
         asset_selection=INGEST_ASSET_KEYS,
         asset_check_keys=INGEST_CHECK_KEYS,
     )
-
-
-def runs_holding(
-    instance: DagsterInstance, order: Sequence[str], since: float
-) -> tuple[set[str], set[str], set[str]]:
-    """Which keys a run takes now (queued or running, whoever launched it: this sensor,
-    automation, a backfill, `loom ingest`), which a run that ended after `since` took, and
-    which of those a run that failed or was canceled took."""
-    ended_runs = instance.get_run_records(
-        RunsFilter(statuses=ENDED, updated_after=datetime.fromtimestamp(since, tz=UTC)),
-        limit=MAX_RUNS_SEEN,
-    )
-    busy = held_partitions(instance, order)
-    ended: set[str] = set()
-    failed: set[str] = set()
-    for record, keys in zip(
-        ended_runs, keys_of_runs(order, (r.dagster_run.tags for r in ended_runs)), strict=True
-    ):
-        ended.update(keys)
-        if record.dagster_run.status != DagsterRunStatus.SUCCESS:
-            failed.update(keys)
-    return busy, ended, failed
 
 
 loom_ingest_automation = AutomationConditionSensorDefinition(
