@@ -12,7 +12,6 @@ import duckdb
 
 from loom_dagster import catalog, hold
 from loom_dagster.chunking import Chunk
-from loom_dagster.contract.validate import parse_artifact
 from loom_dagster.datasets.build import build_datasets
 from loom_dagster.datasets.catalog import (
     forget_snapshots,
@@ -24,7 +23,7 @@ from loom_dagster.datasets.model import Dataset
 from loom_dagster.datasets.snapshots import delete_snapshots
 from loom_dagster.errors import SourceError
 from loom_dagster.objectstore import ObjectStore
-from loom_dagster.pipeline.records import Extraction, read_chunks, read_extraction
+from loom_dagster.pipeline.records import Extraction, load_artifact, read_chunks, read_extraction
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
 from loom_dagster.search.vector import VectorIndex
 from loom_dagster.sources import Revision, gone_from
@@ -111,11 +110,7 @@ def publish(
     """
     opened = catalog_db if callable(catalog_db) else held(catalog_db)
     read = [_prepared(store, revision) for revision in revisions]
-    tabled = {
-        revision.key: raw
-        for revision, extraction, _ in read
-        if (raw := _with_tables(store, extraction)) is not None
-    }
+    tabled = {revision.key for revision, extraction, _ in read if _has_tables(store, extraction)}
     with opened() as con:
         reconcile(con, index, store, vectors=vectors)
         tags = catalog.source_tags(con, {revision.source for revision in revisions})
@@ -131,7 +126,7 @@ def publish(
             if not extraction.refused and revision.key not in superseded and revision.key in tabled
         ]
         basis = {r.key: served_at(con, r.source, r.path) for r, _ in to_type}
-    typed = {r.key: type_datasets(store, tabled[r.key], e, r, basis[r.key]) for r, e in to_type}
+    typed = {r.key: type_datasets(store, e, r, basis[r.key]) for r, e in to_type}
     unused: list[str] = []  # snapshots typed again at the switch, or replaced by its rows
     with opened() as con:
         try:
@@ -141,9 +136,7 @@ def publish(
                     now = served_at(con, revision.source, revision.path)
                     if _snapshots(now) != _snapshots(basis[revision.key]):
                         unused += [dataset.snapshot_key for dataset in typed[revision.key]]
-                        typed[revision.key] = type_datasets(
-                            store, tabled[revision.key], extraction, revision, now
-                        )
+                        typed[revision.key] = type_datasets(store, extraction, revision, now)
                     unused += [
                         key
                         for dataset in typed[revision.key]
@@ -283,20 +276,19 @@ def _entry(
     return catalog.Publication(revision, len(chunks), extraction.artifact_sha256)
 
 
-def _with_tables(store: ObjectStore, extraction: Extraction) -> bytes | None:
-    """The artifact of an extracted revision when it may hold tables (None: it has none)."""
+def _has_tables(store: ObjectStore, extraction: Extraction) -> bool:
+    """Whether the artifact of an extracted revision may hold tables."""
     if extraction.refused:
-        return None
+        return False
     assert extraction.artifact_sha256
     raw = store.get_artifact_bytes(extraction.artifact_sha256)
     # The canonical JSON names `tables` only when there are any (inside a string its quotes
     # would be escaped): a document without one is not parsed again.
-    return raw if b'"tables":' in raw else None
+    return b'"tables":' in raw
 
 
 def type_datasets(
     store: ObjectStore,
-    raw: bytes,
     extraction: Extraction,
     revision: Revision,
     served: Mapping[str, Dataset],
@@ -304,8 +296,7 @@ def type_datasets(
     """Type the artifact's tables and write their snapshots, no catalog open: the slow half of
     a revision's datasets. `served` is what its document serves now, by dataset id (an
     approved dataset's types carry over); the rows are the caller's to write at the switch."""
-    assert extraction.format
-    artifact = parse_artifact(raw, expected_format=extraction.format, original_size=revision.size)
+    artifact = load_artifact(store, extraction, revision)
     if not artifact.tables:
         return []
     return build_datasets(store, artifact, revision, served.get)

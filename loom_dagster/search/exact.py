@@ -97,6 +97,11 @@ _VERSE = re.compile(
 _QUERY_VERSE = re.compile(
     r"(?<![\w.])((?:[1-3][ \t]+)?[^\W\d_]{2,})\.?[ \t]+(\d{1,3}:\d{1,3}(?:[-\u2013]\d{1,3})?)(?![\w:])"
 )
+# What a phrase pattern cannot match without (each is a scan of every chunk of a document, and a
+# 100,000-row table has thousands of chunks with none of them): two capitals or a capital and a
+# period (a citation), a digit, a colon and a digit (a verse range).
+_MAY_CITE = re.compile(r"[A-Z][A-Z.]")
+_MAY_VERSE = re.compile(r"\d:\d")
 _NOT_BOOKS = frozenset(
     "at on in by from to until till before after about around since and or".split()
 )
@@ -145,7 +150,8 @@ def text_phrases(text: str, *, typed: bool = False) -> list[str]:
         noun = fold(match.group(1))
         if noun in LABEL_NOUNS:
             found[f"{noun} {fold(match.group(2) or match.group(3))}"] = None
-    for match in _CITATION.finditer(text):
+    citations = _CITATION.finditer(text) if _MAY_CITE.search(text) else ()
+    for match in citations:
         title, code, sign, number = match.groups()
         code = re.sub(r"[.\s]", "", fold(code))
         number = fold(number)
@@ -155,10 +161,12 @@ def text_phrases(text: str, *, typed: bool = False) -> list[str]:
             found[f"{code} {cited}"] = None
             if title:
                 found[f"{title} {code} {cited}"] = None
-    for match in _SECTION.finditer(text):
+    sections = _SECTION.finditer(text) if "§" in text else ()
+    for match in sections:
         for cited in _with_base(fold(match.group(1))):
             found[f"§{cited}"] = None
-    for match in (_QUERY_VERSE if typed else _VERSE).finditer(text):
+    verses = (_QUERY_VERSE if typed else _VERSE).finditer(text) if _MAY_VERSE.search(text) else ()
+    for match in verses:
         book = re.sub(r"\s+", " ", fold(match.group(1)))
         if book in _NOT_BOOKS or book in LABEL_NOUNS:
             continue

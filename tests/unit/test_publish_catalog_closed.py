@@ -265,3 +265,38 @@ def test_atomic_inside_a_transaction_joins_it(catalog_db: Catalog) -> None:
                 con.execute("INSERT INTO t VALUES (3)")
             raise RuntimeError("rolled back, the inner block too")
         assert con.execute("SELECT count(*) FROM t").fetchone() == (2,)
+
+
+def test_a_revisions_artifact_is_parsed_once_for_its_chunks_and_its_datasets(
+    catalog_db: Catalog,
+    store: WatchedStore,
+    index: WatchedIndex,
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The publishing step cuts the chunks and types the tables of one artifact: parsing a large
+    one is seconds with the catalog's publishing slot held, so it is parsed once."""
+    from loom_dagster.contract import validate
+    from loom_dagster.pipeline import publishing, records
+
+    sheet = extracted(
+        catalog_db, store, folder, "prices.csv", "prices gunwale", [prices(("rope", "12"))]
+    )
+    parsed: list[int] = []
+
+    def counted(raw: bytes, **named: object) -> Artifact:
+        parsed.append(len(raw))
+        return validate.parse_artifact(raw, **named)  # type: ignore[arg-type]
+
+    for module in (records, publishing):
+        monkeypatch.setattr(module, "parse_artifact", counted, raising=False)
+    extraction = pipeline.read_extraction(store, sheet.key)
+    assert extraction is not None
+
+    pipeline.make_chunks(store, extraction, sheet)
+    [outcome] = pipeline.publish(catalog_db, index, store, [sheet])
+
+    assert outcome.status == catalog.PUBLISHED
+    with catalog_db() as con:
+        assert served_at(con, "docs", "prices.csv")
+    assert len(parsed) == 1
