@@ -215,7 +215,7 @@ class ResidentServer:
         self.read_timeout = read_timeout
         self.busy_wait = busy_wait
         self._slots = threading.BoundedSemaphore(max_connections)
-        self._answering = threading.Lock()
+        self._search_turn = threading.Lock()
         self._stop = threading.Event()
         self._state = threading.Lock()
         self._open_connections = 0
@@ -227,6 +227,7 @@ class ResidentServer:
         self.stopped_because = ""
         self.answered = 0  # searches and queries answered, for `loom resident status`
         self.queries = 0  # of which queries
+        self.answering = 0  # searches and queries being answered now
         self.busy_seconds = 0.0  # and the time spent answering them
 
     def bind(self) -> None:
@@ -347,12 +348,13 @@ class ResidentServer:
                 "idle_seconds": self.idle,
                 "answered": self.answered,
                 "queries": self.queries,
+                "answering": self.answering,
                 "busy_seconds": self.busy_seconds,
             }
         turn: threading.Lock | threading.BoundedSemaphore
         if op == "search":
             kinds: Mapping[str, type] = SEARCH_FIELDS
-            turn, fields_name = self._answering, "search"
+            turn, fields_name = self._search_turn, "search"
         elif op in QUERY_OPS and self.answer_query is not None:
             kinds, turn, fields_name = QUERY_OPS[op], self._queries, "query"
         else:
@@ -371,6 +373,8 @@ class ResidentServer:
             return {"status": "gone"}
         if not turn.acquire(timeout=self.busy_wait):
             return {"status": "busy"}  # the client answers itself
+        with self._state:
+            self.answering += 1
         try:
             started = time.perf_counter()
             if op == "search":
@@ -387,6 +391,8 @@ class ResidentServer:
             traceback.print_exc(file=sys.stderr)
             return {"status": "error"}
         finally:
+            with self._state:
+                self.answering -= 1
             turn.release()
 
 
