@@ -281,7 +281,7 @@ def test_a_query_and_a_search_render_at_once_each_into_its_own_answer() -> None:
         with captured() as (out, err):
             for n in range(200):
                 print(f"{name} {n}")
-                if n == 100:
+                if n in (100, 101):  # both inside, each printing a line, at once
                     both.wait(30)
                 print(f"{name} err", file=sys.stderr)
         got[name] = (out.getvalue(), err.getvalue())
