@@ -42,7 +42,11 @@ def add_commands(commands: Any) -> None:
     search.add_argument("--explain", action="store_true", help="each leg's rank and score")
     search.set_defaults(run=_search)
 
-    resident = command(commands, "resident", "the home's resident searcher (`loom search`)")
+    resident = command(
+        commands,
+        "resident",
+        "the home's resident process (`loom search`, `loom sql`, `loom query`)",
+    )
     resident.add_argument("action", choices=("status", "stop"))
     resident.set_defaults(run=_resident)
 
