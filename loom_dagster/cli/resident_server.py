@@ -20,7 +20,6 @@ one for its home.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import signal
@@ -29,10 +28,10 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
+from loom_dagster.cli.thread_output import captured
 from loom_dagster.errors import LoomError
 from loom_dagster.search.home import HomeSearcher
 from loom_dagster.search.resident import (
@@ -109,56 +108,6 @@ def render_query(op: str, fields: Mapping[str, Any]) -> Reply:
     with captured() as (out, err):
         status = answer_status(op, argparse.Namespace(**fields))
     return {"status": "ok", "exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
-
-
-class _ThreadStreams:
-    """sys.stdout or sys.stderr while answers are rendered: what a thread writes goes to its
-    own answer's buffer (or, outside one, to the process's stream), so a query and a search
-    render at once (contextlib.redirect_stdout swaps the stream for every thread)."""
-
-    def __init__(self, underlying: TextIO, which: int) -> None:
-        self.underlying = underlying
-        self.which = which
-
-    def _target(self) -> TextIO:
-        buffers = getattr(_rendering, "buffers", None)
-        return self.underlying if buffers is None else buffers[self.which]
-
-    def write(self, text: str) -> int:
-        return self._target().write(text)
-
-    def flush(self) -> None:
-        self._target().flush()
-
-    def __getattr__(self, name: str) -> Any:  # encoding, errors, fileno...: the target's
-        return getattr(self._target(), name)
-
-
-_rendering = threading.local()
-_streams_lock = threading.Lock()
-_streams: list[Any] = []  # [saved stdout, saved stderr, how many render] while any does
-
-
-@contextmanager
-def captured() -> Iterator[tuple[io.StringIO, io.StringIO]]:
-    """What this thread prints meanwhile, on stdout and on stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with _streams_lock:
-        if not _streams:
-            _streams.extend([sys.stdout, sys.stderr, 0])
-            sys.stdout = _ThreadStreams(sys.stdout, 0)  # type: ignore[assignment]
-            sys.stderr = _ThreadStreams(sys.stderr, 1)  # type: ignore[assignment]
-        _streams[2] += 1
-    _rendering.buffers = (out, err)
-    try:
-        yield out, err
-    finally:
-        _rendering.buffers = None
-        with _streams_lock:
-            _streams[2] -= 1
-            if not _streams[2]:
-                sys.stdout, sys.stderr = _streams[0], _streams[1]
-                _streams.clear()
 
 
 def take_lock(place: Place, wait: float) -> int | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -22,10 +23,10 @@ from loom_dagster.cli import query as query_cli
 from loom_dagster.cli.resident_server import (
     BUSY_WAIT,
     MAX_QUERIES,
-    captured,
     render_query,
     valid_fields,
 )
+from loom_dagster.cli.thread_output import captured
 from loom_dagster.datasets.model import ColumnType, DatasetColumn, DatasetSchema
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.run import MAX_SECONDS_CEILING
@@ -269,6 +270,37 @@ def test_the_resident_renders_as_the_command_in_its_own_process(
     assert (reply["exit"], reply["stdout"], reply["stderr"]) == want
     assert capsys.readouterr() == ("", "")  # nothing reached the process's own streams
     assert want[0] == 0 or want[2].startswith("loom: ")
+
+
+def test_a_busy_catalog_is_said_by_the_resident_as_by_the_command(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holds the catalog file (a publish): `catalog_busy` both ways."""
+    monkeypatch.setattr("loom_dagster.query.catalog._ATTEMPTS", 2)  # not 6 s of retries
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_CATALOG, str(LoomSettings.from_env().catalog_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        argv = ["sql", 'SELECT * FROM "a.csv#t0"']
+        want = in_process(argv, capsys)
+        fields = {"text": argv[1], "json": False, "max_rows": 10_000, "timeout": 30.0}
+        reply = render_query("sql", fields)
+    finally:
+        holder.communicate("", timeout=30)
+    assert want[0] == 1 and want[2].startswith("loom: catalog_busy: the catalog is busy: ")
+    assert (reply["exit"], reply["stdout"], reply["stderr"]) == want
+
+
+HOLD_CATALOG = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+print("holding", flush=True)
+sys.stdin.read()
+"""
 
 
 def test_a_query_and_a_search_render_at_once_each_into_its_own_answer() -> None:
