@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loom_dagster.cli.common import EXIT_FAILED, EXIT_USAGE, command, fail
+from loom_dagster.cli.common import EXIT_USAGE, command, fail, status_of
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
 
@@ -92,11 +92,7 @@ def _answer(op: str, fields: dict[str, Any]) -> int:
     if not isinstance(fields.get("plan"), Exception):
         answer = client.query(op, fields)
         if answer is not None:
-            sys.stdout.write(answer.stdout)
-            if answer.stderr:
-                sys.stderr.write(answer.stderr)
-                sys.stderr.flush()
-            return answer.status
+            return answer.shown()
     status = answer_status(op, argparse.Namespace(**fields))
     if status == 0:
         client.start()  # for the next call; a refused query starts nothing
@@ -107,26 +103,23 @@ def answer_status(op: str, args: argparse.Namespace) -> int:
     """`loom sql` or `loom query` (`op`; args as resident.QUERY_OPS names them, a plan as its
     text or the error reading it gave) answered, its output printed and its exit status
     returned as main() gives them: the resident (resident_server.py) renders with this too."""
-    try:
-        ceilings = _ceilings(args)
-        if ceilings is None:
-            return EXIT_USAGE
-        if op == "sql":
-            from loom_dagster.api.tables import sql
+    return status_of(lambda: _answer_here(op, args))
 
-            return _print_answer(sql(args.text, ceilings=ceilings), as_json=args.json)
-        from loom_dagster.api.tables import query
 
-        plan = args.plan
-        if isinstance(plan, Exception):
-            raise plan
-        return _print_answer(query(plan, ceilings=ceilings), as_json=args.json)
-    except LoomError as error:
-        fail(str(error))
-        return EXIT_FAILED
-    except OSError as error:
-        fail(f"io_error: {error}")
-        return EXIT_FAILED
+def _answer_here(op: str, args: argparse.Namespace) -> int:
+    ceilings = _ceilings(args)
+    if ceilings is None:
+        return EXIT_USAGE
+    if op == "sql":
+        from loom_dagster.api.tables import sql
+
+        return _print_answer(sql(args.text, ceilings=ceilings), as_json=args.json)
+    from loom_dagster.api.tables import query
+
+    plan = args.plan
+    if isinstance(plan, Exception):
+        raise plan  # the client could not read it: said here, after the ceilings
+    return _print_answer(query(plan, ceilings=ceilings), as_json=args.json)
 
 
 def _print_answer(answer: Any, *, as_json: bool) -> int:

@@ -267,6 +267,14 @@ class Answer(NamedTuple):
     stdout: str
     stderr: str
 
+    def shown(self) -> int:
+        """Printed as the command prints it; its exit status."""
+        sys.stdout.write(self.stdout)
+        if self.stderr:
+            sys.stderr.write(self.stderr)
+            sys.stderr.flush()
+        return self.status
+
 
 class ResidentClient:
     """`loom search`'s side: ask the home's resident, or start one for the next call."""

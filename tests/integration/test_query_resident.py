@@ -15,7 +15,6 @@ import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,8 +22,9 @@ from loom_dagster.datasets.model import ColumnType, DatasetColumn, DatasetSchema
 from loom_dagster.objectstore import ObjectStore
 from loom_dagster.search.resident import Place, ResidentClient
 from loom_dagster.settings import LoomSettings
+from tests.integration import test_search_resident as search_resident
 from tests.integration.loom_command import LOOM, alive
-from tests.integration.test_search_resident import gone, wait_for
+from tests.integration.test_search_resident import wait_for
 from tests.support.query_datasets import parquet_bytes, serve_in_catalog
 
 SCHEMA = DatasetSchema(
@@ -60,19 +60,9 @@ def publish(path: str, rows: list[tuple[str, Decimal]], sha: str) -> None:
     )
 
 
-class Resident:
-    """The home's resident as these tests see it: started by a first `loom sql`, asked for its
-    state over its socket, stopped and waited for."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.env = env
-        self.pids: set[int] = set()
-
-    def state(self) -> dict[str, Any] | None:
-        state = ResidentClient(self.env).status()
-        if state is not None:
-            self.pids.add(int(state["pid"]))
-        return state
+class Resident(search_resident.Resident):
+    """The home's resident as these tests see it (test_search_resident.py's), started by a first
+    `loom sql`; a command runs with its stdin."""
 
     def queries(self) -> int:
         state = self.state()
@@ -102,11 +92,6 @@ class Resident:
     def in_process(self, *args: str, stdin: str | None = None) -> Result:
         return self.run(*args, stdin=stdin, env={**self.env, "LOOM_SEARCH_RESIDENT": "off"})
 
-    def stop(self) -> None:
-        ResidentClient(self.env).stop()
-        for pid in self.pids:
-            wait_for(gone(pid), f"resident {pid} to exit", 30)
-
 
 @pytest.fixture
 def resident(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Resident]:
@@ -114,17 +99,8 @@ def resident(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Reside
     monkeypatch.delenv("LOOM_OBJECT_STORE_URL", raising=False)
     monkeypatch.setenv("LOOM_EMBEDDER", "ngram")  # the resident loads the search too: cheaply
     publish("a.csv", ROWS, "1" * 64)
-    env = {**os.environ, "LOOM_SEARCH_RESIDENT": "on", "LOOM_SEARCH_RESIDENT_IDLE": "120"}
-    running = Resident(env)
-    try:
+    with search_resident.stopped_after(Resident(search_resident.resident_env())) as running:
         yield running
-    finally:
-        try:
-            running.stop()
-        finally:
-            for pid in running.pids:  # only if it would not stop: never leave it behind
-                if alive(pid):
-                    os.kill(pid, signal.SIGKILL)
 
 
 def test_the_resident_answers_byte_for_byte_as_the_commands_in_their_own_process(

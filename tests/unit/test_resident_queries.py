@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,11 @@ from loom_dagster.cli.resident_server import (
     valid_fields,
 )
 from loom_dagster.cli.thread_output import captured
-from loom_dagster.datasets.model import ColumnType, DatasetColumn, DatasetSchema
-from loom_dagster.objectstore import ObjectStore
 from loom_dagster.query.run import MAX_SECONDS_CEILING
 from loom_dagster.search import resident
 from loom_dagster.search.resident import MAX_REQUEST_BYTES, PROTOCOL, QUERY_OPS
 from loom_dagster.settings import LoomSettings
-from tests.support.query_datasets import parquet_bytes, serve_in_catalog
+from tests.unit.test_query_cli import home  # noqa: F401 - the fixture: a served dataset
 from tests.unit.test_resident import FIELDS, client_for, raw_exchange, serving, wait_for
 
 SQL: dict[str, Any] = {
@@ -43,11 +40,6 @@ SQL: dict[str, Any] = {
     "timeout": 30.0,
 }
 PLAN: dict[str, Any] = {"plan": '{"datasets": []}', "json": True, "max_rows": 10, "timeout": 30.0}
-
-SCHEMA = DatasetSchema(
-    (DatasetColumn("host", ColumnType.TEXT), DatasetColumn("n", ColumnType.DECIMAL))
-)
-ROWS = [("a", Decimal("1.5")), ("b\x1b[2J", Decimal(2)), ("a", Decimal("0.25"))]
 
 
 def request(op: str, fields: Any, key: str, **extra: Any) -> bytes:
@@ -202,28 +194,6 @@ def test_the_clients_top_timeout_is_the_querys() -> None:
 # The rendering -------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("LOOM_HOME", str(home))
-    monkeypatch.delenv("LOOM_OBJECT_STORE_URL", raising=False)
-    settings = LoomSettings.from_env()
-    settings.prepare()
-    serve_in_catalog(
-        settings.catalog_path,
-        ObjectStore(settings.object_store_url),
-        parquet_bytes(SCHEMA, ROWS),
-        SCHEMA,
-        source="docs",
-        path="a.csv",
-        sha="1" * 64,
-        snapshot="s1",
-        rows_stored=3,
-        rows_rejected=1,
-    )
-    return home
-
-
 GROUPED = {
     "datasets": [{"alias": "a", "dataset": "a.csv#t0"}],
     "groups": [{"alias": "a", "column": "host"}],
@@ -255,9 +225,10 @@ def in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int
     return status, out, err
 
 
+@pytest.mark.usefixtures("home")
 @pytest.mark.parametrize("argv", COMMANDS, ids=range(len(COMMANDS)))
 def test_the_resident_renders_as_the_command_in_its_own_process(
-    home: Path, argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(argv[1]))
     want = in_process(argv, capsys)
@@ -272,8 +243,9 @@ def test_the_resident_renders_as_the_command_in_its_own_process(
     assert want[0] == 0 or want[2].startswith("loom: ")
 
 
+@pytest.mark.usefixtures("home")
 def test_a_busy_catalog_is_said_by_the_resident_as_by_the_command(
-    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another process holds the catalog file (a publish): `catalog_busy` both ways."""
     monkeypatch.setattr("loom_dagster.query.catalog._ATTEMPTS", 2)  # not 6 s of retries
