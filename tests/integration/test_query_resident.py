@@ -158,6 +158,19 @@ def test_a_dataset_published_after_it_started_is_in_the_next_answer(resident: Re
     assert state is not None and state["pid"] == pid  # the same process all along
 
 
+def test_the_resident_holds_a_query_to_its_own_timeout(resident: Resident) -> None:
+    """A query past its --timeout in the resident fails `time_limit` there, after 1 s."""
+    publish("wide.csv", WIDE_ROWS, "3" * 64)
+    resident.start()
+    before = resident.queries()
+    assert resident.run("sql", SLOW, "--timeout", "1") == (
+        1,
+        "",
+        "loom: time_limit: the query ran past its time limit (1 s)\n",
+    )
+    assert resident.queries() == before + 1  # the resident's answer
+
+
 def test_a_resident_killed_while_answering_a_query_leaves_the_command_to_answer_it(
     resident: Resident,
 ) -> None:
