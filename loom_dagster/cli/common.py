@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from loom_dagster.display import one_line, printable
@@ -20,6 +21,21 @@ _ERROR_LINE_LIMIT = 2000
 
 def fail(message: str) -> None:
     print(f"loom: {one_line(message, _ERROR_LINE_LIMIT)}", file=sys.stderr, flush=True)
+
+
+def status_of(run: Callable[[], int]) -> int:
+    """`run`'s exit status, a LoomError or OSError said in one line as main() says it: for an
+    answer the resident process renders (resident_server.py) as the command would."""
+    from loom_dagster.errors import LoomError
+
+    try:
+        return run()
+    except LoomError as error:
+        fail(str(error))
+        return EXIT_FAILED
+    except OSError as error:
+        fail(f"io_error: {error}")
+        return EXIT_FAILED
 
 
 def command(group: Any, name: str, help: str) -> argparse.ArgumentParser:

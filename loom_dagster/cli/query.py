@@ -1,5 +1,6 @@
 """`loom query` (a typed plan) and `loom sql` (one SELECT): the answer as a table or JSON,
-with its receipt."""
+with its receipt; asked of the home's resident process first (issue 39), else answered here.
+`answer_status` renders an answer for the resident too."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loom_dagster.cli.common import EXIT_USAGE, command, fail
+from loom_dagster.cli.common import EXIT_USAGE, command, fail, status_of
 from loom_dagster.display import one_line, printable
 from loom_dagster.errors import LoomError
 
@@ -53,31 +54,72 @@ def _ceilings(args: argparse.Namespace) -> Any:
 
 
 def _query(args: argparse.Namespace) -> int:
-    from loom_dagster.api.tables import query
-
-    ceilings = _ceilings(args)
-    if ceilings is None:
-        return EXIT_USAGE
-
-    if args.plan == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(args.plan).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise LoomError(
-                f"cannot read the plan {printable(args.plan)}: {error}", code="invalid_plan"
-            ) from None
-    return _print_answer(query(text, ceilings=ceilings), as_json=args.json)
+    # Read here, so the resident is sent the plan's text (a file or stdin it cannot read).
+    plan: str | Exception
+    try:
+        plan = _read_plan(args.plan)
+    except (LoomError, OSError, ValueError) as error:
+        plan = error  # said after the ceilings are checked, as without a resident
+    return _answer("query", {"plan": plan, **_ceiling_fields(args)})
 
 
 def _sql(args: argparse.Namespace) -> int:
-    from loom_dagster.api.tables import sql
+    return _answer("sql", {"text": args.text, **_ceiling_fields(args)})
 
+
+def _read_plan(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise LoomError(
+            f"cannot read the plan {printable(name)}: {error}", code="invalid_plan"
+        ) from None
+
+
+def _ceiling_fields(args: argparse.Namespace) -> dict[str, Any]:
+    return {"json": args.json, "max_rows": args.max_rows, "timeout": args.timeout}
+
+
+def _answer(op: str, fields: dict[str, Any]) -> int:
+    """Asked of the home's resident process (docs/datasets.md), printed as it rendered it;
+    else answered here and a resident started for the next call, as `loom search` does. Only
+    the light client is imported on the first path (no DuckDB, Arrow, sqlglot or settings)."""
+    from loom_dagster.search.resident import ResidentClient
+
+    client = ResidentClient()
+    if not isinstance(fields.get("plan"), Exception):
+        answer = client.query(op, fields)
+        if answer is not None:
+            return answer.shown()
+    status = answer_status(op, argparse.Namespace(**fields))
+    if status == 0:
+        client.start()  # for the next call; a refused query starts nothing
+    return status
+
+
+def answer_status(op: str, args: argparse.Namespace) -> int:
+    """`loom sql` or `loom query` (`op`; args as resident.QUERY_OPS names them, a plan as its
+    text or the error reading it gave) answered, its output printed and its exit status
+    returned as main() gives them: the resident (resident_server.py) renders with this too."""
+    return status_of(lambda: _answer_here(op, args))
+
+
+def _answer_here(op: str, args: argparse.Namespace) -> int:
     ceilings = _ceilings(args)
     if ceilings is None:
         return EXIT_USAGE
-    return _print_answer(sql(args.text, ceilings=ceilings), as_json=args.json)
+    if op == "sql":
+        from loom_dagster.api.tables import sql
+
+        return _print_answer(sql(args.text, ceilings=ceilings), as_json=args.json)
+    from loom_dagster.api.tables import query
+
+    plan = args.plan
+    if isinstance(plan, Exception):
+        raise plan  # the client could not read it: said here, after the ceilings
+    return _print_answer(query(plan, ceilings=ceilings), as_json=args.json)
 
 
 def _print_answer(answer: Any, *, as_json: bool) -> int:

@@ -1,11 +1,16 @@
 """The resident searcher of one LOOM_HOME: a process that keeps the search modules, the index,
 numpy and the embedder loaded and answers `loom search` over a Unix socket (search/resident.py
-says what the two sides share and why).
+says what the two sides share and why). It answers `loom sql` and `loom query` too, with
+DuckDB, Arrow and sqlglot loaded (issue 39).
 
 Each answer is what the command would print in its own process: the same cli code renders it,
 and the index is re-read per request (the lexical reader reloads, the vector manifest is
 checked, the home is prepared as every command prepares it), so a revision published or
-retired after the resident started is in, or gone from, the next answer.
+retired after the resident started is in, or gone from, the next answer; a query reads the
+catalog as it is at the request, as the command does.
+
+Searches are answered one at a time; queries beside them, at most MAX_QUERIES at once, so a
+query never holds up a search.
 
 It exits when asked (`loom resident stop`), after LOOM_SEARCH_RESIDENT_IDLE seconds without a
 request, and when its home, its folder or its socket goes away; a lock file keeps it the only
@@ -15,7 +20,6 @@ one for its home.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import signal
@@ -25,15 +29,16 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from contextlib import redirect_stderr, redirect_stdout
 from typing import TYPE_CHECKING, Any
 
+from loom_dagster.cli.thread_output import captured
 from loom_dagster.errors import LoomError
 from loom_dagster.search.home import HomeSearcher
 from loom_dagster.search.resident import (
     ANSWER_TIMEOUT,
     MAX_REQUEST_BYTES,
     PROTOCOL,
+    QUERY_OPS,
     SEARCH_FIELDS,
     Place,
     home_of,
@@ -49,6 +54,7 @@ if TYPE_CHECKING:
 
 Reply = dict[str, Any]
 Answerer = Callable[[Mapping[str, Any]], Reply]
+QueryAnswerer = Callable[[str, Mapping[str, Any]], Reply]
 
 # How long a connection may take to send its request; a slow one holds only its own thread.
 READ_TIMEOUT = 5.0
@@ -57,6 +63,10 @@ MAX_CONNECTIONS = 32
 # it the client is told `busy` and searches in its own process, so one slow client holds up
 # the others at most this long (issue 34).
 BUSY_WAIT = 0.5
+# Queries answered at once, beside the search being answered: past it a query waits at most
+# BUSY_WAIT, is told `busy` and its client answers in its own process. Each runs DuckDB with
+# its own threads (query.run.Ceilings), so more would only share the same cores.
+MAX_QUERIES = 2
 # How long a new resident waits for the one it replaces to let go of the lock.
 LOCK_WAIT = 5.0
 # How often the accept loop wakes to check its home, its socket and its idle time.
@@ -65,11 +75,17 @@ POLL_SECONDS = 0.5
 
 def valid_search(fields: object) -> bool:
     """A request's search fields have exactly the parsed command's names and types."""
-    if not isinstance(fields, dict) or set(fields) != set(SEARCH_FIELDS):
+    return valid_fields(fields, SEARCH_FIELDS)
+
+
+def valid_fields(fields: object, kinds: Mapping[str, type]) -> bool:
+    """Exactly these names, each of exactly its type (a bool is no int here), a list of
+    strings only."""
+    if not isinstance(fields, dict) or set(fields) != set(kinds):
         return False
-    for name, kind in SEARCH_FIELDS.items():
+    for name, kind in kinds.items():
         value = fields[name]
-        if not isinstance(value, kind):
+        if type(value) is not kind:
             return False
         if isinstance(value, list) and not all(isinstance(item, str) for item in value):
             return False
@@ -80,9 +96,17 @@ def render(fields: Mapping[str, Any], find: Callable[..., list[SearchHit]]) -> R
     """The command's output for a search, rendered by the command's own code."""
     from loom_dagster.cli.search import search_status
 
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
+    with captured() as (out, err):
         status = search_status(argparse.Namespace(**fields), find)
+    return {"status": "ok", "exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+def render_query(op: str, fields: Mapping[str, Any]) -> Reply:
+    """The command's output for `loom sql` or `loom query` (`op`), rendered by its own code."""
+    from loom_dagster.cli.query import answer_status
+
+    with captured() as (out, err):
+        status = answer_status(op, argparse.Namespace(**fields))
     return {"status": "ok", "exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
@@ -112,9 +136,9 @@ def _identity(path: str) -> tuple[int, int] | None:
 
 
 class ResidentServer:
-    """The socket side: one thread per connection, answers one at a time (the answer
-    redirects the process's stdout and stderr while it renders); a request that would wait
-    past `busy_wait` for another's answer is told `busy` (its client searches itself)."""
+    """The socket side: one thread per connection, searches answered one at a time and
+    queries (`answer_query`) beside them, `max_queries` at once; a request that would wait past
+    `busy_wait` for its turn is told `busy` (its client answers itself)."""
 
     def __init__(
         self,
@@ -123,20 +147,24 @@ class ResidentServer:
         answer: Answerer,
         *,
         idle: float,
+        answer_query: QueryAnswerer | None = None,
         uid: int | None = None,
         read_timeout: float = READ_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
         busy_wait: float = BUSY_WAIT,
+        max_queries: int = MAX_QUERIES,
     ) -> None:
         self.place = place
         self.key = key
         self.answer = answer
+        self.answer_query = answer_query
+        self._queries = threading.BoundedSemaphore(max_queries)
         self.idle = idle
         self.uid = os.geteuid() if uid is None else uid
         self.read_timeout = read_timeout
         self.busy_wait = busy_wait
         self._slots = threading.BoundedSemaphore(max_connections)
-        self._answering = threading.Lock()
+        self._search_turn = threading.Lock()
         self._stop = threading.Event()
         self._state = threading.Lock()
         self._open_connections = 0
@@ -146,7 +174,9 @@ class ResidentServer:
         self._socket: tuple[int, int] | None = None
         self._listener: socket.socket | None = None
         self.stopped_because = ""
-        self.answered = 0  # searches answered, for `loom resident status`
+        self.answered = 0  # searches and queries answered, for `loom resident status`
+        self.queries = 0  # of which queries
+        self.answering = 0  # searches and queries being answered now
         self.busy_seconds = 0.0  # and the time spent answering them
 
     def bind(self) -> None:
@@ -266,33 +296,53 @@ class ResidentServer:
                 "same_version": request.get("key") == self.key,
                 "idle_seconds": self.idle,
                 "answered": self.answered,
+                "queries": self.queries,
+                "answering": self.answering,
                 "busy_seconds": self.busy_seconds,
             }
-        if op != "search":
+        turn: threading.Lock | threading.BoundedSemaphore
+        if op == "search":
+            kinds: Mapping[str, type] = SEARCH_FIELDS
+            turn, fields_name = self._search_turn, "search"
+        elif op in QUERY_OPS and self.answer_query is not None:
+            kinds, turn, fields_name = QUERY_OPS[op], self._queries, "query"
+        else:
+            return {"status": "refused", "reason": "bad_request"}
+        if set(request) != {"protocol", "op", "key", fields_name}:
             return {"status": "refused", "reason": "bad_request"}
         if request.get("key") != self.key:
             return {"status": "mismatch"}
-        fields = request.get("search")
-        if not valid_search(fields):
+        fields = request.get(fields_name)
+        if not valid_fields(fields, kinds):
             return {"status": "refused", "reason": "bad_request"}
         assert isinstance(fields, dict)
         reason = self._reason_to_exit()
         if reason and reason != "idle":
             self.request_stop(reason)
             return {"status": "gone"}
-        if not self._answering.acquire(timeout=self.busy_wait):
-            return {"status": "busy"}  # the client searches itself
+        if not turn.acquire(timeout=self.busy_wait):
+            return {"status": "busy"}  # the client answers itself
+        with self._state:
+            self.answering += 1
         try:
             started = time.perf_counter()
-            reply = self.answer(fields)
-            self.answered += 1
-            self.busy_seconds += time.perf_counter() - started
+            if op == "search":
+                reply = self.answer(fields)
+            else:
+                assert self.answer_query is not None
+                reply = self.answer_query(op, fields)
+            with self._state:
+                self.answered += 1
+                self.queries += op != "search"
+                self.busy_seconds += time.perf_counter() - started
             return reply
-        except Exception:  # noqa: BLE001 - a defect: the client searches itself and shows it
+        except Exception:  # noqa: BLE001 - a defect: the client answers itself and shows it
             traceback.print_exc(file=sys.stderr)
             return {"status": "error"}
         finally:
-            self._answering.release()
+            with self._state:
+                self.answering -= 1
+            turn.release()
 
 
 def main() -> int:
@@ -316,11 +366,13 @@ def main() -> int:
                 searcher.find("loom", _no_filter(), 1)
             except LoomError:
                 pass
+            _load_queries()
             server = ResidentServer(
                 place,
                 key_for(env, place.home),
                 lambda fields: render(fields, searcher.find),
                 idle=idle,
+                answer_query=render_query,
             )
             server.bind()
             signal.signal(signal.SIGTERM, lambda *_: server.request_stop("terminated"))
@@ -332,6 +384,19 @@ def main() -> int:
         print(str(error), file=sys.stderr)
         return 2
     return 0
+
+
+def _load_queries() -> None:
+    """Import what `loom sql` and `loom query` run (DuckDB, Arrow, sqlglot and its dialect)
+    before listening: a first query then costs what the next does."""
+    import loom_dagster.api.tables  # noqa: F401
+    import loom_dagster.query.service  # noqa: F401
+    from loom_dagster.query.sql import check_sql
+
+    try:
+        check_sql("SELECT 1 FROM t", lambda name: None)  # sqlglot's dialect and parser
+    except LoomError:
+        pass
 
 
 def _no_filter() -> SearchFilter:

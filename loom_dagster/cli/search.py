@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from loom_dagster.cli.common import EXIT_FAILED, EXIT_USAGE, command, fail
+from loom_dagster.cli.common import EXIT_USAGE, command, fail, status_of
 from loom_dagster.display import one_line, printable
-from loom_dagster.errors import LoomError
 
 if TYPE_CHECKING:
     from loom_dagster.search.legs import SearchFilter
@@ -42,7 +40,11 @@ def add_commands(commands: Any) -> None:
     search.add_argument("--explain", action="store_true", help="each leg's rank and score")
     search.set_defaults(run=_search)
 
-    resident = command(commands, "resident", "the home's resident searcher (`loom search`)")
+    resident = command(
+        commands,
+        "resident",
+        "the home's resident process (`loom search`, `loom sql`, `loom query`)",
+    )
     resident.add_argument("action", choices=("status", "stop"))
     resident.set_defaults(run=_resident)
 
@@ -55,11 +57,7 @@ def _search(args: argparse.Namespace) -> int:
     client = ResidentClient()
     answer = client.search({name: getattr(args, name) for name in SEARCH_FIELDS})
     if answer is not None:
-        sys.stdout.write(answer.stdout)
-        if answer.stderr:
-            sys.stderr.write(answer.stderr)
-            sys.stderr.flush()
-        return answer.status
+        return answer.shown()
     status = _search_here(args, _find_here)
     if status == 0:
         client.start()  # for the next call; a refused request starts nothing
@@ -69,14 +67,7 @@ def _search(args: argparse.Namespace) -> int:
 def search_status(args: argparse.Namespace, find: Callable[..., list[SearchHit]]) -> int:
     """A parsed search's output and exit status as main() gives them, the hits found by `find`
     (the resident searcher's open index, resident_server.py)."""
-    try:
-        return _search_here(args, find)
-    except LoomError as error:
-        fail(str(error))
-        return EXIT_FAILED
-    except OSError as error:
-        fail(f"io_error: {error}")
-        return EXIT_FAILED
+    return status_of(lambda: _search_here(args, find))
 
 
 def _find_here(text: str, search_filter: SearchFilter, limit: int) -> list[SearchHit]:

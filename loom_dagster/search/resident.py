@@ -1,6 +1,6 @@
 """The client side of the resident searcher, and what it shares with the server
 (resident_server.py): where a home's resident lives, how the two recognise each other, the
-request's shape and bounds.
+request's shape and bounds. The same resident answers `loom sql` and `loom query` (issue 39).
 
 `loom search` spends most of its time starting: importing numpy and tantivy and loading the
 embedder, before a search of a few milliseconds. A resident process (one per LOOM_HOME, like
@@ -40,7 +40,8 @@ _OFF = frozenset({"off", "0", "no", "false"})
 # than the whole client; tests/unit/test_resident.py checks that the two agree.
 DEFAULT_HOME = ".loom"
 
-PROTOCOL = 1
+# 2: the `sql` and `query` ops (issue 39).
+PROTOCOL = 2
 FOLDER = "resident"
 SOCKET_NAME = "search.sock"
 LOCK_NAME = "search.lock"
@@ -51,6 +52,9 @@ MAX_REQUEST_BYTES = 256 * 1024
 # How long the command waits for the resident's answer before searching itself (and then
 # replacing it: one that does not answer in this time is stuck).
 ANSWER_TIMEOUT = 30.0
+# query.run.MAX_SECONDS_CEILING (not imported: it loads DuckDB): a longer --timeout is refused
+# by the query itself, quickly.
+_QUERY_SECONDS_TOP = 3600.0
 # No dataclasses here: importing them costs the command milliseconds it otherwise saves.
 # sun_path holds 108 bytes; a longer socket path is reached through the folder's descriptor.
 _SUN_PATH_LIMIT = 100
@@ -67,6 +71,15 @@ SEARCH_FIELDS: dict[str, type] = {
     "path": str,
     "json": bool,
     "explain": bool,
+}
+
+
+# The parsed `loom sql` and `loom query` arguments a request carries (op "sql" or "query"), with
+# the plan of `loom query` read by the client and sent as text. Exact types: argparse gives an
+# int for --max-rows and a float for --timeout, and nothing else is accepted.
+QUERY_OPS: dict[str, dict[str, type]] = {
+    "sql": {"text": str, "json": bool, "max_rows": int, "timeout": float},
+    "query": {"plan": str, "json": bool, "max_rows": int, "timeout": float},
 }
 
 
@@ -254,6 +267,14 @@ class Answer(NamedTuple):
     stdout: str
     stderr: str
 
+    def shown(self) -> int:
+        """Printed as the command prints it; its exit status."""
+        sys.stdout.write(self.stdout)
+        if self.stderr:
+            sys.stderr.write(self.stderr)
+            sys.stderr.flush()
+        return self.status
+
 
 class ResidentClient:
     """`loom search`'s side: ask the home's resident, or start one for the next call."""
@@ -281,10 +302,21 @@ class ResidentClient:
 
         Raises SettingsError for a bad LOOM_SEARCH_RESIDENT_IDLE, as any command does for a bad
         setting (a resident started with it would exit at once, after every call)."""
+        return self._ask({"op": "search", "search": dict(fields)})
+
+    def query(self, op: str, fields: Mapping[str, Any]) -> Answer | None:
+        """The resident's answer to a parsed `loom sql` or `loom query` (`op`), or None: answer
+        in-process. The wait for it covers the query's own --timeout."""
+        timeout = fields.get("timeout")
+        if isinstance(timeout, float) and 0 < timeout <= _QUERY_SECONDS_TOP:
+            self.answer_timeout = max(self.answer_timeout, ANSWER_TIMEOUT + timeout)
+        return self._ask({"op": op, "query": dict(fields)})
+
+    def _ask(self, request: Mapping[str, Any]) -> Answer | None:
         if not self.enabled:
             return None
         idle_seconds(self.env)
-        reply = self.exchange({"op": "search", "key": self.key, "search": dict(fields)})
+        reply = self.exchange({**request, "key": self.key})
         if reply is None:
             self.outdated = self.timed_out
             return None

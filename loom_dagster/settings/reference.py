@@ -183,13 +183,13 @@ SETTINGS: tuple[Setting, ...] = (
         "LOOM_SEARCH_RESIDENT",
         "`on` or `off`",
         "`on`",
-        "`off` (or `0`, `no`, `false`): `loom search` neither asks nor starts a resident searcher",
+        "`off` (or `0`, `no`, `false`): `loom search`, `loom sql` and `loom query` neither ask nor start the home's resident process",
     ),
     Setting(
         "LOOM_SEARCH_RESIDENT_IDLE",
         "seconds",
         "`600`",
-        "seconds without a search after which the resident searcher exits (a positive number; anything else stops `loom search` with one line)",
+        "seconds without a search or query after which the resident process exits (a positive number; anything else stops `loom search`, `loom sql` and `loom query` with one line)",
     ),
     Setting(
         "LOOM_EXTRACTOR_ENV",

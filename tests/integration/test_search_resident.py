@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -87,6 +88,9 @@ class Resident:
             wait_for(gone(pid), f"resident {pid} to exit", 30)
 
 
+ResidentT = TypeVar("ResidentT", bound=Resident)
+
+
 @pytest.fixture
 def ops_folder(loom_home: Path, tmp_path: Path) -> Path:
     folder = tmp_path / "ops"
@@ -98,8 +102,18 @@ def ops_folder(loom_home: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def resident(loom_home: Path) -> Iterator[Resident]:
-    env = {**os.environ, "LOOM_SEARCH_RESIDENT": "on", "LOOM_SEARCH_RESIDENT_IDLE": "120"}
-    running = Resident(env)
+    with stopped_after(Resident(resident_env())) as running:
+        yield running
+
+
+def resident_env() -> dict[str, str]:
+    return {**os.environ, "LOOM_SEARCH_RESIDENT": "on", "LOOM_SEARCH_RESIDENT_IDLE": "120"}
+
+
+@contextmanager
+def stopped_after(running: ResidentT) -> Iterator[ResidentT]:
+    """`running`, its resident stopped at the end and waited for (tests/integration/
+    test_query_resident.py uses it too)."""
     try:
         yield running
     finally:

@@ -24,6 +24,7 @@ from loom_dagster.search import resident
 from loom_dagster.search.resident import (
     DEFAULT_IDLE_SECONDS,
     MAX_REQUEST_BYTES,
+    PROTOCOL,
     Place,
     ResidentClient,
     _code_fingerprint,
@@ -62,6 +63,7 @@ class Serving:
         self.server = server
         self.thread = thread
         self.asked: list[Mapping[str, Any]] = []
+        self.queries: list[tuple[str, Mapping[str, Any]]] = []
 
 
 @contextmanager
@@ -73,6 +75,7 @@ def serving(
     idle: float = 600.0,
     hold: threading.Event | None = None,
     defect: bool = False,
+    query_hold: threading.Event | None = None,
 ) -> Iterator[Serving]:
     place = Place(str(home))
     assert place.make_private()
@@ -85,8 +88,20 @@ def serving(
             raise RuntimeError("a defect in the search")
         return {"status": "ok", "exit": 0, "stdout": f"hits for {fields['text']}\n", "stderr": ""}
 
+    def answer_query(op: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        running.queries.append((op, fields))
+        if query_hold is not None:
+            query_hold.wait(60)  # a query that takes long
+        said = fields.get("text", fields.get("plan"))
+        return {"status": "ok", "exit": 0, "stdout": f"{op} rows for {said}\n", "stderr": ""}
+
     server = ResidentServer(
-        place, client_for(home).key if key is None else key, answer, idle=idle, uid=uid
+        place,
+        client_for(home).key if key is None else key,
+        answer,
+        idle=idle,
+        uid=uid,
+        answer_query=answer_query,
     )
     server.bind()
     thread = threading.Thread(target=server.serve, daemon=True)
@@ -179,10 +194,16 @@ def test_a_request_past_the_bound_is_refused_and_the_resident_answers_the_next(
     [
         b"{not json",
         b"[1, 2]",
-        json.dumps({"protocol": 1, "op": "search", "search": {**FIELDS, "limit": 10}}).encode(),
-        json.dumps({"protocol": 1, "op": "search", "search": {**FIELDS, "tags": [1]}}).encode(),
-        json.dumps({"protocol": 1, "op": "search", "search": {**FIELDS, "extra": ""}}).encode(),
-        json.dumps({"protocol": 1, "op": "launch"}).encode(),
+        json.dumps(
+            {"protocol": PROTOCOL, "op": "search", "search": {**FIELDS, "limit": 10}}
+        ).encode(),
+        json.dumps(
+            {"protocol": PROTOCOL, "op": "search", "search": {**FIELDS, "tags": [1]}}
+        ).encode(),
+        json.dumps(
+            {"protocol": PROTOCOL, "op": "search", "search": {**FIELDS, "extra": ""}}
+        ).encode(),
+        json.dumps({"protocol": PROTOCOL, "op": "launch"}).encode(),
     ],
 )
 def test_a_malformed_request_is_refused(tmp_path: Path, request_body: bytes) -> None:
@@ -200,7 +221,8 @@ def test_a_resident_of_another_checkout_version_or_setting_is_not_used(tmp_path:
         client = client_for(tmp_path)
         assert client.search(FIELDS) is None
         assert client.outdated  # so the command replaces it after searching itself
-        assert raw_exchange(tmp_path, b'{"protocol": 2, "op": "search"}') == {"status": "mismatch"}
+        older = json.dumps({"protocol": PROTOCOL - 1, "op": "search"}).encode()
+        assert raw_exchange(tmp_path, older) == {"status": "mismatch"}
     assert running.asked == []
 
 
@@ -233,7 +255,7 @@ def test_a_slow_client_does_not_hold_the_others(tmp_path: Path) -> None:
     with serving(tmp_path) as running, socket.socket(socket.AF_UNIX) as slow:
         with Place(str(tmp_path)).socket_path() as path:
             slow.connect(path)
-        slow.sendall(b'{"protocol": 1, "op"')  # and nothing more while the others ask
+        slow.sendall(b'{"protocol": 2, "op"')  # and nothing more while the others ask
         for _ in range(4):
             assert client_for(tmp_path).search(FIELDS) is not None
     assert len(running.asked) == 4
