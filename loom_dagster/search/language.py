@@ -12,7 +12,8 @@ kept (French "où" is not Spanish "o").
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
 ENGLISH = "en"
 GERMAN = "de"
@@ -79,3 +80,13 @@ def of_query(query: str) -> str | None:
     if most < 1 or most == second:
         return None
     return language
+
+
+def of_document(languages: Sequence[str | None]) -> str | None:
+    """A document's language from its chunks': the one more than half of those that have one
+    are in, or None."""
+    counts = Counter(found for found in languages if found is not None)
+    if not counts:
+        return None
+    found, most = counts.most_common(1)[0]
+    return found if 2 * most > sum(counts.values()) else None

@@ -202,7 +202,7 @@ def text_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
-def stem_analyzer(language_name: str, *, stop: bool = False) -> tantivy.TextAnalyzer:
+def stem_analyzer(language_code: str, *, stop: bool = False) -> tantivy.TextAnalyzer:
     """The text analyzer with a language's stemmer before the folding: Snowball's stemmers
     read the accents (French `élection` and `élections` are both `elect`). With `stop`, the
     language's function words (Snowball's lists, as tantivy has them) are left out first."""
@@ -212,9 +212,9 @@ def stem_analyzer(language_name: str, *, stop: bool = False) -> tantivy.TextAnal
         .filter(tantivy.Filter.lowercase())
     )
     if stop:
-        builder = builder.filter(tantivy.Filter.stopword(STEMMERS[language_name]))
+        builder = builder.filter(tantivy.Filter.stopword(STEMMERS[language_code]))
     return (
-        builder.filter(tantivy.Filter.stemmer(STEMMERS[language_name]))
+        builder.filter(tantivy.Filter.stemmer(STEMMERS[language_code]))
         .filter(tantivy.Filter.ascii_fold())
         .build()
     )
@@ -313,8 +313,12 @@ class LexicalIndex:
             for document_id, chunks in documents.items():
                 # A delete applies to what was added before it, so the adds below survive it.
                 writer.delete_documents_by_term("document_id", document_id)
-                for chunk in chunks:
-                    writer.add_document(self._document(chunk))
+                languages = [language.of_text(chunk.text) for chunk in chunks]
+                # A chunk of no language of its own (a table's rows, a short passage) is read
+                # in its document's.
+                fallback = language.of_document(languages)
+                for chunk, found in zip(chunks, languages, strict=True):
+                    writer.add_document(self._document(chunk, found or fallback))
             writer.commit()
 
     def retire(self, document_id: str) -> None:
@@ -353,11 +357,11 @@ class LexicalIndex:
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 
-    def _document(self, chunk: IndexedChunk) -> tantivy.Document:
+    def _document(self, chunk: IndexedChunk, language_code: str | None) -> tantivy.Document:
         document = tantivy.Document()
         document.add_text(TEXT_FIELD, chunk.text)
         if self.stemmed:
-            document.add_text(STEM_FIELD, " ".join(self.stems(chunk.text)))
+            document.add_text(STEM_FIELD, " ".join(self.stems(chunk.text, language_code)))
         for title in chunk.section_path:
             document.add_text(SECTION_FIELD, title)
         for name in EXACT_FIELDS:
@@ -570,13 +574,12 @@ class LexicalIndex:
         """The words of a text as the index holds them."""
         return list(self._analyzer.analyze(text))
 
-    def stems(self, text: str) -> list[str]:
-        """A chunk's words as its stem field holds them: marked stems when its text is in a
-        stemmed language, its words as written otherwise."""
-        found = language.of_text(text)
-        if found is None or found not in self._stemmers:
+    def stems(self, text: str, language_code: str | None) -> list[str]:
+        """A text's words as the stem field holds them: marked stems when it is in a stemmed
+        language, its words as written otherwise."""
+        if language_code is None or language_code not in self._stemmers:
             return self.analyze(text)
-        return [f"{found}:{stem}" for stem in self._stemmers[found].analyze(text)]
+        return [f"{language_code}:{stem}" for stem in self._stemmers[language_code].analyze(text)]
 
     def query_stems(self, query: str) -> list[str]:
         """The distinct stems of a question in a stemmed language, marked as the chunks of that

@@ -1,6 +1,7 @@
 """The lexical leg's stems: a German, French or Spanish chunk is found by another form of its
 words, its words and identifiers are still indexed as written, English is not stemmed, one
-language's stems never meet another's, and an index written before the stems still serves."""
+language's stems never meet another's, a chunk of no language is read in its document's, and an
+index written before the stems still serves."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ import tantivy
 
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
-from loom_dagster.search import lexical
+from loom_dagster.search import language, lexical
 from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
 
 
-def chunk(document_id: str, text: str) -> IndexedChunk:
+def chunk(document_id: str, text: str, ordinal: int = 0) -> IndexedChunk:
     cut = Chunk(
-        ordinal=0,
+        ordinal=ordinal,
         text=text,
         block_ids=("b0",),
         block_type="paragraph",
@@ -92,7 +93,7 @@ def test_identifiers_in_a_stemmed_chunk_are_still_indexed_as_written(tmp_path: P
     assert first_hits(index, "HTTP2") == ["code"]
     # A stem of a German identifier-like word is marked German, so an English query's words
     # never meet it.
-    assert "de:datei" in index.stems(text)
+    assert "de:datei" in index.stems(text, language.of_text(text))
 
 
 def test_an_english_chunk_is_not_stemmed(tmp_path: Path) -> None:
@@ -101,7 +102,7 @@ def test_an_english_chunk_is_not_stemmed(tmp_path: Path) -> None:
     index.publish("en", [chunk("en", text)])
 
     # Its stem field holds its words as the words field does.
-    assert index.stems(text) == index.analyze(text)
+    assert index.stems(text, language.of_text(text)) == index.analyze(text)
     # So a question finds it by the words it holds, not by their stems.
     assert first_hits(index, "Which house is loaded by the readers?") == []
     assert first_hits(index, "Which houses are loaded by the reader?") == ["en"]
@@ -112,7 +113,7 @@ def test_a_question_does_not_meet_another_languages_stems(tmp_path: Path) -> Non
     # Spanish `casas` and French `cas` are both stemmed `cas`.
     spanish = "Las casas del pueblo están junto al río y son blancas."
     index.publish("es", [chunk("es", spanish)])
-    assert "es:cas" in index.stems(spanish)
+    assert "es:cas" in index.stems(spanish, language.of_text(spanish))
 
     assert index.query_stems("Que faut-il faire en cas de panne ?") == [
         "fr:faut",
@@ -137,3 +138,20 @@ def test_an_index_written_before_the_stems_is_served_by_words(tmp_path: Path) ->
     assert reopened.keyed and not reopened.stemmed
     assert reopened.query_stems("Wem gehören die Häuser?") == []
     assert first_hits(reopened, "Wem gehört das Haus?") == ["de"]
+
+
+def test_a_chunk_without_a_language_of_its_own_is_stemmed_in_its_documents(
+    tmp_path: Path,
+) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    report = [
+        "Le rapport présente les chiffres du commerce de la région pour l'année écoulée.",
+        "Les chiffres sont ceux des douanes et ils sont publiés chaque mois par le ministère.",
+        "Produit: pommes | Exportations: 1 200 t",  # a row: no language of its own
+    ]
+    assert language.of_text(report[2]) is None
+    index.publish("report", [chunk("report", text, n) for n, text in enumerate(report)])
+    index.publish("other", [chunk("other", "Le marché de la ville ouvre le samedi matin.")])
+
+    [first, *_] = index.search("Quelle quantité de pomme a été exportée ?", limit=5)
+    assert first.chunk.text == report[2]

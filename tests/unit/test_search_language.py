@@ -52,3 +52,9 @@ def test_a_question_is_of_the_language_it_holds_most_function_words_of(
     question: str, expected: str | None
 ) -> None:
     assert language.of_query(question) == expected
+
+
+def test_a_document_is_of_the_language_most_of_its_chunks_are_in() -> None:
+    assert language.of_document(["fr", None, "fr", "en", None]) == "fr"
+    assert language.of_document(["fr", "en"]) is None  # no majority
+    assert language.of_document([None, None]) is None
