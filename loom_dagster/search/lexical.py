@@ -357,7 +357,8 @@ class LexicalIndex:
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 
-    def _document(self, chunk: IndexedChunk, language_code: str | None) -> tantivy.Document:
+    def _document(self, chunk: IndexedChunk, language_code: str | None = None) -> tantivy.Document:
+        """The index's document of a chunk; its stems in `language_code`'s stemmer, if any."""
         document = tantivy.Document()
         document.add_text(TEXT_FIELD, chunk.text)
         if self.stemmed:
