@@ -586,8 +586,10 @@ class LexicalIndex:
         """The distinct stems of a question in a stemmed language, marked as the chunks of that
         language hold them; none for a question of another language or of none, or when the
         index holds no stems."""
+        if not self.stemmed:
+            return []
         found = language.of_query(query)
-        if not self.stemmed or found is None or found not in self._stemmers:
+        if found is None or found not in self._stemmers:
             return []
         words = self._query_stemmers[found].analyze(query)
         return [f"{found}:{stem}" for stem in dict.fromkeys(words)][:MAX_QUERY_TERMS]
