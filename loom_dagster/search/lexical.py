@@ -1,6 +1,11 @@
 """The lexical search leg: BM25 over chunk text and section paths, on a tantivy index directory.
 Over 500 lines: one idea, one tantivy index, whose schema, writer and readers share its fields.
 
+A chunk's words are indexed as written (case and accents folded), and, in a second field, as the
+stemmer of its language bends them (German, French and Spanish; search/language.py tells the
+language by function words): a question in one of these languages is searched on its words and
+on its stems, so `Häuser` finds `Haus` while `read_csv` is still matched as written.
+
 Concurrency is tantivy's own and is what this module leans on:
 
 - one IndexWriter per directory (a lock file), held only inside `publish` and `retire`; a second
@@ -65,10 +70,15 @@ TEXT_ANALYZER = "loom_text"
 # spaces: the analysis is done before, per chunk.
 STEM_FIELD = "text_stem"
 STEM_ANALYZER = "loom_stems"
+# A chunk with no language of its own (a table's rows, a short passage) is read in its
+# document's (search/language.of_document), so a French question reaches a French CSV's rows.
 # Snowball's stemmers, by search/language.py's names. English is left out: most of what is
-# indexed is English, and its identifiers and code are what a stemmer bends.
+# indexed is English, and its identifiers and code are what a stemmer bends (stemmed too, the
+# unseen bench's table questions fell, tuning 0.75 to 0.62).
 STEMMERS = {language.GERMAN: "german", language.FRENCH: "french", language.SPANISH: "spanish"}
-# The weight of a stem's match against a word's.
+# The weight of a stem's match against a word's (0.5, 1.5 and 2 tried on the tuning half: none
+# better). A question of no stemmed language is searched by its words alone (with every
+# language's stems, BM25 alone fell from 0.64 to 0.55 on the tuning half).
 STEM_BOOST = 1.0
 _MAX_TOKEN_CHARS = 40
 # A query pasted from a page can hold thousands of words; its first distinct ones are plenty.
@@ -81,7 +91,9 @@ MAX_QUERY_TERMS = 256
 # Chosen on the unseen bench's tuning half (bench/retrieval_unseen.py, 2026-12-07; fused
 # found-first, table questions 0.60 to 0.70, all 0.73 to 0.75; with question words and German,
 # French and Spanish function words added, natural questions fell); judging: table 0.65 to
-# 0.70, all 0.72 to 0.74, no slice lower.
+# 0.70, all 0.72 to 0.74, no slice lower. A German, French or Spanish question's own function
+# words (Snowball's lists) are left out of its stems only: left out of its words too, BM25's
+# natural questions fell again (tuning 0.66 to 0.57; docs/benchmarks/search.md, part 6).
 STOP_WORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their "
     "then there these they this to was will with".split()
