@@ -54,19 +54,20 @@ CHUNK_MARGIN = 2.0
 _WORD = re.compile(r"[^\W\d_]+")
 
 
-def _counts(text: str) -> dict[str, int]:
+def _leaders(text: str) -> tuple[str, int, int]:
+    """The language of the most function words in `text`, their count, and the runner-up's."""
     counts = dict.fromkeys(FUNCTION_WORDS, 0)
     for word in _WORD.findall(text.lower()):
         for language, words in FUNCTION_WORDS.items():
             if word in words:
                 counts[language] += 1
-    return counts
+    (language, most), (_, second) = sorted(counts.items(), key=lambda item: -item[1])[:2]
+    return language, most, second
 
 
 def of_text(text: str) -> str | None:
     """The language of a chunk's text, or None when it is short, mixed or holds no prose."""
-    ranked = sorted(_counts(text).items(), key=lambda item: -item[1])
-    (language, most), (_, second) = ranked[0], ranked[1]
+    language, most, second = _leaders(text)
     if most < CHUNK_MIN_WORDS or most < CHUNK_MARGIN * second:
         return None
     return language
@@ -75,8 +76,7 @@ def of_text(text: str) -> str | None:
 def of_query(query: str) -> str | None:
     """The language of a question: the one whose function words it holds most of, one at
     least; None on a tie (a question of names and figures has none)."""
-    ranked = sorted(_counts(query).items(), key=lambda item: -item[1])
-    (language, most), (_, second) = ranked[0], ranked[1]
+    language, most, second = _leaders(query)
     if most < 1 or most == second:
         return None
     return language
