@@ -1,6 +1,11 @@
 """The lexical search leg: BM25 over chunk text and section paths, on a tantivy index directory.
 Over 500 lines: one idea, one tantivy index, whose schema, writer and readers share its fields.
 
+A chunk's words are indexed as written (case and accents folded), and, in a second field, as the
+stemmer of its language bends them (German, French and Spanish; search/language.py tells the
+language by function words): a question in one of these languages is searched on its words and
+on its stems, so `Häuser` finds `Haus` while `read_csv` is still matched as written.
+
 Concurrency is tantivy's own and is what this module leans on:
 
 - one IndexWriter per directory (a lock file), held only inside `publish` and `retire`; a second
@@ -32,7 +37,7 @@ import tantivy
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import LoomError
-from loom_dagster.search import exact, passages
+from loom_dagster.search import exact, language, passages
 from loom_dagster.search.fusion import Fused
 from loom_dagster.search.legs import LegHit, SearchFilter, chunk_key
 
@@ -55,9 +60,26 @@ KEY_FIELD = "chunk_key"
 
 # tantivy's "default" analyzer plus ASCII folding (`cafe` finds `Café`), registered under this
 # name on every open (tantivy keeps analyzers per process, the schema only names them), so a
-# query is cut into the same words as the text. No stemming: identifiers and code are a large
-# share of what is indexed, and a stemmer bends them.
+# query is cut into the same words as the text. No stemming here: identifiers and code are a
+# large share of what is indexed, and a stemmer bends them.
 TEXT_ANALYZER = "loom_text"
+# The chunk's words as the stemmer of its language bends them (search/language.py tells it),
+# each marked with the language (`de:haus` for Häuser), so a German question's stems meet German
+# chunks only; a chunk of no stemmed language holds its words as the text field does, so every
+# chunk has its length here and BM25's average length is the text's. Written as words cut at
+# spaces: the analysis is done before, per chunk.
+STEM_FIELD = "text_stem"
+STEM_ANALYZER = "loom_stems"
+# A chunk with no language of its own (a table's rows, a short passage) is read in its
+# document's (search/language.of_document), so a French question reaches a French CSV's rows.
+# Snowball's stemmers, by search/language.py's names. English is left out: most of what is
+# indexed is English, and its identifiers and code are what a stemmer bends (stemmed too, the
+# unseen bench's table questions fell, tuning 0.75 to 0.62).
+STEMMERS = {language.GERMAN: "german", language.FRENCH: "french", language.SPANISH: "spanish"}
+# The weight of a stem's match against a word's (0.5, 1.5 and 2 tried on the tuning half: none
+# better). A question of no stemmed language is searched by its words alone (with every
+# language's stems, BM25 alone fell from 0.64 to 0.55 on the tuning half).
+STEM_BOOST = 1.0
 _MAX_TOKEN_CHARS = 40
 # A query pasted from a page can hold thousands of words; its first distinct ones are plenty.
 MAX_QUERY_TERMS = 256
@@ -69,7 +91,9 @@ MAX_QUERY_TERMS = 256
 # Chosen on the unseen bench's tuning half (bench/retrieval_unseen.py, 2026-12-07; fused
 # found-first, table questions 0.60 to 0.70, all 0.73 to 0.75; with question words and German,
 # French and Spanish function words added, natural questions fell); judging: table 0.65 to
-# 0.70, all 0.72 to 0.74, no slice lower.
+# 0.70, all 0.72 to 0.74, no slice lower. A German, French or Spanish question's own function
+# words (Snowball's lists) are left out of its stems only: left out of its words too, BM25's
+# natural questions fell again (tuning 0.66 to 0.57; docs/benchmarks/search.md, part 6).
 STOP_WORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their "
     "then there these they this to was will with".split()
@@ -162,9 +186,11 @@ class Hit:
     incomplete: str = ""
 
 
-def _schema(*, keyed: bool = True) -> tantivy.Schema:
+def _schema(*, keyed: bool = True, stemmed: bool = True) -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field(TEXT_FIELD, tokenizer_name=TEXT_ANALYZER)
+    if stemmed:
+        builder.add_text_field(STEM_FIELD, tokenizer_name=STEM_ANALYZER)
     builder.add_text_field(SECTION_FIELD, tokenizer_name=TEXT_ANALYZER)
     for name in EXACT_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
@@ -186,6 +212,28 @@ def text_analyzer() -> tantivy.TextAnalyzer:
         .filter(tantivy.Filter.ascii_fold())
         .build()
     )
+
+
+def stem_analyzer(language_code: str, *, stop: bool = False) -> tantivy.TextAnalyzer:
+    """The text analyzer with a language's stemmer before the folding: Snowball's stemmers
+    read the accents (French `élection` and `élections` are both `elect`). With `stop`, the
+    language's function words (Snowball's lists, as tantivy has them) are left out first."""
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(_MAX_TOKEN_CHARS))
+        .filter(tantivy.Filter.lowercase())
+    )
+    if stop:
+        builder = builder.filter(tantivy.Filter.stopword(STEMMERS[language_code]))
+    return (
+        builder.filter(tantivy.Filter.stemmer(STEMMERS[language_code]))
+        .filter(tantivy.Filter.ascii_fold())
+        .build()
+    )
+
+
+def _stems_analyzer() -> tantivy.TextAnalyzer:
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
 
 
 def filter_clauses(schema: tantivy.Schema, search_filter: SearchFilter) -> list[tantivy.Query]:
@@ -219,19 +267,8 @@ class LexicalIndex:
         self.directory = Path(directory)
         self.lock_timeout = lock_timeout
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.keyed = True
-        self._schema = _schema()
         try:
-            # Opens the index when the directory holds one, creates it otherwise.
-            try:
-                self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
-            except ValueError as error:
-                if "schema does not match" not in str(error):
-                    raise
-                # Written before chunks carried keys: served (and written) in its own schema.
-                self.keyed = False
-                self._schema = _schema(keyed=False)
-                self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
+            self._index, self._schema, self.keyed, self.stemmed = self._open()
         except ValueError as error:
             raise LoomError(
                 f"{self.directory} holds no index this version can read ({error}): remove "
@@ -243,6 +280,28 @@ class LexicalIndex:
         self._read_generation: bytes | None = None
         self._analyzer = text_analyzer()
         self._index.register_tokenizer(TEXT_ANALYZER, self._analyzer)
+        self._index.register_tokenizer(STEM_ANALYZER, _stems_analyzer())
+        self._stemmers = {name: stem_analyzer(name) for name in STEMMERS}
+        self._query_stemmers = {name: stem_analyzer(name, stop=True) for name in STEMMERS}
+
+    def _open(self) -> tuple[tantivy.Index, tantivy.Schema, bool, bool]:
+        """Opens the index when the directory holds one, creates it otherwise (in the newest
+        schema). An index written before chunks carried keys, or before their stems, is served
+        (and written) in its own schema: without keys its legs read the stored ids, without
+        stems a question is searched by its words alone."""
+        error: ValueError | None = None
+        for keyed, stemmed in ((True, True), (True, False), (False, False)):
+            schema = _schema(keyed=keyed, stemmed=stemmed)
+            try:
+                index = tantivy.Index(schema, path=str(self.directory), reuse=True)
+            except ValueError as failure:
+                if "schema does not match" not in str(failure):
+                    raise
+                error = failure
+                continue
+            return index, schema, keyed, stemmed
+        assert error is not None
+        raise error
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -266,8 +325,12 @@ class LexicalIndex:
             for document_id, chunks in documents.items():
                 # A delete applies to what was added before it, so the adds below survive it.
                 writer.delete_documents_by_term("document_id", document_id)
-                for chunk in chunks:
-                    writer.add_document(self._document(chunk))
+                languages = [language.of_text(chunk.text) for chunk in chunks]
+                # A chunk of no language of its own (a table's rows, a short passage) is read
+                # in its document's.
+                fallback = language.of_document(languages)
+                for chunk, found in zip(chunks, languages, strict=True):
+                    writer.add_document(self._document(chunk, found or fallback))
             writer.commit()
 
     def retire(self, document_id: str) -> None:
@@ -306,9 +369,12 @@ class LexicalIndex:
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 
-    def _document(self, chunk: IndexedChunk) -> tantivy.Document:
+    def _document(self, chunk: IndexedChunk, language_code: str | None = None) -> tantivy.Document:
+        """The index's document of a chunk; its stems in `language_code`'s stemmer, if any."""
         document = tantivy.Document()
         document.add_text(TEXT_FIELD, chunk.text)
+        if self.stemmed:
+            document.add_text(STEM_FIELD, " ".join(self.stems(chunk.text, language_code)))
         for title in chunk.section_path:
             document.add_text(SECTION_FIELD, title)
         for name in EXACT_FIELDS:
@@ -360,15 +426,19 @@ class LexicalIndex:
         ]
 
     def rank_bm25(self, query: str, search_filter: SearchFilter, limit: int) -> list[LegHit]:
-        """The lexical leg: BM25 over the chunk's words and its headings' words."""
+        """The lexical leg: BM25 over the chunk's words and its headings' words, and over its
+        stems when the question is in a stemmed language."""
         words = self.query_terms(query)
         if not words or limit < 1:
             return []
-        return self.rank_terms(
-            [(TEXT_FIELD, 1.0, words), (SECTION_FIELD, SECTION_BOOST, words)],
-            search_filter,
-            limit,
-        )
+        fields: list[tuple[str, float, Sequence[str]]] = [
+            (TEXT_FIELD, 1.0, words),
+            (SECTION_FIELD, SECTION_BOOST, words),
+        ]
+        stems = self.query_stems(query)
+        if stems:
+            fields.append((STEM_FIELD, STEM_BOOST, stems))
+        return self.rank_terms(fields, search_filter, limit)
 
     def rank_terms(
         self,
@@ -516,6 +586,25 @@ class LexicalIndex:
     def analyze(self, text: str) -> list[str]:
         """The words of a text as the index holds them."""
         return list(self._analyzer.analyze(text))
+
+    def stems(self, text: str, language_code: str | None) -> list[str]:
+        """A text's words as the stem field holds them: marked stems when it is in a stemmed
+        language, its words as written otherwise."""
+        if language_code is None or language_code not in self._stemmers:
+            return self.analyze(text)
+        return [f"{language_code}:{stem}" for stem in self._stemmers[language_code].analyze(text)]
+
+    def query_stems(self, query: str) -> list[str]:
+        """The distinct stems of a question in a stemmed language, marked as the chunks of that
+        language hold them; none for a question of another language or of none, or when the
+        index holds no stems."""
+        if not self.stemmed:
+            return []
+        found = language.of_query(query)
+        if found is None or found not in self._stemmers:
+            return []
+        words = self._query_stemmers[found].analyze(query)
+        return [f"{found}:{stem}" for stem in dict.fromkeys(words)][:MAX_QUERY_TERMS]
 
     def query_terms(self, query: str) -> list[str]:
         """The distinct words of a query, as the index holds them, in order, without its stop

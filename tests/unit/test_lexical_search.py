@@ -346,7 +346,7 @@ def test_an_index_written_before_chunk_keys_is_served_and_written_in_its_own_sch
     folder = tmp_path / "index"
     folder.mkdir()
     # The schema main wrote before the key column existed.
-    tantivy.Index(lexical._schema(keyed=False), path=str(folder), reuse=True)
+    tantivy.Index(lexical._schema(keyed=False, stemmed=False), path=str(folder), reuse=True)
     index = LexicalIndex(folder)
     assert not index.keyed
     index.publish_many({"a": [chunk("a", 0, "replication lag on the primary")]})

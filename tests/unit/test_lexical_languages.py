@@ -1,0 +1,157 @@
+"""The lexical leg's stems: a German, French or Spanish chunk is found by another form of its
+words, its words and identifiers are still indexed as written, English is not stemmed, one
+language's stems never meet another's, a chunk of no language is read in its document's, and an
+index written before the stems still serves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import tantivy
+
+from loom_dagster.chunking import Chunk
+from loom_dagster.contract.artifact import Locator
+from loom_dagster.search import language, lexical
+from loom_dagster.search.legs import SearchFilter
+from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
+
+
+def chunk(document_id: str, text: str, ordinal: int = 0) -> IndexedChunk:
+    cut = Chunk(
+        ordinal=ordinal,
+        text=text,
+        block_ids=("b0",),
+        block_type="paragraph",
+        section_path=(),
+        locator=Locator(line_start=1, line_end=2),
+        keys=(),
+        revision=f"{document_id}@r1",
+        format="markdown",
+    )
+    return IndexedChunk.of(cut, document_id=document_id, source="docs", path=f"{document_id}.md")
+
+
+def first_hits(index: LexicalIndex, query: str) -> list[str]:
+    return [hit.chunk.document_id for hit in index.search(query, limit=5)]
+
+
+# Each: the answering chunk holds the singular, the question the plural and no other word of the
+# answer; each other chunk, of the same language, holds one of the question's function words.
+INFLECTED = [
+    (
+        "Wem gehören die Häuser?",
+        "Das alte Haus wurde von der Stadt gekauft und ist heute ein Museum.",
+        (
+            "Die Brücke am Fluss wird im Sommer von der Verwaltung erneuert.",
+            "Im Winter ist die Straße zum Bahnhof oft gesperrt.",
+            "Der Markt findet jeden Samstag statt, sagt die Verwaltung.",
+        ),
+    ),
+    (
+        "Qui habite dans les maisons ?",
+        "La maison du maire est sur la place et elle est ouverte au public le dimanche.",
+        (
+            "Le film qui passe ce soir est un documentaire sur la mer.",
+            "Le maire a reçu des élus qui ont voté pour le budget.",
+            "Le train qui part à midi arrive à Lyon vers quatre heures.",
+        ),
+    ),
+    (
+        "¿Quién vive en las casas?",
+        "La casa del alcalde está junto a la plaza y se puede visitar con un guía.",
+        (
+            "Los niños juegan en el parque con sus amigos.",
+            "El mercado abre en verano todos los sábados.",
+            "El tren llega en dos horas a la capital.",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "others"), INFLECTED, ids=["de", "fr", "es"])
+def test_a_chunk_is_found_by_an_inflected_form_of_its_word(
+    tmp_path: Path, question: str, answer: str, others: tuple[str, ...]
+) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    documents = {f"other{n}": [chunk(f"other{n}", text)] for n, text in enumerate(others)}
+    index.publish_many({"answer": [chunk("answer", answer)], **documents})
+
+    assert first_hits(index, question)[0] == "answer"
+
+
+def test_identifiers_in_a_stemmed_chunk_are_still_indexed_as_written(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    text = "Die Funktion read_csv liest die Dateien über HTTP2 und gibt eine Tabelle zurück."
+    index.publish("code", [chunk("code", text)])
+
+    # Its words field holds the words unstemmed: `dateien`, not the stem `datei`.
+    for word in ("read", "csv", "http2", "dateien", "liest"):
+        assert index.rank_terms([(lexical.TEXT_FIELD, 1.0, [word])], SearchFilter(), 5)
+    assert not index.rank_terms([(lexical.TEXT_FIELD, 1.0, ["datei"])], SearchFilter(), 5)
+    assert first_hits(index, "read_csv") == ["code"]
+    assert first_hits(index, "HTTP2") == ["code"]
+    # A stem of a German identifier-like word is marked German, so an English query's words
+    # never meet it.
+    assert "de:datei" in index.stems(text, language.of_text(text))
+
+
+def test_an_english_chunk_is_not_stemmed(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    text = "The reader loads the houses table with read_csv and it is cached for the session."
+    index.publish("en", [chunk("en", text)])
+
+    # Its stem field holds its words as the words field does.
+    assert index.stems(text, language.of_text(text)) == index.analyze(text)
+    # So a question finds it by the words it holds, not by their stems.
+    assert first_hits(index, "Which house is loaded by the readers?") == []
+    assert first_hits(index, "Which houses are loaded by the reader?") == ["en"]
+
+
+def test_a_question_does_not_meet_another_languages_stems(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    # Spanish `casas` and French `cas` are both stemmed `cas`.
+    spanish = "Las casas del pueblo están junto al río y son blancas."
+    index.publish("es", [chunk("es", spanish)])
+    assert "es:cas" in index.stems(spanish, language.of_text(spanish))
+
+    assert index.query_stems("Que faut-il faire en cas de panne ?") == [
+        "fr:faut",
+        "fr:fair",
+        "fr:cas",
+        "fr:pann",
+    ]
+    assert first_hits(index, "Que faut-il faire en cas de panne ?") == []
+
+
+def test_an_index_written_before_the_stems_is_served_by_words(tmp_path: Path) -> None:
+    folder = tmp_path / "index"
+    folder.mkdir()
+    # The schema main wrote before the stem field existed.
+    tantivy.Index(lexical._schema(keyed=True, stemmed=False), path=str(folder), reuse=True)
+    index = LexicalIndex(folder)
+    assert index.keyed and not index.stemmed
+    german = "Das alte Haus wurde von der Stadt gekauft und ist heute ein Museum."
+    index.publish("de", [chunk("de", german)])
+
+    reopened = LexicalIndex(folder)
+    assert reopened.keyed and not reopened.stemmed
+    assert reopened.query_stems("Wem gehören die Häuser?") == []
+    assert first_hits(reopened, "Wem gehört das Haus?") == ["de"]
+
+
+def test_a_chunk_without_a_language_of_its_own_is_stemmed_in_its_documents(
+    tmp_path: Path,
+) -> None:
+    index = LexicalIndex(tmp_path / "index")
+    report = [
+        "Le rapport présente les chiffres du commerce de la région pour l'année écoulée.",
+        "Les chiffres sont ceux des douanes et ils sont publiés chaque mois par le ministère.",
+        "Produit: pommes | Exportations: 1 200 t",  # a row: no language of its own
+    ]
+    assert language.of_text(report[2]) is None
+    index.publish("report", [chunk("report", text, n) for n, text in enumerate(report)])
+    index.publish("other", [chunk("other", "Le marché de la ville ouvre le samedi matin.")])
+
+    [first, *_] = index.search("Quelle quantité de pomme a été exportée ?", limit=5)
+    assert first.chunk.text == report[2]
