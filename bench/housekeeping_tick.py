@@ -6,8 +6,9 @@ both ways a home ticks.
 - *watcher*: `loom watch` runs (docs/operations.md "Watching folders"), so a tick reads the
   watcher's journal and, every `watching.POLL_S`, does the housekeeping (waiting revisions,
   retention, the partition window, idle partitions) with no folder scanned: what a home of a
-  million files ticks every 30 s. The bench starts `loom watch`, lets a first tick adopt its
-  journal (that tick scans whole, once per watcher), then evaluates the tick that comes
+  million files ticks every 30 s. The bench starts `loom watch` (or uses one a run with
+  `--keep-watcher` left), lets a first tick adopt its journal (that tick scans whole, once per
+  watcher: its cursor is kept in WORK/watch-cursor.json), then evaluates the tick that comes
   `POLL_S` later (the cursor's housekeeping time moved back by that much; nothing changed).
 
 Each tick is evaluated as Dagster evaluates it (`build_sensor_context` with the instance and the
@@ -57,6 +58,7 @@ PARTS = (
     "beyond_partition_window",
     "runs_holding",
     "get_materialized_partitions",
+    "materialized_among",
     "run_requests",
     "waiting_events",
     "backlogged",
@@ -112,23 +114,34 @@ def ticks(kind: str, cursor: str | None, repeat: int, out: list[dict[str, Any]])
 
 
 def watched_cursor(home: Path, timeout_s: float) -> str:
-    """The cursor of a tick that adopted the live watcher's journal (and scanned whole)."""
+    """The cursor of a tick that adopted the live watcher's journal (and so scanned whole)."""
+    from loom_dagster import catalog
     from loom_dagster.pipeline import watching
-    from loom_dagster.sources.journal import read_heartbeat
+    from loom_dagster.settings import LoomSettings
+    from loom_dagster.sources.journal import read_heartbeat, write_folders
 
-    _, result, _ = evaluate(None)  # writes folders.json: what the watcher is to watch
+    with catalog.connect(LoomSettings.from_env().catalog_path) as con:
+        roots = [s.root for s in catalog.list_sources(con)]
+    write_folders(home, roots)  # what a tick tells the watcher to watch
     deadline = time.monotonic() + timeout_s
     while True:
         beat = read_heartbeat(home)
-        if beat is not None and beat.alive(time.time()) and beat.roots:
+        if beat is not None and beat.alive(time.time()) and set(roots) <= set(beat.roots):
             break
         if time.monotonic() > deadline:
             raise RuntimeError("loom watch did not start watching")
         time.sleep(1)
-    _, result, _ = evaluate(result.cursor)  # adopts the watcher's generation: a whole scan
+    _, result, _ = evaluate(None)  # adopts the watcher's generation: a whole scan
     cursor = watching.WatchCursor.loads(result.cursor)
     assert cursor.at is not None and cursor.watched, "the tick did not follow the watcher"
     return cursor.dumps()
+
+
+def watcher_alive(home: Path) -> bool:
+    from loom_dagster.sources.journal import read_heartbeat
+
+    beat = read_heartbeat(home)
+    return beat is not None and beat.alive(time.time())
 
 
 def later(cursor: str, seconds: float) -> str:
@@ -146,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--ways", default="polling,watcher")
     parser.add_argument("--out", default="housekeeping_tick.json")
+    parser.add_argument(
+        "--keep-watcher",
+        action="store_true",
+        help="leave the watcher running (its pid in WORK/watch.pid) for a later run, which "
+        "reuses it and its adopted cursor instead of scanning the folder whole again",
+    )
     args = parser.parse_args(argv)
     os.environ.update(json.loads(args.env.read_text()))
     print(f"machine: {machine()}", flush=True)
@@ -157,17 +176,28 @@ def main(argv: list[str] | None = None) -> int:
         from loom_dagster.pipeline import watching
 
         home = Path(os.environ["LOOM_HOME"])
-        log = open(args.env.parent / "watch.log", "ab")  # noqa: SIM115 - the watcher's, to its end
-        watcher = subprocess.Popen(
-            [str(BIN / "loom"), "watch"], stdout=log, stderr=subprocess.STDOUT, env=os.environ
-        )
+        watcher, log = None, None
+        if not watcher_alive(home):  # one left running (--keep-watcher) is used as it is
+            log = open(args.env.parent / "watch.log", "ab")  # noqa: SIM115 - the watcher's
+            watcher = subprocess.Popen(
+                [str(BIN / "loom"), "watch"], stdout=log, stderr=subprocess.STDOUT, env=os.environ
+            )
+            (args.env.parent / "watch.pid").write_text(str(watcher.pid))
         try:
-            cursor = watched_cursor(home, 300)
+            # The adopting tick scans the folder whole: once per watcher, its cursor kept.
+            saved = args.env.parent / "watch-cursor.json"
+            if watcher is None and saved.exists():
+                cursor = saved.read_text()
+            else:
+                cursor = watched_cursor(home, 300)
+                saved.write_text(cursor)
             ticks("watcher", later(cursor, watching.POLL_S + 1), args.repeat, rows)
         finally:
-            watcher.terminate()
-            watcher.wait(timeout=60)
-            log.close()
+            if watcher is not None and not args.keep_watcher:
+                watcher.terminate()
+                watcher.wait(timeout=60)
+            if log is not None:
+                log.close()
     Path(args.out).write_text(json.dumps({"machine": machine(), "ticks": rows}, indent=1))
     return 0
 
