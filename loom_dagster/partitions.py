@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 
 import sqlalchemy as db
 from dagster import (
+    AssetKey,
     AutomationCondition,
     BackfillPolicy,
+    DagsterEventType,
     DagsterInstance,
     DagsterRunStatus,
     DynamicPartitionsDefinition,
@@ -256,3 +258,24 @@ def beyond_partition_window(
     since = (time.time() if now is None else now) - RETRY_AFTER_S
     _, _, failed = runs_holding(instance, order, since)
     return lifecycle.beyond_window(order, settled, window, spared=set(spared) | failed)
+
+
+# Keys asked about in one query: SQLite binds at most 32,766 values to a statement.
+MATERIALIZED_CHUNK = 5000
+
+
+def materialized_among(instance: DagsterInstance, asset: AssetKey, keys: Iterable[str]) -> set[str]:
+    """Which of `keys` `asset` was materialized for: an indexed look-up of those keys, where
+    `instance.get_materialized_partitions` reads every partition the asset ever had (past the
+    partition window, most of them no longer partitions: a million on a large home)."""
+    ordered = sorted(set(keys))
+    found: set[str] = set()
+    for first in range(0, len(ordered), MATERIALIZED_CHUNK):
+        found.update(
+            instance.event_log_storage.get_latest_storage_id_by_partition(
+                asset,
+                DagsterEventType.ASSET_MATERIALIZATION,
+                set(ordered[first : first + MATERIALIZED_CHUNK]),
+            )
+        )
+    return found

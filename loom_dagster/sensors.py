@@ -62,6 +62,7 @@ from loom_dagster.partitions import (
     beyond_partition_window,
     contiguous_batches,
     held_partitions,
+    materialized_among,
     paths_tag,
     revisions,
     runs_holding,
@@ -77,7 +78,6 @@ from loom_dagster.waiting import (
     duration,
     scan_waiting,
     waiting_in,
-    waiting_paths,
 )
 
 # A tick has 60 s; hashing is the slow part, so a tick hashes at most this many files and
@@ -213,17 +213,15 @@ def loom_folders(
         if housekeeping:
             nxt.scanned[""] = now
             for source in sources:
-                # Every folder's waiting revisions, looked at this tick or not.
+                # Every folder's waiting revisions, looked at this tick or not. Registered by
+                # a run (or `loom ingest`) and never given a partition: a run registers every
+                # new file of a folder it scans, not only its own.
+                pending = catalog.pending_revisions(con, source.name)
                 new = fresh_paths.get(source.name, [])
-                waits = waiting_in(con, source, waiting_paths(con, source, new))
+                waits = waiting_in(con, source, set(new) | {r.path for r in pending})
                 if waits.late:
                     late.append(waits)
-                # Registered by a run (or `loom ingest`) and never given a partition: a run
-                # registers every new file of a folder it scans, not only its own.
-                waiting.extend(r.key for r in catalog.pending_revisions(con, source.name))
-            states = catalog.revision_states(con)
-            retention = lifecycle.plan_retention(states, loom.retention())
-            settled = {state.key for state in states if state.settled}
+                waiting.extend(r.key for r in pending)
     if not sources:
         return SkipReason(
             "no folder is registered yet: run `loom ingest FOLDER` or `loom sources add`"
@@ -249,6 +247,10 @@ def loom_folders(
     idle: set[str] = set()
     if housekeeping:
         with catalog_db.connect() as con:
+            # Retention and the window decide only about partitions: the revisions of the
+            # documents that have one (each document's every revision, as retention ranks them)
+            # are all they read, not every revision of the home (a million, past the window).
+            states = catalog.revision_states(con, documents_of=existing.union(to_add))
             unregistered = existing - catalog.registered_keys(con, existing)
             # A key no file of any registered folder ever had (made up in the UI's "Add a
             # partition"): its runs fail at once, so it must not be asked for again and again.
@@ -267,6 +269,8 @@ def loom_folders(
         # delete it.
         # A key a run not ended takes stays too (deleted under it, the run fails): a later
         # tick's.
+        retention = lifecycle.plan_retention(states, loom.retention())
+        settled = {state.key for state in states if state.settled}
         held = held_partitions(context.instance, existing_order)
         prune = sorted((existing.intersection(retention.pruned) | gone) - set(keys) - held)[
             :MAX_PRUNED_PER_TICK
@@ -284,7 +288,8 @@ def loom_folders(
         )[: MAX_PRUNED_PER_TICK - len(prune)]
         prune += windowed
         registered_waiting = existing.intersection(waiting) - set(prune)
-        idle = existing - context.instance.get_materialized_partitions(ORIGINAL) - set(prune)
+        unpruned = existing - set(prune)
+        idle = unpruned - materialized_among(context.instance, ORIGINAL, unpruned)
         idle |= registered_waiting
     requests: list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest] = (
         [revisions.build_add_request(to_add)] if to_add else []

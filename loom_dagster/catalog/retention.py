@@ -4,7 +4,7 @@ removal of a source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 import duckdb
@@ -37,21 +37,34 @@ class RevisionState:
 
 
 def revision_states(
-    con: duckdb.DuckDBPyConnection, *, source: str | None = None
+    con: duckdb.DuckDBPyConnection,
+    *,
+    source: str | None = None,
+    documents_of: Collection[str] | None = None,
 ) -> list[RevisionState]:
-    """Every registered revision (or those of one source), newest first within a document."""
+    """Every registered revision (or those of one source), newest first within a document; with
+    `documents_of` (revision keys), every revision of the documents those keys are revisions of
+    and no other: all of a document's revisions, as retention ranks them."""
+    where = "WHERE (? IS NULL OR r.source = ?)"
+    values: list[object] = [source, source]
+    if documents_of is not None:
+        where += (
+            " AND r.document_id IN "
+            "(SELECT document_id FROM revisions WHERE key IN (SELECT unnest(?)))"
+        )
+        values.append(sorted(documents_of))
     rows = con.execute(
-        """
+        f"""
         SELECT r.key, r.document_id, r.source, r.sha256, r.seq,
                extract(epoch FROM current_timestamp::TIMESTAMP) - extract(epoch FROM r.registered_at),
                coalesce(d.live_revision = r.key, false), o.status, o.artifact_sha256
         FROM revisions r
         LEFT JOIN documents d ON d.document_id = r.document_id
         LEFT JOIN outcomes o ON o.revision = r.key
-        WHERE ? IS NULL OR r.source = ?
+        {where}
         ORDER BY r.document_id, r.seq DESC
         """,
-        [source, source],
+        values,
     ).fetchall()
     return [
         RevisionState(row[0], row[1], row[2], row[3], row[4], float(row[5]), *row[6:])

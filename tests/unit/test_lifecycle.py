@@ -88,6 +88,26 @@ def test_retention_keeps_the_live_and_newest_revisions_and_prunes_the_rest(
     assert len(catalog.revision_states(con)) == 5
 
 
+def test_the_states_of_some_keys_are_every_revision_of_their_documents_and_plan_alike(
+    con: duckdb.DuckDBPyConnection, store: ObjectStore
+) -> None:
+    """The folder sensor reads only the documents its partitions belong to: retention ranks a
+    revision among all of its document's, so each of those documents comes whole, and the plan
+    says of them what the plan of every revision says."""
+    revs = history(con, store, 4)
+    other = stored(store, "b.md", b"another document")
+    publish(con, store, other)
+
+    states = catalog.revision_states(con, documents_of={revs[1].key})
+
+    assert [s.key for s in states] == [r.key for r in reversed(revs)]
+    assert catalog.revision_states(con, documents_of=set()) == []
+    everything = lifecycle.plan_retention(catalog.revision_states(con), lifecycle.Retention(2))
+    some = lifecycle.plan_retention(states, lifecycle.Retention(2))
+    assert some.pruned == everything.pruned == tuple(r.key for r in revs[:2])
+    assert some.kept == everything.kept - {other.key}
+
+
 def test_the_live_revision_is_kept_when_newer_ones_were_refused(
     con: duckdb.DuckDBPyConnection, store: ObjectStore
 ) -> None:

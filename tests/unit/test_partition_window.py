@@ -12,13 +12,19 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from dagster import DagsterInstance, DagsterRunStatus
+from dagster import AssetKey, AssetMaterialization, DagsterInstance, DagsterRunStatus
 from dagster._core.storage.dagster_run import DagsterRun
 
-from loom_dagster import catalog, lifecycle
+from loom_dagster import catalog, lifecycle, partitions
+from loom_dagster.assets import ORIGINAL
 from loom_dagster.cli import main
 from loom_dagster.errors import SettingsError
-from loom_dagster.partitions import PARTITIONS_NAME, delete_partitions, prune_partitions
+from loom_dagster.partitions import (
+    PARTITIONS_NAME,
+    delete_partitions,
+    materialized_among,
+    prune_partitions,
+)
 from loom_dagster.sensors import RETRY_AFTER_S, beyond_partition_window
 from loom_dagster.settings import LoomSettings
 from loom_dagster.sources import Revision, Source, document_id, revision_key
@@ -130,6 +136,24 @@ def test_a_key_a_run_just_failed_or_holds_stays_past_the_window(
         "k1",
         "k2",
     ]
+
+
+def test_materialized_among_says_which_of_the_keys_asked_about_were_materialized(
+    instance: DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The housekeeping tick asks only about its partitions (not every key the asset ever had:
+    past the window, most are no longer partitions), a chunk of keys a query."""
+    monkeypatch.setattr(partitions, "MATERIALIZED_CHUNK", 2)
+    for key in ("k0", "k2", "k3", "k6"):
+        instance.report_runless_asset_event(AssetMaterialization(ORIGINAL, partition=key))
+    instance.report_runless_asset_event(AssetMaterialization(AssetKey("other"), partition="k1"))
+
+    assert materialized_among(instance, ORIGINAL, ["k1", "k2", "k3", "k4", "k5", "k6"]) == {
+        "k2",
+        "k3",
+        "k6",
+    }
+    assert materialized_among(instance, ORIGINAL, []) == set()
 
 
 def test_partitions_are_deleted_a_chunk_at_a_time_with_progress(
