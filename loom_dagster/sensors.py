@@ -78,6 +78,7 @@ from loom_dagster.waiting import (
     duration,
     scan_waiting,
     waiting_in,
+    waiting_paths,
 )
 
 # A tick has 60 s; hashing is the slow part, so a tick hashes at most this many files and
@@ -218,7 +219,7 @@ def loom_folders(
                 # new file of a folder it scans, not only its own.
                 pending = catalog.pending_revisions(con, source.name)
                 new = fresh_paths.get(source.name, [])
-                waits = waiting_in(con, source, set(new) | {r.path for r in pending})
+                waits = waiting_in(con, source, waiting_paths(new, pending))
                 if waits.late:
                     late.append(waits)
                 waiting.extend(r.key for r in pending)

@@ -22,7 +22,7 @@ from loom_dagster import catalog
 from loom_dagster.display import printable
 from loom_dagster.errors import SourceError
 from loom_dagster.settings import LoomSettings
-from loom_dagster.sources import Skipped, Source, scan
+from loom_dagster.sources import Revision, Skipped, Source, scan
 
 # The folder sensor asks for a revision's run at its first tick (30 s) and again RETRY_AFTER_S
 # (300 s) after a run that did not finish it; past this, something is wrong.
@@ -97,10 +97,10 @@ def waiting_in(
     return Waiting(source.name, count, oldest[1], max(0.0, oldest[0]))
 
 
-def waiting_paths(con: Any, source: Source, new: Iterable[str]) -> set[str]:
-    """The paths of `source` that wait: `new` (a scan's new files, unregistered) and the
-    registered revisions with no outcome."""
-    return set(new) | {r.path for r in catalog.pending_revisions(con, source.name)}
+def waiting_paths(new: Iterable[str], pending: Iterable[Revision]) -> set[str]:
+    """The paths of a folder that wait: `new` (a scan's new files, unregistered) and those of
+    `pending` (its registered revisions with no outcome, catalog.pending_revisions)."""
+    return set(new) | {r.path for r in pending}
 
 
 def scan_waiting(con: Any, source: Source, *, now: float | None = None) -> Waiting:
@@ -111,7 +111,8 @@ def scan_waiting(con: Any, source: Source, *, now: float | None = None) -> Waiti
         return Waiting(source.name)
     registered = catalog.registered_keys(con, [r.key for r in found.new])
     new = [r.path for r in found.new if r.key not in registered]
-    waiting = waiting_in(con, source, waiting_paths(con, source, new), now=now)
+    pending = catalog.pending_revisions(con, source.name)
+    waiting = waiting_in(con, source, waiting_paths(new, pending), now=now)
     return replace(waiting, skipped=found.skipped)
 
 
