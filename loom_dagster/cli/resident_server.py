@@ -73,11 +73,6 @@ LOCK_WAIT = 5.0
 POLL_SECONDS = 0.5
 
 
-def valid_search(fields: object) -> bool:
-    """A request's search fields have exactly the parsed command's names and types."""
-    return valid_fields(fields, SEARCH_FIELDS)
-
-
 def valid_fields(fields: object, kinds: Mapping[str, type]) -> bool:
     """Exactly these names, each of exactly its type (a bool is no int here), a list of
     strings only."""
@@ -96,17 +91,20 @@ def render(fields: Mapping[str, Any], find: Callable[..., list[SearchHit]]) -> R
     """The command's output for a search, rendered by the command's own code."""
     from loom_dagster.cli.search import search_status
 
-    with captured() as (out, err):
-        status = search_status(argparse.Namespace(**fields), find)
-    return {"status": "ok", "exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
+    return _rendered(lambda: search_status(argparse.Namespace(**fields), find))
 
 
 def render_query(op: str, fields: Mapping[str, Any]) -> Reply:
     """The command's output for `loom sql` or `loom query` (`op`), rendered by its own code."""
     from loom_dagster.cli.query import answer_status
 
+    return _rendered(lambda: answer_status(op, argparse.Namespace(**fields)))
+
+
+def _rendered(answer: Callable[[], int]) -> Reply:
+    """What `answer` printed, as this thread printed it, and the exit status it returned."""
     with captured() as (out, err):
-        status = answer_status(op, argparse.Namespace(**fields))
+        status = answer()
     return {"status": "ok", "exit": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 

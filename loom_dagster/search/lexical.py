@@ -325,9 +325,11 @@ class LexicalIndex:
             for document_id, chunks in documents.items():
                 # A delete applies to what was added before it, so the adds below survive it.
                 writer.delete_documents_by_term("document_id", document_id)
-                languages = [language.of_text(chunk.text) for chunk in chunks]
                 # A chunk of no language of its own (a table's rows, a short passage) is read
-                # in its document's.
+                # in its document's; an index without stems needs neither.
+                languages = [
+                    language.of_text(chunk.text) if self.stemmed else None for chunk in chunks
+                ]
                 fallback = language.of_document(languages)
                 for chunk, found in zip(chunks, languages, strict=True):
                     writer.add_document(self._document(chunk, found or fallback))
