@@ -37,7 +37,7 @@ import tantivy
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.errors import LoomError
-from loom_dagster.search import exact, language, passages
+from loom_dagster.search import exact, language, passages, rows
 from loom_dagster.search.fusion import Fused
 from loom_dagster.search.legs import LegHit, SearchFilter, chunk_key
 
@@ -80,6 +80,17 @@ STEMMERS = {language.GERMAN: "german", language.FRENCH: "french", language.SPANI
 # better). A question of no stemmed language is searched by its words alone (with every
 # language's stems, BM25 alone fell from 0.64 to 0.55 on the tuning half).
 STEM_BOOST = 1.0
+# A chunk of a stemmed language holds its language's mark (`language_mark`) once in its stem
+# field, and a question of that language is searched on the mark with this weight, in place of
+# its own function words ("qué", "les", "die", "cuánto": the language's FUNCTION_WORDS and
+# Snowball's list), which leave its words and stems. Those words told a question's language
+# word by word, each weighing as a rare word does in a mostly English index, so a Spanish
+# question's "cuánto" and "la" raised any Spanish passage (a FAQ's "en cuanto") above the
+# donors' row naming Pontoriero; left out without the mark, a sibling page in another language
+# came first (docs/benchmarks/search.md, part 6). The mark weighs the language once, as BM25
+# weighs a word every chunk of the language holds. Chosen on the unseen bench's tuning half
+# (docs/benchmarks/search.md, "third: rows and languages"); 1 against 2 there.
+LANGUAGE_BOOST = 1.0
 _MAX_TOKEN_CHARS = 40
 # A query pasted from a page can hold thousands of words; its first distinct ones are plenty.
 MAX_QUERY_TERMS = 256
@@ -204,6 +215,12 @@ def _schema(*, keyed: bool = True, stemmed: bool = True) -> tantivy.Schema:
     return builder.build()
 
 
+def language_mark(language_code: str) -> str:
+    """The term every chunk of a stemmed language holds once in its stem field: no stem is
+    one, since a stem is a word's letters and digits after its language's mark."""
+    return f"{language_code}:"
+
+
 def text_analyzer() -> tantivy.TextAnalyzer:
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
@@ -283,6 +300,7 @@ class LexicalIndex:
         self._index.register_tokenizer(STEM_ANALYZER, _stems_analyzer())
         self._stemmers = {name: stem_analyzer(name) for name in STEMMERS}
         self._query_stemmers = {name: stem_analyzer(name, stop=True) for name in STEMMERS}
+        self._function_words = {name: self._own_words(name) for name in STEMMERS}
 
     def _open(self) -> tuple[tantivy.Index, tantivy.Schema, bool, bool]:
         """Opens the index when the directory holds one, creates it otherwise (in the newest
@@ -374,9 +392,14 @@ class LexicalIndex:
     def _document(self, chunk: IndexedChunk, language_code: str | None = None) -> tantivy.Document:
         """The index's document of a chunk; its stems in `language_code`'s stemmer, if any."""
         document = tantivy.Document()
-        document.add_text(TEXT_FIELD, chunk.text)
+        # A passage of table rows is read with each column's name once (search/rows.py).
+        text = rows.names_once(chunk.text) if chunk.locator.row_start is not None else chunk.text
+        document.add_text(TEXT_FIELD, text)
         if self.stemmed:
-            document.add_text(STEM_FIELD, " ".join(self.stems(chunk.text, language_code)))
+            stems = self.stems(text, language_code)
+            if language_code in self._stemmers:
+                stems.append(language_mark(language_code))
+            document.add_text(STEM_FIELD, " ".join(stems))
         for title in chunk.section_path:
             document.add_text(SECTION_FIELD, title)
         for name in EXACT_FIELDS:
@@ -428,18 +451,26 @@ class LexicalIndex:
         ]
 
     def rank_bm25(self, query: str, search_filter: SearchFilter, limit: int) -> list[LegHit]:
-        """The lexical leg: BM25 over the chunk's words and its headings' words, and over its
-        stems when the question is in a stemmed language."""
+        """The lexical leg: BM25 over the chunk's words and its headings' words, and, when the
+        question is in a stemmed language, over its stems and its language's mark in place of
+        its function words (LANGUAGE_BOOST)."""
         words = self.query_terms(query)
         if not words or limit < 1:
             return []
+        stems = self.query_stems(query)
+        found = language.of_query(query) if stems else None
+        marks: list[str] = []
+        if found is not None:
+            own, snowball = self._function_words[found], self._query_stemmers[found]
+            words = [w for w in words if w not in own and snowball.analyze(w)] or words
+            stems = [stem for stem in stems if stem.partition(":")[2] not in own]
+            marks = [language_mark(found)]
         fields: list[tuple[str, float, Sequence[str]]] = [
             (TEXT_FIELD, 1.0, words),
             (SECTION_FIELD, SECTION_BOOST, words),
+            (STEM_FIELD, LANGUAGE_BOOST, marks),
+            (STEM_FIELD, STEM_BOOST, stems),
         ]
-        stems = self.query_stems(query)
-        if stems:
-            fields.append((STEM_FIELD, STEM_BOOST, stems))
         return self.rank_terms(fields, search_filter, limit)
 
     def rank_terms(
@@ -588,6 +619,14 @@ class LexicalIndex:
     def analyze(self, text: str) -> list[str]:
         """The words of a text as the index holds them."""
         return list(self._analyzer.analyze(text))
+
+    def _own_words(self, language_code: str) -> frozenset[str]:
+        """search/language.py's function words of a stemmed language as a question's words
+        and stems are written (Snowball's own list is its query stemmer's)."""
+        names = language.FUNCTION_WORDS[language_code]
+        written = {word for name in names for word in self.analyze(name)}
+        written |= {stem for name in names for stem in self._stemmers[language_code].analyze(name)}
+        return frozenset(written)
 
     def stems(self, text: str, language_code: str | None) -> list[str]:
         """A text's words as the stem field holds them: marked stems when it is in a stemmed
