@@ -155,3 +155,61 @@ def test_a_chunk_without_a_language_of_its_own_is_stemmed_in_its_documents(
 
     [first, *_] = index.search("Quelle quantité de pomme a été exportée ?", limit=5)
     assert first.chunk.text == report[2]
+
+
+def test_a_questions_own_function_words_do_not_raise_prose_of_its_language(
+    tmp_path: Path,
+) -> None:
+    """ "¿Cuánto ...?" asks for a figure: a Spanish passage that holds "en cuanto" and "la" is
+    no nearer to it than the donors' row that names the donor (no language of its own, in a
+    document of none). Each of those words weighed as a rare word in a mostly English index, so
+    the passage came first; the question's language now weighs once (its mark), and its
+    function words not at all."""
+    index = LexicalIndex(tmp_path / "index")
+    faq = (
+        "Los nuevos módulos se añadirán a la barra en cuanto Starship se actualice, y la "
+        "configuración se mantiene."
+    )
+    row = "Apellido: PONTORIERO | Nombre: MARÍA PAULA | Monto: $ 10.000,00 | Fecha: 12/09"
+    english = [
+        f"The {topic} report lists the figures for the year and the notes that explain them."
+        for topic in ("trade", "budget", "census", "transport", "energy", "health")
+    ]
+    index.publish_many(
+        {
+            "faq": [chunk("faq", faq)],
+            "donors": [chunk("donors", row)],
+            **{f"en{n}": [chunk(f"en{n}", text)] for n, text in enumerate(english)},
+        }
+    )
+
+    assert first_hits(index, "¿Cuánto aportó Pontoriero a la campaña?")[0] == "donors"
+
+
+def test_a_chunk_of_a_stemmed_language_carries_its_mark_once(tmp_path: Path) -> None:
+    """Every chunk read in a stemmed language, a row of no language of its own in a Spanish
+    document among them, holds the language's mark; an English chunk holds none. A Spanish
+    question ranks the Spanish table's row over an English file's row that names the country
+    more often; an English question of the same words ranks by its words."""
+    index = LexicalIndex(tmp_path / "index")
+    spanish = [
+        "Las regiones del mundo y sus países, según la división de estadística de las Naciones "
+        "Unidas, con sus códigos.",
+        "Region Name: Asia | Sub-region Name: Asia meridional | Country or Area: India",
+        "Region Name: Asia | Sub-region Name: Asia oriental | Country or Area: China",
+    ]
+    english = "country: India | year: 2000 | country: India | year: 2001 | country: India"
+    index.publish_many(
+        {
+            "unsd-es": [chunk("unsd-es", text, n) for n, text in enumerate(spanish)],
+            "codes": [chunk("codes", english)],
+        }
+    )
+    marked = index.rank_terms(
+        [(lexical.STEM_FIELD, 1.0, [lexical.language_mark("es")])], SearchFilter(), 10
+    )
+    assert len(marked) == len(spanish)
+
+    hits = index.search("¿A qué subregión pertenece India?", limit=5)
+    assert hits[0].chunk.text == spanish[1]
+    assert first_hits(index, "which subregion is India in")[0] == "codes"
