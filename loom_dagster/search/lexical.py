@@ -461,8 +461,8 @@ class LexicalIndex:
         found = language.of_query(query) if stems else None
         marks: list[str] = []
         if found is not None:
-            own, snowball = self._function_words[found], self._query_stemmers[found]
-            words = [w for w in words if w not in own and snowball.analyze(w)] or words
+            own = self._function_words[found]
+            words = self._content_words(words, found)
             stems = [stem for stem in stems if stem.partition(":")[2] not in own]
             marks = [language_mark(found)]
         fields: list[tuple[str, float, Sequence[str]]] = [
@@ -620,6 +620,21 @@ class LexicalIndex:
         """The words of a text as the index holds them."""
         return list(self._analyzer.analyze(text))
 
+    def _content_words(self, words: Sequence[str], language_code: str) -> list[str]:
+        """A question's words without its language's function words (search/language.py's
+        and Snowball's), unless it has no other."""
+        own, snowball = self._function_words[language_code], self._query_stemmers[language_code]
+        return [word for word in words if word not in own and snowball.analyze(word)] or list(words)
+
+    def question_terms(self, query: str) -> list[str]:
+        """The words a question is matched by: `query_terms`, without its language's function
+        words when it is in a stemmed language and the index holds stems."""
+        words = self.query_terms(query)
+        found = language.of_query(query) if self.stemmed else None
+        if found is None or found not in self._stemmers:
+            return words
+        return self._content_words(words, found)
+
     def _own_words(self, language_code: str) -> frozenset[str]:
         """search/language.py's function words of a stemmed language as a question's words
         and stems are written (Snowball's own list is its query stemmer's)."""
@@ -716,7 +731,9 @@ class LexicalLeg:
         top = list(fused[: passages.DEPTH])
         if len(top) < 2 or passages.WEIGHT <= 0 or passages.named_exactly(top[0]):
             return list(fused)
-        terms = self.index.query_terms(query)
+        # The words BM25 searched: a French question's "qui", "le" and "après" held in a
+        # window weighed as much as what it asks.
+        terms = self.index.question_terms(query)
         weights = self.index.term_weights(terms)
         found = self.index.fetch_keyed([hit.key for hit in top], [hit.chunk_id for hit in top])
         texts = {

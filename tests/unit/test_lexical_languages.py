@@ -13,8 +13,9 @@ import tantivy
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
 from loom_dagster.search import language, lexical
-from loom_dagster.search.legs import SearchFilter
-from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
+from loom_dagster.search.fusion import Fused
+from loom_dagster.search.legs import SearchFilter, chunk_key
+from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
 
 
 def chunk(document_id: str, text: str, ordinal: int = 0) -> IndexedChunk:
@@ -213,3 +214,29 @@ def test_a_chunk_of_a_stemmed_language_carries_its_mark_once(tmp_path: Path) -> 
     hits = index.search("¿A qué subregión pertenece India?", limit=5)
     assert hits[0].chunk.text == spanish[1]
     assert first_hits(index, "which subregion is India in")[0] == "codes"
+
+
+def test_the_window_rerank_reads_a_questions_words_without_its_function_words(
+    tmp_path: Path,
+) -> None:
+    """Of two passages fused level, the one whose sentence holds what a French question asks
+    ("examinera", "texte") comes first, not the one that holds its "qui", "le", "après" and
+    "l'" around one of its words: the rerank reads the words BM25 searches."""
+    index = LexicalIndex(tmp_path / "index")
+    answering = chunk("senat", "Le Sénat examinera ensuite le texte en séance publique.")
+    chatter = chunk(
+        "blog", "Qui a dit que le vote viendrait après la pause de l'Assemblée ce soir ?"
+    )
+    others = {
+        f"other{n}": [chunk(f"other{n}", f"La réunion {n} a eu lieu dans la salle du conseil.")]
+        for n in range(6)
+    }
+    index.publish_many({"senat": [answering], "blog": [chatter], **others})
+    question = "Qui examinera le texte après l'Assemblée"
+    assert index.question_terms(question) == ["examinera", "texte", "assemblee"]
+    assert index.question_terms("sous-région de Haïti") == ["region", "haiti"]
+    assert index.question_terms("read_csv HTTP2") == index.query_terms("read_csv HTTP2")
+
+    level = [Fused(hit.chunk_id, 0.2, (), chunk_key(hit.chunk_id)) for hit in (chatter, answering)]
+    reranked = LexicalLeg(index).rerank_passages(question, level)
+    assert [hit.chunk_id for hit in reranked] == [answering.chunk_id, chatter.chunk_id]

@@ -44,7 +44,12 @@ def test_a_short_a_mixed_or_a_passage_without_prose_has_no_language(text: str) -
         ("Qui habite dans les maisons ?", "fr"),
         ("¿Quién vive en las casas?", "es"),
         ("What is the export volume of wheat?", "en"),
-        ("sous-région de Slovaquie", None),  # only words two languages share
+        ("región de Europa", None),  # only words two languages share, and a name
+        # A preposition or conjunction only one of them uses is enough.
+        ("sous-région de Haïti", "fr"),
+        ("Qui examinera le texte après l'Assemblée", "fr"),
+        ("Ventas de Chile durante 2019", "es"),
+        ("Preise seit 2019", "de"),
         ("read_csv HTTP2", None),
     ],
 )
