@@ -14,7 +14,9 @@ languages").
 
 from __future__ import annotations
 
-CELL_SEPARATOR = " | "
+from loom_dagster.chunking import CELL_SEPARATOR
+
+# Between a cell's column name and its value in a row's line.
 NAME_SEPARATOR = ": "
 
 
