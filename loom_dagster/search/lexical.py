@@ -727,7 +727,9 @@ class LexicalLeg:
 
     def rerank_passages(self, query: str, fused: Sequence[Fused]) -> list[Fused]:
         """The fused hits, the first passages.DEPTH re-ordered by their fused score plus
-        passages.WEIGHT times the share of the question's words their best window holds."""
+        passages.WEIGHT times the share of the question's words their best window holds; then
+        the first hit's document's passage that answers best among them comes first
+        (passages.lead_passage)."""
         top = list(fused[: passages.DEPTH])
         if len(top) < 2 or passages.WEIGHT <= 0 or passages.named_exactly(top[0]):
             return list(fused)
@@ -746,4 +748,21 @@ class LexicalLeg:
             for hit in top
         ]
         scored.sort(key=lambda hit: -hit.score)
+        first = scored[0]
+        # A hit the exact leg named keeps its place, wherever the rerank put it.
+        document = found[first.key].document_id if first.key in found else None
+        if document is not None and not passages.named_exactly(first):
+            candidates = {
+                hit.key: passages.Candidate(
+                    shares.get(hit.key, 0.0),
+                    next((leg.score for leg in hit.legs if leg.leg == self.name), 0.0),
+                    found[hit.key].chunk.ordinal,
+                )
+                for hit in scored
+                if hit.key in found and found[hit.key].document_id == document
+            }
+            lead = passages.lead_passage(first.key, candidates)
+            if lead != first.key:
+                chosen = next(hit for hit in scored if hit.key == lead)
+                scored = [chosen, *(hit for hit in scored if hit.key != lead)]
         return scored + list(fused[passages.DEPTH :])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -738,3 +739,92 @@ def test_a_window_holds_a_question_word_written_in_another_form_of_its_stem(
         assert same_stem(a, b), (a, b)
     for a, b in (("interest", "internet"), ("fish", "fishing"), ("state", "statute")):
         assert not same_stem(a, b), (a, b)
+
+
+def test_the_first_document_s_lede_comes_first_over_a_later_passage_holding_the_same_words(
+    index: LexicalIndex,
+) -> None:
+    # Both passages of the article hold every word of the question in one window; the later,
+    # shorter one repeats them, so BM25 and the window rerank put it first. Within the first
+    # document a passage's place counts: an article answers in its first passages.
+    lede = indexed(
+        "article",
+        "Gunmen opened fire on visitors at the national museum on Wednesday, killing nineteen "
+        "people. No group claimed it, but the attack raised fears that militants linked to the "
+        "Islamic State were widening their operations. The museum is near the parliament.",
+        section=("Attack stokes fears",),
+    )
+    later = indexed(
+        "article",
+        "Tourists stayed away after the attack. The museum attack raised fears of the Islamic "
+        "State among hotel owners, whose fears were for their trade.",
+        ordinal=3,
+        section=("Attack stokes fears",),
+    )
+    index.publish("article", [lede, later])
+    for n in range(10):
+        filler = f"the museum {n} opened a new wing on Wednesday"
+        index.publish(f"other{n}", [indexed(f"other{n}", filler)])
+    question = "why did the museum attack raise fears about the Islamic State"
+    assert ids(LexicalLeg(index).rank(question, SearchFilter(), 2)) == [
+        later.chunk_id,
+        lede.chunk_id,
+    ]
+    assert ids(search(index, question, limit=2, legs=[LexicalLeg(index)])) == [
+        lede.chunk_id,
+        later.chunk_id,
+    ]
+
+
+def test_a_passage_the_exact_leg_named_keeps_the_first_place_over_its_document_s_lede(
+    index: LexicalIndex,
+) -> None:
+    from loom_dagster.search.fusion import Fused, LegRank
+
+    lede = indexed(
+        "manual", "What do the disk codes mean, E-DISK-042 among them? They are listed below."
+    )
+    named = indexed(
+        "manual",
+        "E-DISK-042: what we mean is that the disk is full. Free space and retry.",
+        ordinal=4,
+    )
+    other = indexed("notes", "Spare parts arrive on Mondays.")
+    index.publish("manual", [lede, named])
+    index.publish("notes", [other])
+    for n in range(10):
+        index.publish(f"array{n}", [indexed(f"array{n}", f"the disk {n} of the array spins")])
+
+    def fused(hit: Fused, *legs: LegRank) -> Fused:
+        return replace(hit, legs=legs)
+
+    # As fusion hands them over: another document's passage first, then the passage the exact
+    # leg named, then the manual's lede; the window rerank puts the named one first (both of
+    # the manual's windows hold the question's words, the note none).
+    hits = [
+        Fused(other.chunk_id, 0.35, (LegRank("vector", 1, 0.5),), chunk_key(other.chunk_id)),
+        Fused(named.chunk_id, 0.3, (), chunk_key(named.chunk_id)),
+        Fused(lede.chunk_id, 0.2, (LegRank("lexical", 1, 10.0),), chunk_key(lede.chunk_id)),
+    ]
+    question = "what does E-DISK-042 mean"
+    by_name = LegRank("exact", 1, 3.0, named=True)
+    hits[1] = fused(hits[1], by_name, LegRank("lexical", 2, 9.0))
+    reranked = LexicalLeg(index).rerank_passages(question, hits)
+    assert [hit.chunk_id for hit in reranked][:2] == [named.chunk_id, lede.chunk_id]
+    # Not named, the same passage gives the first place to the lede, four places before it.
+    hits[1] = fused(hits[1], LegRank("lexical", 2, 9.0))
+    reranked = LexicalLeg(index).rerank_passages(question, hits)
+    assert [hit.chunk_id for hit in reranked][:2] == [lede.chunk_id, named.chunk_id]
+
+
+def test_an_earlier_passage_takes_the_first_place_only_by_the_margin_and_its_window() -> None:
+    from loom_dagster.search.passages import LEAD_MARGIN, Candidate, lead_passage
+
+    first = Candidate(share=0.6, bm25=10.0, ordinal=3)  # 0.6 + 0.5 + 0.4 / 4 = 1.2
+    assert lead_passage(1, {1: first, 2: Candidate(0.6, 9.5, 0)}) == 2  # 0.6 + 0.475 + 0.4
+    # Ahead by half the margin (0.6 + 0.25 + 0.4 = 1.25): the first keeps its place.
+    assert LEAD_MARGIN == 0.1
+    assert lead_passage(1, {1: first, 2: Candidate(0.6, 5.0, 0)}) == 1
+    # Ahead by more than the margin, but its window holds less of the question: the first
+    # keeps its place (a place in the document breaks near-ties only).
+    assert lead_passage(1, {1: first, 2: Candidate(0.5, 10.0, 0)}) == 1
