@@ -888,19 +888,19 @@ class _Reader(HTMLParser):
             return "links"
         return ""
 
-    def _link_lists(self, kinds: list[str]) -> dict[int, str]:
+    def _link_lists(self, kinds: list[str], chars: list[int]) -> dict[int, str]:
         """The headings and their runs of link items that are furniture (furniture.link_lists)."""
         return link_lists(
             [
                 LinkBlock(
                     block.type,
                     block.text,
-                    _non_ws(block.text),
+                    count,
                     block.links,
                     block.anchors,
                     not kind and not block.in_table and block.type != "code",
                 )
-                for block, kind in zip(self.out.blocks, kinds, strict=True)
+                for block, kind, count in zip(self.out.blocks, kinds, chars, strict=True)
             ],
             self.has_main,
         )
@@ -909,12 +909,13 @@ class _Reader(HTMLParser):
         builder = BlockBuilder()
         extracted = 0
         kinds = [self._furniture_of(block) for block in self.out.blocks]
-        for index, kind in self._link_lists(kinds).items():
+        chars = [_non_ws(block.text) for block in self.out.blocks]
+        for index, kind in self._link_lists(kinds, chars).items():
             kinds[index] = kind
         if all(kinds):
             kinds = [""] * len(kinds)  # a page of nothing but furniture is its own content
         furniture: list[dict[str, Any]] = []
-        for block, kind in zip(self.out.blocks, kinds, strict=True):
+        for block, kind, count in zip(self.out.blocks, kinds, chars, strict=True):
             if kind:
                 furniture.append(
                     {
@@ -924,7 +925,7 @@ class _Reader(HTMLParser):
                         "line_end": block.last,
                     }
                 )
-                extracted += _non_ws(block.text) - block.joins
+                extracted += count - block.joins
                 continue
             where = {"line_start": block.first, "line_end": block.last}  # no char spans
             if block.type == "heading":
@@ -932,7 +933,7 @@ class _Reader(HTMLParser):
                 builder.heading(block.text, block.depth, where, block.attrs)
             else:
                 builder.place(block.type, block.text, where, block.attrs, depth=block.depth)
-            extracted += _non_ws(block.text) - block.joins
+            extracted += count - block.joins
         failed: list[dict[str, str]] = []
         if self.left_open:
             named = self.left_open[:MAX_NAMED]
