@@ -426,6 +426,8 @@ def test_an_articles_references_list_is_content() -> None:
         "https://example.org/warden",
         "Bird atlas",
     ]
+    wiki = page.replace("<h2>References</h2>", "<h2>References[<a href='?edit'>edit</a>]</h2>")
+    assert texts(wiki)[-4] == "References[edit]"
 
 
 def test_a_related_heading_over_prose_is_content() -> None:

@@ -249,9 +249,10 @@ _LIST_HEADING_MAX = 60  # characters: a heading longer than this is a headline o
 # Headings of lists of links that are the content's own: a contents list (the page's sections)
 # and an article's references.
 _CONTENTS_HEADING = re.compile(
-    r"(?:table of )?contents|on this page|in this (?:article|page|section|chapter)|index|toc"
+    r"(?:(?:table of )?contents|on this page|in this (?:article|page|section|chapter)|index|toc"
     r"|references|sources(?: and links| links)?|bibliography|further reading|see also"
-    r"|external links|links|notes|footnotes|citations|works cited"
+    r"|external links|links|notes|footnotes|citations|works cited)"
+    r"(?: edit)?"  # a wiki's section link beside its heading ("References[edit]")
 )
 _LINKED = 8  # tenths of an item's characters inside links (trafilatura's 0.8)
 _LIST_RUN = 3  # items a run needs to be furniture by its links alone
