@@ -295,3 +295,143 @@ def test_past_its_bound_attrs_furniture_joins_runs_of_parts_with_their_text_whol
     ]
     assert artifact["coverage"]["complete"] is True
     assert any("at most 2 parts" in warning for warning in artifact["warnings"])
+
+
+# Lists of links under a heading (furniture.link_lists): a page's "Most read" box is furniture;
+# an index page's links, a contents list and an article's references are content.
+PROSE = [
+    "The ducks came back on Monday, the warden said, after a winter spent in the south of the"
+    " country, where the lakes do not freeze and the reeds stand until spring.",
+    "Local birdwatchers counted forty of them on the north shore, more than in any year since"
+    " the survey began, and the warden expects the numbers to grow through April.",
+    "The council will decide next month whether to close the shore path during the nesting"
+    " season, as it did two years ago, when the birds raised more young than ever before.",
+]
+BODY = "".join(f"<p>{text}</p>" for text in PROSE)
+
+
+def _links(*titles: str, tag: str = "li", href: str = "/story") -> str:
+    return "".join(f"<{tag}><a href='{href}'>{title}</a></{tag}>" for title in titles)
+
+
+def test_a_most_read_heading_and_its_links_on_a_page_with_no_main_are_furniture() -> None:
+    page = (
+        "<div class='col'>\n<h3>Most Read Business Stories</h3>\n<ul>\n"
+        + _links("Housing market splits in two", "Boeing chief faces questions")
+        + "\n</ul>\n</div>\n<h1>Ducks return</h1>\n"
+        + BODY
+    )
+
+    artifact = extract(page)
+
+    assert [block["text"] for block in artifact["blocks"]] == ["Ducks return", *PROSE]
+    assert artifact["attrs"]["furniture"] == [
+        {"kind": "related", "text": text, "line_start": line, "line_end": line}
+        for text, line in (
+            ("Most Read Business Stories", 2),
+            ("Housing market splits in two", 4),
+            ("Boeing chief faces questions", 4),
+        )
+    ]
+
+
+def test_a_related_or_you_may_like_list_is_furniture_inside_the_article_too() -> None:
+    page = (
+        "<main><article><h1>Ducks return</h1>"
+        + BODY
+        + "<h2>You May Like</h2>"
+        + _links("Swans in winter", tag="p")
+        + "<h4>Related</h4><ul>"
+        + _links("Geese", "Herons")
+        + "</ul></article></main>"
+    )
+
+    assert texts(page) == ["Ducks return", *PROSE]
+    assert [kind for kind, _ in furniture(page)] == ["related"] * 5
+
+
+def test_a_run_of_three_link_items_under_any_heading_on_a_page_with_no_main_is_furniture() -> None:
+    page = (
+        "<h1>Ducks return</h1>"
+        + BODY
+        + "<h3>Health Solutions From Our Sponsors</h3>"
+        + _links("Controlling Heart Disease", "Sleep Better", "Treat Psoriasis", tag="p")
+    )
+
+    assert texts(page) == ["Ducks return", *PROSE]
+    assert furniture(page) == [
+        ("links", "Health Solutions From Our Sponsors"),
+        ("links", "Controlling Heart Disease"),
+        ("links", "Sleep Better"),
+        ("links", "Treat Psoriasis"),
+    ]
+
+
+def test_an_index_pages_lists_of_links_are_its_content() -> None:
+    # A documentation index: headings over lists of links, and little prose beside them.
+    page = (
+        "<h1>Guides</h1><p>Start here.</p><h2>Popular guides</h2><ul>"
+        + _links("Installing", "Configuring", "Upgrading")
+        + "</ul><h2>Reference</h2><ul>"
+        + _links("Command line", "Settings", "Errors")
+        + "</ul>"
+    )
+
+    assert texts(page) == [
+        "Guides",
+        "Start here.",
+        "Popular guides",
+        "Installing",
+        "Configuring",
+        "Upgrading",
+        "Reference",
+        "Command line",
+        "Settings",
+        "Errors",
+    ]
+
+
+def test_a_contents_list_of_the_pages_own_sections_is_content() -> None:
+    by_anchor = (
+        "<h2>Chapters</h2><ul>"
+        + _links("Arrival", "Counting", "Nesting", href="#arrival")
+        + "</ul><h1>Ducks return</h1>"
+        + BODY
+    )
+    by_heading = "<h2>Contents</h2><ul>" + _links("Arrival", "Counting", "Nesting") + "</ul>" + BODY
+
+    assert texts(by_anchor) == [
+        "Chapters",
+        "Arrival",
+        "Counting",
+        "Nesting",
+        "Ducks return",
+        *PROSE,
+    ]
+    assert texts(by_heading) == ["Contents", "Arrival", "Counting", "Nesting", *PROSE]
+
+
+def test_an_articles_references_list_is_content() -> None:
+    page = (
+        "<h1>Ducks return</h1>"
+        + BODY
+        + "<h2>References</h2><ol>"
+        + _links("https://example.org/survey-2024", "https://example.org/warden", "Bird atlas")
+        + "</ol>"
+    )
+
+    assert texts(page)[-4:] == [
+        "References",
+        "https://example.org/survey-2024",
+        "https://example.org/warden",
+        "Bird atlas",
+    ]
+    wiki = page.replace("<h2>References</h2>", "<h2>References[<a href='?edit'>edit</a>]</h2>")
+    assert texts(wiki)[-4] == "References[edit]"
+
+
+def test_a_related_heading_over_prose_is_content() -> None:
+    # A paper's "Related work" heads prose; only a run of link items after such a heading goes.
+    page = "<h1>Ducks</h1>" + BODY + "<h2>Related work</h2><p>Smith counted geese in 2019.</p>"
+
+    assert texts(page) == ["Ducks", *PROSE, "Related work", "Smith counted geese in 2019."]

@@ -16,6 +16,14 @@ as readability and trafilatura tell it, from the page's own signals.
   comments", "Reader comments", "Skip to content").
 - Link density: where a page marks its main content (main, article, role="main"), a paragraph or
   list item outside it whose words are all link text (a menu) is furniture of kind "links".
+- Link lists (link_lists): a heading followed by a run of list items or paragraphs whose words are
+  (nearly) all link text, as trafilatura's link-density test and readability's conditional
+  cleaning read a block of links: kind "related" where the heading says what such blocks say
+  ("Most Read Business Stories", "Related", "You May Like"), anywhere on the page; on a page that
+  marks no main content, kind "links" for a run of three or more whatever its heading, unless its
+  links point inside the page (a contents list) or its heading names a contents list or an
+  article's references. Either only on a page with prose elsewhere, more of it than the run
+  holds: an index page's list of links, its content, stays.
 
 The content signals win: a main element (or role="main") or an h1 inside furniture makes that
 furniture content (a page wrapped in a box named "comments-open" keeps its article), html, body,
@@ -28,7 +36,9 @@ headers, so chunking and ranking never see it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 # Elements that are furniture by what they are.
 _TAG_KINDS = {"nav": "navigation", "aside": "aside", "footer": "footer"}
@@ -206,6 +216,98 @@ def text_kind(text: str) -> str:
 def link_dense(links: int, chars: int) -> bool:
     """Whether a block's words are (nearly) all link text: a menu, not prose."""
     return chars > 0 and links * 10 >= chars * 9
+
+
+class LinkBlock(NamedTuple):
+    """What link_lists reads of a block: its type, text, non-space characters, those inside
+    links and inside links to the page itself ("#..."), and whether it is free: content so far,
+    outside tables and code."""
+
+    type: str
+    text: str
+    chars: int
+    links: int
+    anchors: int
+    free: bool
+
+
+# Headings over blocks of links to other pages: the words news, blog and shop pages put there.
+_LIST_HEADING = re.compile(
+    r"(?:more )?related(?: [a-z]+){0,4}"
+    r"|(?:[a-z]+ )?(?:most|top) (?:read|popular|viewed|shared|emailed|commented|watched)"
+    r"(?: [a-z]+){0,3}"
+    r"|(?:[a-z]+ )*(?:trending|recommended)(?: [a-z]+){0,3}"
+    r"|popular(?: [a-z]+){0,3}"
+    r"|(?:you|we think you) (?:may|might|will|ll) (?:also )?(?:like|love|enjoy|be interested in)"
+    r"(?: [a-z]+){0,2}"
+    r"|(?:other|what other) (?:people|readers|users) are (?:reading|viewing|watching)"
+    r"|more (?:from|on|in|stories|articles|news|posts|to explore|on this story)(?: [a-z]+){0,3}"
+    r"|(?:read|up) next|read more|don t miss|in case you missed it|editor s picks"
+    r"|(?:latest|recent) (?:news|stories|articles|posts|headlines)"
+)
+_LIST_HEADING_MAX = 60  # characters: a heading longer than this is a headline or a section's
+# Headings of lists of links that are the content's own: a contents list (the page's sections)
+# and an article's references.
+_CONTENTS_HEADING = re.compile(
+    r"(?:(?:table of )?contents|on this page|in this (?:article|page|section|chapter)|index|toc"
+    r"|references|sources(?: and links| links)?|bibliography|further reading|see also"
+    r"|external links|links|notes|footnotes|citations|works cited)"
+    r"(?: edit)?"  # a wiki's section link beside its heading ("References[edit]")
+)
+_LINKED = 8  # tenths of an item's characters inside links (trafilatura's 0.8)
+_LIST_RUN = 3  # items a run needs to be furniture by its links alone
+_PROSE_MIN = 400  # characters of prose a page needs elsewhere to have a body beside its lists
+
+
+def list_heading(text: str) -> bool:
+    """Whether a heading says what a block of links to other pages says ("Most Read Business
+    Stories", "Related", "You May Like"); not "Related work" of a paper, which heads prose."""
+    if len(text) > _LIST_HEADING_MAX:
+        return False
+    return _LIST_HEADING.fullmatch(" ".join(_WORD.findall(text.lower()))) is not None
+
+
+def link_lists(blocks: Sequence[LinkBlock], has_main: bool) -> dict[int, str]:
+    """The blocks that are a heading and its run of link items, by index, with their kind."""
+    linked = [
+        block.free
+        and block.type in ("list", "paragraph")
+        and block.links > 0
+        and block.links * 10 >= block.chars * _LINKED
+        for block in blocks
+    ]
+    prose = sum(
+        block.chars - block.links
+        for block, link in zip(blocks, linked, strict=True)
+        if block.free and not link and block.type in ("list", "paragraph")
+    )
+    found: dict[int, str] = {}
+    for index, heading in enumerate(blocks):
+        if heading.type != "heading" or not heading.free:
+            continue
+        end = index + 1
+        while end < len(blocks) and linked[end]:
+            end += 1
+        run = blocks[index + 1 : end]
+        if not run:
+            continue
+        chars = sum(block.chars for block in run)
+        if prose < max(_PROSE_MIN, chars):
+            continue  # the page's content is its lists: an index, a site map
+        if list_heading(heading.text):
+            kind = "related"
+        elif (
+            not has_main
+            and len(run) >= _LIST_RUN
+            and sum(block.anchors for block in run) * 2 < sum(block.links for block in run)
+            and not _CONTENTS_HEADING.fullmatch(" ".join(_WORD.findall(heading.text.lower())))
+        ):
+            kind = "links"
+        else:
+            continue
+        for at in range(index, end):
+            found[at] = kind
+    return found
 
 
 _WORD_OR_NUMBER = re.compile(r"[a-z]+(?:-[a-z]+)?|\d[\d,.]*k?|\(\d[\d,]*\)")

@@ -93,7 +93,9 @@ from extractor_sandbox.formats.html.furniture import (
     SIGNAL_TAGS,
     WEAK_KINDS,
     Furniture,
+    LinkBlock,
     link_dense,
+    link_lists,
     signals,
     text_kind,
 )
@@ -226,6 +228,7 @@ class _Entry:
     cell: _Cell | None = None
     furniture: Furniture | None = None  # the furniture element it is, or is inside
     main = False  # inside the page's main content
+    anchor = False  # a link to the page itself (href="#...")
 
     def __init__(self, tag: str, kind: str) -> None:
         self.tag = tag
@@ -249,7 +252,7 @@ class _Scope:
 class _Run:
     """The text being read into one block."""
 
-    __slots__ = ("owner", "pieces", "first", "last", "links")
+    __slots__ = ("owner", "pieces", "first", "last", "links", "anchors")
 
     def __init__(self, owner: _Entry) -> None:
         self.owner = owner
@@ -257,6 +260,7 @@ class _Run:
         self.first: int | None = None
         self.last = 0
         self.links = 0  # characters read inside links
+        self.anchors = 0  # ... inside links to the page itself
 
 
 class _Lines:
@@ -310,6 +314,7 @@ class _Reader(HTMLParser):
         self.left_open: list[str] = []
         self.warnings: list[str] = []
         self.links = 0  # open <a> elements
+        self.anchors = 0  # open <a> elements linking to the page itself
         self.has_main = False  # the page marks its main content
 
     # Feeding html.parser without its quadratic paths
@@ -420,6 +425,8 @@ class _Reader(HTMLParser):
             if hidden:
                 entry.hidden = True
                 entry.label = f"<{tag} {hidden}>"
+            if tag == "a":
+                entry.anchor = any(n == "href" and v and v.startswith("#") for n, v in attrs)
         if kind == "dropped":
             entry.dropped = True
             entry.label = f"<{tag}>"
@@ -452,6 +459,7 @@ class _Reader(HTMLParser):
         self.stack.append(entry)
         if entry.tag == "a":
             self.links += 1
+            self.anchors += entry.anchor
         counts = self.scopes[-1].counts
         counts[entry.tag] = counts.get(entry.tag, 0) + 1
         if entry.kind in SCOPES:
@@ -468,6 +476,7 @@ class _Reader(HTMLParser):
         entry = self.stack.pop()
         if entry.tag == "a":
             self.links -= 1
+            self.anchors -= entry.anchor
         if entry.kind in SCOPES:
             self.scopes.pop()
         counts = self.scopes[-1].counts
@@ -738,6 +747,8 @@ class _Reader(HTMLParser):
         self._add_text(data, self.lines.at(first), self.lines.at(last))
         if self.links and self.run is not None:
             self.run.links += count
+            if self.anchors:
+                self.run.anchors += count
 
     def _add_text(self, data: str, first: int | None, last: int) -> None:
         owner = self._owner()
@@ -777,6 +788,7 @@ class _Reader(HTMLParser):
         assert owner.sink is not None
         block = _PBlock(owner.ptype, text, run.first, run.last, owner.depth)
         block.furniture, block.main, block.links = owner.furniture, owner.main, run.links
+        block.anchors = run.anchors
         block.loose = owner.kind == "cell"
         block.in_table = owner.sink is not self.out
         owner.sink.add(block)
@@ -876,14 +888,34 @@ class _Reader(HTMLParser):
             return "links"
         return ""
 
+    def _link_lists(self, kinds: list[str], chars: list[int]) -> dict[int, str]:
+        """The headings and their runs of link items that are furniture (furniture.link_lists)."""
+        return link_lists(
+            [
+                LinkBlock(
+                    block.type,
+                    block.text,
+                    count,
+                    block.links,
+                    block.anchors,
+                    not kind and not block.in_table and block.type != "code",
+                )
+                for block, kind, count in zip(self.out.blocks, kinds, chars, strict=True)
+            ],
+            self.has_main,
+        )
+
     def artifact(self) -> Artifact:
         builder = BlockBuilder()
         extracted = 0
         kinds = [self._furniture_of(block) for block in self.out.blocks]
+        chars = [_non_ws(block.text) for block in self.out.blocks]
+        for index, kind in self._link_lists(kinds, chars).items():
+            kinds[index] = kind
         if all(kinds):
             kinds = [""] * len(kinds)  # a page of nothing but furniture is its own content
         furniture: list[dict[str, Any]] = []
-        for block, kind in zip(self.out.blocks, kinds, strict=True):
+        for block, kind, count in zip(self.out.blocks, kinds, chars, strict=True):
             if kind:
                 furniture.append(
                     {
@@ -893,7 +925,7 @@ class _Reader(HTMLParser):
                         "line_end": block.last,
                     }
                 )
-                extracted += _non_ws(block.text) - block.joins
+                extracted += count - block.joins
                 continue
             where = {"line_start": block.first, "line_end": block.last}  # no char spans
             if block.type == "heading":
@@ -901,7 +933,7 @@ class _Reader(HTMLParser):
                 builder.heading(block.text, block.depth, where, block.attrs)
             else:
                 builder.place(block.type, block.text, where, block.attrs, depth=block.depth)
-            extracted += _non_ws(block.text) - block.joins
+            extracted += count - block.joins
         failed: list[dict[str, str]] = []
         if self.left_open:
             named = self.left_open[:MAX_NAMED]

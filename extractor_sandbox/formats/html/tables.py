@@ -32,6 +32,7 @@ class _PBlock:
         "furniture",
         "main",
         "links",
+        "anchors",
         "loose",
         "in_table",
     )
@@ -47,6 +48,7 @@ class _PBlock:
         self.furniture: Furniture | None = None  # the furniture element it was read in
         self.main = False  # read inside the page's main content (main, article, role="main")
         self.links = 0  # its characters inside links
+        self.anchors = 0  # ... inside links to the page itself ("#...")
         self.loose = False  # text directly in a table cell, in no paragraph element
         self.in_table = False  # read in a table's cell or caption
 
