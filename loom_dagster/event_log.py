@@ -78,6 +78,8 @@ MAX_PENDING = 2000
 # A batch connection's page cache on a file with a rollback journal, in KiB: a batch of
 # MAX_PENDING events (~2.5 kB each, with their index entries) fits.
 _BATCH_CACHE_KIB = 65536
+# How long a file just created waits to leave WAL while another connection holds it, in ms.
+_SWITCH_WAIT_MS = 200
 # The events Dagster's SQLite storage mirrors in the index file, with their rows there.
 _INDEXED = frozenset(ASSET_EVENTS) | frozenset(ASSET_CHECK_EVENTS)
 
@@ -444,6 +446,8 @@ class BatchedSqliteEventLogStorage(BatchedEventWrites, SqliteEventLogStorage):
         if fresh:
             try:
                 with engine.connect() as conn:
+                    # Not Dagster's 30 s: a file another connection holds is left as it is.
+                    conn.exec_driver_sql(f"PRAGMA busy_timeout={_SWITCH_WAIT_MS}")
                     conn.exec_driver_sql("PRAGMA journal_mode=DELETE")
             except db.exc.OperationalError:
                 pass  # another connection has it open already: it stays WAL, as Dagster made it
