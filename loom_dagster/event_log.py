@@ -1,5 +1,6 @@
 """Dagster's event log, written a batch at a time: the same events in the same tables, fewer
 transactions.
+Over 500 lines: one idea, Dagster's storages' writes made per batch, on SQLite and PostgreSQL alike.
 
 A run of the ingest job stores about thirteen events per revision (the materialization planned
 and made of each asset, each check's evaluation), and Dagster's storages write each in its own
@@ -14,7 +15,8 @@ and their order are exactly what the stock storage writes, and a reader in anoth
 a batch whole once it is committed. Two of its rows are written lighter (each method says how
 and why): an asset's `asset_keys` row once per batch and kind of event, and a planned check's
 PLANNED rows each with the event narrowed to its own partition. On SQLite, each file's
-`event_logs` rows of a batch are inserted by one statement, not one per event.
+`event_logs` rows of a batch are inserted by one statement, not one per event, and the batch's
+check evaluations update their rows by one statement.
 
 What a crash costs: the events of an unfinished batch (at most one step's asset events). The run
 is then left STARTED, which `loom ingest` reaps as failed (runs.py), and the step's work is in the
@@ -27,14 +29,16 @@ changes nothing. resources/events.py holds the resource that batches a run's ste
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as db
 from dagster import DagsterEventType, DagsterInstance
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluation,
     AssetCheckEvaluationPlanned,
 )
 from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
@@ -51,7 +55,7 @@ from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._serdes import ConfigurableClassData, serialize_value
 from dagster_postgres import PostgresEventLogStorage
 from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
 
 from loom_dagster.errors import LoomError
@@ -71,6 +75,11 @@ _ASSET_KEY_INDEX_COLS = "asset_keys.last_materialization_timestamp"
 # A batch is written once it holds this many events, whatever comes next: bounds the memory a
 # step of many partitions holds and what a crash can lose.
 MAX_PENDING = 2000
+# A batch connection's page cache on a file with a rollback journal, in KiB: a batch of
+# MAX_PENDING events (~2.5 kB each, with their index entries) fits.
+_BATCH_CACHE_KIB = 65536
+# How long a file just created waits to leave WAL while another connection holds it, in ms.
+_SWITCH_WAIT_MS = 200
 # The events Dagster's SQLite storage mirrors in the index file, with their rows there.
 _INDEXED = frozenset(ASSET_EVENTS) | frozenset(ASSET_CHECK_EVENTS)
 
@@ -262,6 +271,35 @@ def _is_asset_event(event: EventLogEntry) -> bool:
     return event.dagster_event_type in ASSET_EVENTS
 
 
+def _is_run_evaluation(event: EventLogEntry) -> bool:
+    """A check's evaluation in a run: Dagster updates the row its planned event made."""
+    return bool(event.run_id) and isinstance(
+        event.dagster_event and event.dagster_event.event_specific_data, AssetCheckEvaluation
+    )
+
+
+# Dagster's `_update_asset_check_evaluation` for a partition's row, with its values as
+# parameters so one statement serves a batch (`partition` is set to the value it is found by).
+_EVALUATION_UPDATE = (
+    AssetCheckExecutionsTable.update()
+    .where(
+        db.and_(
+            AssetCheckExecutionsTable.c.asset_key == db.bindparam("k_asset"),
+            AssetCheckExecutionsTable.c.check_name == db.bindparam("k_check"),
+            AssetCheckExecutionsTable.c.run_id == db.bindparam("k_run"),
+            AssetCheckExecutionsTable.c.partition == db.bindparam("k_partition"),
+        )
+    )
+    .values(
+        execution_status=db.bindparam("v_status"),
+        evaluation_event=db.bindparam("v_event"),
+        evaluation_event_timestamp=db.bindparam("v_timestamp"),
+        evaluation_event_storage_id=db.bindparam("v_event_id"),
+        materialization_event_storage_id=db.bindparam("v_target_id"),
+    )
+)
+
+
 def _batchable(event: EventLogEntry) -> bool:
     # An event recorded outside a run (run_id "") is stored at once: Dagster refuses a second
     # one per check and partition, and its caller must see that where it asked.
@@ -269,11 +307,14 @@ def _batchable(event: EventLogEntry) -> bool:
 
 
 class BatchedSqliteEventLogStorage(BatchedEventWrites, SqliteEventLogStorage):
-    """Dagster's SQLite event log (a file per run and an index file), batched.
+    """Dagster's SQLite event log (a file per run and an index file), batched, each file it
+    creates kept with SQLite's rollback journal rather than the WAL Dagster gives it (below).
 
-    A batch's connections run `synchronous=NORMAL`: in WAL mode (which Dagster sets on these
-    files) a commit then survives the process dying at any point, and only an operating system
-    crash may roll back the last commits, never corrupt the file.
+    In a file Dagster made (WAL, e.g. a home from before), a batch's connections run
+    `synchronous=NORMAL`: a commit then survives the process dying at any point, and only an
+    operating system crash may roll back the last commits, never corrupt the file. In a file
+    with a rollback journal they keep SQLite's default, `FULL`: a commit survives an operating
+    system crash too (`NORMAL` there could corrupt the file on a power loss).
     """
 
     @classmethod
@@ -305,11 +346,60 @@ class BatchedSqliteEventLogStorage(BatchedEventWrites, SqliteEventLogStorage):
         assets = [(e, i) for e, i in zip(events, ids, strict=True) if _is_asset_event(e)]
         if assets:
             self._store_asset_event_tags(index, [e for e, _ in assets], [i for _, i in assets])  # type: ignore[attr-defined]
-        for event, event_id in zip(events, ids, strict=True):
+        evaluations: list[tuple[EventLogEntry, int, dict[str, Any]]] = []
+        for event, event_id, row in zip(events, ids, rows, strict=True):
             if _is_asset_event(event):
                 self._store_asset_event(index, event, event_id)
+            elif _is_run_evaluation(event):
+                evaluations.append((event, event_id, row))
             else:
+                self._update_evaluations(index, evaluations)  # before a check planned after them
+                evaluations = []
                 self.store_asset_check_event(event, event_id)  # type: ignore[attr-defined]
+        self._update_evaluations(index, evaluations)
+
+    def _update_evaluations(
+        self, conn: Connection, evaluations: list[tuple[EventLogEntry, int, dict[str, Any]]]
+    ) -> None:
+        """Each check evaluation's row (the check's PLANNED row for its run and partition) gets
+        the evaluation, as Dagster's `_update_asset_check_evaluation` gives it, but by one
+        `UPDATE` executed over the batch's evaluations, each carrying the event as its
+        `event_logs` row already serialized it: built and serialized again per evaluation, they
+        were the largest part left of writing a batch (docs/benchmarks/house.md).
+
+        Where Dagster's own path would do anything else (no planned row to update, so it inserts
+        one; an evaluation without a partition; two of the same row in the batch), each is
+        stored by Dagster's path instead: its update sets what the batch's did, then inserts."""
+        if not evaluations:
+            return
+        params = []
+        for event, event_id, row in evaluations:
+            evaluation = cast(AssetCheckEvaluation, event.get_dagster_event().event_specific_data)
+            target = evaluation.target_materialization_data
+            params.append(
+                {
+                    "k_asset": evaluation.asset_key.to_string(),
+                    "k_check": evaluation.check_name,
+                    "k_run": event.run_id,
+                    "k_partition": evaluation.partition,
+                    "v_status": (
+                        AssetCheckExecutionRecordStatus.SUCCEEDED.value
+                        if evaluation.passed
+                        else AssetCheckExecutionRecordStatus.FAILED.value
+                    ),
+                    "v_event": row["event"],
+                    "v_timestamp": row["timestamp"],
+                    "v_event_id": event_id,
+                    "v_target_id": target.storage_id if target else None,
+                }
+            )
+        keys = {(p["k_asset"], p["k_check"], p["k_run"], p["k_partition"]) for p in params}
+        if len(keys) == len(params) and all(p["k_partition"] is not None for p in params):
+            updated = conn.execute(_EVALUATION_UPDATE, params).rowcount
+            if updated == len(params):
+                return
+        for event, event_id, _ in evaluations:
+            self.store_asset_check_event(event, event_id)  # type: ignore[attr-defined]
 
     @staticmethod
     def _insert_returning_ids(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
@@ -336,6 +426,32 @@ class BatchedSqliteEventLogStorage(BatchedEventWrites, SqliteEventLogStorage):
             )
         return ids
 
+    def _initdb(self, engine: Engine, for_index_shard: bool = False) -> None:
+        """Dagster's schema in a file; a file created here then leaves WAL for SQLite's default
+        rollback journal (`DELETE`), which every later connection to it uses.
+
+        Why: in WAL mode every page a commit writes goes to the `-wal` file and again into the
+        database at the checkpoint, so an event log written once is written twice: 116 of the
+        283 kB a small file's first load wrote (an strace of 300 files). A rollback journal
+        keeps only the pages a commit changes that were there before it (a batch mostly adds
+        pages): 26 kB a file. What it changes for readers (the UI, sensors, other `loom`s): they
+        still read while a batch is written and see it whole once committed, but a commit waits
+        for the reads open at that moment to end, and a read starting during the commit's few
+        milliseconds waits for it (each up to Dagster's 30 s busy timeout), where WAL never
+        makes either wait. A file that exists is left as it is (a home's files from before stay
+        WAL), and so is one another connection opened before the switch."""
+        path = engine.url.database
+        fresh = bool(path) and not os.path.exists(str(path))
+        super()._initdb(engine, for_index_shard)
+        if fresh:
+            try:
+                with engine.connect() as conn:
+                    # Not Dagster's 30 s: a file another connection holds is left as it is.
+                    conn.exec_driver_sql(f"PRAGMA busy_timeout={_SWITCH_WAIT_MS}")
+                    conn.exec_driver_sql("PRAGMA journal_mode=DELETE")
+            except db.exc.OperationalError:
+                pass  # another connection has it open already: it stays WAL, as Dagster made it
+
     @contextmanager
     def _held_connections(self, run_id: str) -> Iterator[dict[str, Connection]]:
         with self._open(run_id) as run, self._open(INDEX_SHARD_NAME) as index:
@@ -356,7 +472,12 @@ class BatchedSqliteEventLogStorage(BatchedEventWrites, SqliteEventLogStorage):
                 self._initdb(engine)
                 self._initialized_dbs.add(shard)
             with engine.connect() as conn:
-                conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+                if conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal":
+                    conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+                else:
+                    # A batch's pages stay in memory to its commit: spilled (past the default
+                    # 2 MB), they would take the file from its readers early and be written twice.
+                    conn.exec_driver_sql(f"PRAGMA cache_size=-{_BATCH_CACHE_KIB}")
                 conn.commit()
                 with conn.begin():
                     yield conn

@@ -492,3 +492,149 @@ def test_a_batch_inserts_each_event_table_once_and_leaves_the_rows_event_by_even
     # engine events, each stored alone: not an insert per event per file (2 x 126 events).
     assert len(inserts) == 2 * 2 + 3, inserts
     assert sum(inserts) == 2 * (len(events) - 3) + 3
+
+
+def test_a_batchs_check_evaluations_update_their_rows_by_one_statement_as_dagster_leaves_them(
+    tmp_path: Path,
+) -> None:
+    """Dagster updates each evaluation's PLANNED row by an `UPDATE` built and serialized per
+    evaluation (the largest part left of writing a batch); a batch's evaluations update theirs
+    by one statement executed over them all. An evaluation Dagster's path would insert a row for
+    (none planned) takes that path, the batch's other evaluations with it. Every check row,
+    failures and target materializations included, is the one the stock storage leaves."""
+    from dagster import AssetCheckEvaluation
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationTargetMaterializationData,
+    )
+    from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
+    from dagster._core.events import AssetCheckEvaluationPlanned
+    from sqlalchemy import event as sa_event
+    from sqlalchemy.engine import Engine
+
+    keys = [f"note-{n:02d}.md~h@s" for n in range(12)]
+
+    def evaluation(key: str, n: int) -> EventLogEntry:
+        target = AssetCheckEvaluationTargetMaterializationData(
+            storage_id=n + 1, run_id=RUN, timestamp=1.0
+        )
+        return entry(
+            DagsterEvent(
+                DagsterEventType.ASSET_CHECK_EVALUATION.value,
+                "ingest",
+                event_specific_data=AssetCheckEvaluation(
+                    asset_key=ASSET,
+                    check_name="live",
+                    passed=n % 3 != 0,
+                    partition=key,
+                    target_materialization_data=target if n % 2 else None,
+                ),
+            ),
+            RUN,
+        )
+
+    check_planned = entry(
+        DagsterEvent(
+            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
+            "ingest",
+            event_specific_data=AssetCheckEvaluationPlanned(
+                asset_key=ASSET,
+                check_name="live",
+                partitions_subset=DefaultPartitionsSubset(set(keys[:10])),
+            ),
+        ),
+        RUN,
+    )
+    # The planned rows; a step's eight evaluations, each with its row; a step's four, two of
+    # them without one.
+    events = [engine_event(), check_planned, engine_event()]
+    events += [evaluation(key, n) for n, key in enumerate(keys[:8])] + [engine_event()]
+    events += [evaluation(key, n) for n, key in enumerate(keys[8:], 8)] + [engine_event()]
+
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    batched = BatchedSqliteEventLogStorage(str(tmp_path / "batched"))
+    for each in events:
+        stock.store_event(each)
+
+    updates: list[int] = []
+
+    def count(_conn: object, _cursor: object, statement: str, params: object, *_: object) -> None:
+        if statement.startswith("UPDATE asset_check_executions"):
+            updates.append(len(params) if isinstance(params, list) else 1)
+
+    sa_event.listen(Engine, "before_cursor_execute", count)
+    try:
+        with batched.batched():
+            for each in events:
+                batched.store_event(each)
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", count)
+
+    for shard in (RUN, "index"):
+        assert table_rows(tmp_path / "batched", shard) == table_rows(tmp_path / "stock", shard)
+    checks = table_rows(tmp_path / "stock", "index")["asset_check_executions"]
+    assert len(checks) == len(keys)  # ten planned and updated, two inserted
+    # The first step's eight in one statement; the second's four tried so, then one by one.
+    assert updates == [8, 4, 1, 1, 1, 1], updates
+
+
+def journal_mode(base: Path, shard: str) -> str:
+    import sqlite3
+
+    with sqlite3.connect(base / f"{shard}.db") as con:
+        return str(con.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def test_the_files_a_storage_creates_keep_a_rollback_journal_and_files_from_before_stay_wal(
+    tmp_path: Path,
+) -> None:
+    """A file Loom's storage creates leaves Dagster's WAL for SQLite's rollback journal (every
+    page written once, not to the WAL and again at the checkpoint), and its batches commit with
+    `synchronous=FULL` (`NORMAL` could corrupt such a file on a power loss); a home's files
+    Dagster made in WAL mode stay so, with the batches' `NORMAL` as before."""
+    fresh = BatchedSqliteEventLogStorage(str(tmp_path / "fresh"))
+    fresh.store_event(engine_event())
+    assert journal_mode(tmp_path / "fresh", "index") == "delete"
+    assert journal_mode(tmp_path / "fresh", RUN) == "delete"
+
+    SqliteEventLogStorage(str(tmp_path / "before")).store_event(engine_event())
+    before = BatchedSqliteEventLogStorage(str(tmp_path / "before"))
+    with before.batched():
+        before.store_event(materialization("a"))
+    other_run = "4f1e2d3c-0000-4000-8000-000000000002"
+    before.store_event(engine_event(other_run))  # a new run's file in a home from before
+    assert journal_mode(tmp_path / "before", "index") == "wal"
+    assert journal_mode(tmp_path / "before", RUN) == "wal"
+    assert journal_mode(tmp_path / "before", other_run) == "delete"
+    assert stored(SqliteEventLogStorage(str(tmp_path / "before"))) == ["a"]
+
+    synchronous = {}
+    for name, storage, run in (("fresh", fresh, RUN), ("wal", before, RUN)):
+        with storage._open(run) as conn:
+            synchronous[name] = conn.exec_driver_sql("PRAGMA synchronous").scalar()
+    assert synchronous == {"fresh": 2, "wal": 1}  # FULL, NORMAL
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="no /proc/self/io to count bytes")
+def test_a_batch_into_a_rollback_journal_file_writes_far_less_than_into_a_wal_file(
+    tmp_path: Path,
+) -> None:
+    """The same batch of 200 revisions' materializations, into the files of a fresh home and of
+    a home whose files Dagster made (WAL): the WAL file gets each page twice (the log, then the
+    checkpoint when the batch's connection closes), the rollback journal only the few pages
+    the batch changed rather than added."""
+    events = [materialization(f"note-{n:03d}.md~h@s") for n in range(200)]
+    SqliteEventLogStorage(str(tmp_path / "wal")).store_event(engine_event())
+    homes = {
+        "wal": BatchedSqliteEventLogStorage(str(tmp_path / "wal")),
+        "fresh": BatchedSqliteEventLogStorage(str(tmp_path / "fresh")),
+    }
+    homes["fresh"].store_event(engine_event())  # each file created before counting
+    cost = {}
+    for name, storage in homes.items():
+        before = written()
+        with storage.batched():
+            for event in events:
+                storage.store_event(event)
+        cost[name] = written() - before
+        assert len(stored(SqliteEventLogStorage(str(tmp_path / name)))) == len(events)
+    assert cost["fresh"] * 10 < cost["wal"] * 7, cost
