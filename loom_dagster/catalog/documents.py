@@ -12,6 +12,7 @@ import duckdb
 from loom_dagster import hold
 from loom_dagster.catalog.errors import CatalogError
 from loom_dagster.catalog.outcomes import PUBLISHED, SUPERSEDED, Outcome, _record_outcomes
+from loom_dagster.catalog.postgres import PostgresCatalog
 from loom_dagster.catalog.transactions import _lock, atomic, transaction
 from loom_dagster.chunking import Chunk
 from loom_dagster.sources import Revision
@@ -201,6 +202,28 @@ def live_documents(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, 
             "WHERE status = 'live' AND live_revision IS NOT NULL ORDER BY source, path"
         ).fetchall()
     ]
+
+
+def live_digest(con: duckdb.DuckDBPyConnection) -> str:
+    """A digest of `live_documents` (their number and each row), made by the catalog: what tells
+    that no document was published, retired or moved since it was last taken, without a million
+    rows brought to Python to say so. The embedded catalog combines a hash of each row (one pass,
+    no sort: 0.1 s for 200,000 where an ordered md5 took 0.75 s); PostgreSQL, which has no such
+    hash, digests the rows in order."""
+    live = "FROM documents WHERE status = 'live' AND live_revision IS NOT NULL"
+    if isinstance(con, PostgresCatalog):
+        sql = (
+            "SELECT count(*), coalesce(md5(string_agg(document_id || chr(9) || source || chr(9) "
+            f"|| path || chr(9) || live_revision, chr(10) ORDER BY document_id)), '') {live}"
+        )
+    else:
+        sql = (
+            "SELECT count(*), coalesce(bit_xor(hash(document_id, source, path, live_revision)), 0),"
+            f" coalesce(sum(hash(live_revision, document_id) % 1000000007), 0) {live}"
+        )
+    row = con.execute(sql).fetchone()
+    assert row is not None
+    return ":".join(str(value) for value in row)
 
 
 def counts(con: duckdb.DuckDBPyConnection) -> Mapping[str, int]:
