@@ -65,6 +65,7 @@ from loom_dagster.catalog.retention import (
     document_states,
     remove_source,
     revision_states,
+    settled_among,
     source_paths,
 )
 from loom_dagster.catalog.revisions import (
@@ -145,6 +146,7 @@ __all__ = [
     "remove_source",
     "retire_paths",
     "revision_states",
+    "settled_among",
     "revisions_of",
     "searchable",
     "source_at",

@@ -80,6 +80,20 @@ def revision_states(
     ]
 
 
+def settled_among(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
+    """Which of `keys` are settled (RevisionState.settled: its document's live revision, its
+    outcome published), in one query over those keys only."""
+    keys = list(keys)
+    if not keys:
+        return set()
+    rows = con.execute(
+        "SELECT d.live_revision FROM documents d JOIN outcomes o ON o.revision = d.live_revision "
+        "WHERE d.live_revision IN (SELECT unnest(?)) AND o.status = ?",
+        [keys, PUBLISHED],
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
 @dataclass(frozen=True)
 class DocumentRevision:
     """One revision of a document, beside the document's live revision and state."""

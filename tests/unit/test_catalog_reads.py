@@ -161,3 +161,15 @@ def test_retention_read_from_documents_with_history_prunes_what_the_whole_read_p
         assert lifecycle.pruned_revisions(con, retention) == (
             lifecycle.plan_retention(catalog.revision_states(con), retention).pruned
         )
+
+
+def test_the_settled_among_some_keys_are_those_the_states_of_every_revision_call_settled(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    revs = history(con)
+    keys = [rev.key for rev in revs.values()]
+    settled = {state.key for state in catalog.revision_states(con) if state.settled}
+    assert settled == {revs[name].key for name in ("a2", "b1", "g2")}
+    assert catalog.settled_among(con, keys) == settled
+    assert catalog.settled_among(con, [revs["b1"].key, revs["a1"].key]) == {revs["b1"].key}
+    assert catalog.settled_among(con, []) == set()
