@@ -5,7 +5,8 @@ revisions still to run, a revision by key.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+import contextlib
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import duckdb
 
@@ -87,40 +88,23 @@ class _KnownInCatalog:
     def compare(
         self, found: Sequence[tuple[str, int, int, int, int]], options: str | Sequence[str]
     ) -> tuple[dict[str, FileState | None], list[str]]:
-        import numpy as np
-
-        columns = list(zip(*found, strict=True)) or [(), (), (), (), ()]
-        # A device or inode number is unsigned (an overlay's inodes use the high bits).
-        scanned = {
-            "path": np.array(columns[0], dtype=object),
-            "size": np.array(columns[1], dtype=np.int64),
-            "mtime_ns": np.array(columns[2], dtype=np.int64),
-            "device": np.array(columns[3], dtype=np.uint64),
-            "inode": np.array(columns[4], dtype=np.uint64),
-        }
-        same_options = "k.options = ?"
-        values: list[object] = [self.source, self.source]
-        if isinstance(options, str):
-            values.append(options)
-        else:
-            scanned["options"] = np.array(options, dtype=object)
-            same_options = "k.options = s.options"
-        view = f"loom_scanned_{id(self)}"
-        self.con.register(view, scanned)
-        try:
+        columns: list[Sequence[object]] = [*zip(*found, strict=True)] or [[]] * 5
+        if not isinstance(options, str):
+            columns.append(options)
+        with self._scanned(columns) as (scanned, values):
             rows = self.con.execute(
                 f"""
                 SELECT coalesce(s.path, k.path), s.path IS NULL, k.path IS NULL, k.size,
                     k.mtime_ns, k.sha256, k.device, k.inode, k.options, k.key
-                FROM ({_NEWEST_OF_SOURCE}) k FULL OUTER JOIN {view} s ON s.path = k.path
+                FROM ({_NEWEST_OF_SOURCE}) k FULL OUTER JOIN {scanned} s ON s.path = k.path
                 WHERE s.path IS NULL OR k.path IS NULL OR NOT (
                     k.size = s.size AND k.mtime_ns = s.mtime_ns AND k.inode IN (0, s.inode)
-                    AND k.device IN (0, s.device) AND {same_options})
+                    AND k.device IN (0, s.device)
+                    AND k.options = {"?" if isinstance(options, str) else "s.options"})
                 """,
-                values,
+                [self.source, self.source, *values]
+                + ([options] if isinstance(options, str) else []),
             ).fetchall()
-        finally:
-            self.con.unregister(view)
         differing: dict[str, FileState | None] = {}
         missing: list[str] = []
         for path, not_found, unknown, *state in rows:
@@ -129,6 +113,58 @@ class _KnownInCatalog:
             else:
                 differing[path] = None if unknown else FileState._make(state)
         return differing, missing
+
+    @contextlib.contextmanager
+    def _scanned(
+        self, columns: list[Sequence[object]]
+    ) -> Iterator[tuple[str, list[Sequence[object]]]]:
+        """The scan's columns (path, size, mtime_ns, device, inode[, options]) as a table DuckDB
+        joins: the SQL naming it and its parameters. A small folder's go as list parameters; a
+        large one's as numpy arrays DuckDB reads in place (a million paths in milliseconds, where
+        lists take seconds), numpy loaded only then (the quick ingest of a small folder loads
+        none of it)."""
+        names = _SCANNED[: len(columns)]
+        if len(columns[0]) < _SCANNED_IN_ARRAYS:
+            yield (
+                "(SELECT "
+                + ", ".join(f"unnest(?::{kind}) AS {name}" for name, kind in names)
+                + ")",
+                columns,
+            )
+            return
+        import numpy as np
+
+        view = f"loom_scanned_{id(self)}"
+        arrays = {
+            name: np.array(
+                column,
+                dtype=np.uint64
+                if kind == "UBIGINT[]"
+                else np.int64
+                if kind == "BIGINT[]"
+                else object,
+            )
+            for (name, kind), column in zip(names, columns, strict=True)
+        }
+        self.con.register(view, arrays)
+        try:
+            yield view, []
+        finally:
+            self.con.unregister(view)
+
+
+# The scan's columns as the catalog compares them, with their types (a device or an inode
+# number is unsigned: an overlay's inodes use the high bits).
+_SCANNED = (
+    ("path", "VARCHAR[]"),
+    ("size", "BIGINT[]"),
+    ("mtime_ns", "BIGINT[]"),
+    ("device", "UBIGINT[]"),
+    ("inode", "UBIGINT[]"),
+    ("options", "VARCHAR[]"),
+)
+# From this many files, the scan goes to DuckDB as numpy arrays rather than list parameters.
+_SCANNED_IN_ARRAYS = 10_000
 
 
 def known_files_in(

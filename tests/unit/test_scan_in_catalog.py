@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 from loom_dagster import catalog
+from loom_dagster.catalog import revisions
 from loom_dagster.sources import OptionRule, ScanResult, Source, scan
 
 PAST = time.time() - 600
@@ -28,8 +29,14 @@ def write(root: Path, name: str, text: str) -> None:
     os.utime(path, (PAST, PAST))
 
 
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+@pytest.fixture(params=["lists", "arrays"])
+def con(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog, handed the scan as list parameters (a small folder) or as numpy arrays (a
+    large one: the threshold set to 0 here)."""
+    if request.param == "arrays":
+        monkeypatch.setattr(revisions, "_SCANNED_IN_ARRAYS", 0)
     connection = duckdb.connect(str(tmp_path / "catalog.duckdb"))
     catalog.ensure_schema(connection)
     yield connection
