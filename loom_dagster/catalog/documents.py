@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import duckdb
 
 from loom_dagster import hold
+from loom_dagster.catalog.bulk import as_table
 from loom_dagster.catalog.errors import CatalogError
 from loom_dagster.catalog.outcomes import PUBLISHED, SUPERSEDED, Outcome, _record_outcomes
 from loom_dagster.catalog.postgres import PostgresCatalog
@@ -202,6 +203,40 @@ def live_documents(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, 
             "WHERE status = 'live' AND live_revision IS NOT NULL ORDER BY source, path"
         ).fetchall()
     ]
+
+
+def live_unlike(
+    con: duckdb.DuckDBPyConnection, have: Mapping[str, str]
+) -> tuple[dict[str, tuple[str, str, str]], list[str]]:
+    """What a copy of the live set (`have`: document -> revision, as the vector index holds it)
+    must change to match the catalog: each live document whose live revision it does not have
+    ((source, path, live revision), in source and path order), and its documents that are not
+    live (in its order). The embedded catalog compares `have` itself, so that a million
+    documents alike bring no row to Python."""
+    if isinstance(con, PostgresCatalog):
+        live = {doc: (source, path, key) for doc, source, path, key in live_documents(con)}
+        return (
+            {doc: entry for doc, entry in live.items() if have.get(doc) != entry[2]},
+            [doc for doc in have if doc not in live],
+        )
+    table = [("document_id", "VARCHAR", list(have)), ("revision", "VARCHAR", list(have.values()))]
+    with as_table(con, table) as (held, values):
+        rows = con.execute(
+            f"""
+            SELECT coalesce(d.document_id, h.document_id), d.document_id IS NULL, d.source,
+                d.path, d.live_revision
+            FROM (SELECT document_id, source, path, live_revision FROM documents
+                  WHERE status = 'live' AND live_revision IS NOT NULL) d
+            FULL OUTER JOIN {held} h ON h.document_id = d.document_id
+            WHERE d.document_id IS NULL OR h.document_id IS NULL
+               OR h.revision IS DISTINCT FROM d.live_revision
+            ORDER BY d.source, d.path
+            """,
+            values,
+        ).fetchall()
+    stale = {doc: (source, path, key) for doc, gone, source, path, key in rows if not gone}
+    gone = {doc for doc, not_live, *_ in rows if not_live}
+    return stale, [doc for doc in have if doc in gone] if gone else []
 
 
 def live_digest(con: duckdb.DuckDBPyConnection) -> str:

@@ -5,12 +5,12 @@ revisions still to run, a revision by key.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import duckdb
 
 from loom_dagster import hold
+from loom_dagster.catalog.bulk import as_table
 from loom_dagster.catalog.errors import CatalogError
 from loom_dagster.catalog.outcomes import RETRIES_EXHAUSTED
 from loom_dagster.catalog.transactions import _lock, atomic
@@ -91,7 +91,13 @@ class _KnownInCatalog:
         columns: list[Sequence[object]] = [*zip(*found, strict=True)] or [[]] * 5
         if not isinstance(options, str):
             columns.append(options)
-        with self._scanned(columns) as (scanned, values):
+        # A device or an inode number is unsigned (an overlay's inodes use the high bits).
+        kinds = ("VARCHAR", "BIGINT", "BIGINT", "UBIGINT", "UBIGINT", "VARCHAR")
+        names = ("path", "size", "mtime_ns", "device", "inode", "options")
+        table = [
+            (name, kind, column) for name, kind, column in zip(names, kinds, columns, strict=False)
+        ]
+        with as_table(self.con, table) as (scanned, values):
             rows = self.con.execute(
                 f"""
                 SELECT coalesce(s.path, k.path), s.path IS NULL, k.path IS NULL, k.size,
@@ -113,58 +119,6 @@ class _KnownInCatalog:
             else:
                 differing[path] = None if unknown else FileState._make(state)
         return differing, missing
-
-    @contextlib.contextmanager
-    def _scanned(
-        self, columns: list[Sequence[object]]
-    ) -> Iterator[tuple[str, list[Sequence[object]]]]:
-        """The scan's columns (path, size, mtime_ns, device, inode[, options]) as a table DuckDB
-        joins: the SQL naming it and its parameters. A small folder's go as list parameters; a
-        large one's as numpy arrays DuckDB reads in place (a million paths in milliseconds, where
-        lists take seconds), numpy loaded only then (the quick ingest of a small folder loads
-        none of it)."""
-        names = _SCANNED[: len(columns)]
-        if len(columns[0]) < _SCANNED_IN_ARRAYS:
-            yield (
-                "(SELECT "
-                + ", ".join(f"unnest(?::{kind}) AS {name}" for name, kind in names)
-                + ")",
-                columns,
-            )
-            return
-        import numpy as np
-
-        view = f"loom_scanned_{id(self)}"
-        arrays = {
-            name: np.array(
-                column,
-                dtype=np.uint64
-                if kind == "UBIGINT[]"
-                else np.int64
-                if kind == "BIGINT[]"
-                else object,
-            )
-            for (name, kind), column in zip(names, columns, strict=True)
-        }
-        self.con.register(view, arrays)
-        try:
-            yield view, []
-        finally:
-            self.con.unregister(view)
-
-
-# The scan's columns as the catalog compares them, with their types (a device or an inode
-# number is unsigned: an overlay's inodes use the high bits).
-_SCANNED = (
-    ("path", "VARCHAR[]"),
-    ("size", "BIGINT[]"),
-    ("mtime_ns", "BIGINT[]"),
-    ("device", "UBIGINT[]"),
-    ("inode", "UBIGINT[]"),
-    ("options", "VARCHAR[]"),
-)
-# From this many files, the scan goes to DuckDB as numpy arrays rather than list parameters.
-_SCANNED_IN_ARRAYS = 10_000
 
 
 def known_files_in(

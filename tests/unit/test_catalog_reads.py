@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from loom_dagster import catalog, lifecycle
+from loom_dagster.catalog import bulk
 from loom_dagster.sources import FileState, Revision, Source, document_id, revision_key
 from tests.unit.catalog_backends import BACKENDS, open_catalog
 
@@ -173,3 +174,25 @@ def test_the_settled_among_some_keys_are_those_the_states_of_every_revision_call
     assert catalog.settled_among(con, keys) == settled
     assert catalog.settled_among(con, [revs["b1"].key, revs["a1"].key]) == {revs["b1"].key}
     assert catalog.settled_among(con, []) == set()
+
+
+@pytest.mark.parametrize("in_arrays", [False, True], ids=["lists", "arrays"])
+def test_what_a_copy_of_the_live_set_must_change_is_what_comparing_every_live_document_gives(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, in_arrays: bool
+) -> None:
+    revs = history(con)
+    if in_arrays:
+        monkeypatch.setattr(bulk, "IN_ARRAYS", 0)
+    have = {
+        "gone.md~0000000000": "gone.md~0000000000@0000000000000000",  # not a document
+        revs["e1"].document_id: revs["e1"].key,  # retired since
+        revs["a1"].document_id: revs["a1"].key,  # a.md's live revision is a2 now
+        revs["b1"].document_id: revs["b1"].key,  # as live
+    }
+    live = {doc: (source, path, key) for doc, source, path, key in catalog.live_documents(con)}
+    stale, gone = catalog.live_unlike(con, have)
+    expected = {doc: entry for doc, entry in live.items() if have.get(doc) != entry[2]}
+    assert list(stale.items()) == list(expected.items())
+    assert revs["a2"].key in {key for _, _, key in stale.values()}
+    assert gone == [doc for doc in have if doc not in live] == list(have)[:2]
+    assert catalog.live_unlike(con, {doc: key for doc, (_, _, key) in live.items()}) == ({}, [])

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from loom_dagster import catalog
-from loom_dagster.catalog import revisions
+from loom_dagster.catalog import bulk
 from loom_dagster.sources import OptionRule, ScanResult, Source, scan
 
 PAST = time.time() - 600
@@ -36,7 +36,7 @@ def con(
     """The catalog, handed the scan as list parameters (a small folder) or as numpy arrays (a
     large one: the threshold set to 0 here)."""
     if request.param == "arrays":
-        monkeypatch.setattr(revisions, "_SCANNED_IN_ARRAYS", 0)
+        monkeypatch.setattr(bulk, "IN_ARRAYS", 0)
     connection = duckdb.connect(str(tmp_path / "catalog.duckdb"))
     catalog.ensure_schema(connection)
     yield connection
