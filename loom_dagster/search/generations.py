@@ -84,14 +84,6 @@ class Generation:
         entries, next_key = _listing(self.folder)
         return list(entries), next_key
 
-    def revisions(self) -> dict[str, str]:
-        """The revision of each document, from the listing, without making its entries: what
-        every full ingest compares with the catalog (a million entries made cost seconds).
-        A listing that cannot be read raises, as `documents` does."""
-        with open(self.folder / DOCUMENTS, encoding="utf-8") as listing:
-            data = json.load(listing)
-        return {entry["document"]: entry["revision"] for entry in data["documents"]}
-
 
 # A publish reads the listing of the generation it replaces twice (which revision each document
 # has, then the entries it copies): 100,000 entries are seconds to parse. A generation is never

@@ -195,15 +195,13 @@ class VectorIndex:
         """The revision each document's vectors were published as (under this embedder)."""
         for attempt in range(_RELOAD_ATTEMPTS):
             try:
-                generation = open_generation(
-                    self.directory, self.layout, read_manifest(self.directory)
-                )
-                # readable_generation's rule: a damaged generation holds nothing.
-                return {} if generation is None else generation.revisions()
+                generation = readable_generation(self.directory, self.layout)
+                if generation is None:
+                    return {}
+                entries, _ = generation.documents()
+                return {entry.document: entry.revision for entry in entries}
             except FileNotFoundError:
                 time.sleep(0.01 * (attempt + 1))  # a writer swapped it: read the manifest again
-            except (OSError, ValueError, KeyError, TypeError):
-                return {}
         raise LoomError(f"{self.directory} could not be read", code="index_unreadable")
 
     # -- reading ---------------------------------------------------------------------------
