@@ -37,6 +37,9 @@ def as_table(
     import numpy as np
 
     view = f"loom_bulk_{next(_names)}"
+    # DuckDB refuses to register while an earlier statement's result is unread (a fetchone
+    # leaves one); a statement run to its end closes it, as any next execute would.
+    con.execute("SELECT 1").fetchall()
     con.register(
         view,
         {name: np.array(values, dtype=_NUMPY_KINDS[kind]) for name, kind, values in columns},
