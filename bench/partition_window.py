@@ -20,7 +20,11 @@ left it: its partition is added back first (the UI's "Add partition"), and that 
 `--backend postgres` puts the Dagster instance on a PostgreSQL server started on loopback
 (tests/support/postgres.py; the catalog stays in DuckDB, as bench/partition_ceiling.py measured).
 `--window-only` skips the no-window pass. `--hold` keeps the home and its server after measuring,
-for further measurements (WORK/env.json), until WORK/release exists.
+for further measurements (WORK/env.json), until WORK/release exists. `--build-only` builds the
+home, compacts it to the window and holds it without measuring (for bench/scale_reads.py and
+bench/housekeeping_tick.py). `--skip-indexes` grows no search index (synthetic_home.grow_folder
+`indexes=False`): for profiling the scan and the catalog's reads only, since search and the full
+ingest's vector sync read the indexes.
 
 Prints a line per measurement with the load, the machine (nproc, load, date) first, and writes
 them as JSON to --out; `bench/partition_ceiling.py --table OUT` prints the two tables.
@@ -78,6 +82,22 @@ def main(argv: list[str] | None = None) -> int:
         help="keep the home (and its PostgreSQL) after measuring, its settings in WORK/env.json, "
         "until WORK/release exists",
     )
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="build, compact to the window and hold the home (implies --hold); measure nothing",
+    )
+    parser.add_argument(
+        "--skip-indexes",
+        action="store_true",
+        help="grow no search index (the scan's and the catalog's reads only: see the docstring)",
+    )
+    parser.add_argument(
+        "--index-chunk",
+        type=int,
+        default=20_000,
+        help="documents published to the search indexes at once while growing",
+    )
     parser.add_argument("--work", type=Path, default=None, help="a folder for the home")
     parser.add_argument("--out", default="partition_window.json")
     args = parser.parse_args(argv)
@@ -134,6 +154,8 @@ def measure_home(args: argparse.Namespace, work: Path) -> int:
         args.revisions - args.real_files,
         note,
         say=lambda line: print(f"grow: {line}", flush=True),
+        indexes=not args.skip_indexes,
+        index_chunk=args.index_chunk,
     )
     record(backend, args.revisions, "grown", **grown)
     save()
@@ -143,8 +165,21 @@ def measure_home(args: argparse.Namespace, work: Path) -> int:
     label = f"{backend}, window {args.window}"
     # Once untimed: the ingest record the growing made stale is written again, so the
     # quick path below is the quick path in both columns.
-    warm = run_child([str(BIN / "loom"), "ingest", str(args.folder)], args.step_limit_s)
-    record(backend, args.revisions, "loom ingest (after growing, untimed)", **warm)
+    if args.skip_indexes:
+        # The full ingest would find the synthetic documents missing from the vector index and
+        # fail to rebuild them (they have no stored chunks): the record a complete ingest leaves
+        # is written directly, so the quick path is the quick path.
+        remember_ingest()
+    else:
+        warm = run_child([str(BIN / "loom"), "ingest", str(args.folder)], args.step_limit_s)
+        record(backend, args.revisions, "loom ingest (after growing, untimed)", **warm)
+    if args.build_only:
+        os.environ["LOOM_PARTITION_WINDOW"] = str(args.window)
+        compact = run_child([str(BIN / "loom"), "partitions", "compact"], args.step_limit_s)
+        record(label, args.revisions, "loom partitions compact", **compact)
+        save()
+        hold(work)
+        return 0
     with webserver(work / "webserver.log") as (url, pid):
         _, data = graphql(url, ASSET_KEYS, {}, 600)
         assets = [n["assetKey"]["path"] for n in data["assetNodes"] if n["isPartitioned"]]
@@ -173,6 +208,17 @@ def measure_home(args: argparse.Namespace, work: Path) -> int:
     if args.hold:
         hold(work)
     return 0
+
+
+def remember_ingest() -> None:
+    """Write the record of a complete ingest (api/quick.py) for the home as it is."""
+    from loom_dagster.api import quick
+    from loom_dagster.resources.storage import CatalogResource
+    from loom_dagster.settings import LoomSettings
+
+    settings = LoomSettings.from_env()
+    with CatalogResource(database=str(settings.catalog_path)).connect() as con:
+        quick.remember(settings, con, quick.pruned_now(settings, con))
 
 
 def hold(work: Path) -> None:

@@ -32,6 +32,11 @@ def printable(text: str, *, keep_newlines: bool = False) -> str:
     A tab stays a tab; newlines stay only with `keep_newlines`. A lone surrogate (a file name
     that is not UTF-8, decoded with surrogateescape) is escaped like a control.
     """
+    # str.isprintable() is false for every category escaped here (and for tab and newline), so
+    # a text it passes is returned as it is: a name per file of a million-file listing costs a
+    # C loop, not a category lookup per character.
+    if text.isprintable():
+        return text
     out = []
     for char in text:
         if char == "\t" or (keep_newlines and char == "\n"):

@@ -190,6 +190,17 @@ def plan_retention(
     return RetentionPlan(frozenset(kept), tuple(s.key for s in pruned))
 
 
+def pruned_revisions(con: duckdb.DuckDBPyConnection, retention: Retention) -> tuple[str, ...]:
+    """`plan_retention(catalog.revision_states(con), retention).pruned`, read from the documents
+    that can have a revision pruned: retention keeps each document's newest `keep_revisions`
+    (and its live and unfinished ones), so a document with no more revisions than that has
+    none, and a home of a million single-revision documents reads none of them."""
+    from loom_dagster import catalog
+
+    states = catalog.revision_states(con, more_than=retention.keep_revisions)
+    return plan_retention(states, retention).pruned
+
+
 @dataclass(frozen=True)
 class References:
     """The objects some set of revisions needs: originals and artifacts by SHA-256, and the

@@ -84,14 +84,15 @@ def prune_partitions(
     *,
     dry_run: bool = False,
     window: int = 0,
-    settled: Collection[str] = (),
+    settled: Collection[str] | Callable[[Sequence[str]], Collection[str]] = (),
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> list[str]:
     """Delete from the instance the partitions of `keys` it still has, and with a `window`,
     those of `settled` revisions past it (lifecycle.beyond_window), but those a run not ended
     takes (they go at a later prune) and, past the window, those a run failed lately
     (beyond_partition_window); returns the keys deleted, `keys`' first. `progress` is
-    told (deleted, of) after each chunk.
+    told (deleted, of) after each chunk. `settled` may be a function telling which of the
+    partitions' keys are settled, asked only when the set is past the window.
 
     The revisions' catalog records stay: a pruned partition is history, not a loss.
     """
@@ -104,7 +105,8 @@ def prune_partitions(
         if past:
             gone = set(doomed)
             rest = [key for key in existing if key not in gone]
-            doomed += beyond_partition_window(instance, rest, settled, window, spared=held)
+            among = settled(rest) if callable(settled) else settled
+            doomed += beyond_partition_window(instance, rest, among, window, spared=held)
     if not dry_run:
         delete_partitions(instance, doomed, progress=lambda done: progress(done, len(doomed)))
     return doomed

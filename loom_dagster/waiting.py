@@ -106,7 +106,7 @@ def waiting_paths(new: Iterable[str], pending: Iterable[Revision]) -> set[str]:
 def scan_waiting(con: Any, source: Source, *, now: float | None = None) -> Waiting:
     """Scan the folder (hashing only what changed) and say what waits in it."""
     try:  # the sensor's scan (pipeline.plan_source), without loading the pipeline
-        found = scan(source, catalog.known_files(con, source.name))
+        found = scan(source, catalog.known_files_in(con, source.name))
     except SourceError:  # the folder is gone: nothing in it can be run
         return Waiting(source.name)
     registered = catalog.registered_keys(con, [r.key for r in found.new])

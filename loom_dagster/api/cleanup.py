@@ -42,17 +42,18 @@ def prune_partitions_now(
     # Under the catalog's connection: no revision is registered (or revived) between the
     # plan and the deletions.
     with catalog_db.connect() as con:
-        states = catalog.revision_states(con)
-        plan = lifecycle.plan_retention(states, retention)
+        # Neither reads every revision: retention reads the documents with more revisions than
+        # it keeps, the window asks which of the partitions' keys are settled (and only past it).
+        pruned = lifecycle.pruned_revisions(con, retention)
         doomed = prune_partitions(
             instance,
-            plan.pruned,
+            pruned,
             dry_run=dry_run,
             window=window,
-            settled={state.key for state in states if state.settled},
+            settled=lambda keys: catalog.settled_among(con, keys),
             progress=progress,
         )
-        planned(plan.pruned)
+        planned(pruned)
         return doomed
 
 

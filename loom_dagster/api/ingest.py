@@ -160,8 +160,13 @@ def _ingest(
         planned=pruned.extend,
     )
     with catalog_db.connect() as con:
-        # The runs publish the lexical index; the vectors follow the catalog here.
-        pipeline.sync_vectors(con, open_vectors(settings), ObjectStore(settings.object_store_url))
+        # The runs publish the lexical index; the vectors follow the catalog here. With nothing
+        # run or retired since reconcile synced them, they match it already: a second read of
+        # every live document (a million) would find nothing to do.
+        if keys or scan.deleted:
+            pipeline.sync_vectors(
+                con, open_vectors(settings), ObjectStore(settings.object_store_url)
+            )
         outcomes = catalog.outcomes_for(con, keys)
         searchable = catalog.searchable(con, keys)
         # What the next ingest finds unchanged, it answers without Dagster (quick.py).

@@ -25,6 +25,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,7 +69,7 @@ def state_of(
     from loom_dagster.search.vector_files import MANIFEST as VECTOR_MANIFEST
 
     return {
-        "live": _digest(catalog.live_documents(con)),
+        "live": catalog.live_digest(con),
         "pruned": _digest(sorted(pruned)),
         "index": _stat(settings.search_dir / "meta.json"),
         "vectors": _stat(settings.vectors_dir / VECTOR_MANIFEST),
@@ -78,9 +79,9 @@ def state_of(
 
 
 def pruned_now(settings: LoomSettings, con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
-    from loom_dagster import catalog, lifecycle
+    from loom_dagster import lifecycle
 
-    return lifecycle.plan_retention(catalog.revision_states(con), settings.retention).pruned
+    return lifecycle.pruned_revisions(con, settings.retention)
 
 
 def remember(settings: LoomSettings, con: duckdb.DuckDBPyConnection, pruned: Sequence[str]) -> None:
@@ -155,7 +156,7 @@ def unchanged_ingest(
             try:
                 found = scan(
                     source,
-                    catalog.known_files(con, source.name),
+                    catalog.known_files_in(con, source.name),
                     max_bytes=settings.limits.max_bytes,
                 )
             except SourceError:  # the full path says it, in its one line
@@ -173,7 +174,7 @@ def unchanged_ingest(
     report.outcomes.extend(
         FileOutcome("skipped", s.path, None, f"{s.code}: {s.message}") for s in found.skipped
     )
-    report.outcomes.sort(key=lambda o: o.path)
+    report.outcomes.sort(key=attrgetter("path"))
     progress(f"{source.name}: 0 to process, {len(found.unchanged)} unchanged, 0 deleted")
     return report
 

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 import duckdb
 
 from loom_dagster import hold
+from loom_dagster.catalog.bulk import as_table
 from loom_dagster.catalog.errors import CatalogError
 from loom_dagster.catalog.outcomes import PUBLISHED, SUPERSEDED, Outcome, _record_outcomes
+from loom_dagster.catalog.postgres import PostgresCatalog
 from loom_dagster.catalog.transactions import _lock, atomic, transaction
 from loom_dagster.chunking import Chunk
 from loom_dagster.sources import Revision
@@ -201,6 +203,62 @@ def live_documents(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, 
             "WHERE status = 'live' AND live_revision IS NOT NULL ORDER BY source, path"
         ).fetchall()
     ]
+
+
+def live_unlike(
+    con: duckdb.DuckDBPyConnection, have: Mapping[str, str]
+) -> tuple[dict[str, tuple[str, str, str]], list[str]]:
+    """What a copy of the live set (`have`: document -> revision, as the vector index holds it)
+    must change to match the catalog: each live document whose live revision it does not have
+    ((source, path, live revision), in source and path order), and its documents that are not
+    live (in its order). The embedded catalog compares `have` itself, so that a million
+    documents alike bring no row to Python."""
+    if isinstance(con, PostgresCatalog):
+        live = {doc: (source, path, key) for doc, source, path, key in live_documents(con)}
+        return (
+            {doc: entry for doc, entry in live.items() if have.get(doc) != entry[2]},
+            [doc for doc in have if doc not in live],
+        )
+    table = [("document_id", "VARCHAR", list(have)), ("revision", "VARCHAR", list(have.values()))]
+    with as_table(con, table) as (held, values):
+        rows = con.execute(
+            f"""
+            SELECT coalesce(d.document_id, h.document_id), d.document_id IS NULL, d.source,
+                d.path, d.live_revision
+            FROM (SELECT document_id, source, path, live_revision FROM documents
+                  WHERE status = 'live' AND live_revision IS NOT NULL) d
+            FULL OUTER JOIN {held} h ON h.document_id = d.document_id
+            WHERE d.document_id IS NULL OR h.document_id IS NULL
+               OR h.revision IS DISTINCT FROM d.live_revision
+            ORDER BY d.source, d.path
+            """,
+            values,
+        ).fetchall()
+    stale = {doc: (source, path, key) for doc, gone, source, path, key in rows if not gone}
+    gone = {doc for doc, not_live, *_ in rows if not_live}
+    return stale, [doc for doc in have if doc in gone] if gone else []
+
+
+def live_digest(con: duckdb.DuckDBPyConnection) -> str:
+    """A digest of `live_documents` (their number and each row), made by the catalog: what tells
+    that no document was published, retired or moved since it was last taken, without a million
+    rows brought to Python to say so. The embedded catalog combines a hash of each row (one pass,
+    no sort: 0.1 s for 200,000 where an ordered md5 took 0.75 s); PostgreSQL, which has no such
+    hash, digests the rows in order."""
+    live = "FROM documents WHERE status = 'live' AND live_revision IS NOT NULL"
+    if isinstance(con, PostgresCatalog):
+        sql = (
+            "SELECT count(*), coalesce(md5(string_agg(document_id || chr(9) || source || chr(9) "
+            f"|| path || chr(9) || live_revision, chr(10) ORDER BY document_id)), '') {live}"
+        )
+    else:
+        sql = (
+            "SELECT count(*), coalesce(bit_xor(hash(document_id, source, path, live_revision)), 0),"
+            f" coalesce(sum(hash(live_revision, document_id) % 1000000007), 0) {live}"
+        )
+    row = con.execute(sql).fetchone()
+    assert row is not None
+    return ":".join(str(value) for value in row)
 
 
 def counts(con: duckdb.DuckDBPyConnection) -> Mapping[str, int]:

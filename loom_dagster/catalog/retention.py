@@ -41,10 +41,12 @@ def revision_states(
     *,
     source: str | None = None,
     documents_of: Collection[str] | None = None,
+    more_than: int | None = None,
 ) -> list[RevisionState]:
     """Every registered revision (or those of one source), newest first within a document; with
     `documents_of` (revision keys), every revision of the documents those keys are revisions of
-    and no other: all of a document's revisions, as retention ranks them."""
+    and no other: all of a document's revisions, as retention ranks them. With `more_than`, only
+    those of the documents with more than that many revisions (all of each one's)."""
     where = "WHERE (? IS NULL OR r.source = ?)"
     values: list[object] = [source, source]
     if documents_of is not None:
@@ -53,6 +55,12 @@ def revision_states(
             "(SELECT document_id FROM revisions WHERE key IN (SELECT unnest(?)))"
         )
         values.append(sorted(documents_of))
+    if more_than is not None:
+        where += (
+            " AND r.document_id IN "
+            "(SELECT document_id FROM revisions GROUP BY document_id HAVING count(*) > ?)"
+        )
+        values.append(more_than)
     rows = con.execute(
         f"""
         SELECT r.key, r.document_id, r.source, r.sha256, r.seq,
@@ -70,6 +78,20 @@ def revision_states(
         RevisionState(row[0], row[1], row[2], row[3], row[4], float(row[5]), *row[6:])
         for row in rows
     ]
+
+
+def settled_among(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
+    """Which of `keys` are settled (RevisionState.settled: its document's live revision, its
+    outcome published), in one query over those keys only."""
+    keys = list(keys)
+    if not keys:
+        return set()
+    rows = con.execute(
+        "SELECT d.live_revision FROM documents d JOIN outcomes o ON o.revision = d.live_revision "
+        "WHERE d.live_revision IN (SELECT unnest(?)) AND o.status = ?",
+        [keys, PUBLISHED],
+    ).fetchall()
+    return {row[0] for row in rows}
 
 
 @dataclass(frozen=True)

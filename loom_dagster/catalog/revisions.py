@@ -10,13 +10,41 @@ from collections.abc import Collection, Iterable, Sequence
 import duckdb
 
 from loom_dagster import hold
+from loom_dagster.catalog.bulk import as_table
 from loom_dagster.catalog.errors import CatalogError
 from loom_dagster.catalog.outcomes import RETRIES_EXHAUSTED
 from loom_dagster.catalog.transactions import _lock, atomic
-from loom_dagster.sources import FileState, Revision
+from loom_dagster.sources import FileState, KnownFiles, Revision
 
 # The columns of a Revision, in its fields' order.
 _REVISION_COLUMNS = "key, document_id, source, path, size, mtime_ns, sha256, device, inode, options"
+
+
+def _newest_known(where: str = "") -> str:
+    """The newest registered state of each path of a source (the first parameter) whose document
+    is not retired, in FileState's columns after the path; `where` adds conditions on `r`."""
+    return f"""
+        SELECT DISTINCT ON (r.path) r.path, r.size, r.mtime_ns, r.sha256,
+            coalesce(r.device, 0) AS device, coalesce(r.inode, 0) AS inode,
+            coalesce(r.options, '{{}}') AS options, r.key FROM revisions r
+        LEFT JOIN documents d ON d.document_id = r.document_id
+        WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'{where}
+        ORDER BY r.path, r.seq DESC
+    """
+
+
+# `_newest_known()` for a whole source (its parameters: the source, twice): the newest of each
+# path found by a join with each path's highest seq, which a large folder reads in about half
+# the time of DISTINCT ON's sort of every revision.
+_NEWEST_OF_SOURCE = """
+    SELECT r.path, r.size, r.mtime_ns, r.sha256, coalesce(r.device, 0) AS device,
+        coalesce(r.inode, 0) AS inode, coalesce(r.options, '{}') AS options, r.key
+    FROM revisions r
+    JOIN (SELECT path, max(seq) AS seq FROM revisions WHERE source = ? GROUP BY path) newest
+        ON newest.path = r.path AND newest.seq = r.seq
+    LEFT JOIN documents d ON d.document_id = r.document_id
+    WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'
+"""
 
 
 def known_files(
@@ -37,20 +65,70 @@ def known_files(
             + ")"
         )
         values += [paths, *(path + "/" for path in paths)]
-    rows = con.execute(
-        f"""
-        SELECT DISTINCT ON (r.path) r.path, r.size, r.mtime_ns, r.sha256, r.device, r.inode,
-            r.options, r.key FROM revisions r
-        LEFT JOIN documents d ON d.document_id = r.document_id
-        WHERE r.source = ? AND coalesce(d.status, 'pending') <> 'retired'{where}
-        ORDER BY r.path, r.seq DESC
-        """,
-        values,
-    ).fetchall()
-    return {
-        path: FileState(size, mtime_ns, sha, device or 0, inode or 0, options or "{}", key)
-        for path, size, mtime_ns, sha, device, inode, options, key in rows
-    }
+    rows = con.execute(_newest_known(where), values).fetchall()
+    # A row is a FileState but for its first column: a million of them are made at C speed.
+    make = FileState._make
+    return {row[0]: make(row[1:]) for row in rows}
+
+
+class _KnownInCatalog:
+    """A source's known files in the embedded catalog, compared there (sources.KnownFiles): the
+    scan's files go to DuckDB as columns, and only the rows that differ come back."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, source: str) -> None:
+        self.con = con
+        self.source = source
+
+    def __len__(self) -> int:
+        row = self.con.execute(
+            f"SELECT count(*) FROM ({_NEWEST_OF_SOURCE})", [self.source, self.source]
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def compare(
+        self, found: Sequence[tuple[str, int, int, int, int]], options: str | Sequence[str]
+    ) -> tuple[dict[str, FileState | None], list[str]]:
+        columns: list[Sequence[object]] = [*zip(*found, strict=True)] or [[]] * 5
+        if not isinstance(options, str):
+            columns.append(options)
+        # A device or an inode number is unsigned (an overlay's inodes use the high bits).
+        kinds = ("VARCHAR", "BIGINT", "BIGINT", "UBIGINT", "UBIGINT", "VARCHAR")
+        names = ("path", "size", "mtime_ns", "device", "inode", "options")
+        table = [
+            (name, kind, column) for name, kind, column in zip(names, kinds, columns, strict=False)
+        ]
+        with as_table(self.con, table) as (scanned, values):
+            rows = self.con.execute(
+                f"""
+                SELECT coalesce(s.path, k.path), s.path IS NULL, k.path IS NULL, k.size,
+                    k.mtime_ns, k.sha256, k.device, k.inode, k.options, k.key
+                FROM ({_NEWEST_OF_SOURCE}) k FULL OUTER JOIN {scanned} s ON s.path = k.path
+                WHERE s.path IS NULL OR k.path IS NULL OR NOT (
+                    k.size = s.size AND k.mtime_ns = s.mtime_ns AND k.inode IN (0, s.inode)
+                    AND k.device IN (0, s.device)
+                    AND k.options = {"?" if isinstance(options, str) else "s.options"})
+                """,
+                [self.source, self.source, *values]
+                + ([options] if isinstance(options, str) else []),
+            ).fetchall()
+        differing: dict[str, FileState | None] = {}
+        missing: list[str] = []
+        for path, not_found, unknown, *state in rows:
+            if not_found:
+                missing.append(path)
+            else:
+                differing[path] = None if unknown else FileState._make(state)
+        return differing, missing
+
+
+def known_files_in(
+    con: duckdb.DuckDBPyConnection, source: str
+) -> KnownFiles | dict[str, FileState]:
+    """What a scan of the whole folder compares with (sources.scan's `known`): the embedded
+    catalog compares the scan's files itself; another backend gives known_files."""
+    if isinstance(con, duckdb.DuckDBPyConnection):
+        return _KnownInCatalog(con, source)
+    return known_files(con, source)
 
 
 def live_document_paths(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
@@ -262,24 +340,27 @@ def needs_registration(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> s
 
 def pending_revisions(con: duckdb.DuckDBPyConnection, source: str) -> list[Revision]:
     """The newest revision of each path with no outcome yet (its run failed or never ran), or
-    whose attempts were spent on an unavailable service (retries_exhausted), which may pass now."""
+    whose attempts were spent on an unavailable service (retries_exhausted), which may pass now.
+
+    Found from the revisions waiting (no outcome, or retries_exhausted), then kept if each is its
+    path's newest: the newest of every path of the folder is not made (a sort of every revision,
+    each housekeeping tick), and only the waiting paths' revisions are compared."""
     rows = con.execute(
-        """
-        SELECT latest.key, latest.document_id, latest.source, latest.path, latest.size,
-               latest.mtime_ns, latest.sha256, latest.device, latest.inode, latest.options
-        FROM (
-            SELECT DISTINCT ON (r.path) r.* FROM revisions r WHERE r.source = ?
-            ORDER BY r.path, r.seq DESC
-        ) latest
-        LEFT JOIN documents d ON d.document_id = latest.document_id
+        f"""
+        WITH waiting AS (
+            SELECT r.* FROM revisions r LEFT JOIN outcomes o ON o.revision = r.key
+            WHERE r.source = ? AND (o.revision IS NULL OR o.code = ?)
+        ), newest AS (
+            SELECT n.path, max(n.seq) AS seq FROM revisions n
+            WHERE n.source = ? AND n.path IN (SELECT path FROM waiting) GROUP BY n.path
+        )
+        SELECT {", ".join("w." + c for c in _REVISION_COLUMNS.split(", "))}
+        FROM waiting w JOIN newest ON newest.path = w.path AND newest.seq = w.seq
+        LEFT JOIN documents d ON d.document_id = w.document_id
         WHERE coalesce(d.status, 'pending') <> 'retired'
-          AND NOT EXISTS (
-              SELECT 1 FROM outcomes o
-              WHERE o.revision = latest.key AND coalesce(o.code, '') <> ?
-          )
-        ORDER BY latest.path
+        ORDER BY w.path
         """,
-        [source, RETRIES_EXHAUSTED],
+        [source, RETRIES_EXHAUSTED, source],
     ).fetchall()
     return [Revision(*row) for row in rows]
 

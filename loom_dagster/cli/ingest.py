@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_dagster.cli.common import (
     EXIT_FAILED,
@@ -17,6 +17,9 @@ from loom_dagster.cli.common import (
     registration_arguments,
 )
 from loom_dagster.display import one_line, printable
+
+if TYPE_CHECKING:
+    from loom_dagster.api.reports import FileOutcome
 
 
 def add_commands(commands: Any) -> None:
@@ -102,24 +105,30 @@ def _ingest(args: argparse.Namespace) -> int:
     except Interrupted as stopped:
         print(f"loom: {stopped}", file=sys.stderr)
         return stopped.exit_status
-    for outcome in report.outcomes:
-        where = f"  {printable(outcome.revision)}" if outcome.revision else ""
-        detail = f"  {one_line(outcome.detail)}" if outcome.detail else ""
-        print(f"{printable(outcome.status):<10} {printable(outcome.path)}{where}{detail}")
+    # One write for many lines: a folder of a million files prints a million of them.
+    sys.stdout.writelines(_outcome_line(outcome) for outcome in report.outcomes)
     for path in report.retired:
         print(f"{'retired':<10} {printable(path)}")
     for path in report.held:
         print(f"{'held':<10} {printable(path)}  retirement held: --confirm-retire retires it")
     if report.held_line:
         print(printable(report.held_line))
+    tally = report.tally()
+    conserved = report.conserved_in(tally)
     print(
-        f"files {report.files} = published {report.count('published')} + refused {report.count('refused')}"
-        f" + unchanged {report.count('unchanged')} + skipped {report.count('skipped')}"
-        + ("" if report.conserved else f"  (does not hold: {report.count('failed')} failed)")
+        f"files {report.files} = published {tally['published']} + refused {tally['refused']}"
+        f" + unchanged {tally['unchanged']} + skipped {tally['skipped']}"
+        + ("" if conserved else f"  (does not hold: {tally['failed']} failed)")
     )
-    if not report.conserved:
+    if not conserved:
         return EXIT_FAILED
-    if args.strict and (report.count("refused") or report.incomplete):
-        fail(f"strict: {report.count('refused')} refused, {report.incomplete} incomplete")
+    if args.strict and (tally["refused"] or report.incomplete):
+        fail(f"strict: {tally['refused']} refused, {report.incomplete} incomplete")
         return EXIT_FAILED
     return 0
+
+
+def _outcome_line(outcome: FileOutcome) -> str:
+    where = f"  {printable(outcome.revision)}" if outcome.revision else ""
+    detail = f"  {one_line(outcome.detail)}" if outcome.detail else ""
+    return f"{printable(outcome.status):<10} {printable(outcome.path)}{where}{detail}\n"

@@ -348,10 +348,7 @@ def sync_vectors(
     commit, a path that retired documents without it, or a change of embedder (whose index
     starts empty and is filled here).
     """
-    have = vectors.live_revisions()
-    live = {doc: (source, path, key) for doc, source, path, key in catalog.live_documents(con)}
-    stale = {doc: entry for doc, entry in live.items() if have.get(doc) != entry[2]}
-    gone = [doc for doc in have if doc not in live]
+    stale, gone = catalog.live_unlike(con, vectors.live_revisions())
     if not stale and not gone:
         return {}
     documents = {

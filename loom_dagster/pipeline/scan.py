@@ -45,7 +45,11 @@ def scan_source(
     over `max_bytes` (the extractor's input limit) is refused `too_large` unread. Deletions
     the `guard` holds (every document of the folder, or too large a share) are moved from
     `deleted` to `held` unless `confirm_retire`: nothing retires them, and the scan says why."""
-    known = catalog.known_files(con, source.name, under=only)
+    known = (
+        catalog.known_files_in(con, source.name)
+        if only is None
+        else catalog.known_files(con, source.name, under=only)
+    )
     result = scan(
         source,
         known,

@@ -32,6 +32,7 @@ from loom_dagster.sources.model import (
     OPTION_NAMES,
     SQL_DIALECTS,
     FileState,
+    KnownFiles,
     OptionRule,
     Refusal,
     Revision,
@@ -51,6 +52,7 @@ from loom_dagster.sources.scanning import scan, walk
 
 __all__ = [
     "FileState",
+    "KnownFiles",
     "KEY_PATTERN",
     "OPTION_NAMES",
     "OptionRule",

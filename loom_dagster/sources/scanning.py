@@ -7,14 +7,22 @@ import errno
 import os
 import stat as stat_module
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from stat import S_ISREG
 
 from loom_dagster.display import printable
 from loom_dagster.errors import SourceError
 from loom_dagster.sources.keys import document_id, revision_key
-from loom_dagster.sources.model import FileState, Refusal, Revision, ScanResult, Skipped, Source
+from loom_dagster.sources.model import (
+    FileState,
+    KnownFiles,
+    Refusal,
+    Revision,
+    ScanResult,
+    Skipped,
+    Source,
+)
 from loom_dagster.sources.options import _included, options_json
 from loom_dagster.sources.reading import open_checked, sha256_as_scanned, too_large_message
 from loom_dagster.sources.settling import Settle
@@ -87,30 +95,61 @@ def walk(
         if error.filename is not None:
             skipped.append(_unreadable(relative_of(error.filename), error))
 
+    # Paths are cut from os.walk's strings, not made as Path objects: a folder of a million
+    # files makes a million of them, and Path's joins and relative_to were most of a scan.
+    top = str(root)
+    cut = len(top) if top.endswith("/") else len(top) + 1
+    everything = _includes_everything(source.include)
     for directory, subdirs, files in os.walk(root / under if under else root, onerror=folder_error):
+        prefix = directory[cut:] + "/" if len(directory) > len(top) else ""
+        here = directory if directory.endswith("/") else directory + "/"
         kept = []
         for name in subdirs:
             if name.startswith("."):
                 continue
-            full = Path(directory) / name
+            full = here + name
             try:
-                stat = full.stat(follow_symlinks=False)
+                stat = os.lstat(full)
             except OSError as error:
-                skipped.append(_unreadable(relative_of(full), error))
+                skipped.append(_unreadable(prefix + name, error))
                 continue
             if stat_module.S_ISLNK(stat.st_mode):  # os.walk lists a link to a folder here
-                skipped.append(
-                    Skipped(relative_of(full), "symlink", "a symbolic link: not followed")
-                )
+                skipped.append(Skipped(prefix + name, "symlink", "a symbolic link: not followed"))
                 continue
             kept.append(name)
         subdirs[:] = kept
         for name in files:
-            _take(source, Path(directory) / name, found, refused, skipped)
-    found.sort(key=lambda item: item[0])
+            if name.startswith("."):
+                continue
+            relative = prefix + name
+            if not everything and not _included(relative, source.include):
+                continue
+            # _take_at, inline for the common case (a regular file, its name UTF-8): a call
+            # per file is a second per million.
+            try:
+                stat = os.lstat(here + name)
+                relative.encode("utf-8")
+            except (OSError, UnicodeEncodeError):
+                _take_at(here + name, relative, found, refused, skipped)
+                continue
+            if S_ISREG(stat.st_mode):
+                found.append((relative, stat))
+            else:
+                _take_at(here + name, relative, found, refused, skipped)
+    found.sort(key=_first)
     refused.sort(key=lambda item: item.path)
     skipped.sort(key=lambda item: item.path)
     return found, refused, skipped
+
+
+def _first(item: tuple[str, os.stat_result]) -> str:
+    return item[0]
+
+
+def _includes_everything(include: Collection[str]) -> bool:
+    """Whether the include globs take every path (`**/*` and `*` do: fnmatch's `*` crosses
+    folders), so a scan need not match each path against them."""
+    return any(glob in ("*", "**/*") for glob in include)
 
 
 def _take(
@@ -125,13 +164,24 @@ def _take(
     relative = full.relative_to(source.root).as_posix()
     if full.name.startswith(".") or not _included(relative, source.include):
         return
+    _take_at(str(full), relative, found, refused, skipped)
+
+
+def _take_at(
+    full: str,
+    relative: str,
+    found: list[tuple[str, os.stat_result]],
+    refused: list[Refusal],
+    skipped: list[Skipped],
+) -> None:
+    """`_take` of an entry neither hidden nor left out by the include globs, at `full`."""
     try:
         relative.encode("utf-8")
     except UnicodeEncodeError:
         refused.append(Refusal(relative, "invalid_name", "the file's name is not UTF-8; rename it"))
         return
     try:
-        stat = full.stat(follow_symlinks=False)
+        stat = os.lstat(full)
     except FileNotFoundError:
         return
     except OSError as error:
@@ -222,7 +272,7 @@ def covered(path: str, relatives: Collection[str]) -> bool:
 
 def scan(
     source: Source,
-    known: Mapping[str, FileState],
+    known: Mapping[str, FileState] | KnownFiles,
     *,
     settle_s: float = 0.0,
     max_hashed: int | None = None,
@@ -234,7 +284,8 @@ def scan(
 ) -> ScanResult:
     """Stat every file, hash only what changed, and report new revisions and deleted paths.
 
-    `known` is the latest registered state per path. A file modified within `settle_s` is
+    `known` is the latest registered state per path, or the registry that compares the found
+    files with it in bulk (`KnownFiles`: the same answer). A file modified within `settle_s` is
     left for a later scan (it may be half-written). With `max_hashed`, the scan stops after
     hashing that many files and says where to resume; deletions are reported only by a scan
     that reached the end, since an early stop has not seen every path. A file whose options
@@ -253,16 +304,38 @@ def scan(
     unchanged: list[str] = []
     unsettled: list[str] = []
     files, refused, skipped = walk(source) if only is None else walk_paths(source, only)
-    seen: set[str] = {path for path, _ in files} | {r.path for r in refused}
+    # A folder with no option rules gives every file the same options: made once, not per file.
+    no_options = options_json(source, "") if not source.options else None
+    differing: Mapping[str, FileState | None] | None = None
+    if isinstance(known, Mapping):
+        states: Mapping[str, FileState | None] = known
+        candidates: Iterable[str] = known
+    else:
+        # The registry compares: only the files that are not unchanged come back, with the
+        # known paths not found (deleted, unless seen below).
+        differing, candidates = known.compare(
+            [(p, st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino) for p, st in files],
+            no_options
+            if no_options is not None
+            else [options_json(source, path) for path, _ in files],
+        )
+        states = differing
+    seen: set[str] = {r.path for r in refused}
     # A folder that cannot be read (or a path past the limit) hides its files, it does not
     # delete them: what the catalog knows under it is kept as seen, so it stays live.
     hidden = [
         s.path for s in skipped if s.code in ("unreadable_folder", "path_too_long", "unreadable")
     ]
-    seen |= {path for path in known if any(path == h or path.startswith(h + "/") for h in hidden)}
+    if hidden:
+        seen |= {
+            path
+            for path in candidates
+            if any(path == h or path.startswith(h + "/") for h in hidden)
+        }
     refused = [r for r in refused if resume_after is None or r.path > resume_after]
     hashed = 0
     last_done = resume_after
+    gone_now: set[str] = set()  # found by the walk, gone before its hash
 
     def done(resume: str | None, deleted: tuple[str, ...]) -> ScanResult:
         return ScanResult(
@@ -282,8 +355,11 @@ def scan(
         if max_hashed is not None and hashed >= max_hashed:
             return done(last_done, ())
         last_done = relative
-        previous = known.get(relative)
-        options = options_json(source, relative)
+        if differing is not None and relative not in differing:
+            unchanged.append(relative)  # the registry found it as it was
+            continue
+        previous = states.get(relative)
+        options = no_options if no_options is not None else options_json(source, relative)
         same_file = previous is not None and (
             previous.size == stat.st_size
             and previous.mtime_ns == stat.st_mtime_ns
@@ -317,7 +393,7 @@ def scan(
                 sha = sha256_as_scanned(fd, relative, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
         except SourceError as error:
             if error.code == "source_gone":
-                seen.discard(relative)
+                gone_now.add(relative)
                 continue
             refused.append(Refusal(relative, error.code, error.message))
             continue
@@ -343,7 +419,10 @@ def scan(
             continue
         new.append(revision)
     refused.sort(key=lambda r: r.path)
-    gone = set(known) - seen
+    if differing is None:
+        gone = (states.keys() - {path for path, _ in files} - seen) | (gone_now & states.keys())
+    else:
+        gone = (set(candidates) - seen) | {path for path in gone_now if differing.get(path)}
     if only is not None:
         wanted = set(only)
         gone = {path for path in gone if covered(path, wanted)}
