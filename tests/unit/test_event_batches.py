@@ -404,6 +404,33 @@ def table_rows(base: Path, shard: str) -> dict[str, list[tuple[object, ...]]]:
     return found
 
 
+def stored_both_ways(tmp_path: Path, events: list[EventLogEntry], statement: str) -> list[int]:
+    """Store `events` one by one in a stock storage (tmp_path/stock) and in one batch in Loom's
+    (tmp_path/batched); the rows each execution of `statement` in the batch carried."""
+    from sqlalchemy import event as sa_event
+    from sqlalchemy.engine import Engine
+
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    batched = BatchedSqliteEventLogStorage(str(tmp_path / "batched"))
+    for each in events:
+        stock.store_event(each)
+
+    rows: list[int] = []
+
+    def count(_conn: object, _cursor: object, executed: str, params: object, *_: object) -> None:
+        if executed.startswith(statement):
+            rows.append(len(params) if isinstance(params, list) else 1)
+
+    sa_event.listen(Engine, "before_cursor_execute", count)
+    try:
+        with batched.batched():
+            for each in events:
+                batched.store_event(each)
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", count)
+    return rows
+
+
 def test_a_batch_inserts_each_event_table_once_and_leaves_the_rows_event_by_event_leaves(
     tmp_path: Path,
 ) -> None:
@@ -417,8 +444,6 @@ def test_a_batch_inserts_each_event_table_once_and_leaves_the_rows_event_by_even
     from dagster._core.definitions.data_version import DATA_VERSION_TAG
     from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
     from dagster._core.events import AssetCheckEvaluationPlanned, AssetObservationData
-    from sqlalchemy import event as sa_event
-    from sqlalchemy.engine import Engine
 
     other = AssetKey(["loom", "published"])
     keys = [f"note-{n:02d}.md~h@s" for n in range(25)]
@@ -464,24 +489,7 @@ def test_a_batch_inserts_each_event_table_once_and_leaves_the_rows_event_by_even
     events += [e for key in keys for e in (tagged(key), observation(key), check_evaluation(key))]
     events += [engine_event()]
 
-    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
-    batched = BatchedSqliteEventLogStorage(str(tmp_path / "batched"))
-    for each in events:
-        stock.store_event(each)
-
-    inserts: list[int] = []
-
-    def count(_conn: object, _cursor: object, statement: str, params: object, *_: object) -> None:
-        if statement.startswith("INSERT INTO event_logs"):
-            inserts.append(len(params) if isinstance(params, list) else 1)
-
-    sa_event.listen(Engine, "before_cursor_execute", count)
-    try:
-        with batched.batched():
-            for each in events:
-                batched.store_event(each)
-    finally:
-        sa_event.remove(Engine, "before_cursor_execute", count)
+    inserts = stored_both_ways(tmp_path, events, "INSERT INTO event_logs")
 
     for shard in (RUN, "index"):
         assert table_rows(tmp_path / "batched", shard) == table_rows(tmp_path / "stock", shard)
@@ -508,8 +516,6 @@ def test_a_batchs_check_evaluations_update_their_rows_by_one_statement_as_dagste
     )
     from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
     from dagster._core.events import AssetCheckEvaluationPlanned
-    from sqlalchemy import event as sa_event
-    from sqlalchemy.engine import Engine
 
     keys = [f"note-{n:02d}.md~h@s" for n in range(12)]
 
@@ -550,24 +556,7 @@ def test_a_batchs_check_evaluations_update_their_rows_by_one_statement_as_dagste
     events += [evaluation(key, n) for n, key in enumerate(keys[:8])] + [engine_event()]
     events += [evaluation(key, n) for n, key in enumerate(keys[8:], 8)] + [engine_event()]
 
-    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
-    batched = BatchedSqliteEventLogStorage(str(tmp_path / "batched"))
-    for each in events:
-        stock.store_event(each)
-
-    updates: list[int] = []
-
-    def count(_conn: object, _cursor: object, statement: str, params: object, *_: object) -> None:
-        if statement.startswith("UPDATE asset_check_executions"):
-            updates.append(len(params) if isinstance(params, list) else 1)
-
-    sa_event.listen(Engine, "before_cursor_execute", count)
-    try:
-        with batched.batched():
-            for each in events:
-                batched.store_event(each)
-    finally:
-        sa_event.remove(Engine, "before_cursor_execute", count)
+    updates = stored_both_ways(tmp_path, events, "UPDATE asset_check_executions")
 
     for shard in (RUN, "index"):
         assert table_rows(tmp_path / "batched", shard) == table_rows(tmp_path / "stock", shard)
