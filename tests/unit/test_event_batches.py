@@ -327,6 +327,25 @@ def test_the_asset_row_is_written_once_a_batch_and_kind_and_reads_as_event_by_ev
     assert len(statements) <= 6, statements
 
 
+def check_planned_for(keys: list[str]) -> EventLogEntry:
+    """The run's planned evaluation of ASSET's `live` check over `keys`."""
+    from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
+    from dagster._core.events import AssetCheckEvaluationPlanned
+
+    return entry(
+        DagsterEvent(
+            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
+            "ingest",
+            event_specific_data=AssetCheckEvaluationPlanned(
+                asset_key=ASSET,
+                check_name="live",
+                partitions_subset=DefaultPartitionsSubset(set(keys)),
+            ),
+        ),
+        RUN,
+    )
+
+
 def test_a_planned_checks_rows_each_carry_the_event_of_their_own_partition(
     storages: tuple[BatchedSqliteEventLogStorage, SqliteEventLogStorage],
 ) -> None:
@@ -344,18 +363,7 @@ def test_a_planned_checks_rows_each_carry_the_event_of_their_own_partition(
 
     batched, reader = storages
     keys = [f"note-{n:03d}.md~{'h' * 40}@s" for n in range(200)]
-    planned = entry(
-        DagsterEvent(
-            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
-            "ingest",
-            event_specific_data=AssetCheckEvaluationPlanned(
-                asset_key=ASSET,
-                check_name="live",
-                partitions_subset=DefaultPartitionsSubset(set(keys)),
-            ),
-        ),
-        RUN,
-    )
+    planned = check_planned_for(keys)
     with batched.batched():
         batched.store_event(planned)
     check = AssetCheckKey(ASSET, "live")
@@ -442,8 +450,7 @@ def test_a_batch_inserts_each_event_table_once_and_leaves_the_rows_event_by_even
     after the same events one by one."""
     from dagster import AssetObservation
     from dagster._core.definitions.data_version import DATA_VERSION_TAG
-    from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
-    from dagster._core.events import AssetCheckEvaluationPlanned, AssetObservationData
+    from dagster._core.events import AssetObservationData
 
     other = AssetKey(["loom", "published"])
     keys = [f"note-{n:02d}.md~h@s" for n in range(25)]
@@ -470,18 +477,7 @@ def test_a_batch_inserts_each_event_table_once_and_leaves_the_rows_event_by_even
             RUN,
         )
 
-    check_planned = entry(
-        DagsterEvent(
-            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
-            "ingest",
-            event_specific_data=AssetCheckEvaluationPlanned(
-                asset_key=ASSET,
-                check_name="live",
-                partitions_subset=DefaultPartitionsSubset(set(keys)),
-            ),
-        ),
-        RUN,
-    )
+    check_planned = check_planned_for(keys)
     # Two steps' worth: a step's start (an engine event) ends the batch before it.
     events = [engine_event(), check_planned]
     events += [planned(asset, key) for key in keys for asset in (ASSET, other)]
@@ -514,8 +510,6 @@ def test_a_batchs_check_evaluations_update_their_rows_by_one_statement_as_dagste
     from dagster._core.definitions.asset_checks.asset_check_evaluation import (
         AssetCheckEvaluationTargetMaterializationData,
     )
-    from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
-    from dagster._core.events import AssetCheckEvaluationPlanned
 
     keys = [f"note-{n:02d}.md~h@s" for n in range(12)]
 
@@ -538,18 +532,7 @@ def test_a_batchs_check_evaluations_update_their_rows_by_one_statement_as_dagste
             RUN,
         )
 
-    check_planned = entry(
-        DagsterEvent(
-            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
-            "ingest",
-            event_specific_data=AssetCheckEvaluationPlanned(
-                asset_key=ASSET,
-                check_name="live",
-                partitions_subset=DefaultPartitionsSubset(set(keys[:10])),
-            ),
-        ),
-        RUN,
-    )
+    check_planned = check_planned_for(keys[:10])
     # The planned rows; a step's eight evaluations, each with its row; a step's four, two of
     # them without one.
     events = [engine_event(), check_planned, engine_event()]
