@@ -81,17 +81,16 @@ def revision_states(
 
 
 def settled_among(con: duckdb.DuckDBPyConnection, keys: Iterable[str]) -> set[str]:
-    """Which of `keys` are settled (RevisionState.settled: its document's live revision, its
-    outcome published), in one query over those keys only."""
-    keys = list(keys)
-    if not keys:
+    """Which of `keys` are settled (RevisionState.settled), read from the revisions of their
+    documents only, as the housekeeping tick reads them."""
+    wanted = set(keys)
+    if not wanted:
         return set()
-    rows = con.execute(
-        "SELECT d.live_revision FROM documents d JOIN outcomes o ON o.revision = d.live_revision "
-        "WHERE d.live_revision IN (SELECT unnest(?)) AND o.status = ?",
-        [keys, PUBLISHED],
-    ).fetchall()
-    return {row[0] for row in rows}
+    return {
+        state.key
+        for state in revision_states(con, documents_of=wanted)
+        if state.key in wanted and state.settled
+    }
 
 
 @dataclass(frozen=True)
