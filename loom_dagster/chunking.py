@@ -27,9 +27,12 @@ The rules (extractor contract, "Structural chunks"):
   caption (the short paragraph right before it) and its header row, citing its rows
   (row_start/row_end, the header counted, beside the table's page or lines), so a question one
   row answers reaches that row (issue 35). A row joins a passage only while the passage stays
-  within the chunk size, so no passage cuts a row; a row longer than a chunk by itself is
-  windowed, each window citing that row. A file that is a table (CSV, XLSX, Parquet) keeps its
-  packs of row blocks.
+  within the chunk size, so no passage cuts a row. A file that is a table (CSV, XLSX, Parquet)
+  keeps its packs of row blocks;
+- a table's row longer than a chunk by itself (in a document's table or a file that is one) is
+  cut into parts between its cells, each citing that row; every part after the first opens with
+  the row's leading cells (its first cells, up to a sixth of the chunk) and a "…" cell for the
+  cells it skips, so a part found by a late cell still says which row it is (issue 35).
 
 A chunk carries its blocks' ids, their type ("mixed" when they differ), the merged locator of
 their span and the union of their keys, and records the revision and format it was cut from.
@@ -70,6 +73,15 @@ SEPARATOR = "\n\n"
 ROWS_PER_PASSAGE = 3
 CAPTION_LIMIT = 300
 CELL_SEPARATOR = " | "
+# A row longer than a chunk is cut between its cells, and each part after the first opens with
+# the row's leading cells, up to this share of the chunk (250 characters of 1,500): most
+# tables name a row in their first columns (a code, a name, a date), and a part holding only
+# the row's later cells answered for the row without saying which it is, while the part that
+# said it lacked the cell asked for (issue 35: a 2,500-character row of country-codes.csv, its
+# dial code in one window, "St. Vincent & Grenadines" in the other). The gap between the
+# leading cells and the part's own is shown as a cell of its own.
+ROW_LEAD_SHARE = 6
+ROW_GAP = "…"
 # The formats whose tables are found inside a document (a file that is a table is not one).
 TABLE_FILE_FORMATS = frozenset({"csv", "xlsx", "parquet"})
 
@@ -294,6 +306,15 @@ def _pieces(
             )
             waiting = []
             continue
+        parts = row_parts(block.text, chunk_size, stride) if _row_block(block) else None
+        if parts is not None:
+            yield from flush()
+            locator = _clean(block.locator)
+            yield from _with_headings(
+                waiting, (_Piece(part, (block,), block.section_path, locator) for part in parts)
+            )
+            waiting = []
+            continue
         if block.type == SQL_STATEMENT or len(block.text) > chunk_size:
             yield from flush()
             batches = _sql_batches(block) if block.type == SQL_STATEMENT else [block]
@@ -449,7 +470,8 @@ def _row_pieces(
     caption's, whose text it shows: a caption on the page or lines before the table is cited
     too. The passage is of the table's type (the caption labels it, as a heading does). A row
     joins the passage before it only while that stays within the chunk size, so no passage cuts
-    a row; a row longer than a chunk by itself is windowed, each window citing that row."""
+    a row; a row longer than a chunk by itself is cut into parts (`row_parts`), each opened by
+    the caption and header too and citing that row (windowed, when its parts would not fit)."""
     base = _clean(block.locator)
     opening = [line for line in ((caption.text.strip() if caption else ""), header) if line]
     blocks = (caption, block) if caption is not None else (block,)
@@ -463,6 +485,12 @@ def _row_pieces(
         if len(text) <= chunk_size:
             yield _Piece(text, blocks, block.section_path, locator, block.type)
             return
+        head = "".join(f"{line}\n" for line in opening)
+        parts = row_parts(group[0][1], chunk_size - len(head), stride) if len(group) == 1 else None
+        if parts is not None:
+            for part in parts:
+                yield _Piece(head + part, blocks, block.section_path, locator, block.type)
+            return
         for start, end in _iter_window_bounds(text, chunk_size, stride):
             yield _Piece(text[start:end], blocks, block.section_path, locator, block.type)
 
@@ -475,6 +503,63 @@ def _row_pieces(
         length += len(line) + 1
     if group:
         yield from piece()
+
+
+def row_parts(row: str, size: int, stride: int) -> list[str] | None:
+    """A row's line of cells (joined by CELL_SEPARATOR) as parts of at most `size` characters,
+    cut between cells, each part after the first opened by the row's leading cells (its first
+    cells within size // ROW_LEAD_SHARE characters) and ROW_GAP; None when the row fits, or
+    when a part could not hold the leading cells and as much again (the caller windows it).
+    A cell longer than a part's room is windowed by characters, each window a part."""
+    if len(row) <= size:
+        return None
+    cells = row.split(CELL_SEPARATOR)
+    lead: list[str] = []
+    for cell in cells:
+        if len(CELL_SEPARATOR.join([*lead, cell])) > size // ROW_LEAD_SHARE:
+            break
+        lead.append(cell)
+    opener = CELL_SEPARATOR.join([*lead, ROW_GAP]) + CELL_SEPARATOR
+    if size < 2 * len(opener):
+        return None
+    parts: list[str] = []
+    part: list[str] = []
+
+    def room() -> int:
+        return size - (len(opener) if parts else 0)
+
+    def close() -> None:
+        nonlocal part
+        if part:
+            parts.append((opener if parts else "") + CELL_SEPARATOR.join(part))
+        part = []
+
+    for cell in cells:
+        if part and len(CELL_SEPARATOR.join([*part, cell])) > room():
+            close()
+        if len(cell) <= room():
+            part.append(cell)
+            continue
+        close()
+        # A cell longer than a part: its windows overlap as a long block's do.
+        width = size - len(opener)
+        step = max(1, width - (size - stride))
+        for start, end in _iter_window_bounds(cell, width, min(step, width)):
+            parts.append((opener if parts else "") + cell[start:end])
+    close()
+    return parts
+
+
+def _row_block(block: Block) -> bool:
+    """A block that is one row of a table's rows (a CSV, XLSX or Parquet row too long to share
+    a block): its text is that row's line of cells."""
+    locator = block.locator
+    return (
+        block.attrs.get("table_id") is not None
+        and bool(locator.row_start)
+        and locator.row_start == locator.row_end
+        and "\n" not in block.text
+    )
 
 
 def _blocks_with_children(blocks: Sequence[Block]) -> frozenset[str]:

@@ -663,6 +663,70 @@ def test_rows_share_a_passage_only_within_the_chunk_size_and_a_longer_row_is_win
     assert chunks[1].text.startswith("Name: Saint Vincent") and "0019" in chunks[-2].text
 
 
+def test_a_row_longer_than_a_chunk_is_cut_between_cells_each_part_opening_with_its_lead() -> None:
+    # A CSV row too long to share a block: its parts cut no cell, and each after the first
+    # opens with the row's first cells (within a sixth of the chunk) and a "…" cell, so the
+    # part that holds the row's late cells still names its row; every part cites the row.
+    cells = ["Code: VCT", "Dial: 1-784"] + [f"column {n}: value {n:03d}" for n in range(12)]
+    cells.append("Name: St. Vincent & Grenadines")
+    block = Block(
+        "b0",
+        "paragraph",
+        " | ".join(cells),
+        locator=Locator(row_start=193, row_end=193),
+        attrs={"table_id": "t0"},
+    )
+
+    chunks = chunk_artifact(
+        artifact(block, format="csv"), revision="t@1", chunk_size=150, stride=120
+    )
+
+    assert len(chunks) > 2
+    assert chunks[0].text.startswith("Code: VCT | Dial: 1-784 | column 0: value 000")
+    for chunk in chunks[1:]:
+        assert chunk.text.startswith("Code: VCT | Dial: 1-784 | … | column ")
+    assert chunks[-1].text.endswith("Name: St. Vincent & Grenadines")
+    shown = [cell for c in chunks for cell in c.text.split(" | ")]
+    assert set(shown) == {*cells, "…"}  # no cell is cut
+    assert all(len(c.text) <= 150 for c in chunks)
+    assert {(c.locator, c.block_type) for c in chunks} == {
+        (Locator(row_start=193, row_end=193), "paragraph")
+    }
+
+
+def test_a_documents_long_table_row_is_cut_between_cells_under_its_caption() -> None:
+    # A PDF table's row longer than a chunk: each part opens with the caption, then the row's
+    # leading cells; a cell longer than a part is windowed, its windows parts of their own.
+    row = " | ".join(
+        ["Contract: C-9", *(f"item {n}: {n:02d}" for n in range(8)), "Note: " + "x" * 130]
+    )
+    rows = Block(
+        "r0",
+        "paragraph",
+        row,
+        locator=Locator(page_start=2, page_end=2, row_start=4, row_end=4),
+        attrs={"table_id": "t0"},
+    )
+    caption = Block(
+        "c", "paragraph", "Table 3: Contracts", locator=Locator(page_start=2, page_end=2)
+    )
+
+    # The caption is a passage of its own too (as in the test above): the row's come after it.
+    chunks = chunk_artifact(
+        artifact(caption, rows, format="pdf"), revision="t@1", chunk_size=120, stride=100
+    )[1:]
+
+    assert len(chunks) >= 3
+    assert chunks[0].text.startswith("Table 3: Contracts\nContract: C-9 | item 0: 00")
+    assert all(c.text.startswith("Table 3: Contracts\nContract: C-9 | … | ") for c in chunks[1:])
+    assert "item 7: 07" in "".join(c.text for c in chunks)
+    notes = [c.text for c in chunks if "xxx" in c.text]
+    assert len(notes) >= 2 and all(len(c.text) <= 120 for c in chunks)
+    assert {c.locator for c in chunks} == {
+        Locator(page_start=2, page_end=2, row_start=4, row_end=4)
+    }
+
+
 def test_a_statement_that_client_command_lines_join_is_cut_at_them() -> None:
     # The reader keeps a script's text between two ";" as one UNKNOWN statement when GO or a
     # lone / joins it (the contract): each batch is still a passage that defines its object.
