@@ -1,4 +1,5 @@
-"""The words a passage of table rows is indexed by: each column's name once, every cell's value.
+"""The words a passage of table rows is indexed by: each column's name once, every cell's value;
+and the rows the vector leg embeds one by one.
 
 A CSV, XLSX or Parquet file's rows and a PDF table's rows are written as lines of `name: value`
 pairs (one per non-empty cell, extractor_sandbox/formats/tables.py `row_line`), so a passage of
@@ -15,6 +16,7 @@ languages").
 from __future__ import annotations
 
 from loom_dagster.chunking import CELL_SEPARATOR
+from loom_dagster.contract.artifact import Locator
 
 # Between a cell's column name and its value in a row's line.
 NAME_SEPARATOR = ": "
@@ -35,3 +37,26 @@ def names_once(text: str) -> str:
                 seen.add(name)
         lines.append(CELL_SEPARATOR.join(cells))
     return "\n".join(lines)
+
+
+def row_texts(text: str, locator: Locator) -> list[str] | None:
+    """A passage of two or more table rows as its rows, each under the lines that open the
+    passage (a document table's caption and header row), for the vector leg to embed one by
+    one; None for any other passage, and when its lines are fewer than the rows it cites (a
+    cell that holds a line break), so it is embedded whole.
+
+    The vector leg's model averages its words: a passage of four to twenty rows, each about
+    another company or currency, is about none of them, and lost to a single row or a prose
+    passage that names the question's subject once (issue 35: "when was Kroger added to the
+    S&P 500" had a news passage naming Kroger first, "until when was the Mozambique Metical
+    used" the one `country-codes.csv` row for Mozambique, not the currency file's). Each row
+    is a record of its own, and the passage scores as its best row, as a chunk embedded as
+    passages does (search/vector.py). BM25 still reads the passage whole."""
+    if locator.row_start is None or locator.row_end is None:
+        return None
+    lines = text.split("\n")
+    count = locator.row_end - locator.row_start + 1
+    if count < 2 or count > len(lines):
+        return None
+    opening, found = lines[:-count], lines[-count:]
+    return ["\n".join([*opening, line]) for line in found if line.strip()] or None

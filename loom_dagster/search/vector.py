@@ -66,6 +66,7 @@ from loom_dagster.search.generations import (
     writing,
 )
 from loom_dagster.search.hnsw import HNSW_EXPANSION_SEARCH, HNSW_THRESHOLD
+from loom_dagster.search import rows
 from loom_dagster.search.legs import LegHit, SearchFilter
 from loom_dagster.search.lexical import IndexedChunk
 from loom_dagster.search.vector_files import CACHE, LAYOUT_VERSION, MANIFEST
@@ -158,10 +159,7 @@ class VectorIndex:
         with writing(self.directory, self.lock_timeout):
             old = readable_generation(self.directory, self.layout)
             texts = {
-                doc: [
-                    [_embedded(c, p, self.context) for p in passages(c.text, self.passage_chars)]
-                    for c in chunks
-                ]
+                doc: [[_embedded(c, p, self.context) for p in self._passages(c)] for c in chunks]
                 for doc, chunks in documents.items()
             }
             hashes = {
@@ -187,6 +185,12 @@ class VectorIndex:
             write_manifest(self.directory, self.layout, name)
             remove_unnamed(self.directory, name)
         return embedded
+
+    def _passages(self, chunk: IndexedChunk) -> list[str]:
+        """What a chunk is embedded as: its rows one by one when it is a passage of a table's
+        rows (search/rows.py, `row_texts`), otherwise `passages` of it."""
+        found = rows.row_texts(chunk.text, chunk.locator)
+        return found if found is not None else passages(chunk.text, self.passage_chars)
 
     def retire(self, document_id: str) -> None:
         self.publish_many({}, retire=[document_id])

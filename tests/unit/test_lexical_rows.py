@@ -1,5 +1,6 @@
 """A passage of table rows is indexed with each column's name once (search/rows.py): its
-values decide where it ranks, not how many rows repeat the names of its columns."""
+values decide where it ranks, not how many rows repeat the names of its columns; and the vector
+leg embeds its rows one by one, scoring it as its best row."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from pathlib import Path
 
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
+from loom_dagster.search.embedding import NgramEmbedder
+from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
-from loom_dagster.search.rows import names_once
+from loom_dagster.search.rows import names_once, row_texts
+from loom_dagster.search.vector import VectorIndex
 
 COLUMNS = (
     "Global Code",
@@ -88,3 +92,47 @@ def test_a_row_is_ranked_by_its_values_not_by_its_columns_names(tmp_path: Path) 
     assert [hit.chunk.document_id for hit in hits[:2]] == ["unsd.csv", "travel.html"]
     # What a hit shows and cites is the passage as cut: every cell with its column's name.
     assert hits[0].chunk.text == rows
+
+
+def test_row_texts_are_a_passages_rows_each_under_its_opening_lines() -> None:
+    caption_and_header = "Table 2: Offences\nOffence | 2009 | 2010"
+    text = f"{caption_and_header}\nRobbery | 12 | 14\nArson | 3 | 4"
+    assert row_texts(text, Locator(page_start=1, page_end=1, row_start=5, row_end=6)) == [
+        f"{caption_and_header}\nRobbery | 12 | 14",
+        f"{caption_and_header}\nArson | 3 | 4",
+    ]
+    csv_rows = "A: 1 | B: x\n\nA: 3 | B: z"  # a row of no cell is no text to embed
+    assert row_texts(csv_rows, Locator(row_start=2, row_end=4)) == ["A: 1 | B: x", "A: 3 | B: z"]
+    # One row, a passage that is no table's rows, or rows a line break joins: embedded whole.
+    assert row_texts("A: 1 | B: x", Locator(row_start=2, row_end=2)) is None
+    assert row_texts("A: 1\nA: 2", Locator(line_start=1, line_end=2)) is None
+    assert row_texts("A: 1 | B: x y", Locator(row_start=2, row_end=3)) is None
+
+
+def test_the_vector_leg_scores_a_passage_of_rows_by_its_best_row(tmp_path: Path) -> None:
+    """The row naming Kroger and the date it was added ranks over a sentence that says Kroger
+    added something: embedded whole, the passage's four companies averaged into none of them
+    and it came second."""
+    names = ("Symbol", "Security", "Sector", "Headquarters", "Date added")
+    companies = [
+        ("KR", "Kroger", "Consumer Staples", "Cincinnati, Ohio", "1957-03-04"),
+        ("LHX", "L3Harris", "Industrials", "Melbourne, Florida", "2008-09-22"),
+        ("LH", "Labcorp", "Health Care", "Burlington, North Carolina", "2004-11-01"),
+        ("LRCX", "Lam Research", "Information Technology", "Fremont, California", "2012-06-29"),
+    ]
+    table = "\n".join(
+        " | ".join(f"{name}: {value}" for name, value in zip(names, values, strict=True))
+        for values in companies
+    )
+    prose = "Kroger added organic brands to its shelves this year."
+    vectors = VectorIndex(tmp_path / "vectors", NgramEmbedder())
+    vectors.publish_many(
+        {
+            "sp500.csv": [indexed("sp500.csv", table, Locator(row_start=2, row_end=5))],
+            "news.html": [indexed("news.html", prose, Locator(line_start=3, line_end=3))],
+        }
+    )
+
+    hits = vectors.rank("Kroger date added", SearchFilter(), 2)
+
+    assert [hit.chunk_id for hit in hits] == ["sp500.csv@r1#0", "news.html@r1#0"]
