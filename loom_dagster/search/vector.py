@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loom_dagster.errors import LoomError
+from loom_dagster.search import rows
 from loom_dagster.search.embedding import (
     STOP_WORDS,
     Embedder,
@@ -66,7 +67,6 @@ from loom_dagster.search.generations import (
     writing,
 )
 from loom_dagster.search.hnsw import HNSW_EXPANSION_SEARCH, HNSW_THRESHOLD
-from loom_dagster.search import rows
 from loom_dagster.search.legs import LegHit, SearchFilter
 from loom_dagster.search.lexical import IndexedChunk
 from loom_dagster.search.vector_files import CACHE, LAYOUT_VERSION, MANIFEST
