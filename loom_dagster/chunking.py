@@ -77,7 +77,7 @@ CELL_SEPARATOR = " | "
 # the row's leading cells, up to this share of the chunk (250 characters of 1,500): most
 # tables name a row in their first columns (a code, a name, a date), and a part holding only
 # the row's later cells answered for the row without saying which it is, while the part that
-# said it lacked the cell asked for (issue 35: a 2,500-character row of country-codes.csv, its
+# said it lacked the cell asked for (issue 35: a 1,770-character row of country-codes.csv, its
 # dial code in one window, "St. Vincent & Grenadines" in the other). The gap between the
 # leading cells and the part's own is shown as a cell of its own.
 ROW_LEAD_SHARE = 6

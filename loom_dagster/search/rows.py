@@ -15,7 +15,7 @@ languages").
 
 from __future__ import annotations
 
-from loom_dagster.chunking import CELL_SEPARATOR
+from loom_dagster.chunking import CELL_SEPARATOR, TABLE_FILE_FORMATS
 from loom_dagster.contract.artifact import Locator
 
 # Between a cell's column name and its value in a row's line.
@@ -39,11 +39,13 @@ def names_once(text: str) -> str:
     return "\n".join(lines)
 
 
-def row_texts(text: str, locator: Locator) -> list[str] | None:
-    """A passage of two or more table rows as its rows, each under the lines that open the
-    passage (a document table's caption and header row), for the vector leg to embed one by
-    one; None for any other passage, and when its lines are fewer than the rows it cites (a
-    cell that holds a line break), so it is embedded whole.
+def row_texts(text: str, locator: Locator, format: str) -> list[str] | None:
+    """A passage of two or more table rows as its rows, for the vector leg to embed one by one;
+    None for any other passage, so it is embedded whole. A file that is a table (CSV, XLSX,
+    Parquet) packs its reader's row blocks, a blank line between two: its rows are its lines
+    with text. A document's table passage opens with its caption and header row (and a title
+    it follows): its rows are its last lines, as many as it cites, each embedded under those
+    opening lines; one whose lines are fewer (a cell holding a line break) is embedded whole.
 
     The vector leg's model averages its words: a passage of four to twenty rows, each about
     another company or currency, is about none of them, and lost to a single row or a prose
@@ -54,9 +56,14 @@ def row_texts(text: str, locator: Locator) -> list[str] | None:
     passages does (search/vector.py). BM25 still reads the passage whole."""
     if locator.row_start is None or locator.row_end is None:
         return None
-    lines = text.split("\n")
     count = locator.row_end - locator.row_start + 1
-    if count < 2 or count > len(lines):
+    if count < 2:
         return None
-    opening, found = lines[:-count], lines[-count:]
-    return ["\n".join([*opening, line]) for line in found if line.strip()] or None
+    lines = text.split("\n")
+    if format in TABLE_FILE_FORMATS:
+        found = [line for line in lines if line.strip()]
+        return found if len(found) >= 2 else None
+    if count > len(lines):
+        return None
+    opening, rows = lines[:-count], lines[-count:]
+    return ["\n".join([*opening, line]) for line in rows if line.strip()] or None

@@ -189,7 +189,7 @@ class VectorIndex:
     def _passages(self, chunk: IndexedChunk) -> list[str]:
         """What a chunk is embedded as: its rows one by one when it is a passage of a table's
         rows (search/rows.py, `row_texts`), otherwise `passages` of it."""
-        found = rows.row_texts(chunk.text, chunk.locator)
+        found = rows.row_texts(chunk.text, chunk.locator, chunk.format)
         return found if found is not None else passages(chunk.text, self.passage_chars)
 
     def retire(self, document_id: str) -> None:

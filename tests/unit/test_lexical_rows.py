@@ -97,16 +97,23 @@ def test_a_row_is_ranked_by_its_values_not_by_its_columns_names(tmp_path: Path) 
 def test_row_texts_are_a_passages_rows_each_under_its_opening_lines() -> None:
     caption_and_header = "Table 2: Offences\nOffence | 2009 | 2010"
     text = f"{caption_and_header}\nRobbery | 12 | 14\nArson | 3 | 4"
-    assert row_texts(text, Locator(page_start=1, page_end=1, row_start=5, row_end=6)) == [
+    page = Locator(page_start=1, page_end=1, row_start=5, row_end=6)
+    assert row_texts(text, page, "pdf") == [
         f"{caption_and_header}\nRobbery | 12 | 14",
         f"{caption_and_header}\nArson | 3 | 4",
     ]
-    csv_rows = "A: 1 | B: x\n\nA: 3 | B: z"  # a row of no cell is no text to embed
-    assert row_texts(csv_rows, Locator(row_start=2, row_end=4)) == ["A: 1 | B: x", "A: 3 | B: z"]
+    # A file's passage packs its reader's row blocks, a blank line between two: no row of it
+    # opens the others.
+    csv_rows = "A: 1 | B: x\nA: 2 | B: y\n\nA: 3 | B: z"
+    assert row_texts(csv_rows, Locator(row_start=2, row_end=4), "csv") == [
+        "A: 1 | B: x",
+        "A: 2 | B: y",
+        "A: 3 | B: z",
+    ]
     # One row, a passage that is no table's rows, or rows a line break joins: embedded whole.
-    assert row_texts("A: 1 | B: x", Locator(row_start=2, row_end=2)) is None
-    assert row_texts("A: 1\nA: 2", Locator(line_start=1, line_end=2)) is None
-    assert row_texts("A: 1 | B: x y", Locator(row_start=2, row_end=3)) is None
+    assert row_texts("A: 1 | B: x", Locator(row_start=2, row_end=2), "csv") is None
+    assert row_texts("A: 1\nA: 2", Locator(line_start=1, line_end=2), "markdown") is None
+    assert row_texts("Caption\nA | B", Locator(row_start=2, row_end=4), "html") is None
 
 
 def test_the_vector_leg_scores_a_passage_of_rows_by_its_best_row(tmp_path: Path) -> None:
