@@ -8,6 +8,7 @@ scorer against the floors of docs/qualification.md.
 from __future__ import annotations
 
 import io
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,77 @@ def test_headings_by_size_and_numbering_with_their_levels() -> None:
     ]
     section = next(b for b in artifact["blocks"] if b["text"].startswith("The service reads"))
     assert section["section_path"] == ["Reading documents as they are laid out", "2 Configuration"]
+
+
+def _bold_form(c: Any, _: int) -> None:
+    """A form set bold throughout: a larger title, then numbered labels (some wrapped, their
+    lines 12 points apart) each over its value in a box set apart by more than that."""
+    c.setFont("Helvetica-Bold", 16)
+    c.drawString(150, 780, "Disclosure of Contract")
+    fields = [
+        (["1. Tender Number:"], "1295"),
+        (
+            [
+                "2. Name and business address of the contractor, and of its parent body",
+                "where it has one:",
+            ],
+            "Name: Reino International",
+        ),
+        (
+            [
+                "3. Particulars of any related body corporate of the contractor that will be",
+                "involved in carrying out any of the contractor's obligations under the",
+                "contract or will receive a benefit under the contract:",
+            ],
+            "N/A",
+        ),
+        (
+            [
+                "4. Particulars of the project to be undertaken, the goods or services to be",
+                "provided or the real property to be transferred or leased under the",
+                "contract:",
+            ],
+            "Supply and Maintenance of Parking Ticket Machines",
+        ),
+        (["5. Estimated amount payable to the contractor under the contract:"], "$3,148,800.00"),
+        (
+            [
+                "6. In the case of a contract arising from a tendering process, the method of",
+                "tendering and a summary of the criteria against which the various tenders",
+                "were assessed:",
+            ],
+            "Open Tender",
+        ),
+    ]
+    y = 730.0
+    c.setFont("Helvetica-Bold", 10)
+    for label, value in fields:
+        for k, line in enumerate(label):
+            c.drawString(72 if k == 0 else 90, y, line)
+            y -= 12
+        y -= 8
+        c.rect(90, y - 4, 420, 15)
+        c.drawString(94, y, value)
+        y -= 26
+
+
+def test_bold_lines_in_a_document_set_bold_throughout_are_no_headings() -> None:
+    # bold sets a line apart only from a body that is not bold: a form set bold throughout
+    # reads its labels as list items and paragraphs, its title (set larger) the one heading
+    artifact = read(drawn(_bold_form))
+    heads = [b["text"] for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == ["Disclosure of Contract"]
+
+
+def test_a_forms_label_and_its_value_are_one_passage() -> None:
+    from loom_dagster.chunking import chunk_artifact
+    from loom_dagster.contract.validate import parse_artifact
+
+    data = drawn(_bold_form)
+    raw = json.dumps(read(data)).encode("utf-8")
+    artifact = parse_artifact(raw, expected_format="pdf", original_size=len(data))
+    passages = [chunk.text for chunk in chunk_artifact(artifact, revision="r1")]
+    assert any("1. Tender Number:" in text and "1295" in text for text in passages)
 
 
 def test_code_in_a_monospaced_font_keeps_its_indentation() -> None:

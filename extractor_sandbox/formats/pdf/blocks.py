@@ -71,6 +71,9 @@ class Block:
 class Measures:
     body: float
     spacing: dict[float, float]
+    # the body text is set bold (most of the characters at the body size): bold sets no line
+    # apart from it, so a form's bold labels over their values are no headings
+    body_bold: bool = False
 
     def spacing_of(self, size: float) -> float:
         return self.spacing.get(size_key(size), 1.2 * size)
@@ -89,6 +92,7 @@ def size_key(size: float, ocr: bool = False) -> float:
 
 def measures(pages: list[list[Item]], ocr: list[bool] | None = None) -> Measures:
     sizes: Counter[float] = Counter()
+    bold: Counter[float] = Counter()  # the characters set bold, by size
     gaps: dict[float, Counter[float]] = {}
     for index, items in enumerate(pages):
         fine = bool(ocr and ocr[index])
@@ -100,6 +104,7 @@ def measures(pages: list[list[Item]], ocr: list[bool] | None = None) -> Measures
             line = item.line
             key = size_key(line.size, fine)
             sizes[key] += sum(len(s.text) for s in line.segments)
+            bold[key] += sum(len(s.text) for s in line.segments if s.bold)
             if prev is not None and prev.line is not None and prev.flow == item.flow:
                 if size_key(prev.line.size, fine) == key:
                     gap = round((prev.line.y - line.y) * 2) / 2
@@ -108,7 +113,7 @@ def measures(pages: list[list[Item]], ocr: list[bool] | None = None) -> Measures
             prev = item
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     spacing = {size: counter.most_common(1)[0][0] for size, counter in gaps.items()}
-    return Measures(body, spacing)
+    return Measures(body, spacing, body_bold=2 * bold[body] > sizes[body] > 0)
 
 
 def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = False) -> list[Block]:
@@ -335,7 +340,7 @@ def is_heading(block: Block, m: Measures, ratio: float = HEADING_RATIO) -> bool:
     if contents_entry(block):
         return False
     large = block.size >= ratio * m.body
-    bold = block.bold and block.size >= BOLD_RATIO * m.body
+    bold = block.bold and not m.body_bold and block.size >= BOLD_RATIO * m.body
     if not (large or bold):
         # a numbered section's title on a line of its own needs no style to be one ("3.2 Results"
         # set in the body's face, italic or plain)
