@@ -196,8 +196,9 @@ def test_headings_by_size_and_numbering_with_their_levels() -> None:
 
 
 def _bold_form(c: Any, _: int) -> None:
-    """A form set bold throughout: a larger title, then numbered labels (some wrapped, their
-    lines 12 points apart) each over its value in a box set apart by more than that."""
+    """A form set bold throughout (over a thousand characters): a larger title, then numbered
+    labels (most wrapped, their lines 12 points apart) each over its value in a box set apart by
+    more than that."""
     c.setFont("Helvetica-Bold", 16)
     c.drawString(150, 780, "Disclosure of Contract")
     fields = [
@@ -234,6 +235,27 @@ def _bold_form(c: Any, _: int) -> None:
             ],
             "Open Tender",
         ),
+        (
+            [
+                "7. Description of any provisions under which the amount payable to the",
+                "contractor may be varied:",
+            ],
+            "N/A",
+        ),
+        (
+            [
+                "8. Description of any provision with respect to the renegotiation of the",
+                "contract:",
+            ],
+            "N/A",
+        ),
+        (
+            [
+                "9. Particulars of future transfers of assets to the State at no cost, and",
+                "of any right to receive payments from the contractor:",
+            ],
+            "None",
+        ),
     ]
     y = 730.0
     c.setFont("Helvetica-Bold", 10)
@@ -253,6 +275,30 @@ def test_bold_lines_in_a_document_set_bold_throughout_are_no_headings() -> None:
     artifact = read(drawn(_bold_form))
     heads = [b["text"] for b in artifact["blocks"] if b["type"] == "heading"]
     assert heads == ["Disclosure of Contract"]
+
+
+def test_bold_titles_over_tables_stay_headings_though_no_other_line_is_outside_them() -> None:
+    # a page of tables whose only lines outside them are their bold titles has no bold body:
+    # a few bold lines say nothing of the body's face, and the titles are headings
+    def draw(c: Any, _: int) -> None:
+        for t, top in enumerate((760, 560)):
+            c.setFont("Helvetica-Bold", 10)
+            c.drawString(72, top + 12, f"{t + 2}. Admission to the exchange")
+            xs, ys = [72, 250, 420], [top - 20 * k for k in range(6)]
+            for y in ys:
+                c.line(xs[0], y, xs[-1], y)
+            for x in xs:
+                c.line(x, ys[0], x, ys[-1])
+            for k in range(5):
+                c.setFont("Helvetica-Bold", 10)
+                c.drawString(xs[0] + 6, ys[k] - 14, f"Date of step {k + 1}")
+                c.setFont("Helvetica", 10)
+                c.drawString(xs[1] + 6, ys[k] - 14, f"2024-0{k + 1}-19")
+
+    artifact = read(drawn(draw))
+    heads = [b["text"] for b in artifact["blocks"] if b["type"] == "heading"]
+    assert heads == ["2. Admission to the exchange", "3. Admission to the exchange"]
+    assert len(artifact["tables"]) == 2
 
 
 def test_a_forms_label_and_its_value_are_one_passage() -> None:

@@ -1,9 +1,10 @@
 """A page's lines made blocks: paragraphs, list items, code and headings, by the document's own
 measures (the body size, the usual line spacing for each size).
 
-A heading is a short block set larger than the body, or bold at the body's size, that ends no
-sentence (or is numbered); or a numbered section's title alone on its line in the body's own face
-("3.2 Results"); or a contents page's title ("Contents", "Table of contents") in any face, ranked
+A heading is a short block set larger than the body, or bold at the body's size (when the body
+itself is not set bold, nine in ten of a thousand characters or more: a form set bold throughout
+has no bold headings), that ends no sentence (or is numbered); or a numbered section's title
+alone on its line in the body's own face ("3.2 Results"); or a contents page's title ("Contents", "Table of contents") in any face, ranked
 with the first numbered level. Not a heading: a bold title that runs on into its paragraph's
 text, text across the page's direction (a margin stamp), a line of authors' names parted by
 commas, a block that ends one sentence and begins another or ends in a web address, bold lines
@@ -47,6 +48,7 @@ HEADING_RATIO = 1.12
 OCR_HEADING_RATIO = 1.08
 OCR_FINE_BELOW = 6.0
 BOLD_RATIO = 0.95
+BOLD_BODY_CHARS = 1_000  # a body set bold is read from this many characters at its size or more
 SPACING_SLACK = 1.3
 
 
@@ -113,7 +115,10 @@ def measures(pages: list[list[Item]], ocr: list[bool] | None = None) -> Measures
             prev = item
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     spacing = {size: counter.most_common(1)[0][0] for size, counter in gaps.items()}
-    return Measures(body, spacing, body_bold=2 * bold[body] > sizes[body] > 0)
+    # the body is set bold when nine in ten of its characters are, over a body of some length: a
+    # page of tables whose only lines outside them are a few bold titles has no bold body
+    body_bold = sizes[body] >= BOLD_BODY_CHARS and 10 * bold[body] >= 9 * sizes[body]
+    return Measures(body, spacing, body_bold=body_bold)
 
 
 def page_blocks(number: int, items: list[Item], m: Measures, *, ocr: bool = False) -> list[Block]:
