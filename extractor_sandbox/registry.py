@@ -188,7 +188,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         "markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING, version="2"
     ),
     # 2: a <meta> charset is read, page furniture is out of the blocks (attrs.furniture).
-    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="2"),
+    # 3: link lists under their heading, cookie notices and newsletter calls are furniture too.
+    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="3"),
     FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
     FormatSpec(
         "sql",
@@ -211,7 +212,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         prepare=prepare_pdf,
         late_imports=_late_pypdf,
         versioned_by=("pypdf",),
-        version="2",
+        # 3: bold marks no heading in a body set bold itself (a form's labels stay with values).
+        version="3",
     ),
     FormatSpec(
         "docx",

@@ -113,7 +113,7 @@ from extractor_sandbox.formats.html.tables import (
 
 PARSER = "loom-html"
 # 2: a <meta> charset is read (decoding.py), page furniture is out of the blocks (furniture.py).
-PARSER_VERSION = f"2+python{platform.python_version()}"
+PARSER_VERSION = f"3+python{platform.python_version()}"
 
 MAX_NAMED = 20  # open elements a failure names
 MAX_FURNITURE = 10_000  # parts attrs.furniture lists, as the blocks are bounded
