@@ -20,6 +20,10 @@ from loom_dagster.contract.artifact import Locator
 
 # Between a cell's column name and its value in a row's line.
 NAME_SEPARATOR = ": "
+# The most vectors a passage of rows is embedded as. A narrow table packs up to a hundred rows
+# into a passage: one vector each would grow the vector index a hundredfold over its chunks, so
+# past this many, consecutive rows share a vector (at most this many times the chunks).
+ROW_VECTORS_PER_PASSAGE = 16
 
 
 def names_once(text: str) -> str:
@@ -53,7 +57,8 @@ def row_texts(text: str, locator: Locator, format: str) -> list[str] | None:
     S&P 500" had a news passage naming Kroger first, "until when was the Mozambique Metical
     used" the one `country-codes.csv` row for Mozambique, not the currency file's). Each row
     is a record of its own, and the passage scores as its best row, as a chunk embedded as
-    passages does (search/vector.py). BM25 still reads the passage whole."""
+    passages does (search/vector.py). BM25 still reads the passage whole. Past
+    ROW_VECTORS_PER_PASSAGE rows, consecutive rows share a vector."""
     if locator.row_start is None or locator.row_end is None:
         return None
     count = locator.row_end - locator.row_start + 1
@@ -61,9 +66,19 @@ def row_texts(text: str, locator: Locator, format: str) -> list[str] | None:
         return None
     lines = text.split("\n")
     if format in TABLE_FILE_FORMATS:
-        found = [line for line in lines if line.strip()]
+        found = _grouped([line for line in lines if line.strip()])
         return found if len(found) >= 2 else None
     if count > len(lines):
         return None
     opening, rows = lines[:-count], lines[-count:]
-    return ["\n".join([*opening, line]) for line in rows if line.strip()] or None
+    grouped = _grouped([line for line in rows if line.strip()])
+    return ["\n".join([*opening, line]) for line in grouped] or None
+
+
+def _grouped(rows: list[str]) -> list[str]:
+    """The rows as at most ROW_VECTORS_PER_PASSAGE texts: one each, or runs of consecutive rows
+    of near-equal size (a run's rows joined by line breaks)."""
+    if len(rows) <= ROW_VECTORS_PER_PASSAGE:
+        return rows
+    size = -(-len(rows) // ROW_VECTORS_PER_PASSAGE)
+    return ["\n".join(rows[start : start + size]) for start in range(0, len(rows), size)]

@@ -11,7 +11,7 @@ from loom_dagster.contract.artifact import Locator
 from loom_dagster.search.embedding import NgramEmbedder
 from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
-from loom_dagster.search.rows import names_once, row_texts
+from loom_dagster.search.rows import ROW_VECTORS_PER_PASSAGE, names_once, row_texts
 from loom_dagster.search.vector import VectorIndex
 
 COLUMNS = (
@@ -114,6 +114,25 @@ def test_row_texts_are_a_passages_rows_each_under_its_opening_lines() -> None:
     assert row_texts("A: 1 | B: x", Locator(row_start=2, row_end=2), "csv") is None
     assert row_texts("A: 1\nA: 2", Locator(line_start=1, line_end=2), "markdown") is None
     assert row_texts("Caption\nA | B", Locator(row_start=2, row_end=4), "html") is None
+
+
+def test_a_passage_of_many_rows_is_embedded_as_at_most_the_row_vector_budget() -> None:
+    """A narrow table packs dozens of rows into a passage; one vector each would grow the
+    vector index by as many times over its chunks, so consecutive rows share a vector past the
+    budget, every row in exactly one of them, in order."""
+    rows = [f"id: {number} | v: {number * 7}" for number in range(2, 42)]
+    texts = row_texts("\n".join(rows), Locator(row_start=2, row_end=41), "csv")
+    assert texts is not None
+    assert 1 < len(texts) <= ROW_VECTORS_PER_PASSAGE
+    assert "\n".join(texts).split("\n") == rows
+    caption_and_header = "Table 9: Counts\nid | v"
+    document_rows = "\n".join([caption_and_header, *rows])
+    texts = row_texts(
+        document_rows, Locator(page_start=1, page_end=1, row_start=2, row_end=41), "pdf"
+    )
+    assert texts is not None
+    assert 1 < len(texts) <= ROW_VECTORS_PER_PASSAGE
+    assert all(text.startswith(caption_and_header + "\n") for text in texts)
 
 
 def test_the_vector_leg_scores_a_passage_of_rows_by_its_best_row(tmp_path: Path) -> None:
