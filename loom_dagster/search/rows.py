@@ -20,10 +20,12 @@ from loom_dagster.contract.artifact import Locator
 
 # Between a cell's column name and its value in a row's line.
 NAME_SEPARATOR = ": "
-# The most vectors a passage of rows is embedded as. A narrow table packs up to a hundred rows
+# The most vectors a passage of rows is embedded as: a table file reader's block of rows
+# (extractor_sandbox/formats/tables.py ROWS_PER_BLOCK). A narrow table packs up to a hundred rows
 # into a passage: one vector each would grow the vector index a hundredfold over its chunks, so
-# past this many, consecutive rows share a vector (at most this many times the chunks).
-ROW_VECTORS_PER_PASSAGE = 16
+# past this many, consecutive rows share a vector (at most this many times the chunks). At 16,
+# a passage of 19 rows embedded two by two lost issue 35's u026 (tuning half).
+ROW_VECTORS_PER_PASSAGE = 20
 
 
 def names_once(text: str) -> str:
