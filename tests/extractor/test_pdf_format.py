@@ -24,7 +24,7 @@ from extractor_sandbox.formats.pdf.grids import chart_areas
 from extractor_sandbox.formats.pdf.reader import PARSER_VERSION, extract_pdf, page_cell
 from extractor_sandbox.registry import SPECS
 from extractor_sandbox.source import DECLARED_FORMATS, extract
-from tests.extractor.pdf_build import one_page, pdf, text_content
+from tests.extractor.pdf_build import one_page, pdf, stream, text_content
 from tests.extractor.server_check import validated
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -2124,3 +2124,22 @@ def test_contents_entries_set_bold_with_their_page_numbers_are_no_headings() -> 
         ("2 Installing the pumps", 1),
         ("3 Servicing", 1),
     ]
+
+
+def test_a_glyph_mapped_to_a_space_and_a_mark_prints_the_mark_alone() -> None:
+    """A bold face whose ToUnicode maps its period to " ." (Statistical Abstract, Table 324) read
+    "11,062.6" as "11,062 .6": a glyph draws no space beside its mark, so the figure is whole."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap "
+        b"/CMapName /Adobe-Identity-UCS def /CMapType 2 def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange "
+        b"1 beginbfchar <2E> <0020002E> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    objects = one_page(b"BT /F1 10 Tf 72 700 Td (11,062) Tj (.) Tj (6) Tj ET")
+    objects[4] = (
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold "
+        b"/Encoding /WinAnsiEncoding /ToUnicode 6 0 R >>"
+    )
+    objects.append(stream(cmap))
+    assert texts(read(pdf(objects))) == ["11,062.6"]
