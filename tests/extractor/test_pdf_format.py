@@ -2143,3 +2143,40 @@ def test_a_glyph_mapped_to_a_space_and_a_mark_prints_the_mark_alone() -> None:
     )
     objects.append(stream(cmap))
     assert texts(read(pdf(objects))) == ["11,062.6"]
+
+
+def test_a_row_name_wrapped_over_the_line_its_figures_are_on_is_one_row() -> None:
+    # Statistical Abstract's Table 324: "Murder and nonnegligent" alone on a line, then
+    # "manslaughter" beside the row's figures; a name alone ending in "and" goes on too. A
+    # group's label ending in a colon still stands as a row of its own.
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs = [72, 250, 350, 450]
+        for y in (760, 730, 600):
+            c.line(xs[0], y, xs[-1], y)
+        for x in xs:
+            c.line(x, 760, x, 600)
+        for x, name in zip(xs, ("Offense", "Total", "Male"), strict=False):
+            c.drawString(x + 6, 742, name)
+        body = [
+            ("Violent crime", "467.9", "380.2"),
+            ("Murder and nonnegligent", "", ""),
+            ("manslaughter", "10.0", "9.0"),
+            ("Offenses against the family and", "", ""),
+            ("Children", "92.4", "68.9"),
+            ("Drug abuse:", "", ""),
+            ("Sale", "1.5", "1.2"),
+        ]
+        for k, row in enumerate(body):
+            for x, cell in zip(xs, row, strict=False):
+                if cell:
+                    c.drawString(x + 6, 716 - 14 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["Violent crime", "467.9", "380.2"],
+        ["Murder and nonnegligent manslaughter", "10.0", "9.0"],
+        ["Offenses against the family and Children", "92.4", "68.9"],
+        ["Drug abuse:", "None", "None"],
+        ["Sale", "1.5", "1.2"],
+    ]

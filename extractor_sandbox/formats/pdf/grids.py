@@ -57,6 +57,8 @@ MAX_SPAN_BOXES = 250_000  # a grid past this many boxes reads each box as a cell
 MAX_CHART_BOXES = 2_000  # a page filling more boxes is a picture drawn in them: no bars are read
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
+# a row name's line ending so goes on on the next line
+NAME_GOES_ON = re.compile(r"(?:,|-|\b(?:and|or|of|for|in|the|to|with))$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
 # a figure a table's cell holds: a count, an amount, a rate, a share, a range in brackets (not
 # a number in a sentence's list, "11, 12", whose comma follows it)
@@ -412,8 +414,27 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
             # too, is a wrapped row's; beside figures ("netherlands  93.5") it opens a row
             if all(text[0].islower() for text in starts.values()):
                 continue
+            if _name_goes_on(above, line, column, first):
+                continue
             parts.append((middle(above[0]) + middle(line[0])) / 2)
     return parts
+
+
+def _name_goes_on(above: list[Run], line: list[Run], column: dict[int, int], first: int) -> bool:
+    """Whether a line's first cell ends the row name the line above it begins, wrapped: that line
+    is a name alone (text in the first column only, not a group's label ending in a colon), and
+    this one goes on from it in lower case, or after a line ending in "and", "of", a comma
+    ("Murder and nonnegligent" over "manslaughter . . . 10.0 0.9": one row, its figures beside
+    the name's last line)."""
+    if any(column[id(run)] != first for run in above if run.text.strip()):
+        return False
+    name = " ".join("".join(r.text for r in sorted(above, key=lambda r: r.x0)).split())
+    head = "".join(
+        r.text for r in sorted(line, key=lambda r: r.x0) if column[id(r)] == first
+    ).strip()
+    if not name or not head or name.endswith(":"):
+        return False
+    return head[0].islower() or NAME_GOES_ON.search(name) is not None
 
 
 def _slot(edges: list[float], value: float) -> int:
