@@ -2148,7 +2148,8 @@ def test_a_glyph_mapped_to_a_space_and_a_mark_prints_the_mark_alone() -> None:
 def test_a_row_name_wrapped_over_the_line_its_figures_are_on_is_one_row() -> None:
     # Statistical Abstract's Table 324: "Murder and nonnegligent" alone on a line, then
     # "manslaughter" beside the row's figures; a name alone ending in "and" goes on too. A
-    # group's label ending in a colon still stands as a row of its own.
+    # group's label ending in a colon still stands as a row of its own, and so does a short name
+    # alone whose next line's first word would have fitted beside it (no wrap).
     def draw(c: Any, _: int) -> None:
         c.setFont("Helvetica", 10)
         xs = [72, 250, 350, 450]
@@ -2166,6 +2167,8 @@ def test_a_row_name_wrapped_over_the_line_its_figures_are_on_is_one_row() -> Non
             ("Children", "92.4", "68.9"),
             ("Drug abuse:", "", ""),
             ("Sale", "1.5", "1.2"),
+            ("Arson", "", ""),
+            ("vandalism", "0.3", "0.2"),
         ]
         for k, row in enumerate(body):
             for x, cell in zip(xs, row, strict=False):
@@ -2179,4 +2182,6 @@ def test_a_row_name_wrapped_over_the_line_its_figures_are_on_is_one_row() -> Non
         ["Offenses against the family and Children", "92.4", "68.9"],
         ["Drug abuse:", "None", "None"],
         ["Sale", "1.5", "1.2"],
+        ["Arson", "None", "None"],
+        ["vandalism", "0.3", "0.2"],
     ]

@@ -389,6 +389,10 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
     for run in runs:
         bands.setdefault(_slot(ys, middle(run)), []).append(run)
     first = min(column.values())
+    # where the first column's widest line ends: a name wraps because its next word would not fit
+    widest = max(
+        (run.x1 for run in runs if column[id(run)] == first and run.text.strip()), default=0.0
+    )
     parts: list[float] = []
     for held in bands.values():
         lines: list[list[Run]] = []
@@ -414,25 +418,35 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
             # too, is a wrapped row's; beside figures ("netherlands  93.5") it opens a row
             if all(text[0].islower() for text in starts.values()):
                 continue
-            if _name_goes_on(above, line, column, first):
+            if _name_goes_on(above, line, column, first, widest):
                 continue
             parts.append((middle(above[0]) + middle(line[0])) / 2)
     return parts
 
 
-def _name_goes_on(above: list[Run], line: list[Run], column: dict[int, int], first: int) -> bool:
+def _name_goes_on(
+    above: list[Run], line: list[Run], column: dict[int, int], first: int, widest: float
+) -> bool:
     """Whether a line's first cell ends the row name the line above it begins, wrapped: that line
-    is a name alone (text in the first column only, not a group's label ending in a colon), and
-    this one goes on from it in lower case, or after a line ending in "and", "of", a comma
+    is a name alone (text in the first column only, not a group's label ending in a colon) whose
+    end left no room for this line's first word (it would pass the first column's widest line),
+    and this one goes on from it in lower case, or after a line ending in "and", "of", a comma
     ("Murder and nonnegligent" over "manslaughter . . . 10.0 0.9": one row, its figures beside
     the name's last line)."""
-    if any(column[id(run)] != first for run in above if run.text.strip()):
+    named = sorted((r for r in above if r.text.strip()), key=lambda r: r.x0)
+    if not named or any(column[id(run)] != first for run in named):
         return False
-    name = " ".join("".join(r.text for r in sorted(above, key=lambda r: r.x0)).split())
-    head = "".join(
-        r.text for r in sorted(line, key=lambda r: r.x0) if column[id(r)] == first
-    ).strip()
+    name = " ".join("".join(r.text for r in named).split())
+    heads = sorted(
+        (r for r in line if column[id(r)] == first and r.text.strip()), key=lambda r: r.x0
+    )
+    head = "".join(r.text for r in heads).strip()
     if not name or not head or name.endswith(":"):
+        return False
+    word = head.split()[0]
+    start = heads[0]
+    width = (start.x1 - start.x0) * len(word) / max(len(start.text.strip()), len(word))
+    if max(r.x1 for r in named) + 0.25 * start.size + width <= widest:
         return False
     return head[0].islower() or NAME_GOES_ON.search(name) is not None
 
