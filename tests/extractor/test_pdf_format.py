@@ -2185,3 +2185,36 @@ def test_a_row_name_wrapped_over_the_line_its_figures_are_on_is_one_row() -> Non
         ["Arson", "None", "None"],
         ["vandalism", "0.3", "0.2"],
     ]
+
+
+def test_a_row_name_wrapped_over_its_figures_line_is_one_row_in_a_borderless_table() -> None:
+    # The same as in a ruled table, with no rules: the name's last line beside the figures.
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        rows = [
+            ("Offense", "Total", "Male"),
+            ("Violent crime", "467.9", "380.2"),
+            ("Murder and nonnegligent", "", ""),
+            ("manslaughter", "10.0", "9.0"),
+            ("Offenses against the family and", "", ""),
+            ("Children", "92.4", "68.9"),
+            ("Robbery", "102.1", "90.0"),
+            ("Arson", "", ""),
+            ("vandalism", "0.3", "0.2"),
+            ("Forgery", "1.2", "0.7"),
+        ]
+        for k, row in enumerate(rows):
+            for x, text in zip((72, 250, 350), row, strict=True):
+                if text:
+                    c.drawString(x, 700 - 13 * k, text)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["Violent crime", "467.9", "380.2"],
+        ["Murder and nonnegligent manslaughter", "10.0", "9.0"],
+        ["Offenses against the family and Children", "92.4", "68.9"],
+        ["Robbery", "102.1", "90.0"],
+        ["Arson", "None", "None"],
+        ["vandalism", "0.3", "0.2"],
+        ["Forgery", "1.2", "0.7"],
+    ]

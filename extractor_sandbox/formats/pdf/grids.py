@@ -1337,7 +1337,8 @@ def _rows(
         ):
             rows[0:1] = _header_up(top, cells)
             continue
-        if (cells[0] or not rows) and not close and not wrapped:
+        named_on = not (rtl or close or wrapped) and _name_wrapped(rows, cell, placed[n], widest[0])
+        if (cells[0] or not rows) and not close and not wrapped and not named_on:
             rows.append(cells)
             cell = {}
         else:
@@ -1349,6 +1350,32 @@ def _rows(
             one = all(_over_one(seg, bands) for seg in segs)
             top.append(([(_band_of(seg, bands), seg.text) for seg in segs], one))
     return rows
+
+
+def _name_wrapped(
+    rows: list[list[str]],
+    cell: dict[int, tuple[Segment, Segment]],
+    placed: list[tuple[int, Segment]],
+    widest: float,
+) -> bool:
+    """Whether a line ends the row name the row above it is (the rule `_name_goes_on` reads in a
+    ruled table): that row, past the header, is a name alone, not a label ending in a colon, whose
+    last line left no room for this line's first word, and this line's first cell starts under
+    it and goes on from it in lower case or after a line ending in "and", "of", a comma."""
+    if len(rows) < 2 or not rows[-1][0] or any(rows[-1][1:]) or 0 not in cell:
+        return False
+    seg = next((seg for k, seg in placed if k == 0), None)
+    name = rows[-1][0]
+    if seg is None or not seg.text.strip() or name.endswith(":"):
+        return False
+    first, last = cell[0]
+    if abs(seg.x0 - first.x0) > seg.size:
+        return False
+    word = seg.text.split()[0]
+    width = (seg.x1 - seg.x0) * len(word) / max(len(seg.text), 1)
+    if last.x1 + 0.25 * seg.size + width <= widest:
+        return False
+    return seg.text[:1].islower() or NAME_GOES_ON.search(name) is not None
 
 
 def _anchors(placed: list[list[tuple[int, Segment]]]) -> set[int]:
