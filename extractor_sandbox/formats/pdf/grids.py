@@ -30,7 +30,9 @@ writes in. Two columns' cells set closer than a font size are parted where the o
 them apart (a gap down the rows that no run crosses, the text after it starting at one place or
 the text before it ending at one); a first cell's wrapped line (text only where the row has it,
 none in the columns every row fills, its first word too long for the row's line) is that
-cell's; and lines of prose side by side (every cell five words or more, none short or a figure)
+cell's; a row name alone on its line, its next line's first word too long for it, going on
+from it (lower case, or after "and", "of", a comma) beside the row's figures is one row with
+them, in a ruled table or not; and lines of prose side by side (every cell five words or more, none short or a figure)
 are no table.
 """
 
