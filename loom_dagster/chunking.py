@@ -450,11 +450,28 @@ def _caption(previous: Block | None, table: Block) -> Block | None:
         or previous.type != "paragraph"
         or previous.attrs.get("table_id") is not None
         or previous.parent != table.parent
-        or len(previous.text) > CAPTION_LIMIT
         or not previous.text.strip()
     ):
         return None
+    if len(previous.text) > CAPTION_LIMIT:
+        # A table's long note (a headnote: units, what is counted, the source) still says what
+        # its rows count in its first sentences ("Represents arrests reported"): its rows show
+        # the whole sentences that fit the limit, and cite the note. A note whose first sentence
+        # is over the limit is no caption.
+        lead = _leading_sentences(previous.text, CAPTION_LIMIT)
+        return replace(previous, text=lead) if lead else None
     return previous
+
+
+SENTENCE_END = re.compile(r"[.!?;\]][\])\"'”’]*(?=\s)")
+
+
+def _leading_sentences(text: str, limit: int) -> str:
+    """The whole sentences that open `text` within `limit` characters ("" when its first is
+    longer)."""
+    head = " ".join(text.split())[: limit + 1]
+    ends = [m.end() for m in SENTENCE_END.finditer(head) if m.end() <= limit]
+    return head[: ends[-1]] if ends else ""
 
 
 def _row_pieces(

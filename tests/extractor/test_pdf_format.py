@@ -24,7 +24,7 @@ from extractor_sandbox.formats.pdf.grids import chart_areas
 from extractor_sandbox.formats.pdf.reader import PARSER_VERSION, extract_pdf, page_cell
 from extractor_sandbox.registry import SPECS
 from extractor_sandbox.source import DECLARED_FORMATS, extract
-from tests.extractor.pdf_build import one_page, pdf, text_content
+from tests.extractor.pdf_build import one_page, pdf, stream, text_content
 from tests.extractor.server_check import validated
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -2123,4 +2123,98 @@ def test_contents_entries_set_bold_with_their_page_numbers_are_no_headings() -> 
         ("1 Introduction", 1),
         ("2 Installing the pumps", 1),
         ("3 Servicing", 1),
+    ]
+
+
+def test_a_glyph_mapped_to_a_space_and_a_mark_prints_the_mark_alone() -> None:
+    """A bold face whose ToUnicode maps its period to " ." (Statistical Abstract, Table 324) read
+    "11,062.6" as "11,062 .6": a glyph draws no space beside its mark, so the figure is whole."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap "
+        b"/CMapName /Adobe-Identity-UCS def /CMapType 2 def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange "
+        b"1 beginbfchar <2E> <0020002E> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    objects = one_page(b"BT /F1 10 Tf 72 700 Td (11,062) Tj (.) Tj (6) Tj ET")
+    objects[4] = (
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold "
+        b"/Encoding /WinAnsiEncoding /ToUnicode 6 0 R >>"
+    )
+    objects.append(stream(cmap))
+    assert texts(read(pdf(objects))) == ["11,062.6"]
+
+
+def test_a_row_name_wrapped_over_the_line_its_figures_are_on_is_one_row() -> None:
+    # Statistical Abstract's Table 324: "Murder and nonnegligent" alone on a line, then
+    # "manslaughter" beside the row's figures; a name alone ending in "and" goes on too. A
+    # group's label ending in a colon still stands as a row of its own, and so does a short name
+    # alone whose next line's first word would have fitted beside it (no wrap).
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        xs = [72, 250, 350, 450]
+        for y in (760, 730, 600):
+            c.line(xs[0], y, xs[-1], y)
+        for x in xs:
+            c.line(x, 760, x, 600)
+        for x, name in zip(xs, ("Offense", "Total", "Male"), strict=False):
+            c.drawString(x + 6, 742, name)
+        body = [
+            ("Violent crime", "467.9", "380.2"),
+            ("Murder and nonnegligent", "", ""),
+            ("manslaughter", "10.0", "9.0"),
+            ("Offenses against the family and", "", ""),
+            ("Children", "92.4", "68.9"),
+            ("Drug abuse:", "", ""),
+            ("Sale", "1.5", "1.2"),
+            ("Arson", "", ""),
+            ("vandalism", "0.3", "0.2"),
+        ]
+        for k, row in enumerate(body):
+            for x, cell in zip(xs, row, strict=False):
+                if cell:
+                    c.drawString(x + 6, 716 - 14 * k, cell)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["Violent crime", "467.9", "380.2"],
+        ["Murder and nonnegligent manslaughter", "10.0", "9.0"],
+        ["Offenses against the family and Children", "92.4", "68.9"],
+        ["Drug abuse:", "None", "None"],
+        ["Sale", "1.5", "1.2"],
+        ["Arson", "None", "None"],
+        ["vandalism", "0.3", "0.2"],
+    ]
+
+
+def test_a_row_name_wrapped_over_its_figures_line_is_one_row_in_a_borderless_table() -> None:
+    # The same as in a ruled table, with no rules: the name's last line beside the figures.
+    def draw(c: Any, _: int) -> None:
+        c.setFont("Helvetica", 10)
+        rows = [
+            ("Offense", "Total", "Male"),
+            ("Violent crime", "467.9", "380.2"),
+            ("Murder and nonnegligent", "", ""),
+            ("manslaughter", "10.0", "9.0"),
+            ("Offenses against the family and", "", ""),
+            ("Children", "92.4", "68.9"),
+            ("Robbery", "102.1", "90.0"),
+            ("Arson", "", ""),
+            ("vandalism", "0.3", "0.2"),
+            ("Forgery", "1.2", "0.7"),
+        ]
+        for k, row in enumerate(rows):
+            for x, text in zip((72, 250, 350), row, strict=True):
+                if text:
+                    c.drawString(x, 700 - 13 * k, text)
+
+    [table] = read(drawn(draw))["tables"]
+    assert [[str(v) for v in row] for row in table["rows"]] == [
+        ["Violent crime", "467.9", "380.2"],
+        ["Murder and nonnegligent manslaughter", "10.0", "9.0"],
+        ["Offenses against the family and Children", "92.4", "68.9"],
+        ["Robbery", "102.1", "90.0"],
+        ["Arson", "None", "None"],
+        ["vandalism", "0.3", "0.2"],
+        ["Forgery", "1.2", "0.7"],
     ]

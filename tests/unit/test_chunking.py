@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loom_dagster.chunking import (
+    CAPTION_LIMIT,
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CHUNK_STRIDE,
     Chunk,
@@ -770,3 +771,40 @@ def test_a_statement_that_client_command_lines_join_is_cut_at_them() -> None:
         assert start is not None and end is not None and source[start:end] == chunk.text
     # A block's keys travel with every chunk cut from it.
     assert all(chunk.keys == joined.keys and chunk.block_ids == ("b0",) for chunk in chunks)
+
+
+def test_a_tables_long_note_gives_its_rows_the_whole_sentences_that_fit_the_caption_limit() -> None:
+    # A headnote over CAPTION_LIMIT (Statistical Abstract's Table 324: 445 characters) left its
+    # rows without the words that say what they count ("arrests"): they show its first sentences.
+    first = "Represents arrests reported by 12,910 agencies."
+    rest = " Some persons may be arrested more than once during a year, so counts may repeat." * 5
+    note = Block(
+        "n",
+        "paragraph",
+        first + rest,
+        ("Crime",),
+        (),
+        Locator(page_start=1, page_end=1),
+        parent="h",
+    )
+    rows = Block(
+        "r0",
+        "paragraph",
+        "Offense: Robbery | Total: 102.1",
+        ("Crime",),
+        (),
+        Locator(page_start=2, page_end=2, row_start=2, row_end=2),
+        parent="h",
+        attrs={"table_id": "t0"},
+    )
+    heading = Block("h", "heading", "Crime", depth=1, locator=Locator(page_start=1, page_end=1))
+    assert len(note.text) > CAPTION_LIMIT
+
+    chunks = chunk_artifact(artifact(heading, note, rows, format="pdf"), revision="doc@r1")
+
+    row_chunk = chunks[-1]
+    lead = row_chunk.text.split("\n")[0]
+    assert lead.startswith(first) and lead.endswith("repeat.") and len(lead) <= CAPTION_LIMIT
+    assert row_chunk.text.endswith("\nOffense: Robbery | Total: 102.1")
+    # The note is cited beside the row: pages 1-2.
+    assert row_chunk.locator == Locator(page_start=1, page_end=2, row_start=2, row_end=2)

@@ -196,7 +196,7 @@ def decode(font: Font, value: bytes) -> tuple[str, str]:
             raw = value.decode("utf-16-be", "replace") if len(value) % 2 == 0 else ""
             if not raw:
                 raw = value.decode("latin-1")
-        text = "".join(str(font.character_map.get(ch, ch)) for ch in raw)
+        text = "".join(printed(str(font.character_map.get(ch, ch))) for ch in raw)
         return raw, text
     table = _simple_table(font)
     return value.decode("latin-1"), "".join([table[byte] for byte in value])
@@ -223,12 +223,22 @@ def simple_glyph(font: Font, byte: int) -> str:
     code = chr(byte)
     mapped = font.character_map.get(code)
     if mapped is not None:
-        return str(mapped)
+        return printed(str(mapped))
     encoding = font.encoding if isinstance(font.encoding, dict) else {}
     named = str(encoding.get(byte, code))
     if len(named) > 1 and named.startswith("/"):
         return "\udfff"  # read as U+FFFD, with the page named in a warning
     return "".join(str(font.character_map.get(ch, ch)) for ch in named)
+
+
+def printed(mapped: str) -> str:
+    """What one glyph's Unicode entry prints: a glyph that draws a mark draws no space beside it,
+    so an entry of spaces and a visible character (a bold face's period mapped to " .", which
+    read "11,062.6" as "11,062 .6") is the character alone. A space's own entry, and an entry of
+    several visible characters (a ligature), stand as they are."""
+    if len(mapped) > 1 and mapped != mapped.strip() and mapped.strip():
+        return mapped.strip()
+    return mapped
 
 
 RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
@@ -241,7 +251,7 @@ def glyphs(font: Font, value: bytes) -> list[str]:
             raw = value.decode(font.encoding, "surrogatepass")
         except (UnicodeDecodeError, LookupError):
             return [decode(font, value)[1]]
-        return [str(font.character_map.get(ch, ch)) for ch in raw]
+        return [printed(str(font.character_map.get(ch, ch))) for ch in raw]
     return [simple_glyph(font, byte) for byte in value]
 
 

@@ -30,7 +30,9 @@ writes in. Two columns' cells set closer than a font size are parted where the o
 them apart (a gap down the rows that no run crosses, the text after it starting at one place or
 the text before it ending at one); a first cell's wrapped line (text only where the row has it,
 none in the columns every row fills, its first word too long for the row's line) is that
-cell's; and lines of prose side by side (every cell five words or more, none short or a figure)
+cell's; a row name alone on its line, its next line's first word too long for it, going on
+from it (lower case, or after "and", "of", a comma) beside the row's figures is one row with
+them, in a ruled table or not; and lines of prose side by side (every cell five words or more, none short or a figure)
 are no table.
 """
 
@@ -57,6 +59,8 @@ MAX_SPAN_BOXES = 250_000  # a grid past this many boxes reads each box as a cell
 MAX_CHART_BOXES = 2_000  # a page filling more boxes is a picture drawn in them: no bars are read
 SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,2})*\.?$")
 HYPHENATED = re.compile(r"[a-z]{2}-$")
+# a row name's line ending so goes on on the next line
+NAME_GOES_ON = re.compile(r"(?:,|-|\b(?:and|or|of|for|in|the|to|with))$")
 LIST_MARKER = re.compile(r"^(?:[^\w\s]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])$")
 # a figure a table's cell holds: a count, an amount, a rate, a share, a range in brackets (not
 # a number in a sentence's list, "11, 12", whose comma follows it)
@@ -387,6 +391,10 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
     for run in runs:
         bands.setdefault(_slot(ys, middle(run)), []).append(run)
     first = min(column.values())
+    # where the first column's widest line ends: a name wraps because its next word would not fit
+    widest = max(
+        (run.x1 for run in runs if column[id(run)] == first and run.text.strip()), default=0.0
+    )
     parts: list[float] = []
     for held in bands.values():
         lines: list[list[Run]] = []
@@ -412,8 +420,37 @@ def _unruled_rows(xs: list[float], ys: list[float], runs: list[Run]) -> list[flo
             # too, is a wrapped row's; beside figures ("netherlands  93.5") it opens a row
             if all(text[0].islower() for text in starts.values()):
                 continue
+            if _name_goes_on(above, line, column, first, widest):
+                continue
             parts.append((middle(above[0]) + middle(line[0])) / 2)
     return parts
+
+
+def _name_goes_on(
+    above: list[Run], line: list[Run], column: dict[int, int], first: int, widest: float
+) -> bool:
+    """Whether a line's first cell ends the row name the line above it begins, wrapped: that line
+    is a name alone (text in the first column only, not a group's label ending in a colon) whose
+    end left no room for this line's first word (it would pass the first column's widest line),
+    and this one goes on from it in lower case, or after a line ending in "and", "of", a comma
+    ("Murder and nonnegligent" over "manslaughter . . . 10.0 0.9": one row, its figures beside
+    the name's last line)."""
+    named = sorted((r for r in above if r.text.strip()), key=lambda r: r.x0)
+    if not named or any(column[id(run)] != first for run in named):
+        return False
+    name = " ".join("".join(r.text for r in named).split())
+    heads = sorted(
+        (r for r in line if column[id(r)] == first and r.text.strip()), key=lambda r: r.x0
+    )
+    head = "".join(r.text for r in heads).strip()
+    if not name or not head or name.endswith(":"):
+        return False
+    word = head.split()[0]
+    start = heads[0]
+    width = (start.x1 - start.x0) * len(word) / max(len(start.text.strip()), len(word))
+    if max(r.x1 for r in named) + 0.25 * start.size + width <= widest:
+        return False
+    return head[0].islower() or NAME_GOES_ON.search(name) is not None
 
 
 def _slot(edges: list[float], value: float) -> int:
@@ -1302,7 +1339,8 @@ def _rows(
         ):
             rows[0:1] = _header_up(top, cells)
             continue
-        if (cells[0] or not rows) and not close and not wrapped:
+        named_on = not (rtl or close or wrapped) and _name_wrapped(rows, cell, placed[n], widest[0])
+        if (cells[0] or not rows) and not close and not wrapped and not named_on:
             rows.append(cells)
             cell = {}
         else:
@@ -1314,6 +1352,32 @@ def _rows(
             one = all(_over_one(seg, bands) for seg in segs)
             top.append(([(_band_of(seg, bands), seg.text) for seg in segs], one))
     return rows
+
+
+def _name_wrapped(
+    rows: list[list[str]],
+    cell: dict[int, tuple[Segment, Segment]],
+    placed: list[tuple[int, Segment]],
+    widest: float,
+) -> bool:
+    """Whether a line ends the row name the row above it is (the rule `_name_goes_on` reads in a
+    ruled table): that row, past the header, is a name alone, not a label ending in a colon, whose
+    last line left no room for this line's first word, and this line's first cell starts under
+    it and goes on from it in lower case or after a line ending in "and", "of", a comma."""
+    if len(rows) < 2 or not rows[-1][0] or any(rows[-1][1:]) or 0 not in cell:
+        return False
+    seg = next((seg for k, seg in placed if k == 0), None)
+    name = rows[-1][0]
+    if seg is None or not seg.text.strip() or name.endswith(":"):
+        return False
+    first, last = cell[0]
+    if abs(seg.x0 - first.x0) > seg.size:
+        return False
+    word = seg.text.split()[0]
+    width = (seg.x1 - seg.x0) * len(word) / max(len(seg.text), 1)
+    if last.x1 + 0.25 * seg.size + width <= widest:
+        return False
+    return seg.text[:1].islower() or NAME_GOES_ON.search(name) is not None
 
 
 def _anchors(placed: list[list[tuple[int, Segment]]]) -> set[int]:
