@@ -113,7 +113,14 @@ _TEXT_KINDS = (
         ),
         "comments",
     ),
-    (re.compile(r"skip to (?:the )?(?:main )?(?:content|navigation|search)"), "navigation"),
+    (
+        re.compile(
+            r"skip to (?:the )?(?:main )?(?:content|navigation|search)"
+            # A link past the ads in an article to where its story goes on.
+            r"|continue reading (?:the )?main story"
+        ),
+        "navigation",
+    ),
     (
         re.compile(
             r"(?:sign up|subscribe|get|join)(?: now| today)?(?: to| for)?(?: our| the)?"
@@ -129,6 +136,39 @@ _TEXT_KINDS = (
     ),
 )
 _TEXT_MAX = 120  # a block longer than this says more than furniture's words
+# A block that is a label and nothing else, as readability's adWords and loadingWords toss it:
+# an ad slot's "Advertisement", a widget's "Loading...". Not a heading: a report's section
+# "Advertising" heads its prose.
+_LABEL_KINDS = (
+    (
+        re.compile(
+            r"(?:ad|ads|advertising|advertisement|publicit[eé]|werbung|anuncio|广告|реклама)"
+        ),
+        "advert",
+    ),
+    (re.compile(r"(?:loading|chargement|cargando|正在加载|загрузка)(?:…|\.\.\.)?"), "loading"),
+)
+# A newspaper's notes about the article, not its story: the print-edition line ("A version of
+# this article appears in print on ..., on Page A7 of the New York edition with the headline:
+# ..."), which repeats the headline, and the feedback call under it. Read from the block's
+# opening words, so the headline and the reprint links after them go with it.
+_NOTE_KINDS = (
+    (
+        re.compile(
+            r"(?:a version of )?this (?:article|story|review|column|essay|editorial|op ed|interview)"
+            r" (?:appears|appeared|was published) in (?:print|the (?:[a-z]+ ){0,4}print edition)"
+        ),
+        "print",
+    ),
+    (
+        re.compile(
+            r"(?:we re|we are) interested in your feedback on this (?:page|article)"
+            r"|was this (?:page|article) (?:helpful|useful)"
+        ),
+        "feedback",
+    ),
+)
+_NOTE_MAX = 400  # characters: a note is a sentence and its links, not a paragraph of the story
 # A cookie notice's opening words; the notice is a sentence or two, not a paragraph about cookies.
 _COOKIE_NOTICE = re.compile(r"(?:we|this (?:web)?site|our (?:web)?site) uses? cookies\b")
 _NOTICE_MAX = 300
@@ -197,11 +237,23 @@ def _words_kind(value: str, is_id: bool) -> str:
     return ""
 
 
-def text_kind(text: str) -> str:
-    """The furniture a block is by its words alone ("Share on Facebook", "212 comments")."""
-    if len(text) > _NOTICE_MAX:
+def text_kind(text: str, heading: bool = False) -> str:
+    """The furniture a block is by its words alone ("Share on Facebook", "212 comments",
+    "Advertisement", "A version of this article appears in print on ..."); a heading's words
+    are furniture only as a whole phrase of furniture, never as a label or a note."""
+    if len(text) > _NOTE_MAX:
         return ""
     notice = " ".join(_WORD.findall(text.lower()))
+    if not heading:
+        for pattern, kind in _NOTE_KINDS:
+            if pattern.match(notice):
+                return kind
+        label = text.strip().lower()
+        for pattern, kind in _LABEL_KINDS:
+            if pattern.fullmatch(label):
+                return kind
+    if len(text) > _NOTICE_MAX:
+        return ""
     if _COOKIE_NOTICE.match(notice) and _NOTICE_WORDS.search(notice):
         return "cookie"
     if len(text) > _TEXT_MAX:
