@@ -13,7 +13,10 @@ as readability and trafilatura tell it, from the page's own signals.
   post, entry, story: "l-sidebar-fixed l-article-body" holds the article, as readability reads
   it) or is an id of more than three words (a heading's slug, "sharing-with-a-single-developer").
 - Text: a block that says nothing but furniture's usual words ("Share on Facebook", "212
-  comments", "Reader comments", "Skip to content").
+  comments", "Reader comments", "Skip to content", "Continue reading the main story"); a block
+  (not a heading) that is only a label, as readability's adWords and loadingWords read it
+  ("Advertisement", "Loading..."), or opens with a newspaper's note about the article (its
+  print-edition line, which repeats the headline; its feedback call).
 - Link density: where a page marks its main content (main, article, role="main"), a paragraph or
   list item outside it whose words are all link text (a menu) is furniture of kind "links".
 - Link lists (link_lists): a heading followed by a run of list items or paragraphs whose words are
