@@ -527,3 +527,48 @@ def test_a_highlighters_comment_class_inside_code_is_no_furniture_hint() -> None
 
     assert texts(page) == ["// load-add.js\nconst x = 1;", "Inline x too."]
     assert furniture(page) == []
+
+
+def test_a_print_version_link_alone_is_furniture() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p>"
+        "<p class='printversion'><a href='?view=print'>Version zum Drucken</a></p>"
+        "<p><a href='?print=1'>Printer-friendly version</a></p>"
+    )
+
+    assert texts(page) == ["The ducks came back on Monday."]
+    assert furniture(page) == [
+        ("print", "Version zum Drucken"),
+        ("print", "Printer-friendly version"),
+    ]
+
+
+def test_a_pager_pair_or_a_next_story_link_is_furniture_a_lone_next_button_is_content() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p>"
+        "<p><a href='/1'>« Vorige</a> | <a href='/3'>Nächste »</a></p>"
+        "<p><a href='/3'>Next story →</a></p>"
+        "<h3>Add-ons</h3><p><a href='#themes' role='button'>Next</a></p>"
+    )
+
+    assert texts(page) == ["The ducks came back on Monday.", "Add-ons", "Next"]
+    assert furniture(page) == [
+        ("navigation", "« Vorige | Nächste »"),
+        ("navigation", "Next story →"),
+    ]
+
+
+def test_a_link_to_the_comments_in_another_language_is_furniture() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p>"
+        "<p><a href='/forum'><b>Kommentare lesen (1 Beitrag)</b></a></p>"
+        "<p><a href='#c'>12 commentaires</a></p>"
+        "<h2>Kommentare</h2><p>Kommentare lesen wir jeden Tag, sagt die Redaktion.</p>"
+    )
+
+    assert texts(page) == [
+        "The ducks came back on Monday.",
+        "Kommentare",
+        "Kommentare lesen wir jeden Tag, sagt die Redaktion.",
+    ]
+    assert [kind for kind, _ in furniture(page)] == ["comments", "comments"]

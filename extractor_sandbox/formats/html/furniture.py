@@ -16,7 +16,8 @@ as readability and trafilatura tell it, from the page's own signals.
   comments", "Reader comments", "Skip to content", "Continue reading the main story"); a block
   (not a heading) that is only a label, as readability's adWords and loadingWords read it
   ("Advertisement", "Loading..."), or opens with a newspaper's note about the article (its
-  print-edition line, which repeats the headline; its feedback call).
+  print-edition line, which repeats the headline; its feedback call), or is one of the page's
+  own controls (a print-version link, a pager, a link to the comments, in a few languages).
 - Link density: where a page marks its main content (main, article, role="main"), a paragraph or
   list item outside it whose words are all link text (a menu) is furniture of kind "links".
 - Link lists (link_lists): a heading followed by a run of list items or paragraphs whose words are
@@ -172,6 +173,39 @@ _NOTE_KINDS = (
     ),
 )
 _NOTE_MAX = 400  # characters: a note is a sentence and its links, not a paragraph of the story
+# A page's own controls alone in a block (not a heading), in the languages of the pages read: a
+# link to the article's print version, a pager ("« Vorige | Nächste »"), a link to its comments.
+_LETTERS = re.compile(r"[^\W\d_]+|\d+")
+_PAGER_WORD = (
+    r"(?:previous|prev|older|newer|next|vorige|vorherige|nächste|zurück|weiter|précédent|suivant"
+    r"|anterior|siguiente)"
+)
+_PAGED = r"(?:post|posts|article|articles|page|story|entry|artikel|seite)"
+_PAGER = rf"{_PAGER_WORD}(?: {_PAGED})?"
+_COMMENTS = r"(?:kommentare?|commentaires?|comentarios?)"
+_CONTROL_KINDS = (
+    (
+        re.compile(
+            r"version zum drucken|druckversion|druckansicht|printer friendly(?: version| page)?"
+            r"|print (?:this )?(?:article|page|story|post)|version imprimable"
+            r"|imprimer (?:l article|cet article)|imprimir (?:el )?art[ií]culo"
+        ),
+        "print",
+    ),
+    # A pair ("« Vorige | Nächste »") or one that says what it pages through ("Next story"):
+    # a lone "Next" can be a button of the page's own tabs.
+    (
+        re.compile(rf"{_PAGER} {_PAGER}|{_PAGER_WORD} {_PAGED}"),
+        "navigation",
+    ),
+    (
+        re.compile(
+            rf"\d+ {_COMMENTS}|{_COMMENTS} \d+|{_COMMENTS} (?:lesen|anzeigen)(?: \d+ beitr(?:ag|äge))?"
+            rf"|(?:voir les|ver los|ver) {_COMMENTS}"
+        ),
+        "comments",
+    ),
+)
 # A cookie notice's opening words; the notice is a sentence or two, not a paragraph about cookies.
 _COOKIE_NOTICE = re.compile(r"(?:we|this (?:web)?site|our (?:web)?site) uses? cookies\b")
 _NOTICE_MAX = 300
@@ -255,6 +289,11 @@ def text_kind(text: str, heading: bool = False) -> str:
         for pattern, kind in _LABEL_KINDS:
             if pattern.fullmatch(label):
                 return kind
+        if len(text) <= _TEXT_MAX:
+            control = " ".join(_LETTERS.findall(text.lower()))
+            for pattern, kind in _CONTROL_KINDS:
+                if pattern.fullmatch(control):
+                    return kind
     if len(text) > _NOTICE_MAX:
         return ""
     if _COOKIE_NOTICE.match(notice) and _NOTICE_WORDS.search(notice):
