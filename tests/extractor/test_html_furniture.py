@@ -435,3 +435,140 @@ def test_a_related_heading_over_prose_is_content() -> None:
     page = "<h1>Ducks</h1>" + BODY + "<h2>Related work</h2><p>Smith counted geese in 2019.</p>"
 
     assert texts(page) == ["Ducks", *PROSE, "Related work", "Smith counted geese in 2019."]
+
+
+def test_an_ad_slots_label_alone_is_furniture_as_readabilitys_ad_words_read_it() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p><div class='slot'><p>Advertisement</p></div>"
+        "<p>Forty of them.</p><div>ADVERTISING</div><div>Publicité</div>"
+    )
+
+    assert texts(page) == ["The ducks came back on Monday.", "Forty of them."]
+    assert furniture(page) == [
+        ("advert", "Advertisement"),
+        ("advert", "ADVERTISING"),
+        ("advert", "Publicité"),
+    ]
+
+
+def test_a_loading_placeholder_alone_is_furniture() -> None:
+    page = "<p>The ducks came back on Monday.</p><div>Loading...</div><p>Forty.</p><p>正在加载…</p>"
+
+    assert texts(page) == ["The ducks came back on Monday.", "Forty."]
+    assert furniture(page) == [("loading", "Loading..."), ("loading", "正在加载…")]
+
+
+def test_an_advertising_heading_or_a_sentence_about_ads_or_loading_is_content() -> None:
+    page = (
+        "<h2>Advertising</h2><p>Ads paid for most of the paper until 2010.</p>"
+        "<p>Loading the van took an hour.</p>"
+    )
+
+    assert texts(page) == [
+        "Advertising",
+        "Ads paid for most of the paper until 2010.",
+        "Loading the van took an hour.",
+    ]
+
+
+def test_a_print_edition_note_with_its_headline_and_reprint_links_is_furniture() -> None:
+    note = (
+        "A version of this article appears in print on January 13, 2017, on Page A7 of the New"
+        " York edition with the headline: Sanctions on Sudan Will Be Lifted. Order Reprints|"
+        " Today's Paper|Subscribe"
+    )
+    page = (
+        "<main><article><h1>Sanctions on Sudan to be lifted</h1>"
+        "<p>On Friday, the Obama administration will announce a new Sudan strategy.</p>"
+        "<footer><p>A version of this article appears in print on January 13, 2017, on Page A7"
+        " of the <span>New York edition</span> with the headline: Sanctions on Sudan Will Be"
+        " Lifted. <a href='/r'>Order Reprints</a>| <a href='/p'>Today's Paper</a>|"
+        "<a href='/s'>Subscribe</a></p></footer></article></main>"
+    )
+
+    assert texts(page) == [
+        "Sanctions on Sudan to be lifted",
+        "On Friday, the Obama administration will announce a new Sudan strategy.",
+    ]
+    assert furniture(page) == [("print", note)]
+
+
+def test_a_feedback_call_and_a_continue_reading_link_are_furniture() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p>"
+        "<p><a href='#story-continues-1'>Continue reading the main story</a></p>"
+        "<p>Forty of them.</p>"
+        "<p>We’re interested in your feedback on this page. <a href='/f'>Tell us what you"
+        " think.</a></p>"
+    )
+
+    assert texts(page) == ["The ducks came back on Monday.", "Forty of them."]
+    assert [kind for kind, _ in furniture(page)] == ["navigation", "feedback"]
+
+
+def test_a_sentence_about_an_article_in_print_is_content() -> None:
+    page = (
+        "<p>The first version of this article was written in 1962.</p>"
+        "<p>Our print edition appears on Sundays; a version of it goes online on Monday.</p>"
+    )
+
+    assert texts(page) == [
+        "The first version of this article was written in 1962.",
+        "Our print edition appears on Sundays; a version of it goes online on Monday.",
+    ]
+
+
+def test_a_highlighters_comment_class_inside_code_is_no_furniture_hint() -> None:
+    page = (
+        '<pre class="language-js"><code class="language-js"><span class="token comment">'
+        "// load-add.js</span>\nconst x = 1;</code></pre>"
+        '<p>Inline <code class="comment">x</code> too.</p>'
+    )
+
+    assert texts(page) == ["// load-add.js\nconst x = 1;", "Inline x too."]
+    assert furniture(page) == []
+
+
+def test_a_print_version_link_alone_is_furniture() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p>"
+        "<p class='printversion'><a href='?view=print'>Version zum Drucken</a></p>"
+        "<p><a href='?print=1'>Printer-friendly version</a></p>"
+    )
+
+    assert texts(page) == ["The ducks came back on Monday."]
+    assert furniture(page) == [
+        ("print", "Version zum Drucken"),
+        ("print", "Printer-friendly version"),
+    ]
+
+
+def test_a_pager_pair_or_a_next_story_link_is_furniture_a_lone_next_button_is_content() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p>"
+        "<p><a href='/1'>« Vorige</a> | <a href='/3'>Nächste »</a></p>"
+        "<p><a href='/3'>Next story →</a></p>"
+        "<h3>Add-ons</h3><p><a href='#themes' role='button'>Next</a></p>"
+    )
+
+    assert texts(page) == ["The ducks came back on Monday.", "Add-ons", "Next"]
+    assert furniture(page) == [
+        ("navigation", "« Vorige | Nächste »"),
+        ("navigation", "Next story →"),
+    ]
+
+
+def test_a_link_to_the_comments_in_another_language_is_furniture() -> None:
+    page = (
+        "<p>The ducks came back on Monday.</p>"
+        "<p><a href='/forum'><b>Kommentare lesen (1 Beitrag)</b></a></p>"
+        "<p><a href='#c'>12 commentaires</a></p>"
+        "<h2>Kommentare</h2><p>Kommentare lesen wir jeden Tag, sagt die Redaktion.</p>"
+    )
+
+    assert texts(page) == [
+        "The ducks came back on Monday.",
+        "Kommentare",
+        "Kommentare lesen wir jeden Tag, sagt die Redaktion.",
+    ]
+    assert [kind for kind, _ in furniture(page)] == ["comments", "comments"]

@@ -13,7 +13,11 @@ as readability and trafilatura tell it, from the page's own signals.
   post, entry, story: "l-sidebar-fixed l-article-body" holds the article, as readability reads
   it) or is an id of more than three words (a heading's slug, "sharing-with-a-single-developer").
 - Text: a block that says nothing but furniture's usual words ("Share on Facebook", "212
-  comments", "Reader comments", "Skip to content").
+  comments", "Reader comments", "Skip to content", "Continue reading the main story"); a block
+  (not a heading) that is only a label, as readability's adWords and loadingWords read it
+  ("Advertisement", "Loading..."), or opens with a newspaper's note about the article (its
+  print-edition line, which repeats the headline; its feedback call), or is one of the page's
+  own controls (a print-version link, a pager, a link to the comments, in a few languages).
 - Link density: where a page marks its main content (main, article, role="main"), a paragraph or
   list item outside it whose words are all link text (a menu) is furniture of kind "links".
 - Link lists (link_lists): a heading followed by a run of list items or paragraphs whose words are
@@ -113,7 +117,14 @@ _TEXT_KINDS = (
         ),
         "comments",
     ),
-    (re.compile(r"skip to (?:the )?(?:main )?(?:content|navigation|search)"), "navigation"),
+    (
+        re.compile(
+            r"skip to (?:the )?(?:main )?(?:content|navigation|search)"
+            # A link past the ads in an article to where its story goes on.
+            r"|continue reading (?:the )?main story"
+        ),
+        "navigation",
+    ),
     (
         re.compile(
             r"(?:sign up|subscribe|get|join)(?: now| today)?(?: to| for)?(?: our| the)?"
@@ -129,6 +140,72 @@ _TEXT_KINDS = (
     ),
 )
 _TEXT_MAX = 120  # a block longer than this says more than furniture's words
+# A block that is a label and nothing else, as readability's adWords and loadingWords toss it:
+# an ad slot's "Advertisement", a widget's "Loading...". Not a heading: a report's section
+# "Advertising" heads its prose.
+_LABEL_KINDS = (
+    (
+        re.compile(
+            r"(?:ad|ads|advertising|advertisement|publicit[eé]|werbung|anuncio|广告|реклама)"
+        ),
+        "advert",
+    ),
+    (re.compile(r"(?:loading|chargement|cargando|正在加载|загрузка)(?:…|\.\.\.)?"), "loading"),
+)
+# A newspaper's notes about the article, not its story: the print-edition line ("A version of
+# this article appears in print on ..., on Page A7 of the New York edition with the headline:
+# ..."), which repeats the headline, and the feedback call under it. Read from the block's
+# opening words, so the headline and the reprint links after them go with it.
+_NOTE_KINDS = (
+    (
+        re.compile(
+            r"(?:a version of )?this (?:article|story|review|column|essay|editorial|op ed|interview)"
+            r" (?:appears|appeared|was published) in (?:print|the (?:[a-z]+ ){0,4}print edition)"
+        ),
+        "print",
+    ),
+    (
+        re.compile(
+            r"(?:we re|we are) interested in your feedback on this (?:page|article)"
+            r"|was this (?:page|article) (?:helpful|useful)"
+        ),
+        "feedback",
+    ),
+)
+_NOTE_MAX = 400  # characters: a note is a sentence and its links, not a paragraph of the story
+# A page's own controls alone in a block (not a heading), in the languages of the pages read: a
+# link to the article's print version, a pager ("« Vorige | Nächste »"), a link to its comments.
+_LETTERS = re.compile(r"[^\W\d_]+|\d+")
+_PAGER_WORD = (
+    r"(?:previous|prev|older|newer|next|vorige|vorherige|nächste|zurück|weiter|précédent|suivant"
+    r"|anterior|siguiente)"
+)
+_PAGED = r"(?:post|posts|article|articles|page|story|entry|artikel|seite)"
+_PAGER = rf"{_PAGER_WORD}(?: {_PAGED})?"
+_COMMENTS = r"(?:kommentare?|commentaires?|comentarios?)"
+_CONTROL_KINDS = (
+    (
+        re.compile(
+            r"version zum drucken|druckversion|druckansicht|printer friendly(?: version| page)?"
+            r"|print (?:this )?(?:article|page|story|post)|version imprimable"
+            r"|imprimer (?:l article|cet article)|imprimir (?:el )?art[ií]culo"
+        ),
+        "print",
+    ),
+    # A pair ("« Vorige | Nächste »") or one that says what it pages through ("Next story"):
+    # a lone "Next" can be a button of the page's own tabs.
+    (
+        re.compile(rf"{_PAGER} {_PAGER}|{_PAGER_WORD} {_PAGED}"),
+        "navigation",
+    ),
+    (
+        re.compile(
+            rf"\d+ {_COMMENTS}|{_COMMENTS} \d+|{_COMMENTS} (?:lesen|anzeigen)(?: \d+ beitr(?:ag|äge))?"
+            rf"|(?:voir les|ver los|ver) {_COMMENTS}"
+        ),
+        "comments",
+    ),
+)
 # A cookie notice's opening words; the notice is a sentence or two, not a paragraph about cookies.
 _COOKIE_NOTICE = re.compile(r"(?:we|this (?:web)?site|our (?:web)?site) uses? cookies\b")
 _NOTICE_MAX = 300
@@ -197,11 +274,28 @@ def _words_kind(value: str, is_id: bool) -> str:
     return ""
 
 
-def text_kind(text: str) -> str:
-    """The furniture a block is by its words alone ("Share on Facebook", "212 comments")."""
-    if len(text) > _NOTICE_MAX:
+def text_kind(text: str, heading: bool = False) -> str:
+    """The furniture a block is by its words alone ("Share on Facebook", "212 comments",
+    "Advertisement", "A version of this article appears in print on ..."); a heading's words
+    are furniture only as a whole phrase of furniture, never as a label or a note."""
+    if len(text) > _NOTE_MAX:
         return ""
     notice = " ".join(_WORD.findall(text.lower()))
+    if not heading:
+        for pattern, kind in _NOTE_KINDS:
+            if pattern.match(notice):
+                return kind
+        label = text.strip().lower()
+        for pattern, kind in _LABEL_KINDS:
+            if pattern.fullmatch(label):
+                return kind
+        if len(text) <= _TEXT_MAX:
+            control = " ".join(_LETTERS.findall(text.lower()))
+            for pattern, kind in _CONTROL_KINDS:
+                if pattern.fullmatch(control):
+                    return kind
+    if len(text) > _NOTICE_MAX:
+        return ""
     if _COOKIE_NOTICE.match(notice) and _NOTICE_WORDS.search(notice):
         return "cookie"
     if len(text) > _TEXT_MAX:

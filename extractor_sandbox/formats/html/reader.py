@@ -437,7 +437,10 @@ class _Reader(HTMLParser):
             entry.furniture = parent.furniture
         if parent.main:
             entry.main = True
-        if attrs or tag in SIGNAL_TAGS:
+        if (attrs or tag in SIGNAL_TAGS) and not (
+            tag == "code" or parent.tag == "code" or entry.owner.tag in CODE
+        ):
+            # A highlighter's classes inside code ("token comment") name its syntax, not boxes.
             furniture, main = signals(tag, attrs)
             if furniture:
                 entry.furniture = Furniture(furniture, entry.furniture)
@@ -876,7 +879,7 @@ class _Reader(HTMLParser):
                 return kind
         if block.type == "table" or block.type == "code" or block.in_table:
             return ""  # a cell's words are the table's, whatever they say
-        kind = text_kind(block.text)
+        kind = text_kind(block.text, heading=block.type == "heading")
         if kind:
             return kind
         if (
