@@ -197,8 +197,10 @@ def test_the_readme_is_a_front_door() -> None:
     assert "scripts/example   # set up, ingest examples/docs" in readme
     assert "scripts/test      # set up, lint" in readme
     assert "exec scripts/test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    # No table lives in two places: the README's one table is its status summary.
-    assert len(re.findall(r"^\|---", readme, flags=re.M)) == 1
+    # No table lives in two places: the README's tables are its status summary and search's
+    # figures on unseen documents (issue 35 asks for that one in the README; the benchmarks
+    # page holds the full one, with other columns).
+    assert len(re.findall(r"^\|---", readme, flags=re.M)) == 2
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
 
