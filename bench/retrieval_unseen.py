@@ -16,6 +16,11 @@ questions whose first hit's locator names the expected page, slide, lines, key p
     .venv/bin/python bench/retrieval_unseen.py --json-out r.json  # the figures, and per question
     .venv/bin/python bench/retrieval_unseen.py --dump chunks.txt  # the chunks with locators
     .venv/bin/python bench/retrieval_unseen.py --split            # halves for new questions only
+    .venv/bin/python bench/retrieval_unseen.py --docs bench/retrieval/unseen2/docs \
+        --questions bench/retrieval/unseen2/questions.json --half tuning   # another set
+
+`--docs` names the folder the questions' documents are resolved against (default docs/ here);
+bench/retrieval/unseen2 is a second tuning set on other documents.
 
 The split is written into questions.json (`half`) and never redrawn: `--split` gives a half only
 to questions that have none, balancing each stratum (slice and language) by a fixed seed.
@@ -165,9 +170,9 @@ def names_the_answer(
     return False
 
 
-def read_sources(chunks: Mapping[str, object]) -> dict[str, Source]:
-    """Each ingested document's text and, for TOML, its key paths' lines, read from the artifact
-    the pipeline stored (the home LOOM_HOME names)."""
+def read_sources(chunks: Mapping[str, object], docs: Path = DOCS) -> dict[str, Source]:
+    """Each ingested document's text (its original under `docs`) and, for TOML, its key paths'
+    lines, read from the artifact the pipeline stored (the home LOOM_HOME names)."""
     from loom_dagster.contract.validate import parse_artifact
     from loom_dagster.objectstore import ObjectStore
     from loom_dagster.pipeline import read_extraction
@@ -177,7 +182,7 @@ def read_sources(chunks: Mapping[str, object]) -> dict[str, Source]:
     revisions = {chunk.path: chunk.chunk.revision for chunk in chunks.values()}  # type: ignore[attr-defined]
     sources: dict[str, Source] = {}
     for path, revision in revisions.items():
-        original = DOCS / path
+        original = docs / path
         key_lines: dict[str, tuple[int, int]] = {}
         extraction = read_extraction(store, revision) if path.endswith(".toml") else None
         if extraction is not None and extraction.artifact_sha256 and extraction.format:
@@ -357,8 +362,11 @@ def machine() -> str:
     )
 
 
-def main() -> None:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--docs", type=Path, default=DOCS, help="the folder the questions' documents are under"
+    )
     parser.add_argument("--half", choices=("tuning", "judging", "both"), default="both")
     parser.add_argument("--embedder", default="wordllama")
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
@@ -366,7 +374,11 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="write the chunks with their locators")
     parser.add_argument("--misses", action="store_true", help="print the questions fusion misses")
     parser.add_argument("--split", action="store_true", help="give new questions a half, then stop")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     spec = json.loads(args.questions.read_text())
     questions: list[dict[str, object]] = spec["questions"]
     if args.split:
@@ -393,7 +405,7 @@ def main() -> None:
         os.environ["LOOM_HOME"] = str(base / "home")
         os.environ["DAGSTER_HOME"] = str(base / "home" / "dagster")
         folder = base / "docs"
-        shutil.copytree(DOCS, folder)
+        shutil.copytree(args.docs, folder)
         started = time.perf_counter()
         index, vectors, chunks = ingest(folder, args.embedder, 0, False, True, 0)
         ingest_s = time.perf_counter() - started
@@ -437,7 +449,7 @@ def main() -> None:
             "fusion": fusion,
         }
         started = time.perf_counter()
-        sources = read_sources(chunks)
+        sources = read_sources(chunks, args.docs)
         outcomes = {
             leg: [judge(q, rank(q), chunks, sources.get(str(q["document"]))) for q in asked]
             for leg, rank in ranked.items()
@@ -446,7 +458,7 @@ def main() -> None:
     halves = ["tuning", "judging"] if args.half == "both" else [args.half]
     table = report(asked, outcomes, halves)
     print(
-        f"{len(asked)} questions, {len(chunks)} chunks of {len(list(DOCS.rglob('*.*')))} documents, "
+        f"{len(asked)} questions, {len(chunks)} chunks of {len(list(args.docs.rglob('*.*')))} documents, "
         f"embedder {vectors.embedder.model}; ingest {ingest_s:.0f} s, questions {search_s:.0f} s"  # type: ignore[attr-defined]
     )
     print(f"{started_at}; {load_before}")
@@ -467,7 +479,7 @@ def main() -> None:
                     "date": started_at,
                     "machine": load_before,
                     "embedder": vectors.embedder.model,  # type: ignore[attr-defined]
-                    "documents": len(list(DOCS.rglob("*.*"))),
+                    "documents": len(list(args.docs.rglob("*.*"))),
                     "chunks": len(chunks),
                     "ingest_s": round(ingest_s, 1),
                     "questions_s": round(search_s, 1),
