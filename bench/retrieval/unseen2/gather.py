@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MIRROR = Path("/work/.mirror")
-PDFPLUMBER = "MIT (the repository); the PDFs are US public records kept there as parser test fixtures"
+PDFPLUMBER = "MIT (the repository); the PDFs are public records (US federal, state and local agencies; a Québec town council's minutes) kept there as parser test fixtures"
 READXL = "MIT (the repository); example workbooks of the readxl package"
 PDDL = "ODC-PDDL-1.0"
 # (repository, commit, path in it, path under docs/, licence)
