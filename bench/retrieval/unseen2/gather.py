@@ -17,6 +17,7 @@ MIRROR = Path("/work/.mirror")
 PDFPLUMBER = "MIT (the repository); the PDFs are public records (US federal, state and local agencies; a Québec town council's minutes) kept there as parser test fixtures"
 READXL = "MIT (the repository); example workbooks of the readxl package"
 PDDL = "ODC-PDDL-1.0"
+UNSTRUCTURED = "Apache-2.0 (the repository); example documents kept there as parser test fixtures (a company's published report, an SEC filing, a sample slide)"
 # (repository, commit, path in it, path under docs/, licence)
 FILES = [
     ("jsvine/pdfplumber", "147f2c4c07dc1191fc1d05bb589b4f6af3aaf74a", "examples/pdfs/ca-warn-report.pdf", "pdf/pdfplumber_ca-warn-report.pdf", PDFPLUMBER),
@@ -38,6 +39,10 @@ FILES = [
     ("datasets/dac-and-crs-code-lists", "4bb5a5e72f17ce8ca96b353bc0f69e5a14f80625", "data/sectors.csv", "csv/dac-sectors.csv", PDDL),
     ("datasets/dac-and-crs-code-lists", "4bb5a5e72f17ce8ca96b353bc0f69e5a14f80625", "data/channel_codes.csv", "csv/dac-channel-codes.csv", PDDL),
     ("datasets/dac-and-crs-code-lists", "4bb5a5e72f17ce8ca96b353bc0f69e5a14f80625", "data/recipients.csv", "csv/dac-recipients.csv", PDDL),
+    ("Unstructured-IO/unstructured", "3e5482bfcdc843b5218ad98d2845b4b71ab013b7", "example-docs/2023-half-year-analyses-by-segment.xlsx", "xlsx/unstructured_2023-half-year-analyses-by-segment.xlsx", UNSTRUCTURED),
+    ("Unstructured-IO/unstructured", "3e5482bfcdc843b5218ad98d2845b4b71ab013b7", "example-docs/vodafone.xlsx", "xlsx/unstructured_vodafone.xlsx", UNSTRUCTURED),
+    ("Unstructured-IO/unstructured", "3e5482bfcdc843b5218ad98d2845b4b71ab013b7", "example-docs/example-10k-1p.html", "html/unstructured_example-10k-1p.html", UNSTRUCTURED),
+    ("Unstructured-IO/unstructured", "3e5482bfcdc843b5218ad98d2845b4b71ab013b7", "example-docs/fake-power-point-table.pptx", "pptx/unstructured_fake-power-point-table.pptx", UNSTRUCTURED),
 ]
 
 
