@@ -241,7 +241,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         binary=True,
         zip_part="xl/workbook.xml",
         expected="no zip holding xl/workbook.xml",
-        version="2",
+        # 3: a header found under note rows over it (they are a paragraph), or joined to a row over it.
+        version="3",
     ),
     FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING),
     FormatSpec(

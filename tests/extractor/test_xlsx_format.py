@@ -140,7 +140,7 @@ def test_artifact_envelope_and_tables() -> None:
     artifact = read(workbook(("Data", HEAD + row(2, num("A2", 1)))))
     assert artifact["format"] == "xlsx"
     assert artifact["parser"] == "loom-xlsx"
-    assert artifact["parser_version"] == PARSER_VERSION == f"2+python{platform.python_version()}"
+    assert artifact["parser_version"] == PARSER_VERSION == f"3+python{platform.python_version()}"
     assert artifact["coverage"] == {
         "unit": "sheets",
         "total": 1,

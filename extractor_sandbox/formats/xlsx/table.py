@@ -39,6 +39,7 @@ from extractor_sandbox.formats.tables import (
 from extractor_sandbox.formats.xlsx.regions import (
     MAX_REGIONS,
     Region,
+    Spans,
     lines,
     own_cells,
     regions,
@@ -46,6 +47,7 @@ from extractor_sandbox.formats.xlsx.regions import (
 from extractor_sandbox.formats.xlsx.sheet import SheetCells
 
 Merge = tuple[int, int, int, int]
+MAX_ROWS_OVER_HEADER = 5  # note rows a header is looked for under
 
 
 class PaddedRows(Sequence[list[Cell | None]]):
@@ -143,15 +145,21 @@ def spread_merges(
 
 
 def header_names(
-    rows: dict[int, dict[int, Cell]], first: int, spread: list[Merge], columns: range
+    rows: dict[int, dict[int, Cell]],
+    first: int,
+    spread: list[Merge],
+    columns: range,
+    *,
+    upper: bool = False,
 ) -> tuple[list[str], int]:
-    """The column names and how many rows (1 or 2) the header takes."""
+    """The column names and how many rows (1 or 2) the header takes; `upper`: the first row is
+    known to sit over the header row (header_row found it second), so the two are joined."""
     top = rows[first]
     under = rows.get(first + 1)
     in_first = [m for m in spread if m[0] == first and m[3] > m[1]]
     down = {c for m in spread if m[0] <= first < m[2] for c in range(m[1], m[3] + 1)}
     grouped = {c for m in in_first if m[2] == first for c in range(m[1], m[3] + 1)}
-    if under is None or not _second_row_is_header(top, under, down, grouped):
+    if under is None or not (upper or _second_row_is_header(top, under, down, grouped)):
         return [top[c].text if c in top else "" for c in columns], 1
     names = []
     for c in columns:
@@ -163,6 +171,41 @@ def header_names(
         else:
             names.append(f"{above.text} / {below.text}")
     return names, 2
+
+
+def header_row(
+    rows: dict[int, dict[int, Cell]], numbers: list[int], spread: list[Merge], every: range
+) -> int:
+    """Where in `numbers` (the region's rows) its header is: 0, the first row, unless the rows
+    over the first row holding a number, a date or a bool are all text and the one right over it
+    spans the table (distinct texts in more than half its columns, and in more than any row above
+    it): then that one, and the sparser rows above it are notes (MAX_ROWS_OVER_HEADER at most)."""
+    typed = next(
+        (
+            i
+            for i, n in enumerate(numbers[: MAX_ROWS_OVER_HEADER + 2])
+            if any(cell.kind != "string" for cell in rows[n].values())
+        ),
+        None,
+    )
+    if typed is None or typed < 2:
+        return 0
+    merged = [m for m in spread if m[3] > m[1]]
+
+    def distinct(n: int) -> int:
+        # A range merged across columns is one text, however many cells it spreads to.
+        spread_to = {
+            c for r1, c1, r2, c2 in merged if r1 <= n <= r2 for c in range(c1 + 1, c2 + 1)
+        }
+        return sum(1 for c in rows[n] if c not in spread_to)
+
+    candidate = numbers[typed - 1]
+    spans = distinct(candidate)
+    if 2 * spans <= len(every) or any(distinct(n) >= spans for n in numbers[: typed - 1]):
+        return 0
+    if typed == 2 and header_names(rows, numbers[0], spread, every)[1] == 2:
+        return 0  # the two-row header the merge rule already reads
+    return typed - 1
 
 
 def _second_row_is_header(
@@ -353,11 +396,25 @@ def _region_table(
 ) -> bool:
     """One region's table into `result`; True when the budget stops the sheet there."""
     numbers = sorted(r for r, row in rows.items() if row)
-    first = numbers[0]
     low = min(min(row) for row in rows.values() if row)
     high = max(max(row) for row in rows.values() if row)
     every = range(low, high + 1)
-    raw_names, header_rows = header_names(rows, first, spread, every)
+    at = header_row(rows, numbers, spread, every)
+    if at >= 2:
+        # The sparser rows over the header are notes: a paragraph before the table, kept whole.
+        notes = Region(numbers[:at], low, high, prose=True, spans=Spans(spread))
+        block = _prose_block(rows, notes, sheet, budget, first_block, under)
+        if block is None:
+            result.failed.append({"unit": sheet, "reason": "past the table budget"})
+            return True
+        result.blocks.append(block)
+        first_block += 1
+        numbers = numbers[at:]
+        low = min(min(rows[n]) for n in numbers)
+        high = max(max(rows[n]) for n in numbers)
+        every = range(low, high + 1)
+    first = numbers[0]
+    raw_names, header_rows = header_names(rows, first, spread, every, upper=at == 1)
     data_numbers = [n for n in numbers if n >= first + header_rows]
     columns = kept_columns(rows, range(first, first + header_rows), data_numbers, spread, every)
     if len(columns) < len(every):
