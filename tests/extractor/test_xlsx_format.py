@@ -658,6 +658,57 @@ def test_a_range_over_text_cells_makes_a_two_row_header() -> None:
     assert under_headings(artifact)[0]["locator"]["row_start"] == 3
 
 
+def test_the_header_is_found_under_sparser_note_rows_which_stay_a_paragraph() -> None:
+    # readxl's deaths.xlsx: notes over the table (one merged across), the names under them.
+    body = (
+        row(1, text("A1", "people"), text("D1", "cannot resist"))
+        + row(2, text("A2", "writing"), text("B2", "notes"), text("D2", "up here"))
+        + row(3, text("A3", "or"), text("B3", "merging"), text("D3", "cells"))
+        + row(4, text("A4", "Name"), text("B4", "Job"), text("C4", "Age"), text("D4", "Kids"))
+        + row(5, text("A5", "Bowie"), text("B5", "musician"), num("C5", 69), num("D5", 1))
+    )
+    artifact = read(workbook(("S", "", {"xml": merged(body, "B3:C3")})))
+    assert names_of(artifact) == ["Name", "Job", "Age", "Kids"]
+    assert rows_of(artifact) == [["Bowie", "musician", 69, 1]]
+    assert artifact["tables"][0]["locator"] == {"sheet": "S", "row_start": 4, "row_end": 5}
+    notes, first_row = under_headings(artifact)[:2]
+    assert notes["type"] == "paragraph"
+    assert notes["locator"] == {"row_start": 1, "row_end": 3, "sheet": "S"}
+    assert "cannot resist" in notes["text"] and "merging" in notes["text"]
+    assert first_row["locator"]["row_start"] == 5
+
+
+def test_a_full_row_of_names_over_text_rows_stays_the_header() -> None:
+    # The row right over the first number is no wider than the names: it is data, not a header.
+    body = (
+        row(1, text("A1", "Name"), text("B1", "City"))
+        + row(2, text("A2", "Ann"), text("B2", "Paris"))
+        + row(3, text("A3", "Bob"), text("B3", "Oslo"))
+        + row(4, text("A4", "Cy"), num("B4", 12))
+    )
+    artifact = read(workbook(("S", body)))
+    assert names_of(artifact) == ["Name", "City"]
+    assert len(rows_of(artifact)) == 3
+
+
+def test_a_sparse_row_right_over_the_names_is_the_header_upper_row() -> None:
+    # Nestlé's segments: the unit and the period (no merge) over the measures' names.
+    body = (
+        row(1, text("A1", "In millions of CHF"), text("D1", "January-June 2023"))
+        + row(2, text("B2", "Sales"), text("C2", "Profit"), text("D2", "Depreciation"))
+        + row(3, text("A3", "Zone NA"), num("B3", 12553), num("C3", 2713), num("D3", -337))
+    )
+    artifact = read(workbook(("S", body)))
+    assert names_of(artifact) == [
+        "In millions of CHF",
+        "Sales",
+        "Profit",
+        "January-June 2023 / Depreciation",
+    ]
+    assert artifact["tables"][0]["header_rows"] == 2
+    assert rows_of(artifact) == [["Zone NA", 12553, 2713, -337]]
+
+
 def test_a_title_over_the_whole_row_heads_every_name() -> None:
     body = (
         row(1, text("A1", "Sales"))
