@@ -10,6 +10,13 @@ groups text cells of the row under it (2025 over H1 and H2), each column is name
 its first row's). Any other cell in that second row, text or not, that is not merged down from
 the first makes it data, as do numbers or dates under a range.
 
+A header under notes. When the first rows are all text and the row right over the first one
+holding a number, a date or a bool spans the table (distinct texts in more than half its
+columns, and in more than any row above it; a merged range one text), that row is the header:
+the sparser rows over it are notes, a paragraph before the table (readxl's deaths.xlsx), or,
+when it is one row, the header's upper row, joined as a merged group is (a unit and a period
+over the measures' names, no merge between them).
+
 Columns. From the region's first column to its last, but for one with no name and no value: no
 data row fills it and its header holds nothing of its own (blank, or only a range merged from
 a column left of it, as a title merged wider than the table). A blank header cell over values
@@ -194,9 +201,7 @@ def header_row(
 
     def distinct(n: int) -> int:
         # A range merged across columns is one text, however many cells it spreads to.
-        spread_to = {
-            c for r1, c1, r2, c2 in merged if r1 <= n <= r2 for c in range(c1 + 1, c2 + 1)
-        }
+        spread_to = {c for r1, c1, r2, c2 in merged if r1 <= n <= r2 for c in range(c1 + 1, c2 + 1)}
         return sum(1 for c in rows[n] if c not in spread_to)
 
     candidate = numbers[typed - 1]
