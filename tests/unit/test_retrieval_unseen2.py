@@ -21,8 +21,7 @@ def test_every_question_names_a_recorded_document_of_its_folder() -> None:
     assert recorded == present
     assert {q["document"] for q in SPEC["questions"]} <= present
     assert all(
-        entry["repository"] and len(entry["commit"]) == 40 and entry["licence"]
-        for entry in SOURCES
+        entry["repository"] and len(entry["commit"]) == 40 and entry["licence"] for entry in SOURCES
     )
 
 
