@@ -107,7 +107,8 @@ class Service:
         name = tool
         method: Callable[..., dict[str, Any]] = getattr(self.reader, name)
         try:
-            with anyio.fail_after(self.seconds + (1.0 if name in ("query", "sql") else 0.0)):
+            grace = bounds.QUERY_GRACE_SECONDS if name in ("query", "sql") else 0.0
+            with anyio.fail_after(self.seconds + grace):
                 return await anyio.to_thread.run_sync(
                     lambda: method(scope, **arguments), abandon_on_cancel=True
                 )

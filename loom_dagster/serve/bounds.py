@@ -21,6 +21,11 @@ MAX_OUTLINE = 500  # headings in a document's outline
 MAX_DOCUMENT_CHUNKS = 5000  # chunks read to make an outline
 MAX_RESOURCES_PAGE = 500  # documents a resources/list page names
 DEFAULT_SECONDS = 10.0  # wall time per call
+# How long past its own time limit a query or SQL statement may run before the server gives up
+# on it (`timeout`): the query interrupts itself at its limit (`time_limit`, query/run.py); this
+# bound is only a backstop for one that does not. On a loaded 2-core machine the interrupt landed
+# over a second late, and the backstop's error took the place of the query's own.
+QUERY_GRACE_SECONDS = 5.0
 # Queries and SQL statements one server runs or waits on at once; one more is refused at once
 # (503 busy) rather than queued: on a small machine an open queue of queries grows past every
 # call's time bound, and the searches of the same process wait behind it (issue 39).
