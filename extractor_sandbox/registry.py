@@ -188,7 +188,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         "markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING, version="2"
     ),
     # 2: a <meta> charset is read, page furniture is out of the blocks (attrs.furniture).
-    # 3: link lists under their heading, cookie notices and newsletter calls are furniture too.
+    # 3: link lists under their heading, cookie notices, newsletter calls, ad labels, print-edition
+    # notes and page controls are furniture too; no class hint is read inside code.
     FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="3"),
     FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
     FormatSpec(

@@ -112,7 +112,8 @@ from extractor_sandbox.formats.html.tables import (
 )
 
 PARSER = "loom-html"
-# 2: a <meta> charset is read (decoding.py), page furniture is out of the blocks (furniture.py).
+# 2: a <meta> charset is read (decoding.py), page furniture is out of the blocks (furniture.py);
+# 3: more furniture (link lists, notices, labels, notes, controls; registry.py says which).
 PARSER_VERSION = f"3+python{platform.python_version()}"
 
 MAX_NAMED = 20  # open elements a failure names

@@ -4,8 +4,8 @@ measures (the body size, the usual line spacing for each size).
 A heading is a short block set larger than the body, or bold at the body's size (when the body
 itself is not set bold, nine in ten of a thousand characters or more: a form set bold throughout
 has no bold headings), that ends no sentence (or is numbered); or a numbered section's title
-alone on its line in the body's own face ("3.2 Results"); or a contents page's title ("Contents", "Table of contents") in any face, ranked
-with the first numbered level. Not a heading: a bold title that runs on into its paragraph's
+alone on its line in the body's own face ("3.2 Results"); or a contents page's title
+("Contents", "Table of contents") in any face, ranked with the first numbered level. Not a heading: a bold title that runs on into its paragraph's
 text, text across the page's direction (a margin stamp), a line of authors' names parted by
 commas, a block that ends one sentence and begins another or ends in a web address, bold lines
 over a table's columns (its header lines), a contents page's entry (its page's number set apart

@@ -32,8 +32,8 @@ the text before it ending at one); a first cell's wrapped line (text only where 
 none in the columns every row fills, its first word too long for the row's line) is that
 cell's; a row name alone on its line, its next line's first word too long for it, going on
 from it (lower case, or after "and", "of", a comma) beside the row's figures is one row with
-them, in a ruled table or not; and lines of prose side by side (every cell five words or more, none short or a figure)
-are no table.
+them, in a ruled table or not; and lines of prose side by side (every cell five words or more,
+none short or a figure) are no table.
 """
 
 from __future__ import annotations
@@ -448,9 +448,19 @@ def _name_goes_on(
     word = head.split()[0]
     start = heads[0]
     width = (start.x1 - start.x0) * len(word) / max(len(start.text.strip()), len(word))
-    if max(r.x1 for r in named) + 0.25 * start.size + width <= widest:
+    return _wrapped_on(name, head, max(r.x1 for r in named), width, start.size, widest)
+
+
+def _wrapped_on(
+    name: str, head: str, name_end: float, word_width: float, size: float, widest: float
+) -> bool:
+    """Whether `head` (a line's first cell) goes on from the row name `name` above it: the
+    name's line, ending at `name_end`, left no room for head's first word (`word_width` wide)
+    within the first column's widest line, and head starts in lower case or the name ends in
+    "and", "of", a comma (NAME_GOES_ON)."""
+    if name_end + 0.25 * size + word_width <= widest:
         return False
-    return head[0].islower() or NAME_GOES_ON.search(name) is not None
+    return head[:1].islower() or NAME_GOES_ON.search(name) is not None
 
 
 def _slot(edges: list[float], value: float) -> int:
@@ -1375,9 +1385,7 @@ def _name_wrapped(
         return False
     word = seg.text.split()[0]
     width = (seg.x1 - seg.x0) * len(word) / max(len(seg.text), 1)
-    if last.x1 + 0.25 * seg.size + width <= widest:
-        return False
-    return seg.text[:1].islower() or NAME_GOES_ON.search(name) is not None
+    return _wrapped_on(name, seg.text, last.x1, width, seg.size, widest)
 
 
 def _anchors(placed: list[list[tuple[int, Segment]]]) -> set[int]:

@@ -213,6 +213,11 @@ def header_row(
     return typed - 1
 
 
+def _columns_of(rows: dict[int, dict[int, Cell]], numbers: list[int]) -> range:
+    """The columns from the leftmost cell of these rows to the rightmost."""
+    return range(min(min(rows[n]) for n in numbers), max(max(rows[n]) for n in numbers) + 1)
+
+
 def _second_row_is_header(
     top: dict[int, Cell], under: dict[int, Cell], down: set[int], grouped: set[int]
 ) -> bool:
@@ -401,13 +406,11 @@ def _region_table(
 ) -> bool:
     """One region's table into `result`; True when the budget stops the sheet there."""
     numbers = sorted(r for r, row in rows.items() if row)
-    low = min(min(row) for row in rows.values() if row)
-    high = max(max(row) for row in rows.values() if row)
-    every = range(low, high + 1)
+    every = _columns_of(rows, numbers)
     at = header_row(rows, numbers, spread, every)
     if at >= 2:
         # The sparser rows over the header are notes: a paragraph before the table, kept whole.
-        notes = Region(numbers[:at], low, high, prose=True, spans=Spans(spread))
+        notes = Region(numbers[:at], every.start, every[-1], prose=True, spans=Spans(spread))
         block = _prose_block(rows, notes, sheet, budget, first_block, under)
         if block is None:
             result.failed.append({"unit": sheet, "reason": "past the table budget"})
@@ -415,15 +418,13 @@ def _region_table(
         result.blocks.append(block)
         first_block += 1
         numbers = numbers[at:]
-        low = min(min(rows[n]) for n in numbers)
-        high = max(max(rows[n]) for n in numbers)
-        every = range(low, high + 1)
+        every = _columns_of(rows, numbers)
     first = numbers[0]
     raw_names, header_rows = header_names(rows, first, spread, every, upper=at == 1)
     data_numbers = [n for n in numbers if n >= first + header_rows]
     columns = kept_columns(rows, range(first, first + header_rows), data_numbers, spread, every)
     if len(columns) < len(every):
-        raw_names = [raw_names[c - low] for c in columns]
+        raw_names = [raw_names[c - every.start] for c in columns]
     names, name_failures = fit_names(raw_names, sheet)
     names = unique_names(names)
     result.failed = name_failures + result.failed
