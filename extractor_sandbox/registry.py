@@ -214,7 +214,9 @@ FORMATS: tuple[FormatSpec, ...] = (
         late_imports=_late_pypdf,
         versioned_by=("pypdf",),
         # 3: bold marks no heading in a body set bold itself (a form's labels stay with values).
-        version="3",
+        # 4: a ruled table's group labels name the columns they span (a header of two rows), and
+        # a title centred in its frame is its caption, no column's name.
+        version="4",
     ),
     FormatSpec(
         "docx",

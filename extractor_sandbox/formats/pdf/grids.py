@@ -8,7 +8,11 @@ is one cell with it when one of the two is empty, a line of text runs across, or
 header (a cell over two rows or columns, its text at its top left); inside a grid row, lines set
 in two boxes or more with no rule between them are rows (a line with text in the first column
 opens one), and inside a grid column, lines cut into segments are columns. A title or note across
-the whole frame is no row. One box around text (a single cell) is no table, nor is a grid whose
+the whole frame is no row, nor is a title centred in the top row that rules part from the row's
+other boxes: a title is the table's caption. Inside a grid row of the header, a line of group
+labels over the columns whose rules end under it is a row of its own, each label one cell over
+the columns it spans; each column is named by its header's cells top to bottom ("Pre-Pawn
+Handgun"), the header's rows staying rows. One box around text (a single cell) is no table, nor is a grid whose
 boxes mostly hold nothing (a chart's gridlines) or whose rules cut words. Filled boxes set edge
 to edge in a row (shaded cells) give their edges as rules, for the text the drawn rules' tables
 leave. Borderless: a run of lines cut into segments that sit in two
@@ -76,6 +80,8 @@ PROSE_WORDS = 5  # a cell of fewer words is a table's, not a line of prose set b
 # two columns' cells
 APART_GAP = 0.4
 TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
+TITLE_SLACK = 0.1  # a title's middle lies within this share of the table's width of its middle
+MAX_HEADER_ROWS = 3  # a group's label split off deeper than this is a body's, no header's
 
 
 @dataclass
@@ -88,6 +94,12 @@ class Table:
     columns: list[float]  # the left edge of each column, to match a table that goes on
     ruled: bool
     row_pages: list[int] = field(default_factory=list)
+    # how many of the rows are the header (a group's label over the columns it groups, then
+    # their own names), and each column's name: its header cells top to bottom ("Pre-Pawn
+    # Handgun"); none when the first row alone names the columns
+    header_rows: int = 1
+    names: list[str] | None = None
+    title: str = ""  # a title set inside the table's frame, over its header: its caption
 
 
 # Ruled tables
@@ -281,10 +293,11 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         if cuts:
             xs = sorted(xs + cuts)
             vs = vs + [Rule(x, bottom, x, top) for x in cuts]
-        parts = _unruled_rows(xs, ys, [run for _, run in inside])
-        if parts:
-            ys = sorted(ys + parts)
-            hs = hs + [Rule(left, y, right, y) for y in parts]
+        groups = _group_label_ends(vs, ys, [run for _, run in inside])
+        parts = _unruled_rows(xs, sorted(ys + groups), [run for _, run in inside])
+        if groups or parts:
+            ys = sorted(ys + groups + parts)
+            hs = hs + [Rule(left, y, right, y) for y in groups + parts]
         boxes: dict[tuple[int, int], list[Run]] = {}
         for _, run in inside:
             mid_x, mid_y = (run.x0 + run.x1) / 2, run.y0 + 0.3 * run.size
@@ -301,12 +314,25 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         keep_rows = [r for r in range(len(grid)) if any(grid[r])]
         keep_cols = [c for c in range(len(xs) - 1) if any(grid[r][c] for r in keep_rows)]
         given_back: list[Run] = []
+        titles: list[str] = []
         while len(keep_rows) > 2 and len(keep_cols) >= 2:
-            # a title over the table or a note under it, set inside its frame: one cell across
-            # the whole table, no rule parting it, is none of its rows but the page's lines
+            # a title over the table or a note under it, set inside its frame, is none of its
+            # rows: one cell across the whole table, no rule parting it, or a title centred in
+            # the top row, rules parting the row's other boxes from it. A title is the table's
+            # caption, a note the page's lines.
             for end in (keep_rows[0], keep_rows[-1]):
                 first = span((end, keep_cols[0]))
-                if all(span((end, c)) == first for c in range(keep_cols[0], keep_cols[-1] + 1)):
+                across = all(
+                    span((end, c)) == first for c in range(keep_cols[0], keep_cols[-1] + 1)
+                )
+                if end == keep_rows[0]:
+                    title = cells.get(first, []) if across else []
+                    title = title or _title(end, keep_cols, boxes, span, cells, xs)
+                    if title:
+                        titles.append(_cell_text(title))
+                        keep_rows.remove(end)
+                        break
+                elif across:
                     given_back += cells.get(first, [])
                     keep_rows.remove(end)
                     break
@@ -327,9 +353,96 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         rows = [[grid[r][c] for c in keep_cols] for r in keep_rows]
         back = {id(run) for run in given_back}
         taken.update(i for i, run in inside if id(run) not in back)
-        tables.append(Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True))
+        table = Table(rows, left, right, top, bottom, [xs[c] for c in keep_cols], ruled=True)
+        table.title = " ".join(titles)
+        unders = [len(ys) - 1 - ys.index(y) for y in groups]
+        header = [r for r in keep_rows if unders and r <= max(unders)]
+        if 2 <= len(header) <= MAX_HEADER_ROWS and len(header) < len(keep_rows):
+            table.header_rows = len(header)
+            table.names = _header_names(grid, span, header, keep_cols)
+        tables.append(table)
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _title(
+    row: int,
+    cols: list[int],
+    boxes: dict[tuple[int, int], list[Run]],
+    span: Callable[[tuple[int, int]], tuple[int, int]],
+    cells: dict[tuple[int, int], list[Run]],
+    xs: list[float],
+) -> list[Run]:
+    """A table's title set in its top row, its runs (none when the row is no title): the row's
+    one cell with text, all of it in the row, over three columns or more and centred over the
+    table, nearer its middle than the middle of the cell it is in ("NICS Firearm Background
+    Checks" over the group labels), though rules part the row's other boxes from it."""
+    held = [run for c in cols for run in boxes.get((row, c), [])]
+    roots = {span((row, c)) for c in cols}
+    filled = [root for root in roots if cells.get(root)]
+    # a cell reaching up into the row from under it (a name set low in a cell over two rows)
+    # makes the row a header's, not a title's
+    if len(filled) != 1 or len(cells[filled[0]]) != len(held):
+        return []
+    x0, x1 = min(run.x0 for run in held), max(run.x1 for run in held)
+    left, right = xs[cols[0]], xs[cols[-1] + 1]
+    over = sum(1 for c in cols if x0 < xs[c + 1] and xs[c] < x1)
+    # centred over the table, not over its own cell: a group's label centred over the columns
+    # it spans, beside an empty corner cell, is the header's
+    spanned = [c for c in cols if span((row, c)) == filled[0]]
+    own = (xs[spanned[0]] + xs[spanned[-1] + 1]) / 2
+    middle = (x0 + x1) / 2
+    off = abs(middle - (left + right) / 2)
+    centred = off <= TITLE_SLACK * (right - left) and off < abs(middle - own)
+    return held if over >= 3 and centred else []
+
+
+def _group_label_ends(vs: list[Rule], ys: list[float], runs: list[Run]) -> list[float]:
+    """Where a header's group labels end and the names of the columns they group begin, inside
+    one of the grid's top rows (MAX_HEADER_ROWS) with no rule across it: two vertical rules or
+    more, parting columns from the row's foot up, end at one height inside it, between a line of
+    text over their ends and one under them. The label over them spans the columns they part
+    ("Pre-Pawn" over "Handgun", "Long Gun", "*Other"), a row of its own, so it is no piece of
+    one column's name."""
+    first = max(len(ys) - 1 - MAX_HEADER_ROWS, 0)  # ys runs upward: the top rows are the last
+    ending: dict[int, list[Rule]] = {}
+    for v in vs:
+        k = bisect.bisect_right(ys, v.y1) - 1
+        if first <= k < len(ys) - 1 and v.y0 <= ys[k] + SNAP < v.y1 < ys[k + 1] - SNAP:
+            ending.setdefault(k, []).append(v)
+    middles = sorted(run.y0 + 0.3 * run.size for run in runs)
+    cuts: list[float] = []
+    for k, held in sorted(ending.items()):
+        for end in _cluster([v.y1 for v in held]):
+            if len({round(v.x0) for v in held if abs(v.y1 - end) <= SNAP}) < 2:
+                continue
+            under = bisect.bisect_right(middles, ys[k]) < bisect.bisect_left(middles, end)
+            over = bisect.bisect_right(middles, end) < bisect.bisect_left(middles, ys[k + 1])
+            if under and over:
+                cuts.append(end)
+                break  # one line of labels over one of names: the row's two lines
+    return cuts
+
+
+def _header_names(
+    grid: list[list[str]],
+    span: Callable[[tuple[int, int]], tuple[int, int]],
+    header: list[int],
+    cols: list[int],
+) -> list[str]:
+    """Each column's name from a header of several rows: the cells over it top to bottom, a
+    group's label naming each column it spans, a cell over two rows named once, and a cell
+    reaching into the header from a row that is none of its (the title's) not at all."""
+    names: list[str] = []
+    for c in cols:
+        parts: list[str] = []
+        for r in header:
+            at = span((r, c))
+            text = grid[at[0]][at[1]] if at[0] in header else ""
+            if text and (not parts or parts[-1] != text):
+                parts.append(text)
+        names.append(" ".join(parts))
+    return names
 
 
 def _cuts_words(vs: list[Rule], inside: list[tuple[int, Run]]) -> bool:

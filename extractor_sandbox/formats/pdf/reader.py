@@ -7,7 +7,9 @@ and headings (blocks.py). Per document: page furniture (running headers and
 footers, page numbers) left out, the borderless tables read once it is known; the outline's
 entries as the headings when it has two or more; a table that goes on at the top of the next page
 in the same columns joined into one, the repeat of its header dropped (structure.py); each
-table typed as a CSV's is (tables[], its rows as `column: value` blocks).
+table typed as a CSV's is (tables[], its rows as `column: value` blocks), a title set in its frame
+the paragraph before them (its caption), a header of several rows naming each column by its cells
+top to bottom and staying the table's first rows (header_rows).
 
 Text layer. Two runs the geometry sets together are parted by pypdf's extract_text() of the page
 (read only for a page that has such a pair). The 99.8% check counts the letters and digits of the
@@ -68,7 +70,7 @@ from extractor_sandbox.formats.tables import (
 )
 
 PARSER = "loom-pdf"
-PARSER_VERSION = f"3+pypdf{pypdf.__version__}+python{platform.python_version()}"
+PARSER_VERSION = f"4+pypdf{pypdf.__version__}+python{platform.python_version()}"
 
 LETTER_FLOOR = 0.998
 FURNITURE_BAND = 0.1
@@ -387,6 +389,9 @@ class _Document:
                 builder.close(block.depth)
             if block.kind == "table":
                 assert block.table is not None
+                if block.table.title:  # the table's caption, the paragraph its rows follow
+                    where = {"page_start": block.page, "page_end": block.page}
+                    builder.place("paragraph", block.table.title, where, {})
                 path, parent = builder.section
                 failed = self._emit_table(block, len(tables), budget, out, tables, path, parent)
                 if failed:
@@ -449,7 +454,11 @@ class _Document:
         table = block.table
         assert table is not None
         table_id = f"t{index}"
-        header, *body = table.rows
+        # a header of several rows (a group's label over its columns' own names) names each
+        # column by its cells top to bottom; its rows stay the table's, as the page sets them
+        heading = table.header_rows
+        header = table.names if table.names is not None else table.rows[0]
+        body = table.rows[heading:]
         width = len(header)
         names, failed = fit_names(header, f"{table_id} header")
         names = unique_names(names)
@@ -459,23 +468,25 @@ class _Document:
             cells = [page_cell(text) for text in row] + [None] * (width - len(row))
             reason = budget.admit_row(cells[:width], len(kept))
             if reason is not None:
-                failed.append({"unit": f"{table_id} rows {len(kept) + 2}-", "reason": reason})
+                first = len(kept) + heading + 1
+                failed.append({"unit": f"{table_id} rows {first}-", "reason": reason})
                 break
             kept.append(cells[:width])
-        numbers = list(range(2, len(kept) + 2))
+        numbers = list(range(heading + 1, len(kept) + heading + 1))
         layout = layout_rows(
             table_id,
             names,
             kept,
             numbers,
             budget,
+            header_rows=heading,
             first_block=len(out),
             section_path=path,
             parent=parent,
         )
         failed += layout.failed
         kept = kept[: layout.rows_laid]
-        last = 1 + len(kept)
+        last = heading + len(kept)
         for row_block in layout.blocks:
             loc = row_block["locator"]
             first_page = pages[min(loc["row_start"], len(pages)) - 1]
@@ -484,12 +495,15 @@ class _Document:
             if block.attrs.get("ocr"):
                 row_block.setdefault("attrs", {})["ocr"] = True
             out.append(row_block)
+        # the header's own rows, when its names are joined from them, stay rows of the table
+        shown = table.rows[:heading] if table.names is not None else []
         tables.append(
             table_entry(
                 table_id,
                 f"{self.name or 'document'} page {block.page} table {index + 1}",
                 names,
-                kept,
+                [[page_cell(text) for text in row] for row in shown] + kept,
+                header_rows=heading,
                 locator={
                     "page_start": pages[0],
                     "page_end": pages[min(last, len(pages)) - 1],
@@ -554,6 +568,7 @@ def _short_of_layer(reading: PageReading) -> str:
         if item.line is not None:
             parts.append(item.line.text)
         elif item.table is not None:
+            parts.append(item.table.title)
             parts.extend(cell for row in item.table.rows for cell in row)
     held = sum((layer & _alnum("".join(parts))).values())
     if held < LETTER_FLOOR * total:

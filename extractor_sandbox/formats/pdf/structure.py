@@ -146,14 +146,19 @@ def join_tables(blocks: list[Block]) -> list[Block]:
         ):
             rows = block.table.rows
             pages = [block.page] * len(rows)
-            if rows and [_key(c) for c in rows[0]] == [_key(c) for c in prev.table.rows[0]]:
-                rows, pages = rows[1:], pages[1:]
+            heading = prev.table.header_rows  # a header of several rows repeats them all
+            if rows and _keys(rows[:heading]) == _keys(prev.table.rows[:heading]):
+                rows, pages = rows[heading:], pages[heading:]
             prev.table.rows.extend(rows)
             prev.table.row_pages.extend(pages)
             prev.last_page = block.page
             continue
         out.append(block)
     return out
+
+
+def _keys(rows: list[list[str]]) -> list[list[str]]:
+    return [[_key(c) for c in row] for row in rows]
 
 
 def _same_columns(a: Table, b: Table) -> bool:
