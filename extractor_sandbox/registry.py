@@ -214,7 +214,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         late_imports=_late_pypdf,
         versioned_by=("pypdf",),
         # 3: bold marks no heading in a body set bold itself (a form's labels stay with values).
-        version="3",
+        # 4: a page's margin line numbers (a transcript's) beside its text make no table.
+        version="4",
     ),
     FormatSpec(
         "docx",
