@@ -214,8 +214,9 @@ FORMATS: tuple[FormatSpec, ...] = (
         late_imports=_late_pypdf,
         versioned_by=("pypdf",),
         # 3: bold marks no heading in a body set bold itself (a form's labels stay with values).
-        # 4: a ruled table's group labels name the columns they span (a header of two rows), and
-        # a title centred in its frame is its caption, no column's name.
+        # 4: a ruled table's group labels name the columns they span (a header of two rows), a
+        # title centred in its frame is its caption, no column's name; a page's margin line
+        # numbers (a transcript's) beside its text make no table.
         version="4",
     ),
     FormatSpec(

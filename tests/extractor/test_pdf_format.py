@@ -2218,3 +2218,43 @@ def test_a_row_name_wrapped_over_its_figures_line_is_one_row_in_a_borderless_tab
         ["vandalism", "0.3", "0.2"],
         ["Forgery", "1.2", "0.7"],
     ]
+
+
+def test_a_transcript_s_margin_line_numbers_make_no_table_but_numbered_rows_do() -> None:
+    """A court transcript numbers its lines 1 to 25 down the margin, a line with no text among
+    them: read as a table, its title became a column's name and each line a row. A table whose
+    rows are numbered fills each of them and is still a table."""
+    transcript = [
+        "IN THE SUPREME COURT OF THE UNITED STATES",
+        "MICHAEL A. KNOWLES, WARDEN, :",
+        "Petitioner :",
+        "v. : No. 07-1315",
+        "ALEXANDRE MIRZAYANCE. :",
+        "Washington, D.C.",
+        "Tuesday, January 13, 2009",
+        "",
+        "The above-entitled matter came on for oral argument",
+        "before the Supreme Court of the United States",
+        "at 1:01 p.m.",
+        "APPEARANCES:",
+        "STEVEN E. MERCER, ESQ., Deputy Attorney General, Los",
+        "Angeles, Cal.; on behalf of the Petitioner.",
+    ]
+
+    def numbered(lines: list[str]) -> Any:
+        def draw(c: Any, _: int) -> None:
+            c.setFont("Courier", 11)
+            for k, line in enumerate(lines, start=1):
+                c.drawRightString(60, 760 - 22 * k, str(k))
+                if line:
+                    c.drawString(110, 760 - 22 * k, line)
+
+        return draw
+
+    artifact = read(drawn(numbered(transcript)))
+    assert artifact["tables"] == []
+    assert any("on behalf of the Petitioner." in text for text in texts(artifact))
+
+    ranked = ["Alder", "Birch", "Cedar", "Elm", "Fir", "Hazel", "Larch", "Maple", "Oak", "Pine"]
+    [table] = read(drawn(numbered(ranked)))["tables"]
+    assert [row[1] for row in table["rows"]][-3:] == ["Maple", "Oak", "Pine"]

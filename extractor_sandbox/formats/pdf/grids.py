@@ -76,6 +76,8 @@ THOUSANDS = re.compile(r"^\d{3}(?:[.,]\d+)?$")  # "753" after "2": one number, i
 LEADER = re.compile(r"\.(?: ?\.){2,}|\u2026+")  # dots leading a row's name to its figures
 MAX_GRID_CHARS = 1_000  # a plain-text table's widest line, in characters
 PROSE_WORDS = 5  # a cell of fewer words is a table's, not a line of prose set beside another
+LINE_NUMBER_ROWS = 8  # a margin's line numbers count up by one down this many lines or more
+LINE_WORDS = 5  # a numbered page's lines hold this many words on average, a table's cells fewer
 # two runs of a line apart by more than this share of its size (wider than a word's space) may be
 # two columns' cells
 APART_GAP = 0.4
@@ -1408,6 +1410,25 @@ def _axis_ticks(rows: list[list[str]], cols: list[int]) -> bool:
     return stepped > 0 and (not labelled or sparse >= stepped)
 
 
+def _line_numbers(rows: list[list[str]], cols: list[int]) -> bool:
+    """Whether a table's first column is a page's line numbers beside its text (a court
+    transcript's or a pleading's margin, 1 to 25 down the page): text in one other column, and
+    numbers counting up by one in LINE_NUMBER_ROWS rows or more, a number on a line of no text
+    among them or the text's lines long. A table numbering its rows fills each one."""
+    if len(cols) != 2:
+        return False
+    numbers, text = cols
+    counted = [row for row in rows if row[numbers]]
+    if len(counted) < LINE_NUMBER_ROWS or not all(row[numbers].isdigit() for row in counted):
+        return False
+    values = [int(row[numbers]) for row in counted]
+    if any(b != a + 1 for a, b in zip(values, values[1:], strict=False)):
+        return False
+    lines = [row[text] for row in counted if row[text]]
+    bare = len(lines) < len(counted)
+    return bare or sum(len(line.split()) for line in lines) >= LINE_WORDS * len(lines)
+
+
 def _over_one(seg: Segment, bands: list[tuple[float, float]]) -> bool:
     """Whether a cell sits over one column: it reaches no column beside its own."""
     k = _band_of(seg, bands)
@@ -1608,6 +1629,7 @@ def _borderless(lines: list[list[Segment]]) -> Table | None:
         return None
     if (
         _axis_ticks(rows, cols)
+        or _line_numbers(rows, cols)
         or _justified_columns(lines, bands) + _running_columns(rows, cols) >= 2
         or _prose_columns(lines)
     ):
