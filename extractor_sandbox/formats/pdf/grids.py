@@ -12,7 +12,7 @@ the whole frame is no row, nor is a title centred in the top row that rules part
 other boxes: a title is the table's caption. Inside a grid row of the header, a line of group
 labels over the columns whose rules end under it is a row of its own, each label one cell over
 the columns it spans; each column is named by its header's cells top to bottom ("Pre-Pawn
-Handgun"), the header's rows staying rows. One box around text (a single cell) is no table, nor is a grid whose
+Handgun"); the reader counts the header's rows (header_rows). One box around text (a single cell) is no table, nor is a grid whose
 boxes mostly hold nothing (a chart's gridlines) or whose rules cut words. Filled boxes set edge
 to edge in a row (shaded cells) give their edges as rules, for the text the drawn rules' tables
 leave. Borderless: a run of lines cut into segments that sit in two

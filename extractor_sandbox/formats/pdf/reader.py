@@ -9,7 +9,7 @@ entries as the headings when it has two or more; a table that goes on at the top
 in the same columns joined into one, the repeat of its header dropped (structure.py); each
 table typed as a CSV's is (tables[], its rows as `column: value` blocks), a title set in its frame
 the paragraph before them (its caption), a header of several rows naming each column by its cells
-top to bottom and staying the table's first rows (header_rows).
+top to bottom (header_rows counts them; the entry's rows are the data, as a workbook's).
 
 Text layer. Two runs the geometry sets together are parted by pypdf's extract_text() of the page
 (read only for a page that has such a pair). The 99.8% check counts the letters and digits of the
@@ -455,7 +455,8 @@ class _Document:
         assert table is not None
         table_id = f"t{index}"
         # a header of several rows (a group's label over its columns' own names) names each
-        # column by its cells top to bottom; its rows stay the table's, as the page sets them
+        # column by its cells top to bottom; the entry's rows are its data, as a workbook's are
+        # (header_rows counts the header's rows, which the locator's rows include)
         heading = table.header_rows
         header = table.names if table.names is not None else table.rows[0]
         body = table.rows[heading:]
@@ -495,14 +496,12 @@ class _Document:
             if block.attrs.get("ocr"):
                 row_block.setdefault("attrs", {})["ocr"] = True
             out.append(row_block)
-        # the header's own rows, when its names are joined from them, stay rows of the table
-        shown = table.rows[:heading] if table.names is not None else []
         tables.append(
             table_entry(
                 table_id,
                 f"{self.name or 'document'} page {block.page} table {index + 1}",
                 names,
-                [[page_cell(text) for text in row] for row in shown] + kept,
+                kept,
                 header_rows=heading,
                 locator={
                     "page_start": pages[0],
