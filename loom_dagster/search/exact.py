@@ -21,13 +21,6 @@ a section sign dropped: `29 cfr § 1910.147` and `29 CFR §1910.147` are one ter
 phrase is looked up before its single-word identifiers, so the passage that holds the whole
 phrase answers before one that holds a part of it (a page that mentions "C.F.R.").
 
-A table row's key cells (its first cell, a cell of a `code` or `id` column: search/rows.py
-`key_cells`) that are codes (`12262`, `DHAW20190045`, `FR-2A`, `AI`) are kept in the text
-field as marked terms (`cell:12262`), and a query's codes are looked up among them when no
-tier holds any of its identifiers: the row whose code is 12262 answers "purpose code 12262",
-not a row whose description mentions "(12262)". A bare number is no identifier in text, so
-this is the only place the leg finds one.
-
 Hits from the names tier define what the query names (`LegHit.defines`), and fusion puts the
 first of them first (search/fusion.py). A short query's plain words ("columns of the film
 table") are looked up among the names too; its hits define it only when each of those words is
@@ -113,16 +106,6 @@ _NOT_BOOKS = frozenset(
     "at on in by from to until till before after about around since and or".split()
 )
 MAX_CHUNK_PHRASES = 500
-# A row's key cell as the text field holds it: marked, so that `cell:12262` matches no
-# identifier written in text, and a query's code finds only the rows it names.
-CELL_MARK = "cell:"
-# A code: letters and digits, parts joined by '-', '_', '.' or '/', with a digit in it
-# (`12262`, `SJ4077-2`, `2012-122620320`, `FR-2A`); or a short word in capitals as written
-# (`AI`, `IBRD`). Not a decimal or a signed number (`5.4`, `-26`): a measurement, not a name.
-_CODE = re.compile(r"[^\W_]+(?:[-_./][^\W_]+)*")
-_DECIMAL = re.compile(r"\d+[.,]\d+")
-MAX_CODE_CHARS = 40
-MAX_CHUNK_CELLS = 500
 # A short question may name a defined object by a plain word ("columns of the film table", "how
 # are staff stored"): when nothing else of the query is a name anywhere, its words are looked up
 # among the names chunks define (a created table, a TOML table), never among the keys a chunk
@@ -191,33 +174,6 @@ def text_phrases(text: str, *, typed: bool = False) -> list[str]:
         if len(found) >= MAX_CHUNK_PHRASES:
             break
     return [phrase for phrase in found if len(phrase) <= MAX_TERM_CHARS][:MAX_CHUNK_PHRASES]
-
-
-def is_code(value: str) -> bool:
-    """Whether a cell's value or a query's word is a code (_CODE), as written."""
-    if not 2 <= len(value) <= MAX_CODE_CHARS or not _CODE.fullmatch(value):
-        return False
-    if _DECIMAL.fullmatch(value):
-        return False
-    if any(char.isdigit() for char in value):
-        return True
-    return value.isalpha() and value.isupper() and len(value) <= 6
-
-
-def cell_terms(values: Iterable[str]) -> list[str]:
-    """A row passage's key cells that are codes, as the text field holds them (CELL_MARK)."""
-    found = (CELL_MARK + fold(value) for value in values if is_code(value))
-    return list(dict.fromkeys(found))[:MAX_CHUNK_CELLS]
-
-
-def query_cells(query: str) -> list[str]:
-    """A short query's codes, each as the key cell term of the rows it may name. Only a short
-    query (MAX_NAME_WORDS_QUERY), as for names: in a sentence a number is mostly part of a name
-    or a quantity ("added to the S&P 500" is no row whose code is 500)."""
-    words = query.split()
-    if len(words) > MAX_NAME_WORDS_QUERY:
-        return []
-    return cell_terms(word.strip(_WRAPPING).rstrip(".") for word in words)
 
 
 def _with_base(number: str) -> list[str]:
@@ -316,12 +272,6 @@ class ExactLeg:
                     defines = field == NAMES_FIELD
                     named = defines or asked is phrases or coded
                     return [replace(hit, defines=defines, named=named) for hit in hits]
-        cells = query_cells(query)
-        if cells:
-            hits = self.index.rank_terms([(TEXT_FIELD, 1.0, cells)], search_filter, limit)
-            if hits:
-                coded = any(char.isdigit() for cell in cells for char in cell)
-                return [replace(hit, named=coded) for hit in hits]
         words = query_name_words(query)
         if not words:
             return []

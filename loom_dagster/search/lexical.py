@@ -393,8 +393,7 @@ class LexicalIndex:
         """The index's document of a chunk; its stems in `language_code`'s stemmer, if any."""
         document = tantivy.Document()
         # A passage of table rows is read with each column's name once (search/rows.py).
-        is_rows = chunk.locator.row_start is not None
-        text = rows.names_once(chunk.text) if is_rows else chunk.text
+        text = rows.names_once(chunk.text) if chunk.locator.row_start is not None else chunk.text
         document.add_text(TEXT_FIELD, text)
         if self.stemmed:
             stems = self.stems(text, language_code)
@@ -408,11 +407,10 @@ class LexicalIndex:
         for tag in chunk.tags:
             document.add_text(TAGS_FIELD, tag)
         names = exact.key_terms(chunk.chunk.names) + exact.heading_identifiers(chunk.section_path)
-        cells = exact.cell_terms(rows.key_cells(chunk.text)) if is_rows else []
         for field, terms in (
             (exact.NAMES_FIELD, names),
             (exact.KEYS_FIELD, exact.key_terms(chunk.keys)),
-            (exact.TEXT_FIELD, exact.text_identifiers(chunk.text) + cells),
+            (exact.TEXT_FIELD, exact.text_identifiers(chunk.text)),
         ):
             for term in dict.fromkeys(terms):
                 document.add_text(field, term)

@@ -15,8 +15,6 @@ languages").
 
 from __future__ import annotations
 
-import re
-
 from loom_dagster.chunking import CELL_SEPARATOR, TABLE_FILE_FORMATS
 from loom_dagster.contract.artifact import Locator
 
@@ -28,15 +26,6 @@ NAME_SEPARATOR = ": "
 # past this many, consecutive rows share a vector (at most this many times the chunks). At 16,
 # a passage of 19 rows embedded two by two lost issue 35's u026 (tuning half).
 ROW_VECTORS_PER_PASSAGE = 20
-# The columns whose values name their row: a code, an id, a number (issue 35: "purpose code
-# 12262" is the row whose `code` is 12262, not the row whose description excludes "malaria
-# (12262)"). Matched against a column name's words, case-folded; a row's first cell is its name
-# whatever its column is called.
-KEY_COLUMN_WORDS = frozenset(
-    "code codes id ids identifier number no num nr key ref reference symbol ticker isin cusip "
-    "sku zip postcode fips iso abbreviation abbr".split()
-)
-_NAME_WORDS = re.compile(r"[^\W_]+")
 
 
 def names_once(text: str) -> str:
@@ -54,21 +43,6 @@ def names_once(text: str) -> str:
                 seen.add(name)
         lines.append(CELL_SEPARATOR.join(cells))
     return "\n".join(lines)
-
-
-def key_cells(text: str) -> list[str]:
-    """The values of a passage's rows that name their row: each line's first cell, and each
-    cell of a column whose name says it holds codes or ids (KEY_COLUMN_WORDS); each once."""
-    found: dict[str, None] = {}
-    for line in text.split("\n"):
-        for position, cell in enumerate(line.split(CELL_SEPARATOR)):
-            name, separator, value = cell.partition(NAME_SEPARATOR)
-            if not separator:
-                continue
-            words = _NAME_WORDS.findall(name.casefold())
-            if position == 0 or any(word in KEY_COLUMN_WORDS for word in words):
-                found[value.strip()] = None
-    return [value for value in found if value]
 
 
 def row_texts(text: str, locator: Locator, format: str) -> list[str] | None:

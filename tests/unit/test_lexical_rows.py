@@ -11,7 +11,7 @@ from loom_dagster.contract.artifact import Locator
 from loom_dagster.search.embedding import NgramEmbedder
 from loom_dagster.search.legs import SearchFilter
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex
-from loom_dagster.search.rows import ROW_VECTORS_PER_PASSAGE, key_cells, names_once, row_texts
+from loom_dagster.search.rows import ROW_VECTORS_PER_PASSAGE, names_once, row_texts
 from loom_dagster.search.vector import VectorIndex
 
 COLUMNS = (
@@ -162,13 +162,3 @@ def test_the_vector_leg_scores_a_passage_of_rows_by_its_best_row(tmp_path: Path)
     hits = vectors.rank("Kroger date added", SearchFilter(), 2)
 
     assert [hit.chunk_id for hit in hits] == ["sp500.csv@r1#0", "news.html@r1#0"]
-
-
-def test_key_cells_are_each_row_s_first_cell_and_its_code_and_id_columns() -> None:
-    text = (
-        "category: 122 | code: 12262 | name_en: Malaria control | Ticker Symbol: MAL\n"
-        "category: 122 | code: 12263 | name_en: Tuberculosis control | Ticker Symbol: TBC"
-    )
-    assert key_cells(text) == ["122", "12262", "MAL", "12263", "TBC"]
-    # A document table's plain cells name no column: no key.
-    assert key_cells("2014 | 3,984 | 824\n2015 | 4,025 | 825") == []

@@ -13,15 +13,7 @@ import pytest
 
 from loom_dagster.chunking import Chunk
 from loom_dagster.contract.artifact import Locator
-from loom_dagster.search.exact import (
-    _IDENTIFIER,
-    CELL_MARK,
-    ExactLeg,
-    is_code,
-    query_cells,
-    query_identifiers,
-    text_identifiers,
-)
+from loom_dagster.search.exact import _IDENTIFIER, ExactLeg, query_identifiers, text_identifiers
 from loom_dagster.search.fusion import LegRank, fuse
 from loom_dagster.search.legs import LegHit, SearchFilter, chunk_key
 from loom_dagster.search.lexical import IndexedChunk, LexicalIndex, LexicalLeg
@@ -836,68 +828,3 @@ def test_an_earlier_passage_takes_the_first_place_only_by_the_margin_and_its_win
     # Ahead by more than the margin, but its window holds less of the question: the first
     # keeps its place (a place in the document breaks near-ties only).
     assert lead_passage(1, {1: first, 2: Candidate(0.5, 10.0, 0)}) == 1
-
-
-# -- a row's code ----------------------------------------------------------------------------------
-
-
-def test_codes_are_numbers_and_names_with_digits_or_short_capitals_as_written() -> None:
-    assert [value for value in ("12262", "SJ4077-2", "FR-2A", "AI", "IBRD") if is_code(value)] == [
-        "12262",
-        "SJ4077-2",
-        "FR-2A",
-        "AI",
-        "IBRD",
-    ]
-    # A measurement, a word, a capital word too long to be a code, a lowercase word, a figure
-    # with a thousands separator, one character.
-    for value in ("5.4", "-26", "Alabama", "MALARIACONTROL", "ai", "18,870", "7"):
-        assert not is_code(value), value
-
-
-def test_a_short_query_s_codes_are_looked_up_as_key_cells_a_sentence_s_are_not() -> None:
-    assert query_cells("purpose code 12262") == [f"{CELL_MARK}12262"]
-    assert query_cells("status AI") == [f"{CELL_MARK}ai"]
-    assert query_cells("when was Kroger added to the S&P 500") == []
-
-
-def test_the_row_whose_code_a_query_names_outranks_a_row_that_mentions_it(
-    index: LexicalIndex,
-) -> None:
-    """ "purpose code 12262" is the row whose code is 12262 (Malaria control), not the row whose
-    description excludes "malaria (12262)" in two languages: BM25 counts the mentions, and a
-    bare number is no identifier the exact leg finds in text."""
-    names = ("category", "code", "name_en", "description_en", "description_fr")
-    rows = {
-        "infectious": (
-            "122",
-            "12250",
-            "Infectious disease control",
-            "Immunisation; prevention and control of infectious diseases, except malaria "
-            "(12262), tuberculosis (12263)",
-            "Vaccination ; lutte contre les maladies infectieuses, à l'exception du paludisme "
-            "(12262), de la tuberculose (12263)",
-        ),
-        "malaria": ("122", "12262", "Malaria control", "Prevention of malaria.", "Paludisme."),
-    }
-    chunks = {}
-    for ordinal, (name, values) in enumerate(rows.items()):
-        made = indexed(
-            "sectors",
-            " | ".join(f"{n}: {v}" for n, v in zip(names, values, strict=True)),
-            ordinal=ordinal,
-            block_type="table",
-            format="csv",
-        )
-        row = 25 + 2 * ordinal
-        chunks[name] = replace(
-            made, chunk=replace(made.chunk, locator=Locator(row_start=row, row_end=row))
-        )
-    index.publish("sectors", list(chunks.values()))
-    for n in range(10):
-        filler = f"Purpose codes of sector {n} are listed in the code list, with their names."
-        index.publish(f"notes{n}", [indexed(f"notes{n}", filler)])
-
-    query = "purpose code 12262"
-    assert ids(ExactLeg(index).rank(query, SearchFilter(), 10)) == [chunks["malaria"].chunk_id]
-    assert ids(search(index, query, limit=1)) == [chunks["malaria"].chunk_id]
