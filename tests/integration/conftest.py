@@ -23,12 +23,19 @@ def loom_home(
 ) -> Path:
     """A fresh LOOM_HOME whose DAGSTER_HOME lives under it, pointed at the reference service."""
     home = tmp_path / "loom-home"
-    monkeypatch.setenv("LOOM_HOME", str(home))
-    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
-    monkeypatch.delenv("LOOM_OBJECT_STORE_URL", raising=False)
-    monkeypatch.setenv(ENV_URL, reference_service.url)
-    monkeypatch.setenv(ENV_TOKEN, reference_service.token)
+    use_home(monkeypatch, home, reference_service)
+    return home
+
+
+def use_home(env: pytest.MonkeyPatch, home: Path, service: RunningExtractor) -> None:
+    """Point this process (and what it starts) at `home`, as `loom_home` does: a module's
+    fixture that builds one home for several tests calls it inside `pytest.MonkeyPatch.context()`,
+    and again in each test that reads that home."""
+    env.setenv("LOOM_HOME", str(home))
+    env.setenv("DAGSTER_HOME", str(home / "dagster"))
+    env.delenv("LOOM_OBJECT_STORE_URL", raising=False)
+    env.setenv(ENV_URL, service.url)
+    env.setenv(ENV_TOKEN, service.token)
     # The seed's deterministic embedder, cheap to start: every `loom` process a test runs would
     # otherwise load the default model. The default's own tests ask for it by name.
-    monkeypatch.setenv("LOOM_EMBEDDER", "ngram")
-    return home
+    env.setenv("LOOM_EMBEDDER", "ngram")

@@ -22,6 +22,8 @@ from dagster._core.storage.asset_check_execution_record import AssetCheckExecuti
 from loom_dagster import api
 from loom_dagster.api import FileOutcome
 from loom_dagster.cli import main
+from loom_dagster.extractor.local import RunningExtractor
+from tests.integration.conftest import use_home
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGE_PAGE_PDF = REPO / "bench" / "docparse" / "pdf" / "image_page.pdf"
@@ -47,8 +49,37 @@ def make_folder(root: Path) -> Path:
 
 @pytest.fixture
 def ingested(loom_home: Path, tmp_path: Path) -> dict[str, FileOutcome]:
+    """The folder ingested into this test's own home: for a test that changes the folder, the
+    catalog or the instance."""
     report = api.ingest_folder(make_folder(tmp_path / "docs"))
     return {o.path: o for o in report.outcomes}
+
+
+@pytest.fixture(scope="module")
+def ingested_once(
+    tmp_path_factory: pytest.TempPathFactory, reference_service: RunningExtractor
+) -> tuple[Path, dict[str, FileOutcome]]:
+    """The folder ingested once into a home of this module's, for the tests that only read what
+    the ingest told the instance (an ingest with the PDF's OCR is many seconds)."""
+    root = tmp_path_factory.mktemp("dagster-truth")
+    home = root / "loom-home"
+    with pytest.MonkeyPatch.context() as env:
+        use_home(env, home, reference_service)
+        report = api.ingest_folder(make_folder(root / "docs"))
+    return home, {o.path: o for o in report.outcomes}
+
+
+@pytest.fixture
+def read_only(
+    ingested_once: tuple[Path, dict[str, FileOutcome]],
+    monkeypatch: pytest.MonkeyPatch,
+    reference_service: RunningExtractor,
+) -> dict[str, FileOutcome]:
+    """`ingested_once`'s outcomes, this test pointed at its home. Only for tests that change
+    nothing there: each such test reads the instance and the catalog as the ingest left them."""
+    home, outcomes = ingested_once
+    use_home(monkeypatch, home, reference_service)
+    return outcomes
 
 
 def events(asset: AssetKey, kind: DagsterEventType) -> dict[str, dict[str, object]]:
@@ -72,9 +103,9 @@ def check_status(name: str) -> dict[str, AssetCheckExecutionRecordStatus]:
 
 
 def test_each_partition_carries_its_own_chunk_count_and_facts(
-    ingested: dict[str, FileOutcome],
+    read_only: dict[str, FileOutcome],
 ) -> None:
-    note, guide = ingested["note.txt"], ingested["guide.md"]
+    note, guide = read_only["note.txt"], read_only["guide.md"]
     assert note.status == guide.status == "published"
     chunks = events(CHUNKS, DagsterEventType.ASSET_MATERIALIZATION)
     assert chunks[note.revision]["chunks"] == 1
@@ -92,9 +123,9 @@ def test_each_partition_carries_its_own_chunk_count_and_facts(
 
 
 def test_a_refused_revision_is_no_materialization_of_chunks_or_published(
-    ingested: dict[str, FileOutcome],
+    read_only: dict[str, FileOutcome],
 ) -> None:
-    refused = ingested["legacy.txt"]
+    refused = read_only["legacy.txt"]
     assert refused.status == "refused" and refused.detail.startswith("encoding: ")
     assert refused.revision not in events(CHUNKS, DagsterEventType.ASSET_MATERIALIZATION)
     assert refused.revision not in events(PUBLISHED, DagsterEventType.ASSET_MATERIALIZATION)
@@ -105,8 +136,8 @@ def test_a_refused_revision_is_no_materialization_of_chunks_or_published(
     assert artifact[refused.revision]["status"] == "refused"
 
 
-def test_the_checks_count_each_partition_as_it_is(ingested: dict[str, FileOutcome]) -> None:
-    refused, scan, note = ingested["legacy.txt"], ingested["scan.pdf"], ingested["note.txt"]
+def test_the_checks_count_each_partition_as_it_is(read_only: dict[str, FileOutcome]) -> None:
+    refused, scan, note = read_only["legacy.txt"], read_only["scan.pdf"], read_only["note.txt"]
     extracted, complete = check_status("extracted"), check_status("complete")
     assert extracted[refused.revision] == AssetCheckExecutionRecordStatus.FAILED
     assert (
@@ -128,9 +159,9 @@ def test_the_checks_count_each_partition_as_it_is(ingested: dict[str, FileOutcom
 
 
 def test_the_incomplete_pdf_is_published_and_said_to_be(
-    ingested: dict[str, FileOutcome], capsys: pytest.CaptureFixture[str]
+    read_only: dict[str, FileOutcome], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scan = ingested["scan.pdf"]
+    scan = read_only["scan.pdf"]
     assert scan.status == "published"
     assert "incomplete: " in scan.detail and "page" in scan.detail
     history = DagsterInstance.get().event_log_storage.get_asset_check_execution_history(
@@ -144,7 +175,7 @@ def test_the_incomplete_pdf_is_published_and_said_to_be(
     assert "page" in str(published[scan.revision]["incomplete"])
 
 
-def test_no_run_logs_a_missing_check_output(ingested: dict[str, FileOutcome]) -> None:
+def test_no_run_logs_a_missing_check_output(read_only: dict[str, FileOutcome]) -> None:
     instance = DagsterInstance.get()
     runs = instance.get_runs()
     assert runs
@@ -153,8 +184,8 @@ def test_no_run_logs_a_missing_check_output(ingested: dict[str, FileOutcome]) ->
             assert "did not yield" not in (entry.user_message or "")
 
 
-def test_a_search_hit_from_the_incomplete_pdf_says_so(ingested: dict[str, FileOutcome]) -> None:
-    scan, note = ingested["scan.pdf"], ingested["note.txt"]
+def test_a_search_hit_from_the_incomplete_pdf_says_so(read_only: dict[str, FileOutcome]) -> None:
+    scan, note = read_only["scan.pdf"], read_only["note.txt"]
     by_revision = {h.chunk.revision: h for h in api.search("page lamp oil rope", limit=20)}
     assert "page 2" in by_revision[scan.revision].incomplete
     assert by_revision[note.revision].incomplete == ""

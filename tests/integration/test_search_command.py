@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from loom_dagster import api
+from loom_dagster.extractor.local import RunningExtractor
+from tests.integration.conftest import use_home
 from tests.integration.loom_command import loom
 
 RUNBOOK = (
@@ -25,14 +27,47 @@ that the text view cuts it: """
 )
 
 
-@pytest.fixture
-def published(loom_home: Path, tmp_path: Path) -> Path:
-    folder = tmp_path / "ops"
+def publish_ops(root: Path) -> Path:
+    """The `ops` folder, ingested into the home this process points at."""
+    folder = root / "ops"
     (folder / "runbooks").mkdir(parents=True)
     (folder / "runbooks" / "disk.md").write_text(RUNBOOK)
     (folder / "notes.txt").write_text("The volume full alarm fired twice.\n")
     report = api.ingest_folder(folder, name="ops", tags=["Ops", "oncall"])
     assert [o.status for o in report.outcomes] == ["published", "published"]
+    return folder
+
+
+@pytest.fixture
+def published_here(loom_home: Path, tmp_path: Path) -> Path:
+    """`ops` published in this test's own home: for a test that changes the source."""
+    return publish_ops(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def published_once(
+    tmp_path_factory: pytest.TempPathFactory, reference_service: RunningExtractor
+) -> tuple[Path, Path]:
+    """`ops` published once into a home of this module's (its home, its folder), for the tests
+    that only search it: an ingest is seconds, a `loom search` a fraction of one."""
+    root = tmp_path_factory.mktemp("search-command")
+    home = root / "loom-home"
+    with pytest.MonkeyPatch.context() as env:
+        use_home(env, home, reference_service)
+        folder = publish_ops(root)
+    return home, folder
+
+
+@pytest.fixture
+def published(
+    published_once: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    reference_service: RunningExtractor,
+) -> Path:
+    """`published_once`'s folder, this test (and the `loom` it runs) pointed at its home. Only
+    for tests that change nothing there: `loom search` reads the catalog and the indexes."""
+    home, folder = published_once
+    use_home(monkeypatch, home, reference_service)
     return folder
 
 
@@ -158,8 +193,8 @@ def test_a_bad_request_is_one_line_and_exit_2(
     assert usage_error(loom(*args)) == message
 
 
-def test_sources_add_tag_retags_what_is_already_indexed(published: Path) -> None:
-    tagged = loom("sources", "add", str(published), "--tag", "storage")
+def test_sources_add_tag_retags_what_is_already_indexed(published_here: Path) -> None:
+    tagged = loom("sources", "add", str(published_here), "--tag", "storage")
     assert tagged.returncode == 0, tagged.stderr
 
     # The vector leg ranks every in-filter chunk, so each hit is checked, not counted.
@@ -169,7 +204,7 @@ def test_sources_add_tag_retags_what_is_already_indexed(published: Path) -> None
     listed = loom("sources", "list").stdout
     assert "  tags      storage\n" in listed
 
-    cleared = loom("sources", "add", str(published), "--no-tags")
+    cleared = loom("sources", "add", str(published_here), "--no-tags")
     assert cleared.returncode == 0, cleared.stderr
     assert "unknown_tag" in usage_error(loom("search", "alarm", "--tag", "storage"))
     hits = json.loads(loom("search", "alarm", "--json").stdout)["hits"]
