@@ -8,8 +8,8 @@ is one cell with it when one of the two is empty, a line of text runs across, or
 header (a cell over two rows or columns, its text at its top left); inside a grid row, lines set
 in two boxes or more with no rule between them are rows (a line with text in the first column
 opens one), and inside a grid column, lines cut into segments are columns. A title or note across
-the whole frame is no row, nor is a title centred in the top row that rules part from the row's
-other boxes: a title is the table's caption. Inside a grid row of the header, a line of group
+the whole frame is no row but the page's lines, and a title centred in the top row that rules
+part from the row's other boxes is no row but the table's caption. Inside a grid row of the header, a line of group
 labels over the columns whose rules end under it is a row of its own, each label one cell over
 the columns it spans; each column is named by its header's cells top to bottom ("Pre-Pawn
 Handgun"); the reader counts the header's rows (header_rows). One box around text (a single cell) is no table, nor is a grid whose
@@ -319,23 +319,22 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         titles: list[str] = []
         while len(keep_rows) > 2 and len(keep_cols) >= 2:
             # a title over the table or a note under it, set inside its frame, is none of its
-            # rows: one cell across the whole table, no rule parting it, or a title centred in
-            # the top row, rules parting the row's other boxes from it. A title is the table's
-            # caption, a note the page's lines.
+            # rows: one cell across the whole table, no rule parting it, is the page's lines
+            # (as before the title rule: read as the page's caption, a letterhead's lines
+            # over a form moved before its rows, and an identifier in them lost its heading);
+            # a title centred in the top row, rules parting the row's other boxes from it, is
+            # the table's caption.
             for end in (keep_rows[0], keep_rows[-1]):
                 first = span((end, keep_cols[0]))
-                across = all(
-                    span((end, c)) == first for c in range(keep_cols[0], keep_cols[-1] + 1)
-                )
-                if end == keep_rows[0]:
-                    title = cells.get(first, []) if across else []
-                    title = title or _title(end, keep_cols, boxes, span, cells, xs)
-                    if title:
-                        titles.append(_cell_text(title))
-                        keep_rows.remove(end)
-                        break
-                elif across:
+                if all(span((end, c)) == first for c in range(keep_cols[0], keep_cols[-1] + 1)):
                     given_back += cells.get(first, [])
+                    keep_rows.remove(end)
+                    break
+                title = (
+                    _title(end, keep_cols, boxes, span, cells, xs) if end == keep_rows[0] else []
+                )
+                if title:
+                    titles.append(_cell_text(title))
                     keep_rows.remove(end)
                     break
             else:
