@@ -134,8 +134,9 @@ def test_a_table_going_on_to_the_next_page_drops_every_row_of_its_repeated_heade
     assert table["locator"] == {"page_start": 1, "page_end": 2, "row_start": 1, "row_end": 6}
 
 
-def _titled(c: Any) -> None:
-    """A title centred in the frame's top row; the first column's rule runs up through it."""
+def _over_the_names(c: Any, centre: float, text: str) -> None:
+    """A top row, the first column's rule running up through it, over a row of names and one of
+    figures; `text` centred at `centre` in it."""
     c.setLineWidth(0.5)
     for y in (700, 680, 655, 630):
         c.line(40, y, 520, y)
@@ -144,10 +145,15 @@ def _titled(c: Any) -> None:
     for x in (220, 320, 420):
         c.line(x, 630, x, 680)
     c.setFont("Helvetica", 10)
-    c.drawCentredString(280, 686, "Annual figures by region and year, 2020 to 2024")
+    c.drawCentredString(centre, 686, text)
     for y, row in ((664, ("Region", "2020", "2021", "2022", "2023")), (639, ("North", *"1234"))):
         for x, cell in zip((44, 124, 224, 324, 424), row, strict=True):
             c.drawString(x, y, cell)
+
+
+def _titled(c: Any) -> None:
+    """A title centred in the frame's top row, over the whole table."""
+    _over_the_names(c, 280, "Annual figures by region and year, 2020 to 2024")
 
 
 def test_a_title_centred_in_the_top_row_is_no_column_s_name() -> None:
@@ -165,18 +171,7 @@ def test_a_title_centred_in_the_top_row_is_no_column_s_name() -> None:
 
 def _labelled(c: Any) -> None:
     """A group's label centred over the columns it spans, beside an empty corner cell."""
-    c.setLineWidth(0.5)
-    for y in (700, 680, 655, 630):
-        c.line(40, y, 520, y)
-    for x in (40, 120, 520):
-        c.line(x, 630, x, 700)
-    for x in (220, 320, 420):
-        c.line(x, 630, x, 680)
-    c.setFont("Helvetica", 10)
-    c.drawCentredString(320, 686, "Sales by year and region, in thousands of euros, before tax")
-    for y, row in ((664, ("Region", "2020", "2021", "2022", "2023")), (639, ("North", *"1234"))):
-        for x, cell in zip((44, 124, 224, 324, 424), row, strict=True):
-            c.drawString(x, y, cell)
+    _over_the_names(c, 320, "Sales by year and region, in thousands of euros, before tax")
 
 
 def test_a_group_s_label_centred_over_its_own_columns_stays_a_header_row() -> None:
@@ -184,29 +179,3 @@ def test_a_group_s_label_centred_over_its_own_columns_stays_a_header_row() -> No
     [table] = artifact["tables"]
     assert names(table)[1] == "Sales by year and region, in thousands of euros, before tax"
     assert table["rows"][0] == ["Region", 2020, 2021, 2022, 2023]
-
-
-def _exhibit(c: Any) -> None:
-    """A title and a note each in a row across the whole frame, no column rule in them."""
-    c.setFont("Helvetica", 10)
-    xs, ys = [72, 250, 400], [780, 760, 740, 720, 700, 680]
-    for y in ys:
-        c.line(xs[0], y, xs[-1], y)
-    c.line(xs[0], ys[0], xs[0], ys[-1])
-    c.line(xs[-1], ys[0], xs[-1], ys[-1])
-    c.line(xs[1], ys[1], xs[1], ys[-2])
-    c.drawString(78, 766, "Exhibit 19 Share of schools by designation")
-    for k, row in enumerate((("Designation", "Share"), ("Low", "34%"), ("High", "2%"))):
-        for x, cell in zip(xs, row, strict=False):
-            c.drawString(x + 6, 746 - 20 * k, cell)
-    c.drawString(78, 686, "Exhibit reads: a third of the schools are low-performing.")
-
-
-def test_a_title_and_a_note_across_the_frame_are_the_page_s_lines_not_rows() -> None:
-    artifact = read(_exhibit)
-    [table] = artifact["tables"]
-    assert names(table) == ["Designation", "Share"]
-    assert table["rows"] == [["Low", "34%"], ["High", "2%"]]
-    lines = [b["text"] for b in artifact["blocks"] if "table_id" not in b.get("attrs", {})]
-    assert "Exhibit 19 Share of schools by designation" in lines
-    assert "Exhibit reads: a third of the schools are low-performing." in lines
