@@ -701,8 +701,10 @@ def test_a_caller_that_disconnects_kills_the_child(tmp_path: Path) -> None:
     code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
 
     def hang_up() -> None:
+        # Until the child has written its pid, not only opened the file: hung up between the
+        # two, the child was killed with the file empty, and the test could not name it.
         deadline = time.monotonic() + 10
-        while not pid_file.exists() and time.monotonic() < deadline:
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
             time.sleep(0.02)
         caller_side.close()
 
