@@ -20,7 +20,7 @@ from reportlab.pdfgen import canvas
 
 from extractor_sandbox.formats.pdf import reader
 from extractor_sandbox.formats.pdf.content import Rule, read_drawing
-from extractor_sandbox.formats.pdf.grids import chart_areas
+from extractor_sandbox.formats.pdf.grids import LINE_NUMBER_ROWS, _line_numbers, chart_areas
 from extractor_sandbox.formats.pdf.reader import PARSER_VERSION, extract_pdf, page_cell
 from extractor_sandbox.registry import SPECS
 from extractor_sandbox.source import DECLARED_FORMATS, extract
@@ -2258,3 +2258,12 @@ def test_a_transcript_s_margin_line_numbers_make_no_table_but_numbered_rows_do()
     ranked = ["Alder", "Birch", "Cedar", "Elm", "Fir", "Hazel", "Larch", "Maple", "Oak", "Pine"]
     [table] = read(drawn(numbered(ranked)))["tables"]
     assert [row[1] for row in table["rows"]][-3:] == ["Maple", "Oak", "Pine"]
+
+
+def test_a_column_of_superscript_digits_is_no_margin_of_line_numbers() -> None:
+    """A hostile table's first column of digits int() cannot read ("²" is a digit, not a
+    decimal): read as a table's cells, never counted as line numbers (it raised)."""
+    rows = [["²", "a line of the page's text goes here"] for _ in range(LINE_NUMBER_ROWS + 2)]
+    assert not _line_numbers(rows, [0, 1])
+    numbered = [[str(k), "a line of the page's text goes here"] for k in range(1, 11)]
+    assert _line_numbers(numbered, [0, 1])

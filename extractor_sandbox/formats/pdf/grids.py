@@ -9,14 +9,14 @@ header (a cell over two rows or columns, its text at its top left); inside a gri
 in two boxes or more with no rule between them are rows (a line with text in the first column
 opens one), and inside a grid column, lines cut into segments are columns. A title or note across
 the whole frame is no row but the page's lines, and a title centred in the top row that rules
-part from the row's other boxes is no row but the table's caption. Inside a grid row of the header, a line of group
-labels over the columns whose rules end under it is a row of its own, each label one cell over
-the columns it spans; each column is named by its header's cells top to bottom ("Pre-Pawn
-Handgun"); the reader counts the header's rows (header_rows). One box around text (a single cell) is no table, nor is a grid whose
-boxes mostly hold nothing (a chart's gridlines) or whose rules cut words. Filled boxes set edge
-to edge in a row (shaded cells) give their edges as rules, for the text the drawn rules' tables
-leave. Borderless: a run of lines cut into segments that sit in two
-or more bands of the page (the bands of the rows that set the usual number of cells, so a header
+part from the row's other boxes is no row but the table's caption. Inside a grid row of the
+header, a line of group labels over the columns whose rules end under it is a row of its own,
+each label one cell over the columns it spans; each column is named by its header's cells top to
+bottom ("Pre-Pawn Handgun"), and the reader counts the header's rows (header_rows). One box
+around text (a single cell) is no table, nor is a grid whose boxes mostly hold nothing (a
+chart's gridlines) or whose rules cut words. Filled boxes set edge to edge in a row (shaded
+cells) give their edges as rules, for the text the drawn rules' tables leave. Borderless: a run
+of lines cut into segments that sit in two or more bands of the page (the bands of the rows that set the usual number of cells, so a header
 cell spanning two columns does not join them); a line with text in the first band opens a row,
 one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
 between rows set in the same columns is a row; a list marker set apart from its item's text is no
@@ -320,10 +320,8 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         while len(keep_rows) > 2 and len(keep_cols) >= 2:
             # a title over the table or a note under it, set inside its frame, is none of its
             # rows: one cell across the whole table, no rule parting it, is the page's lines
-            # (as before the title rule: read as the page's caption, a letterhead's lines
-            # over a form moved before its rows, and an identifier in them lost its heading);
-            # a title centred in the top row, rules parting the row's other boxes from it, is
-            # the table's caption.
+            # where the page sets them (a form's letterhead stays its headings); a title centred
+            # in the top row, rules parting the row's other boxes from it, is the table's caption
             for end in (keep_rows[0], keep_rows[-1]):
                 first = span((end, keep_cols[0]))
                 if all(span((end, c)) == first for c in range(keep_cols[0], keep_cols[-1] + 1)):
@@ -1418,7 +1416,8 @@ def _line_numbers(rows: list[list[str]], cols: list[int]) -> bool:
         return False
     numbers, text = cols
     counted = [row for row in rows if row[numbers]]
-    if len(counted) < LINE_NUMBER_ROWS or not all(row[numbers].isdigit() for row in counted):
+    # isdecimal, not isdigit: a superscript "²" is a digit that int() cannot read
+    if len(counted) < LINE_NUMBER_ROWS or not all(row[numbers].isdecimal() for row in counted):
         return False
     values = [int(row[numbers]) for row in counted]
     if any(b != a + 1 for a, b in zip(values, values[1:], strict=False)):
