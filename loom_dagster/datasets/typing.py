@@ -202,10 +202,11 @@ def _cell_error(value: object) -> str | None:
 _WIDE = pa.decimal256(76, 30)
 _DURATION = r"^(?P<sign>[-+]?)(?P<h>\d{1,12}):(?P<m>[0-5]\d):(?P<s>[0-5]\d(?:\.\d{1,9})?)$"
 _PARTIAL = pa.decimal128(30, DECIMAL_SCALE)
-_FIRST = pa.scalar(datetime(1, 1, 1, tzinfo=UTC), pa.timestamp("us", tz="UTC"))
-_LAST = pa.scalar(
-    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), pa.timestamp("us", tz="UTC")
-)
+# The range a timestamp holds, in microseconds since the epoch (0001-01-01 and
+# 9999-12-31T23:59:59.999999 UTC); integers, since an Arrow scalar made of a zoned datetime
+# imports pandas, which every process that loads the pipeline would then pay for.
+_FIRST_US = -62_135_596_800_000_000
+_LAST_US = 253_402_300_799_999_999
 _ARROW_REFUSED = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError)
 
 
@@ -249,7 +250,7 @@ def _fast_timestamps(texts: pa.Array) -> pa.Array | None:
     except pa.ArrowInvalid:  # every value without one: read as UTC, as the per-value path does
         moments = texts.cast(pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC"))
     low, high = pc.min(moments), pc.max(moments)
-    if low.is_valid and (pc.less(low, _FIRST).as_py() or pc.greater(high, _LAST).as_py()):
+    if low.is_valid and (low.value < _FIRST_US or high.value > _LAST_US):
         return None
     return moments
 
