@@ -28,7 +28,7 @@ from loom_dagster.partitions import PARTITION_TAG, RANGE_END_TAG, RANGE_START_TA
 from loom_dagster.resources.events import EventBatchResource
 from loom_dagster.resources.settings import SettingsResource
 from loom_dagster.resources.storage import CatalogResource, ObjectStoreResource, SearchIndexResource
-from loom_dagster.sources import key_document_digest
+from loom_dagster.sources import document_digest, key_document_digest
 
 
 @asset(
@@ -54,6 +54,7 @@ def original(
     # at once, naming it, before anything is read or written.
     keys = requested_keys(context)
     refuse_unknown([k for k in keys if key_document_digest(k) is None])
+    named = paths_of(context.run.tags)
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         # The sensor only computed these keys: their revisions are registered here, from the
         # files as a scan finds them now (nothing to do for `loom ingest`, which registered).
@@ -64,13 +65,18 @@ def original(
                 keys,
                 max_bytes=loom.max_input_bytes,
                 guard=loom.retire_guard(),
-                only=paths_of(context.run.tags),
+                only=named,
             )
             states = catalog.document_states(con, retired) if retired else []
-            unknown = unknown_keys(con, keys)
+            unknown = unknown_keys(con, keys, named)
         report_retired(context.instance, states, keep=keys)
-    # A well-formed key whose file no registered folder holds, nor ever held: nothing to run.
-    refuse_unknown(unknown)
+    # A well-formed key whose file no registered folder holds, nor ever held: a run of only such
+    # keys has nothing to do, and fails naming them. Beside real keys one reads `unregistered`
+    # (as a file's that changed again does), so their run stays green.
+    if len(unknown) == len(keys):
+        refuse_unknown(unknown)
+    elif unknown:
+        context.log.warning(f"no registered folder holds the file of {unknown!r}: unregistered")
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         batch = registered(context, catalog_db)
         facts: dict[str, Mapping[str, Any]] = dict.fromkeys(context.partition_keys, UNREGISTERED)
@@ -112,14 +118,23 @@ def requested_keys(context: AssetExecutionContext) -> list[str]:
         return sorted({key for key in named if key})
 
 
-def unknown_keys(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> list[str]:
-    """The keys with no registered revision whose file the catalog never knew either: not a
-    file that changed again before its run (its document is known; its new bytes are another
-    partition, and the key reads `unregistered`), but a key made up."""
+def unknown_keys(
+    con: duckdb.DuckDBPyConnection,
+    keys: Sequence[str],
+    named: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """The keys with no registered revision whose file the catalog never knew, nor the run's
+    tags name (`named`, the files its sensor saw, by folder): a key made up. Not a file that
+    changed again before its run, which the run's scan leaves for later (its new bytes are
+    another partition, and the key reads `unregistered`): the catalog knows its document, or,
+    for a file new to it, the sensor that made the key named the file."""
     held = catalog.registered_keys(con, keys)
     missing = [key for key in keys if key not in held]
     digests = {key: key_document_digest(key) or "" for key in missing}
     known = catalog.known_document_digests(con, set(digests.values()))
+    known |= {
+        document_digest(source, path) for source, paths in (named or {}).items() for path in paths
+    }
     return [key for key in missing if digests[key] not in known]
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from loom_dagster.sources.keys import (
     KEY_PATTERN,
+    document_digest,
     document_id,
     key_document_digest,
     revision_key,
@@ -64,6 +65,7 @@ __all__ = [
     "Source",
     "blocks_as_scanned",
     "check_option",
+    "document_digest",
     "document_id",
     "gone_from",
     "open_checked",

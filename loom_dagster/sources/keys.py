@@ -43,10 +43,14 @@ def validate_tag(tag: str) -> str:
     return folded
 
 
+def document_digest(source: str, path: str) -> str:
+    """10 hex of (source, path): what a document's id and each of its revision keys end in."""
+    return hashlib.sha256(f"{source}\0{path}".encode()).hexdigest()[:10]
+
+
 def document_id(source: str, path: str) -> str:
-    digest = hashlib.sha256(f"{source}\0{path}".encode()).hexdigest()[:10]
     slug = _UNSAFE.sub("-", posixpath_name(path)).strip("-")[:40] or "file"
-    return f"{slug}~{digest}"
+    return f"{slug}~{document_digest(source, path)}"
 
 
 # The readable part of a revision key: the file's name first, then its folders, so the UI, which
@@ -79,8 +83,7 @@ def revision_key(source: str, path: str, sha256: str, options: str = "{}") -> st
     the options that apply to a file makes a new revision (and a new partition) of it, and a
     file no option applies to keeps the key it always had.
     """
-    digest = document_id(source, path).rsplit("~", 1)[1]
-    key = f"{path_trace(path)}~{digest}@{sha256[:16]}"
+    key = f"{path_trace(path)}~{document_digest(source, path)}@{sha256[:16]}"
     if options != "{}":
         key += "~" + hashlib.sha256(options.encode()).hexdigest()[:10]
     assert KEY_PATTERN.match(key), key

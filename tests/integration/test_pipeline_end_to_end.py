@@ -22,7 +22,7 @@ from loom_dagster import api, catalog
 from loom_dagster.cli import main
 from loom_dagster.definitions import build_definitions
 from loom_dagster.jobs import INGEST_JOB
-from loom_dagster.partitions import revisions
+from loom_dagster.partitions import PATHS_TAG, revisions
 from loom_dagster.pipeline.watching import WatchCursor
 from loom_dagster.resources.storage import CatalogResource
 from loom_dagster.sensors import MAX_INGEST_RUNS_IN_FLIGHT, loom_folders
@@ -117,6 +117,61 @@ def test_a_sensor_tick_and_a_run_publish_chunks_that_search_cites(
 
     runs = instance.get_run_records()
     assert runs and all(r.dagster_run.job_name == INGEST_JOB for r in runs)
+
+
+@pytest.mark.parametrize(
+    ("files", "tagged"),
+    [
+        (["guide.md"], True),
+        (["guide.md", "notes/todo.txt"], True),
+        (["guide.md", "notes/todo.txt"], False),
+    ],
+    ids=["alone", "beside-another", "beside-another-untagged"],
+)
+def test_a_new_file_written_again_before_its_run_leaves_the_run_green_and_its_key_unregistered(
+    loom_home: Path, folder: Path, files: list[str], tagged: bool
+) -> None:
+    """The sensor computed a new file's key; the file was written again before the run
+    registered it. That key is no made-up one (a scan made it, from a file of a registered
+    folder, which the run's tags name when short enough): the run succeeds, the key reads
+    `unregistered`, and a later tick asks for the file's new bytes."""
+    if files == ["guide.md"]:
+        (folder / "notes" / "todo.txt").unlink()
+    register(folder)
+    instance = DagsterInstance.get()
+    past = time.time() - 60
+    for path in folder.rglob("*.*"):
+        os.utime(path, (past, past))
+    first = tick()
+    [request] = first.dynamic_partitions_requests
+    keys = sorted(request.partition_keys)
+    assert len(keys) == len(files)
+    instance.add_dynamic_partitions(revisions.name, keys)
+    [run] = first.run_requests
+    tags = run.tags if tagged else {k: v for k, v in run.tags.items() if k != PATHS_TAG}
+    assert (PATHS_TAG in tags) == tagged
+    # Written again just now: the run's scan leaves it for later, as it may be half-written.
+    write(folder, "guide.md", GUIDE.replace("installer", "setup wizard"))
+
+    result = (
+        build_definitions(LoomSettings.from_env())
+        .resolve_job_def(INGEST_JOB)
+        .execute_in_process(
+            instance=instance, partition_key=run.partition_key, tags=tags, raise_on_error=False
+        )
+    )
+
+    assert result.success
+    with connect().connect() as con:
+        outcomes = catalog.outcomes_for(con, keys)
+    stale = next(k for k in keys if k.startswith("guide.md"))
+    assert stale not in outcomes
+    assert {outcomes[k].status for k in keys if k != stale} <= {catalog.PUBLISHED}
+    os.utime(folder / "guide.md", (past, past))
+    added, deleted = tick().dynamic_partitions_requests  # a full scan's tick
+    [new] = added.partition_keys
+    assert new.startswith("guide.md") and new != stale
+    assert list(deleted.partition_keys) == [stale]
 
 
 def test_a_changed_file_publishes_a_new_revision_and_retires_the_old(
