@@ -190,7 +190,9 @@ FORMATS: tuple[FormatSpec, ...] = (
     # 2: a <meta> charset is read, page furniture is out of the blocks (attrs.furniture).
     # 3: link lists under their heading, cookie notices, newsletter calls, ad labels, print-edition
     # notes and page controls are furniture too; no class hint is read inside code.
-    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="3"),
+    # 4: most read boxes by their class, most read and related headings in five more languages,
+    # news tickers are furniture too.
+    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="4"),
     FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
     FormatSpec(
         "sql",

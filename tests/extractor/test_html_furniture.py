@@ -572,3 +572,117 @@ def test_a_link_to_the_comments_in_another_language_is_furniture() -> None:
         "Kommentare lesen wir jeden Tag, sagt die Redaktion.",
     ]
     assert [kind for kind, _ in furniture(page)] == ["comments", "comments"]
+
+
+def test_a_most_read_box_is_furniture_by_its_class_in_one_word_or_two() -> None:
+    # Its label is in whatever language ("les plus partagés"); its class names it.
+    page = (
+        "<main><article><h1>Ducks return</h1>"
+        + BODY
+        + "</article>"
+        + "<div class='most-shared link-flow'><span class='name'>les plus partagés</span><ol>"
+        + _links("Une jupe pas très laïque")
+        + "</ol></div>"
+        + "<div class='mostRead'><b>Top</b><ol>"
+        + _links("Housing market splits")
+        + "</ol></div>"
+        + "<div id='meistgelesen_tabbox'><ol>"
+        + _links("Apple Watch: Erste Testberichte")
+        + "</ol></div></main>"
+    )
+
+    assert texts(page) == ["Ducks return", *PROSE]
+    assert [kind for kind, _ in furniture(page)] == ["related"] * 5
+
+
+def test_a_most_read_heading_in_another_language_and_its_links_are_furniture() -> None:
+    page = (
+        "<main><article><h1>Ducks return</h1>"
+        + BODY
+        + "<h3>Meistgelesene Artikel</h3><ul>"
+        + _links("Apple Watch: Erste Testberichte", "LG kündigt 8K-iMac an")
+        + "</ul><h3>Lo más leído</h3><ul>"
+        + _links("Cómo contar patos", "Garzas en invierno")
+        + "</ul><h3>À lire aussi</h3><ul>"
+        + _links("Les canards reviennent")
+        + "</ul></article></main>"
+    )
+
+    assert texts(page) == ["Ducks return", *PROSE]
+    assert [kind for kind, _ in furniture(page)] == ["related"] * 8
+
+
+def test_a_most_read_label_set_as_a_paragraph_heads_its_links_a_read_more_one_does_not() -> None:
+    # A span's "les plus partagés" over the site's most shared is the box's label; a paragraph
+    # "Read more:" in the article introduces its own further reading (readability keeps it).
+    page = (
+        "<main><article><h1>Ducks return</h1>"
+        + BODY
+        + "<p>Read more:</p>"
+        + _links("Swans in winter", tag="p")
+        + "</article><div class='box'><span>Vidéos les plus vues</span><ul>"
+        + _links("Fatou Diome", "Cérémonie des Molières")
+        + "</ul></div></main>"
+    )
+
+    assert texts(page) == ["Ducks return", *PROSE, "Read more:", "Swans in winter"]
+    assert furniture(page) == [
+        ("related", "Vidéos les plus vues"),
+        ("related", "Fatou Diome"),
+        ("related", "Cérémonie des Molières"),
+    ]
+
+
+def _ticker(*items: str) -> str:
+    return "".join(
+        f"<li><a href='/d/{at}'><span>{time}</span></a> <a href='/d#{at}'>{title}</a></li>"
+        for at, (time, title) in enumerate(item.split(" ", 1) for item in items)
+    )
+
+
+def test_a_news_ticker_of_timed_headlines_under_its_label_is_furniture() -> None:
+    page = (
+        "<main><article><h1>Ducks return</h1>"
+        + BODY
+        + "</article><div class='live'><a href='/direct/'>Direct</a><ul>"
+        + _ticker(
+            "14:44 Accusations de viols : militaires mis en cause",
+            "14:32 Un artiste arrêté pour avoir coloré un geyser",
+            "13:54 En Islande, tuer un Basque est désormais interdit",
+        )
+        + "<li><a href='/d/9'>13:43</a> <a href='/d#9'>Défense.</a> La vente de 24 avions"
+        " représente un contrat de 6,3 milliards d'euros.</li>" + "</ul></div></main>"
+    )
+
+    assert texts(page) == ["Ducks return", *PROSE]
+    assert [kind for kind, _ in furniture(page)] == ["ticker"] * 5
+
+
+def test_a_live_blogs_timed_entries_and_a_programmes_timed_links_are_content() -> None:
+    # A live blog's entries are its story (their words are not their links); a conference
+    # programme's times stand under no ticker's label.
+    entries = [
+        "14:44 The warden counted forty ducks on the north shore this morning, more than last"
+        " year.",
+        "14:32 The council says the path will close in April, as it did two years ago.",
+        "13:54 Birdwatchers have gathered at the lake since dawn, the warden says.",
+    ]
+    programme = ["09:00 Counting ducks", "10:30 Herons in winter", "12:00 The survey's future"]
+    page = (
+        "<main><h1>Ducks return</h1>"
+        + BODY
+        + "<h2>Live</h2><ul>"
+        + "".join(f"<li>{entry} <a href='/src'>Source</a></li>" for entry in entries)
+        + "</ul><h2>Programme</h2><ul>"
+        + _ticker(*programme)
+        + "</ul></main>"
+    )
+
+    assert texts(page) == [
+        "Ducks return",
+        *PROSE,
+        "Live",
+        *(f"{entry} Source" for entry in entries),
+        "Programme",
+        *programme,
+    ]

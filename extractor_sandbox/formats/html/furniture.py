@@ -11,7 +11,10 @@ as readability and trafilatura tell it, from the page's own signals.
   a word being a run of letters between the name's other characters ("share-buttons" holds
   "share"; "shared" does not), unless the name also says content (article, body, content, main,
   post, entry, story: "l-sidebar-fixed l-article-body" holds the article, as readability reads
-  it) or is an id of more than three words (a heading's slug, "sharing-with-a-single-developer").
+  it) or is an id of more than three words (a heading's slug, "sharing-with-a-single-developer");
+  and a box of the site's most read (shared, viewed, popular...) stories named in one word or two
+  ("most-shared", "mostRead", "most_popular", "meistgelesen"), kind "related", whatever the
+  language of its label ("les plus partagés").
 - Text: a block that says nothing but furniture's usual words ("Share on Facebook", "212
   comments", "Reader comments", "Skip to content", "Continue reading the main story"); a block
   (not a heading) that is only a label, as readability's adWords and loadingWords read it
@@ -23,11 +26,19 @@ as readability and trafilatura tell it, from the page's own signals.
 - Link lists (link_lists): a heading followed by a run of list items or paragraphs whose words are
   (nearly) all link text, as trafilatura's link-density test and readability's conditional
   cleaning read a block of links: kind "related" where the heading says what such blocks say
-  ("Most Read Business Stories", "Related", "You May Like"), anywhere on the page; on a page that
+  ("Most Read Business Stories", "Related", "You May Like"; "Les plus partagés", "Meistgelesene
+  Artikel", "Lo más leído", "Mais lidas", "I più letti", "Lire aussi"), anywhere on the page, a
+  short paragraph naming a most read list (a label set as a span) heading its run too, not a
+  "Read more:" paragraph (an article's own further reading); on a page that
   marks no main content, kind "links" for a run of three or more whatever its heading, unless its
   links point inside the page (a contents list) or its heading names a contents list or an
   article's references. Either only on a page with prose elsewhere, more of it than the run
   holds: an index page's list of links, its content, stays.
+- Tickers: a label ("Direct", "Live", "Latest news", "Liveticker", "Dernières infos") over a run
+  of three or more list items each opening with the time it was posted and holding a link, half
+  of them or more (nearly) all link text, is the site's feed of other stories, kind "ticker", on
+  a page with prose elsewhere; a live blog's entries say more than their links, and a
+  programme's times stand under no ticker's label.
 
 The content signals win: a main element (or role="main") or an h1 inside furniture makes that
 furniture content (a page wrapped in a box named "comments-open" keeps its article), html, body,
@@ -92,6 +103,13 @@ _HINT_KINDS = {
     "ads": "advert",
     "sponsored": "advert",
     "promo": "advert",
+}
+# A box of the site's most read (shared, viewed...) articles, named in one word or two
+# ("most-shared", "mostRead", "most_popular", heise's "meistgelesen_tabbox"): its links are other pages' headlines, whatever
+# the language of its label ("les plus partagés").
+_MOST_WORDS = frozenset({"read", "shared", "viewed", "popular", "commented", "emailed", "watched"})
+_MOST_HINTS = frozenset(f"most{word}" for word in _MOST_WORDS) | {
+    f"meist{word}" for word in ("gelesen", "gelesene", "gesehen", "kommentiert", "geteilt")
 }
 _WORD = re.compile(r"[a-z]+")
 # Words that, beside a furniture word, name the content's own box (readability's rescue list).
@@ -267,10 +285,13 @@ def _words_kind(value: str, is_id: bool) -> str:
         return ""  # a heading's slug ("sharing-with-a-single-developer"), not a box's name
     if _CONTENT_WORDS.intersection(words):
         return ""  # "l-sidebar-fixed l-article-body": a layout that holds the content
-    for word in words:
+    for at, word in enumerate(words):
         kind = _HINT_KINDS.get(word, "")
         if kind:
             return kind
+        following = words[at + 1] if at + 1 < len(words) else ""
+        if word in _MOST_HINTS or (word == "most" and following in _MOST_WORDS):
+            return "related"
     return ""
 
 
@@ -326,18 +347,41 @@ class LinkBlock(NamedTuple):
 
 
 # Headings over blocks of links to other pages: the words news, blog and shop pages put there.
+# The site's most read (shared, viewed...) stories, in the languages of the pages read: "Most
+# Read Business Stories", "Popular", "Les plus partagés", "Vidéos les plus vues", "Meistgelesene
+# Artikel", "Las más leídas", "Mais lidas", "I più letti"; matched on the heading's letters
+# (accents kept). Never an article's own words, so a short paragraph saying it (a label set as a
+# span) heads a run too.
+_W = r"[^\W\d_]+"  # a word of letters
+_MOST_HEADING = re.compile(
+    rf"(?:{_W} )?(?:most|top) (?:read|popular|viewed|shared|emailed|commented|watched)(?: {_W}){{0,3}}"
+    rf"|popular(?: {_W}){{0,3}}"
+    rf"|(?:{_W} )?(?:les )?plus (?:lu|partagé|commenté|vu|populaire|consulté)e?s?(?: {_W}){{0,3}}"
+    rf"|meist(?:gelesen|gesehen|kommentiert|geteilt)(?:e|en)?(?: {_W}){{0,2}}"
+    r"|am meisten (?:gelesen|kommentiert|geteilt)"
+    rf"|(?:lo |los |las )?más (?:leíd|vist|compartid|comentad)[oa]s?(?: {_W}){{0,3}}"
+    rf"|(?:lo |los |las )?más populares?(?: {_W}){{0,3}}"
+    rf"|(?:as |os )?mais (?:lid|vist|compartilhad|comentad)[oa]s(?: {_W}){{0,3}}"
+    rf"|(?:i |le )?più (?:lett|vist|condivis|commentat|popolar)[ie](?: {_W}){{0,3}}"
+)
+# Headings over blocks of links to other pages: the words news, blog and shop pages put there
+# ("Related", "You May Like", "Lire aussi", "Das könnte Sie auch interessieren"); not "Voir
+# aussi", "Siehe auch": an article's references. Only a heading: "Read more:" in a paragraph
+# introduces an article's own further reading.
 _LIST_HEADING = re.compile(
-    r"(?:more )?related(?: [a-z]+){0,4}"
-    r"|(?:[a-z]+ )?(?:most|top) (?:read|popular|viewed|shared|emailed|commented|watched)"
-    r"(?: [a-z]+){0,3}"
-    r"|(?:[a-z]+ )*(?:trending|recommended)(?: [a-z]+){0,3}"
-    r"|popular(?: [a-z]+){0,3}"
+    rf"(?:more )?related(?: {_W}){{0,4}}"
+    rf"|(?:{_W} )*(?:trending|recommended)(?: {_W}){{0,3}}"
     r"|(?:you|we think you) (?:may|might|will|ll) (?:also )?(?:like|love|enjoy|be interested in)"
-    r"(?: [a-z]+){0,2}"
+    rf"(?: {_W}){{0,2}}"
     r"|(?:other|what other) (?:people|readers|users) are (?:reading|viewing|watching)"
-    r"|more (?:from|on|in|stories|articles|news|posts|to explore|on this story)(?: [a-z]+){0,3}"
+    rf"|more (?:from|on|in|stories|articles|news|posts|to explore|on this story)(?: {_W}){{0,3}}"
     r"|(?:read|up) next|read more|don t miss|in case you missed it|editor s picks"
     r"|(?:latest|recent) (?:news|stories|articles|posts|headlines)"
+    r"|(?:à )?lire aussi|sur le même (?:sujet|thème)"
+    r"|(?:das )?könnte (?:sie|dich) (?:auch )?interessieren"
+    r"|mehr zum thema|(?:ähnliche|weitere) (?:artikel|beiträge|nachrichten)"
+    r"|(?:también )?te puede (?:interesar|gustar)|(?:noticias|artículos|notas) relacionad[oa]s"
+    r"|(?:leia|veja) também|articoli correlati|potrebbe interessarti"
 )
 _LIST_HEADING_MAX = 60  # characters: a heading longer than this is a headline or a section's
 # Headings of lists of links that are the content's own: a contents list (the page's sections)
@@ -355,10 +399,28 @@ _PROSE_MIN = 400  # characters of prose a page needs elsewhere to have a body be
 
 def list_heading(text: str) -> bool:
     """Whether a heading says what a block of links to other pages says ("Most Read Business
-    Stories", "Related", "You May Like"); not "Related work" of a paper, which heads prose."""
+    Stories", "Related", "You May Like", "Les plus lus"); not "Related work" of a paper, which
+    heads prose."""
     if len(text) > _LIST_HEADING_MAX:
         return False
-    return _LIST_HEADING.fullmatch(" ".join(_WORD.findall(text.lower()))) is not None
+    words = _heading_words(text)
+    return bool(_MOST_HEADING.fullmatch(words) or _LIST_HEADING.fullmatch(words))
+
+
+def most_heading(text: str) -> bool:
+    """Whether a heading or label names the site's most read (shared...) stories."""
+    return len(text) <= _LIST_HEADING_MAX and bool(_MOST_HEADING.fullmatch(_heading_words(text)))
+
+
+def _heading_words(text: str) -> str:
+    """A heading's words of letters, lowercased, accents kept ("don't" reads "don t")."""
+    return " ".join(re.findall(_W, text.lower()))
+
+
+def _label(block: LinkBlock, linked: bool) -> bool:
+    """Whether a paragraph is a most-read list's label set as a span ("les plus partagés" over
+    the site's most shared), not itself a link."""
+    return block.type == "paragraph" and not linked and most_heading(block.text)
 
 
 def link_lists(blocks: Sequence[LinkBlock], has_main: bool) -> dict[int, str]:
@@ -377,7 +439,7 @@ def link_lists(blocks: Sequence[LinkBlock], has_main: bool) -> dict[int, str]:
     )
     found: dict[int, str] = {}
     for index, heading in enumerate(blocks):
-        if heading.type != "heading" or not heading.free:
+        if not heading.free or not (heading.type == "heading" or _label(heading, linked[index])):
             continue
         end = index + 1
         while end < len(blocks) and linked[end]:
@@ -390,6 +452,8 @@ def link_lists(blocks: Sequence[LinkBlock], has_main: bool) -> dict[int, str]:
             continue  # the page's content is its lists: an index, a site map
         if list_heading(heading.text):
             kind = "related"
+        elif heading.type != "heading":
+            continue  # a label heads a run only as a most-read list's ("les plus partagés")
         elif (
             not has_main
             and len(run) >= _LIST_RUN
@@ -402,6 +466,63 @@ def link_lists(blocks: Sequence[LinkBlock], has_main: bool) -> dict[int, str]:
         for at in range(index, end):
             found[at] = kind
     return found
+
+
+# A news ticker: a label ("Direct", "Live", "Latest news", "Liveticker", "Dernières infos") over
+# a run of list items each opening with the time it was posted and holding a link, half of them
+# or more (nearly) all link text, a headline: the site's feed of other stories. A live blog's
+# own entries say more than their links; a programme's times stand under no ticker's label.
+_TICKER_LABEL = re.compile(
+    r"(?:en )?(?:direct|continu|vivo|directo)|live(?: news| updates| feed)?|(?:live|news)?ticker"
+    r"|(?:latest|breaking) (?:news|updates|headlines)|just in|news feed"
+    r"|(?:le )?fil (?:info|d actu|d actualité|de l actu)|dernières? (?:infos?|nouvelles|minutes?)"
+    r"|últimas? (?:noticias|hora)|al minuto|eilmeldungen|nachrichtenticker|ultime notizie"
+    r"|in diretta"
+)
+_TICKER_LABEL_MAX = 40  # characters: a label, not a sentence
+_POSTED = re.compile(r"\s*(?:[01]?\d|2[0-3])(?::|h)[0-5]\d(?!\d)")
+_TICKER_RUN = 3  # items a run needs to be a ticker
+
+
+def tickers(blocks: Sequence[LinkBlock]) -> dict[int, str]:
+    """The blocks that are a ticker's label and its run of timed link items, by index."""
+    prose = sum(
+        block.chars - block.links
+        for block in blocks
+        if block.free and block.type in ("list", "paragraph")
+    )
+    found: dict[int, str] = {}
+    for index, label in enumerate(blocks):
+        if not _ticker_label(label):
+            continue
+        end = index + 1
+        while (
+            end < len(blocks)
+            and blocks[end].free
+            and blocks[end].type == "list"
+            and blocks[end].links > 0
+            and _POSTED.match(blocks[end].text)
+        ):
+            end += 1
+        run = blocks[index + 1 : end]
+        chars = sum(block.chars for block in run)
+        headlines = sum(block.links * 10 >= block.chars * _LINKED for block in run)
+        if len(run) < _TICKER_RUN or headlines * 2 < len(run):
+            continue  # a live blog's entries: their words are the story's
+        if prose - (chars - sum(block.links for block in run)) < _PROSE_MIN:
+            continue  # the page's content is its feed (a ticker may outgrow a short story)
+        for at in range(index, end):
+            found[at] = "ticker"
+    return found
+
+
+def _ticker_label(block: LinkBlock) -> bool:
+    """Whether a block is a ticker's label: a short heading or paragraph of a ticker's words."""
+    if not block.free or block.type not in ("heading", "paragraph"):
+        return False
+    if len(block.text) > _TICKER_LABEL_MAX:
+        return False
+    return _TICKER_LABEL.fullmatch(" ".join(_LETTERS.findall(block.text.lower()))) is not None
 
 
 _WORD_OR_NUMBER = re.compile(r"[a-z]+(?:-[a-z]+)?|\d[\d,.]*k?|\(\d[\d,]*\)")

@@ -98,6 +98,7 @@ from extractor_sandbox.formats.html.furniture import (
     link_lists,
     signals,
     text_kind,
+    tickers,
 )
 from extractor_sandbox.formats.html.tables import (
     _EMPTY_CELL,
@@ -113,8 +114,9 @@ from extractor_sandbox.formats.html.tables import (
 
 PARSER = "loom-html"
 # 2: a <meta> charset is read (decoding.py), page furniture is out of the blocks (furniture.py);
-# 3: more furniture (link lists, notices, labels, notes, controls; registry.py says which).
-PARSER_VERSION = f"3+python{platform.python_version()}"
+# 3: more furniture (link lists, notices, labels, notes, controls; registry.py says which);
+# 4: most read boxes, headings in more languages, news tickers.
+PARSER_VERSION = f"4+python{platform.python_version()}"
 
 MAX_NAMED = 20  # open elements a failure names
 MAX_FURNITURE = 10_000  # parts attrs.furniture lists, as the blocks are bounded
@@ -893,21 +895,20 @@ class _Reader(HTMLParser):
         return ""
 
     def _link_lists(self, kinds: list[str], chars: list[int]) -> dict[int, str]:
-        """The headings and their runs of link items that are furniture (furniture.link_lists)."""
-        return link_lists(
-            [
-                LinkBlock(
-                    block.type,
-                    block.text,
-                    count,
-                    block.links,
-                    block.anchors,
-                    not kind and not block.in_table and block.type != "code",
-                )
-                for block, kind, count in zip(self.out.blocks, kinds, chars, strict=True)
-            ],
-            self.has_main,
-        )
+        """The headings and their runs of link items that are furniture (furniture.link_lists),
+        and the news tickers (furniture.tickers)."""
+        blocks = [
+            LinkBlock(
+                block.type,
+                block.text,
+                count,
+                block.links,
+                block.anchors,
+                not kind and not block.in_table and block.type != "code",
+            )
+            for block, kind, count in zip(self.out.blocks, kinds, chars, strict=True)
+        ]
+        return {**tickers(blocks), **link_lists(blocks, self.has_main)}
 
     def artifact(self) -> Artifact:
         builder = BlockBuilder()
