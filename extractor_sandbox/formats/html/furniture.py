@@ -105,8 +105,8 @@ _HINT_KINDS = {
     "promo": "advert",
 }
 # A box of the site's most read (shared, viewed...) articles, named in one word or two
-# ("most-shared", "mostRead", "most_popular", heise's "meistgelesen_tabbox"): its links are other pages' headlines, whatever
-# the language of its label ("les plus partagés").
+# ("most-shared", "mostRead", "most_popular", heise's "meistgelesen_tabbox"): its links are other
+# pages' headlines, whatever the language of its label ("les plus partagés").
 _MOST_WORDS = frozenset({"read", "shared", "viewed", "popular", "commented", "emailed", "watched"})
 _MOST_HINTS = frozenset(f"most{word}" for word in _MOST_WORDS) | {
     f"meist{word}" for word in ("gelesen", "gelesene", "gesehen", "kommentiert", "geteilt")
@@ -354,9 +354,11 @@ class LinkBlock(NamedTuple):
 # span) heads a run too.
 _W = r"[^\W\d_]+"  # a word of letters
 _MOST_HEADING = re.compile(
-    rf"(?:{_W} )?(?:most|top) (?:read|popular|viewed|shared|emailed|commented|watched)(?: {_W}){{0,3}}"
+    rf"(?:{_W} )?(?:most|top) (?:read|popular|viewed|shared|emailed|commented|watched)"
+    rf"(?: {_W}){{0,3}}"
     rf"|popular(?: {_W}){{0,3}}"
-    rf"|(?:{_W} )?(?:les )?plus (?:lu|partagé|commenté|vu|populaire|consulté)e?s?(?: {_W}){{0,3}}"
+    rf"|(?:{_W} )?(?:les )?plus (?:lu|partagé|commenté|vu|populaire|consulté)e?s?"
+    rf"(?: {_W}){{0,3}}"
     rf"|meist(?:gelesen|gesehen|kommentiert|geteilt)(?:e|en)?(?: {_W}){{0,2}}"
     r"|am meisten (?:gelesen|kommentiert|geteilt)"
     rf"|(?:lo |los |las )?más (?:leíd|vist|compartid|comentad)[oa]s?(?: {_W}){{0,3}}"
