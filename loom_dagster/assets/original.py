@@ -76,7 +76,10 @@ def original(
     if len(unknown) == len(keys):
         refuse_unknown(unknown)
     elif unknown:
-        context.log.warning(f"no registered folder holds the file of {unknown!r}: unregistered")
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        context.log.warning(
+            f"no registered folder holds the file of {unknown[0]!r}{more}: it reads unregistered"
+        )
     with retried_only_when_retryable(loom.retry(), context.retry_number):
         batch = registered(context, catalog_db)
         facts: dict[str, Mapping[str, Any]] = dict.fromkeys(context.partition_keys, UNREGISTERED)
