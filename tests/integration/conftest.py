@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from loom_dagster.extractor.local import RunningExtractor, reference_extractor
 from loom_dagster.extractor.settings import ENV_TOKEN, ENV_URL
+
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -39,3 +42,18 @@ def use_home(env: pytest.MonkeyPatch, home: Path, service: RunningExtractor) -> 
     # The seed's deterministic embedder, cheap to start: every `loom` process a test runs would
     # otherwise load the default model. The default's own tests ask for it by name.
     env.setenv("LOOM_EMBEDDER", "ngram")
+
+
+def home_made_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    service: RunningExtractor,
+    name: str,
+    make: Callable[[Path], T],
+) -> tuple[Path, T]:
+    """A home of a module's own (`name`), filled once by `make(root)` with this process pointed
+    at it, for the module's tests that only read it (each points at it again with `use_home`)."""
+    root = tmp_path_factory.mktemp(name)
+    home = root / "loom-home"
+    with pytest.MonkeyPatch.context() as env:
+        use_home(env, home, service)
+        return home, make(root)

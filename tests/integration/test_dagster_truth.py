@@ -23,7 +23,7 @@ from loom_dagster import api
 from loom_dagster.api import FileOutcome
 from loom_dagster.cli import main
 from loom_dagster.extractor.local import RunningExtractor
-from tests.integration.conftest import use_home
+from tests.integration.conftest import home_made_once, use_home
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGE_PAGE_PDF = REPO / "bench" / "docparse" / "pdf" / "image_page.pdf"
@@ -47,12 +47,17 @@ def make_folder(root: Path) -> Path:
     return root
 
 
+def ingest_folder_at(root: Path) -> dict[str, FileOutcome]:
+    """The example folder made under `root` and ingested; the outcomes by path."""
+    report = api.ingest_folder(make_folder(root / "docs"))
+    return {o.path: o for o in report.outcomes}
+
+
 @pytest.fixture
 def ingested(loom_home: Path, tmp_path: Path) -> dict[str, FileOutcome]:
     """The folder ingested into this test's own home: for a test that changes the folder, the
     catalog or the instance."""
-    report = api.ingest_folder(make_folder(tmp_path / "docs"))
-    return {o.path: o for o in report.outcomes}
+    return ingest_folder_at(tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +66,7 @@ def ingested_once(
 ) -> tuple[Path, dict[str, FileOutcome]]:
     """The folder ingested once into a home of this module's, for the tests that only read what
     the ingest told the instance (an ingest with the PDF's OCR is many seconds)."""
-    root = tmp_path_factory.mktemp("dagster-truth")
-    home = root / "loom-home"
-    with pytest.MonkeyPatch.context() as env:
-        use_home(env, home, reference_service)
-        report = api.ingest_folder(make_folder(root / "docs"))
-    return home, {o.path: o for o in report.outcomes}
+    return home_made_once(tmp_path_factory, reference_service, "dagster-truth", ingest_folder_at)
 
 
 @pytest.fixture

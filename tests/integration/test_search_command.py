@@ -11,7 +11,7 @@ import pytest
 
 from loom_dagster import api
 from loom_dagster.extractor.local import RunningExtractor
-from tests.integration.conftest import use_home
+from tests.integration.conftest import home_made_once, use_home
 from tests.integration.loom_command import loom
 
 RUNBOOK = (
@@ -50,12 +50,7 @@ def published_once(
 ) -> tuple[Path, Path]:
     """`ops` published once into a home of this module's (its home, its folder), for the tests
     that only search it: an ingest is seconds, a `loom search` a fraction of one."""
-    root = tmp_path_factory.mktemp("search-command")
-    home = root / "loom-home"
-    with pytest.MonkeyPatch.context() as env:
-        use_home(env, home, reference_service)
-        folder = publish_ops(root)
-    return home, folder
+    return home_made_once(tmp_path_factory, reference_service, "search-command", publish_ops)
 
 
 @pytest.fixture

@@ -112,6 +112,7 @@ _MOST_HINTS = frozenset(f"most{word}" for word in _MOST_WORDS) | {
     f"meist{word}" for word in ("gelesen", "gelesene", "gesehen", "kommentiert", "geteilt")
 }
 _WORD = re.compile(r"[a-z]+")
+_W = r"[^\W\d_]+"  # a word of letters, accents kept
 # Words that, beside a furniture word, name the content's own box (readability's rescue list).
 _CONTENT_WORDS = frozenset({"article", "body", "content", "main", "post", "entry", "story"})
 _SLUG_WORDS = 3  # an id of more words is a slug of the text it anchors
@@ -193,7 +194,7 @@ _NOTE_KINDS = (
 _NOTE_MAX = 400  # characters: a note is a sentence and its links, not a paragraph of the story
 # A page's own controls alone in a block (not a heading), in the languages of the pages read: a
 # link to the article's print version, a pager ("« Vorige | Nächste »"), a link to its comments.
-_LETTERS = re.compile(r"[^\W\d_]+|\d+")
+_LETTERS = re.compile(rf"{_W}|\d+")
 _PAGER_WORD = (
     r"(?:previous|prev|older|newer|next|vorige|vorherige|nächste|zurück|weiter|précédent|suivant"
     r"|anterior|siguiente)"
@@ -352,7 +353,6 @@ class LinkBlock(NamedTuple):
 # Artikel", "Las más leídas", "Mais lidas", "I più letti"; matched on the heading's letters
 # (accents kept). Never an article's own words, so a short paragraph saying it (a label set as a
 # span) heads a run too.
-_W = r"[^\W\d_]+"  # a word of letters
 _MOST_HEADING = re.compile(
     rf"(?:{_W} )?(?:most|top) (?:read|popular|viewed|shared|emailed|commented|watched)"
     rf"(?: {_W}){{0,3}}"

@@ -3,41 +3,41 @@ Over 500 lines: the ruled and the borderless reading share the Table, the bands 
 text, and each of their rules is a small function read beside the ones it is weighed against.
 
 Ruled: horizontal and vertical rules that meet form a grid; each run of text goes to the box its
-middle is in; rows and columns with no text are dropped. A box no rule parts from its neighbour
-is one cell with it when one of the two is empty, a line of text runs across, or it is in the
-header (a cell over two rows or columns, its text at its top left); inside a grid row, lines set
-in two boxes or more with no rule between them are rows (a line with text in the first column
-opens one), and inside a grid column, lines cut into segments are columns. A title or note across
-the whole frame is no row but the page's lines, and a title centred in the top row that rules
-part from the row's other boxes is no row but the table's caption. Inside a grid row of the
-header, a line of group labels over the columns whose rules end under it is a row of its own,
-each label one cell over the columns it spans; each column is named by its header's cells top to
-bottom ("Pre-Pawn Handgun"), and the reader counts the header's rows (header_rows). One box
-around text (a single cell) is no table, nor is a grid whose boxes mostly hold nothing (a
-chart's gridlines) or whose rules cut words. Filled boxes set edge to edge in a row (shaded
-cells) give their edges as rules, for the text the drawn rules' tables leave. Borderless: a run
-of lines cut into segments that sit in two or more bands of the page (the bands of the rows that set the usual number of cells, so a header
-cell spanning two columns does not join them); a line with text in the first band opens a row,
-one without adds to the cells of the row above (a wrapped cell); a group's label alone on a line
-between rows set in the same columns is a row; a list marker set apart from its item's text is no
-column; bold section numbers apart from their titles (headings one under another) and columns of
-prose (long cells, words broken with hyphens, justified lines, lines running on in lower case)
-are no table, nor a chart's value axes (columns of ticks stepping by one amount, a legend beside
-or among them, the rest nearly empty), nor lines over a bar chart's bars (filled boxes of one
-thickness on one base, ending free, each mostly its own length). Figures set closer than a font
-size apart are cells of their own; tables one under the other in the same columns (each column
-meeting the other's), apart by a wider space or by groups' labels alone on their lines, are one
-table. A row's name on lines set around its figures is one cell, rows spaced wide in the same
-columns stay one table, and a header's top lines over single columns are that header row's. A
-plain-text table in a monospaced font is cut at the character columns none of its usual rows
-writes in. Two columns' cells set closer than a font size are parted where the other rows keep
-them apart (a gap down the rows that no run crosses, the text after it starting at one place or
-the text before it ending at one); a first cell's wrapped line (text only where the row has it,
-none in the columns every row fills, its first word too long for the row's line) is that
-cell's; a row name alone on its line, its next line's first word too long for it, going on
-from it (lower case, or after "and", "of", a comma) beside the row's figures is one row with
-them, in a ruled table or not; and lines of prose side by side (every cell five words or more,
-none short or a figure) are no table.
+middle is in; rows and columns with no text are dropped. A box no rule parts from its neighbour is
+one cell with it when one of the two is empty, a line of text runs across, or it is in the header
+(a cell over two rows or columns, its text at its top left); inside a grid row, lines set in two
+boxes or more with no rule between them are rows (a line with text in the first column opens one),
+and inside a grid column, lines cut into segments are columns. A title or note across the whole
+frame is no row but the page's lines, and a title centred in the top row that rules part from the
+row's other boxes is no row but the table's caption. Inside a grid row of the header, a line of
+group labels over the columns whose rules end under it is a row of its own, each label one cell
+over the columns it spans; each column is named by its header's cells top to bottom ("Pre-Pawn
+Handgun"), and the reader counts the header's rows (header_rows). One box around text (a single
+cell) is no table, nor is a grid whose boxes mostly hold nothing (a chart's gridlines) or whose
+rules cut words. Filled boxes set edge to edge in a row (shaded cells) give their edges as rules,
+for the text the drawn rules' tables leave. Borderless: a run of lines cut into segments that sit
+in two or more bands of the page (the bands of the rows that set the usual number of cells, so a
+header cell spanning two columns does not join them); a line with text in the first band opens a
+row, one without adds to the cells of the row above (a wrapped cell); a group's label alone on a
+line between rows set in the same columns is a row; a list marker set apart from its item's text
+is no column; bold section numbers apart from their titles (headings one under another) and
+columns of prose (long cells, words broken with hyphens, justified lines, lines running on in
+lower case) are no table, nor a chart's value axes (columns of ticks stepping by one amount, a
+legend beside or among them, the rest nearly empty), nor lines over a bar chart's bars (filled
+boxes of one thickness on one base, ending free, each mostly its own length). Figures set closer
+than a font size apart are cells of their own; tables one under the other in the same columns
+(each column meeting the other's), apart by a wider space or by groups' labels alone on their
+lines, are one table. A row's name on lines set around its figures is one cell, rows spaced wide
+in the same columns stay one table, and a header's top lines over single columns are that header
+row's. A plain-text table in a monospaced font is cut at the character columns none of its usual
+rows writes in. Two columns' cells set closer than a font size are parted where the other rows
+keep them apart (a gap down the rows that no run crosses, the text after it starting at one place
+or the text before it ending at one); a first cell's wrapped line (text only where the row has it,
+none in the columns every row fills, its first word too long for the row's line) is that cell's; a
+row name alone on its line, its next line's first word too long for it, going on from it (lower
+case, or after "and", "of", a comma) beside the row's figures is one row with them, in a ruled
+table or not; and lines of prose side by side (every cell five words or more, none short or a
+figure) are no table.
 """
 
 from __future__ import annotations
