@@ -184,8 +184,9 @@ _READERS = "extractor_sandbox.formats"
 _ENCODING = ("encoding",)
 
 FORMATS: tuple[FormatSpec, ...] = (
+    # 3: a table cell written with a leading zero (`007`) is text, as a CSV field's is.
     FormatSpec(
-        "markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING, version="2"
+        "markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING, version="3"
     ),
     # 2: a <meta> charset is read, page furniture is out of the blocks (attrs.furniture).
     # 3: link lists under their heading, cookie notices, newsletter calls, ad labels, print-edition
@@ -250,7 +251,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         # 3: a header found under note rows over it (they are a paragraph), or joined to a row over it.
         version="3",
     ),
-    FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING),
+    # 2: a field written with a leading zero (`06427`, a code) is text, its zeros kept.
+    FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING, version="2"),
     FormatSpec(
         "parquet",
         f"{_READERS}.parquet",
