@@ -193,7 +193,8 @@ FORMATS: tuple[FormatSpec, ...] = (
     # notes and page controls are furniture too; no class hint is read inside code.
     # 4: most read boxes by their class, most read and related headings in five more languages,
     # news tickers are furniture too.
-    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="4"),
+    # 5: a heading's "¶" link (class headerlink) is furniture, out of the heading's text.
+    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="5"),
     FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
     FormatSpec(
         "sql",
