@@ -184,15 +184,17 @@ _READERS = "extractor_sandbox.formats"
 _ENCODING = ("encoding",)
 
 FORMATS: tuple[FormatSpec, ...] = (
+    # 3: a table cell written with a leading zero (`007`) is text, as a CSV field's is.
     FormatSpec(
-        "markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING, version="2"
+        "markdown", f"{_READERS}.markdown", "extract_markdown", options=_ENCODING, version="3"
     ),
     # 2: a <meta> charset is read, page furniture is out of the blocks (attrs.furniture).
     # 3: link lists under their heading, cookie notices, newsletter calls, ad labels, print-edition
     # notes and page controls are furniture too; no class hint is read inside code.
     # 4: most read boxes by their class, most read and related headings in five more languages,
     # news tickers are furniture too.
-    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="4"),
+    # 5: a heading's "¶" link (class headerlink) is furniture, out of the heading's text.
+    FormatSpec("html", f"{_READERS}.html", "extract_html", options=_ENCODING, version="5"),
     FormatSpec("text", f"{_READERS}.text", "extract_text", options=_ENCODING),
     FormatSpec(
         "sql",
@@ -250,7 +252,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         # 3: a header found under note rows over it (they are a paragraph), or joined to a row over it.
         version="3",
     ),
-    FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING),
+    # 2: a field written with a leading zero (`06427`, a code) is text, its zeros kept.
+    FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING, version="2"),
     FormatSpec(
         "parquet",
         f"{_READERS}.parquet",

@@ -42,7 +42,7 @@ from extractor_sandbox.formats.tables import (
 )
 
 PARSER = "loom-csv"
-PARSER_VERSION = f"1+python{platform.python_version()}"
+PARSER_VERSION = f"2+python{platform.python_version()}"
 
 CANDIDATES = (",", ";", "\t", "|")
 QUOTE_SAMPLE = 4 * 1024
@@ -299,7 +299,7 @@ def csv_cell(value: str) -> Cell | None:
     if not (first.isdecimal() or first in _NUMBER_START or first.isspace()):
         return _new_cell(Cell, (value, "string", value))
     if value.isascii():
-        if value.isdigit() and len(value) <= _MAX_FAST_DIGITS:
+        if value.isdigit() and len(value) <= _MAX_FAST_DIGITS and (first != "0" or len(value) == 1):
             number = int(value)
             return _new_cell(Cell, (number, "number", str(number)))
         if value[4:5] == "-" and len(value) == _DATE_CHARS and _DATE.fullmatch(value):
@@ -316,7 +316,7 @@ def csv_cell(value: str) -> Cell | None:
 
 
 _PLAIN_DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
-_SHORT_INTEGER = re.compile(r"[0-9]{1,18}")
+_SHORT_INTEGER = re.compile(r"0|[1-9][0-9]{0,17}")
 # What only text starts with (no number, date or date-time does; an empty field does not match).
 _TEXT_START = re.compile(r"[^\d+\-.\s]")
 

@@ -105,7 +105,7 @@ from extractor_sandbox.formats.tables import (
 )
 
 PARSER = "loom-markdown"
-PARSER_VERSION = f"2+python{platform.python_version()}"
+PARSER_VERSION = f"3+python{platform.python_version()}"
 
 _ATX = re.compile(r"(#{1,6})(?:[ \t]+(.*))?$")
 _THEMATIC_BREAK = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")

@@ -492,6 +492,11 @@ def table_entry(
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
+# A number written with a zero before another digit (`06427`, `007`, `-01.5`) is a code, a postal
+# code or a padded id, and reads as text: as a number it would be written back without its
+# zeros, and the value a user searches and joins on would be lost (DuckDB's CSV sniffer and
+# readr keep such fields as text too). `0`, `0.5` and `-0.25` are numbers.
+_ZERO_LED = re.compile(r"[+-]?0\d")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?"
@@ -521,6 +526,8 @@ def typed_cell(value: str) -> Cell | None:
 
 
 def _number(value: str) -> Cell:
+    if _ZERO_LED.match(value):
+        return string_cell(value)
     if _INTEGER.fullmatch(value):
         if len(value) > 4000:
             return string_cell(value)

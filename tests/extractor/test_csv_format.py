@@ -67,7 +67,7 @@ def test_artifact_envelope():
     assert artifact["schema_version"] == 1
     assert artifact["format"] == "csv"
     assert artifact["parser"] == "loom-csv"
-    assert artifact["parser_version"] == f"1+python{platform.python_version()}"
+    assert artifact["parser_version"] == f"2+python{platform.python_version()}"
     assert PARSER_VERSION == artifact["parser_version"]
     assert artifact["coverage"]["unit"] == "rows"
 
@@ -205,6 +205,30 @@ def test_anything_else_is_text(field: str):
     result = table(f'n\n"{field}"\n')
     assert result["rows"] == [[field]]
     assert result["columns"][0]["type"] == "string"
+
+
+@pytest.mark.parametrize("field", ["06427", "007", "00", "-01", "+012", "01.5", "00.25", "01e3"])
+def test_a_number_written_with_a_leading_zero_is_text_as_written(field: str):
+    # A postal code, a padded id or an official code (Argentina's department 06427): as a number
+    # it would lose its zeros, and a search for it as written would find nothing.
+    result = table(f"code,name\n{field},La Matanza\n")
+    assert result["rows"] == [[field, "La Matanza"]]
+    assert result["columns"][0]["type"] == "string"
+
+
+def test_a_column_of_codes_with_leading_zeros_keeps_them_in_its_rows_text():
+    artifact = extract("departamento_id,departamento_nombre\n06427,La Matanza\n06434,Lanús\n")
+    assert [c["type"] for c in artifact["tables"][0]["columns"]] == ["string", "string"]
+    text = artifact["blocks"][0]["text"]
+    assert "departamento_id: 06427 | departamento_nombre: La Matanza" in text
+    assert "departamento_id: 06434" in text
+
+
+@pytest.mark.parametrize(("field", "value"), [("0", 0), ("0.5", 0.5), ("-0.25", -0.25), ("10", 10)])
+def test_a_zero_alone_or_before_a_point_is_still_a_number(field: str, value: Any):
+    result = table(f"n\n{field}\n")
+    assert result["columns"][0]["type"] == "number"
+    assert typed(result["rows"][0][0]) == typed(value)
 
 
 def test_iso_date_is_a_date():

@@ -68,7 +68,7 @@ def test_artifact_envelope_is_contract_v1():
     assert artifact["schema_version"] == 1
     assert artifact["format"] == "html"
     assert artifact["parser"] == "loom-html"
-    assert artifact["parser_version"] == f"4+python{platform.python_version()}"
+    assert artifact["parser_version"] == f"5+python{platform.python_version()}"
     assert PARSER_VERSION == artifact["parser_version"]
     assert (artifact["options"], artifact["attrs"], artifact["warnings"]) == ({}, {}, [])
     assert artifact["blocks"] == [

@@ -640,6 +640,24 @@ def _ticker(*items: str) -> str:
     )
 
 
+def test_a_headings_pilcrow_link_as_sphinx_and_mkdocs_write_it_is_furniture() -> None:
+    page = (
+        '<main><h1 id="comunas">Comunas de CABA<a class="headerlink" href="#comunas" '
+        'title="Permanent link">&para;</a></h1><p>Las comunas de la Ciudad.</p>'
+        '<h2 id="uso">Uso<a class="headerlink" href="#uso">¶</a></h2><p>Texto.</p></main>'
+    )
+    artifact = extract(page)
+
+    assert [block["text"] for block in artifact["blocks"]] == [
+        "Comunas de CABA",
+        "Las comunas de la Ciudad.",
+        "Uso",
+        "Texto.",
+    ]
+    assert artifact["blocks"][3]["section_path"] == ["Comunas de CABA", "Uso"]
+    assert furniture(page) == [("permalink", "¶"), ("permalink", "¶")]
+
+
 def test_a_news_ticker_of_timed_headlines_under_its_label_is_furniture() -> None:
     page = (
         "<main><article><h1>Ducks return</h1>"

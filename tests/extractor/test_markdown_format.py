@@ -53,7 +53,7 @@ def test_artifact_envelope_is_contract_v1():
     assert artifact["schema_version"] == 1
     assert artifact["format"] == "markdown"
     assert artifact["parser"] == "loom-markdown"
-    assert artifact["parser_version"] == f"2+python{platform.python_version()}"
+    assert artifact["parser_version"] == f"3+python{platform.python_version()}"
     assert PARSER_VERSION == artifact["parser_version"]
     assert (artifact["options"], artifact["attrs"], artifact["warnings"]) == ({}, {}, [])
     assert artifact["coverage"]["unit"] == "lines"
@@ -851,6 +851,14 @@ def test_pipe_table_is_a_typed_table_of_the_artifact():
         }
     ]
     assert artifact["blocks"][1]["attrs"]["table_id"] == "t0"
+
+
+def test_a_table_cell_written_with_a_leading_zero_is_text_as_a_csv_field_is():
+    text = "| Code | Qty |\n| --- | --- |\n| 007 | 0 |\n| 06427 | 10 |\n"
+    table = extract_markdown(text)["tables"][0]
+
+    assert [column["type"] for column in table["columns"]] == ["string", "number"]
+    assert table["rows"] == [["007", 0], ["06427", 10]]
 
 
 def test_escaped_pipes_and_pipes_in_code_spans_are_cell_text():

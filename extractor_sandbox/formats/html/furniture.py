@@ -14,7 +14,8 @@ as readability and trafilatura tell it, from the page's own signals.
   it) or is an id of more than three words (a heading's slug, "sharing-with-a-single-developer");
   and a box of the site's most read (shared, viewed, popular...) stories named in one word or two
   ("most-shared", "mostRead", "most_popular", "meistgelesen"), kind "related", whatever the
-  language of its label ("les plus partagés").
+  language of its label ("les plus partagés"); a heading's link to itself as Sphinx and MkDocs
+  write it (class "headerlink", its "¶"), kind "permalink".
 - Text: a block that says nothing but furniture's usual words ("Share on Facebook", "212
   comments", "Reader comments", "Skip to content", "Continue reading the main story"); a block
   (not a heading) that is only a label, as readability's adWords and loadingWords read it
@@ -103,6 +104,8 @@ _HINT_KINDS = {
     "ads": "advert",
     "sponsored": "advert",
     "promo": "advert",
+    # Sphinx's and MkDocs' link to a heading ("¶"), written inside the heading's element.
+    "headerlink": "permalink",
 }
 # A box of the site's most read (shared, viewed...) articles, named in one word or two
 # ("most-shared", "mostRead", "most_popular", heise's "meistgelesen_tabbox"): its links are other

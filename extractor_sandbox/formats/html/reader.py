@@ -116,7 +116,7 @@ PARSER = "loom-html"
 # 2: a <meta> charset is read (decoding.py), page furniture is out of the blocks (furniture.py);
 # 3: more furniture (link lists, notices, labels, notes, controls; registry.py says which);
 # 4: most read boxes, headings in more languages, news tickers.
-PARSER_VERSION = f"4+python{platform.python_version()}"
+PARSER_VERSION = f"5+python{platform.python_version()}"
 
 MAX_NAMED = 20  # open elements a failure names
 MAX_FURNITURE = 10_000  # parts attrs.furniture lists, as the blocks are bounded
