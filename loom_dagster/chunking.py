@@ -287,7 +287,11 @@ def _pieces(
         if block.type == HEADING:
             yield from flush()
             following = blocks[index + 1] if index + 1 < len(blocks) else None
-            if following is None or len(block.text) > SECTION_ENTRY_LIMIT:
+            if (
+                following is None
+                or len(block.text) > SECTION_ENTRY_LIMIT
+                or _another_sheet(block, following)
+            ):
                 yield from _with_headings(
                     waiting, _windows(block, _own_section(block), chunk_size, stride)
                 )
@@ -597,6 +601,13 @@ def _stands_alone(heading: Block, following: Block | None) -> bool:
     if following is None:
         return True
     return following.type == HEADING and _level(following) <= _level(heading)
+
+
+def _another_sheet(heading: Block, following: Block) -> bool:
+    """Whether the block after a heading is on another sheet of a workbook: an empty sheet's
+    name heads nothing of the next sheet, and a passage holding both cited no sheet at all."""
+    sheet, next_sheet = heading.locator.sheet, following.locator.sheet
+    return sheet is not None and next_sheet is not None and sheet != next_sheet
 
 
 def _level(heading: Block) -> int:

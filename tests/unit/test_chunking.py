@@ -488,6 +488,27 @@ def test_a_packed_chunk_of_sheet_rows_keeps_its_sheet_and_spans_its_rows() -> No
     assert chunk.locator == Locator(sheet="Stock", row_start=2, row_end=4)
 
 
+def test_an_empty_sheets_name_heads_no_passage_of_the_next_sheet() -> None:
+    # A workbook's "Cover" sheet holds no cells: its heading opened the "Index" sheet's first
+    # passage, and that passage, on two sheets, cited none.
+    blocks = [
+        Block("b0", "heading", "Cover", depth=1, locator=Locator(sheet="Cover")),
+        Block("b1", "heading", "Index", depth=1, locator=Locator(sheet="Index")),
+        Block(
+            "b2", "paragraph", "Topic: Quarterly revenue | Page: 1", ("Index",), parent="b1",
+            locator=Locator(sheet="Index", row_start=3, row_end=5),
+        ),
+    ]  # fmt: skip
+
+    chunks = chunk_artifact(artifact(*blocks, format="xlsx"), revision="wb@1")
+
+    assert [(chunk.text, chunk.locator.sheet) for chunk in chunks] == [
+        ("Cover", "Cover"),
+        ("Topic: Quarterly revenue | Page: 1", "Index"),
+    ]
+    assert chunks[1].locator == Locator(sheet="Index", row_start=3, row_end=5)
+
+
 def test_a_chunk_names_what_its_blocks_define_not_what_they_read() -> None:
     create = Block(
         "b0",
