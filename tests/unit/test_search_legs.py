@@ -748,6 +748,35 @@ def test_an_abbreviation_of_single_letters_is_no_identifier_a_heading_defines(
     assert ids(search(index, query, limit=1)) == [row.chunk_id]
 
 
+def test_a_files_name_heads_its_rows_as_a_title_does(index: LexicalIndex) -> None:
+    """ "DAC recipient code for Viet Nam": a country list's row names Viet Nam in many columns
+    and holds codes of its own; the aid recipients' row is the answer, and only its file's name
+    says "dac recipients". A part of a name holding a digit names nothing."""
+    from loom_dagster.search.lexical import file_title
+
+    assert file_title("csv/dac-recipients.csv") == "dac recipients"
+    assert file_title("reports/q1-fy24_revenue.2023.xlsx") == "revenue"
+    countries = indexed(
+        "countries",
+        "official_name_en: Viet Nam | UNTERM English Short: Viet Nam | official_name_fr: Viet "
+        "Nam | ISO3166-1-numeric: 704 | Dial: 84 | currency code: VND | M49 code: 704",
+        block_type="table",
+        format="csv",
+        path="csv/country-codes.csv",
+    )
+    recipients = indexed(
+        "recipients",
+        "code: 769 | name_en: Viet Nam | income_group: LMICs | geography: Far East Asia",
+        block_type="table",
+        format="csv",
+        path="csv/dac-recipients.csv",
+    )
+    index.publish("countries", [countries])
+    index.publish("recipients", [recipients])
+    query = "DAC recipient code for Viet Nam"
+    assert ids(index.search(query, limit=1)) == [recipients.chunk_id]
+
+
 def test_a_window_holds_a_question_word_written_in_another_form_of_its_stem(
     index: LexicalIndex,
 ) -> None:
