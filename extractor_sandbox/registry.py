@@ -220,7 +220,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         # title centred in its frame is its caption, no column's name; a page's margin line
         # numbers (a transcript's) beside its text make no table.
         # 5: a borderless table's header lines set apart over a first row of figures are its
-        # header rows, naming its columns (a centred group label names those it is over).
+        # header rows, naming its columns (a centred group label names those it is over); a
+        # ruled frame of words just over a frame of figures in the same columns is its header.
         version="5",
     ),
     FormatSpec(

@@ -53,3 +53,36 @@ def test_header_lines_set_apart_over_a_first_row_of_figures_are_the_table_s_head
     assert row_texts(artifact)[0].startswith("Ministry: Agriculture | Plan Revenue: 100.5")
     paragraphs = [b["text"] for b in artifact["blocks"] if "table_id" not in b.get("attrs", {})]
     assert not any("Revenue" in text for text in paragraphs)
+
+
+def _rates(c: Any) -> None:
+    """As the loan rates draw it: the header a ruled frame of its own, two rows of words, and
+    a hair's breadth under it the body's frame in the same columns, its first row of figures."""
+    c.setLineWidth(0.5)
+    xs = (40, 140, 240, 340)
+    for top, ys in ((700, (700, 685, 670)), (666.7, (666.7, 651.7, 636.7))):
+        for y in ys:
+            c.line(xs[0], y, xs[-1], y)
+        for x in xs:
+            c.line(x, ys[-1], x, top)
+    c.setFont("Helvetica", 8)
+    rows = (
+        (690, ("Loan Type", "Variable", "Fixed")),
+        (675, ("", "Rate", "Comparison rate")),
+        (656, ("Standard", "5.37%", "5.51%")),
+        (641, ("3 Year", "3.94%", "5.13%")),
+    )
+    for y, row in rows:
+        for x, cell in zip(xs, row, strict=False):
+            c.drawString(x + 4, y, cell)
+
+
+def test_a_ruled_frame_of_words_just_over_a_frame_of_figures_is_its_header() -> None:
+    artifact = read(_rates)
+    [table] = artifact["tables"]
+    assert names(table) == ["Loan Type", "Variable Rate", "Fixed Comparison rate"]
+    assert table["header_rows"] == 2
+    assert table["rows"] == [["Standard", "5.37%", "5.51%"], ["3 Year", "3.94%", "5.13%"]]
+    assert row_texts(artifact)[0] == (
+        "Loan Type: Standard | Variable Rate: 5.37% | Fixed Comparison rate: 5.51%"
+    )

@@ -39,7 +39,8 @@ case, or after "and", "of", a comma) beside the row's figures is one row with th
 table or not; and lines of prose side by side (every cell five words or more, none short or a
 figure) are no table. A borderless table whose first row is figures takes the lines of words just
 above it (up to three, set apart by up to four and a half sizes) as its header rows, a centred
-group label naming each column it is centred over.
+group label naming each column it is centred over. A ruled frame of words only, up to three rows,
+just over a frame of the same columns whose first row holds figures, is that table's header.
 """
 
 from __future__ import annotations
@@ -86,6 +87,9 @@ APART_GAP = 0.4
 TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
 TITLE_SLACK = 0.1  # a title's middle lies within this share of the table's width of its middle
 MAX_HEADER_ROWS = 3  # a group's label split off deeper than this is a body's, no header's
+HEADER_GAP = 4.5  # a header's last line sits no further than this many sizes over the first row
+YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year names a column of figures; other figures are data
+STACKED_GAP = 6.0  # a header's frame ends this near over its body's frame, or nearer
 
 
 @dataclass
@@ -364,6 +368,64 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         tables.append(table)
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _words_only(rows: list[list[str]]) -> bool:
+    """Whether a table's cells are words (a year among them), no figure: a header's."""
+    return all(not FIGURE.match(c) or YEAR.match(c) for row in rows for c in row if c)
+
+
+def headed_tables(tables: list[Table]) -> list[Table]:
+    """Ruled tables with a header drawn as a frame of its own: a frame of words only, up to
+    three rows, ending just over a frame of the same columns whose first row holds figures
+    (the loan rates' "Loan Type | Principal and Interest ..." over "Standard Variable Rate |
+    5.37% | ..."), is that table's header. Its rows become the table's top rows (header_rows
+    counts them) and name its columns top to bottom; before, the body's first row named them."""
+    out = sorted(tables, key=lambda t: -t.top)
+    k = 0
+    while k + 1 < len(out):
+        upper, lower = out[k], out[k + 1]
+        if _header_frame(upper, lower):
+            out[k : k + 2] = [_with_header(upper, lower)]
+        k += 1
+    return out
+
+
+def _header_frame(upper: Table, lower: Table) -> bool:
+    figures = [c for c in lower.rows[0] if c and FIGURE.match(c) and not YEAR.match(c)]
+    return (
+        upper.ruled
+        and lower.ruled
+        and -SNAP <= upper.bottom - lower.top <= STACKED_GAP
+        and len(upper.columns) == len(lower.columns)
+        and all(abs(a - b) <= 2 * SNAP for a, b in zip(upper.columns, lower.columns, strict=True))
+        and len(upper.rows) <= MAX_HEADER_ROWS
+        and _words_only(upper.rows)
+        and len(figures) >= 2
+    )
+
+
+def _with_header(upper: Table, lower: Table) -> Table:
+    names: list[str] = []
+    for c in range(len(lower.columns)):
+        parts: list[str] = []
+        for row in upper.rows:
+            if row[c] and (not parts or parts[-1] != row[c]):
+                parts.append(row[c])
+        names.append(" ".join(parts))
+    table = Table(
+        upper.rows + lower.rows,
+        min(upper.x0, lower.x0),
+        max(upper.x1, lower.x1),
+        upper.top,
+        lower.bottom,
+        lower.columns,
+        ruled=True,
+    )
+    table.header_rows = len(upper.rows)
+    table.names = names
+    table.title = upper.title
+    return table
 
 
 def _title(
@@ -1034,10 +1096,6 @@ def borderless_tables(
     return _joined_groups(found, lines, merged)
 
 
-HEADER_GAP = 4.5  # a header's last line sits no further than this many sizes over the first row
-YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year names a column of figures; other figures are data
-
-
 def _header_floor(found: list[tuple[int, int, Table]], i: int) -> tuple[int, bool]:
     """The first line a header over line i may start at: past the table found before it, or at
     that table's first line when it ends just above line i and holds words only, a few rows of
@@ -1046,10 +1104,7 @@ def _header_floor(found: list[tuple[int, int, Table]], i: int) -> tuple[int, boo
     if not found:
         return 0, False
     first, last, above = found[-1]
-    words = all(
-        not FIGURE.match(cell) or YEAR.match(cell) for row in above.rows for cell in row if cell
-    )
-    if last == i - 1 and words and i - first <= MAX_HEADER_ROWS:
+    if last == i - 1 and _words_only(above.rows) and i - first <= MAX_HEADER_ROWS:
         return first, True
     return last + 1, False
 
