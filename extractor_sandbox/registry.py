@@ -221,7 +221,10 @@ FORMATS: tuple[FormatSpec, ...] = (
         # 4: a ruled table's group labels name the columns they span (a header of two rows), a
         # title centred in its frame is its caption, no column's name; a page's margin line
         # numbers (a transcript's) beside its text make no table.
-        version="4",
+        # 5: a borderless table's header lines set apart over a first row of figures are its
+        # header rows, naming its columns (a centred group label names those it is over); a
+        # ruled frame of words just over a frame of figures in the same columns is its header.
+        version="5",
     ),
     FormatSpec(
         "docx",

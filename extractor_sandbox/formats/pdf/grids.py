@@ -37,7 +37,10 @@ none in the columns every row fills, its first word too long for the row's line)
 row name alone on its line, its next line's first word too long for it, going on from it (lower
 case, or after "and", "of", a comma) beside the row's figures is one row with them, in a ruled
 table or not; and lines of prose side by side (every cell five words or more, none short or a
-figure) are no table.
+figure) are no table. A borderless table whose first row is figures takes the lines of words just
+above it (up to three, set apart by up to four and a half sizes) as its header rows, a centred
+group label naming each column it is centred over. A ruled frame of words only, up to three rows,
+just over a frame of the same columns whose first row holds figures, is that table's header.
 """
 
 from __future__ import annotations
@@ -84,6 +87,9 @@ APART_GAP = 0.4
 TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
 TITLE_SLACK = 0.1  # a title's middle lies within this share of the table's width of its middle
 MAX_HEADER_ROWS = 3  # a group's label split off deeper than this is a body's, no header's
+HEADER_GAP = 4.5  # a header's last line sits no further than this many sizes over the first row
+YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year names a column of figures; other figures are data
+STACKED_GAP = 6.0  # a header's frame ends this near over its body's frame, or nearer
 
 
 @dataclass
@@ -362,6 +368,64 @@ def ruled_tables(rules: list[Rule], runs: list[Run]) -> tuple[list[Table], list[
         tables.append(table)
     rest = [r for i, r in enumerate(runs) if i not in taken]
     return tables, rest
+
+
+def _words_only(rows: list[list[str]]) -> bool:
+    """Whether a table's cells are words (a year among them), no figure: a header's."""
+    return all(not FIGURE.match(c) or YEAR.match(c) for row in rows for c in row if c)
+
+
+def headed_tables(tables: list[Table]) -> list[Table]:
+    """Ruled tables with a header drawn as a frame of its own: a frame of words only, up to
+    three rows, ending just over a frame of the same columns whose first row holds figures
+    (the loan rates' "Loan Type | Principal and Interest ..." over "Standard Variable Rate |
+    5.37% | ..."), is that table's header. Its rows become the table's top rows (header_rows
+    counts them) and name its columns top to bottom; before, the body's first row named them."""
+    out = sorted(tables, key=lambda t: -t.top)
+    k = 0
+    while k + 1 < len(out):
+        upper, lower = out[k], out[k + 1]
+        if _header_frame(upper, lower):
+            out[k : k + 2] = [_with_header(upper, lower)]
+        k += 1
+    return out
+
+
+def _header_frame(upper: Table, lower: Table) -> bool:
+    figures = [c for c in lower.rows[0] if c and FIGURE.match(c) and not YEAR.match(c)]
+    return (
+        upper.ruled
+        and lower.ruled
+        and -SNAP <= upper.bottom - lower.top <= STACKED_GAP
+        and len(upper.columns) == len(lower.columns)
+        and all(abs(a - b) <= 2 * SNAP for a, b in zip(upper.columns, lower.columns, strict=True))
+        and len(upper.rows) <= MAX_HEADER_ROWS
+        and _words_only(upper.rows)
+        and len(figures) >= 2
+    )
+
+
+def _with_header(upper: Table, lower: Table) -> Table:
+    names: list[str] = []
+    for c in range(len(lower.columns)):
+        parts: list[str] = []
+        for row in upper.rows:
+            if row[c] and (not parts or parts[-1] != row[c]):
+                parts.append(row[c])
+        names.append(" ".join(parts))
+    table = Table(
+        upper.rows + lower.rows,
+        min(upper.x0, lower.x0),
+        max(upper.x1, lower.x1),
+        upper.top,
+        lower.bottom,
+        lower.columns,
+        ruled=True,
+    )
+    table.header_rows = len(upper.rows)
+    table.names = names
+    table.title = upper.title
+    return table
 
 
 def _title(
@@ -1006,7 +1070,11 @@ def borderless_tables(
             ):
                 table = None
             if table is not None:
-                found.append((i, j, table))
+                floor, whole = _header_floor(found, i)
+                first = _header_above(lines, merged, (i, j), (floor, whole), table)
+                if found and first <= found[-1][1]:
+                    found.pop()  # a header's lines read as a table of words of their own
+                found.append((first, j, table))
                 i = j + 1
                 continue
             if prose is not None and _prose_columns(merged[i : j + 1]):
@@ -1026,6 +1094,152 @@ def borderless_tables(
                 continue
         i = max(j, i) + 1
     return _joined_groups(found, lines, merged)
+
+
+def _header_floor(found: list[tuple[int, int, Table]], i: int) -> tuple[int, bool]:
+    """The first line a header over line i may start at: past the table found before it, or at
+    that table's first line when it ends just above line i and holds words only, a few rows of
+    them (the header's lines, cut into cells, read as a table of their own); then the header
+    must take all of that table's lines (True), or none."""
+    if not found:
+        return 0, False
+    first, last, above = found[-1]
+    if last == i - 1 and _words_only(above.rows) and i - first <= MAX_HEADER_ROWS:
+        return first, True
+    return last + 1, False
+
+
+def _figures_row(row: list[str]) -> bool:
+    """Whether a table's first row is data, not its columns' names: past its first cell, two
+    figures or more and nothing else (the budget's "MINISTRY OF AGRICULTURE | 28130.48 | ...")."""
+    rest = [cell for cell in row[1:] if cell]
+    figures = [cell for cell in rest if FIGURE.match(cell) and not YEAR.match(cell)]
+    return len(figures) >= 2 and len(figures) == len(rest)
+
+
+def _header_line(segs: list[Segment], table: Table) -> bool:
+    """Whether a line reads as a header's cells over a table: inside its width, a few words a
+    cell, no figure but a year, no caption."""
+    size = segs[0].size
+    return (
+        segs[0].x0 >= table.x0 - size
+        and segs[-1].x1 <= table.x1 + size
+        and not CAPTION.match(segs[0].text)
+        and all(len(seg.text.split()) < PROSE_WORDS for seg in segs)
+        and not any(FIGURE.match(seg.text) and not YEAR.match(seg.text) for seg in segs)
+    )
+
+
+def _header_above(
+    lines: list[Line],
+    merged: list[list[Segment]],
+    span: tuple[int, int],
+    bound: tuple[int, bool],
+    table: Table,
+) -> int:
+    """The first line of a borderless table with its header: when the table's first row is
+    figures (no names), the lines of words over its columns just above it, set apart from it by
+    up to four and a half sizes (a rule often lies between) and from each other by a table's
+    row spacing, the lowest of them setting cells over half the columns or more, are its header
+    rows, up to three (the budget's "Plan", "Non-Plan" over "Revenue Capital Total"). Their
+    cells become the table's top rows (header_rows counts them) and each column is named by
+    them top to bottom, a centred group label naming the columns it is centred over."""
+    i, j = span
+    floor, whole = bound
+    if table.header_rows != 1 or table.names is not None or not _figures_row(table.rows[0]):
+        return i
+    first = i
+    while first - 1 >= floor and i - (first - 1) <= MAX_HEADER_ROWS:
+        k = first - 1
+        gap = lines[k].y - lines[k + 1].y
+        limit = (HEADER_GAP if k + 1 == i else 2.2) * lines[k].size
+        if not 0 < gap <= limit or not _header_line(merged[k], table):
+            break
+        first = k
+    if first == i or (whole and first != floor):
+        return i
+    extents = _extents(table, merged[i : j + 1])
+    grid = [_header_cells(merged[k], extents) for k in range(first, i)]
+    named = sum(bool(cell) for cell in grid[-1])
+    if named < 2 or 2 * named < len(extents):
+        return i
+    table.rows[0:0] = grid
+    table.header_rows = len(grid)
+    table.names = _joined_header(grid, merged[first:i], extents)
+    table.top = lines[first].y + lines[first].size
+    table.x0 = min(table.x0, *(segs[0].x0 for segs in merged[first:i]))
+    table.x1 = max(table.x1, *(segs[-1].x1 for segs in merged[first:i]))
+    return first
+
+
+def _column_at(seg: Segment, extents: list[tuple[float, float]]) -> int:
+    """The column a header cell is over: the one it overlaps most, else the nearest."""
+
+    def overlap(k: int) -> float:
+        a, b = extents[k]
+        return min(b, seg.x1) - max(a, seg.x0)
+
+    return max(range(len(extents)), key=overlap)
+
+
+def _header_cells(segs: list[Segment], extents: list[tuple[float, float]]) -> list[str]:
+    cells = [""] * len(extents)
+    for seg in segs:
+        k = _column_at(seg, extents)
+        cells[k] = f"{cells[k]} {seg.text}".strip()
+    return cells
+
+
+def _joined_header(
+    grid: list[list[str]], lines: list[list[Segment]], extents: list[tuple[float, float]]
+) -> list[str]:
+    """Each column's name: its header cells top to bottom. A label on a line above the last
+    that is over a column the last line names, centred over a run of such columns around it
+    (none of them with a label of its own on that line), names each of them ("Plan" over
+    "Revenue", "Capital", "Total": "Plan Revenue" ...); a column the last line leaves blank is
+    one tall cell of its own, whose label spreads nowhere."""
+    spread = [list(row) for row in grid]
+    last = grid[-1]
+    for r, segs in enumerate(lines[:-1]):
+        for seg in segs:
+            k = _column_at(seg, extents)
+            if not last[k]:
+                continue
+            a, b = _centred_span(k, (seg.x0 + seg.x1) / 2, seg.size, grid[r], last, extents)
+            for c in range(a, b + 1):
+                spread[r][c] = grid[r][k]
+    names: list[str] = []
+    for c in range(len(extents)):
+        parts: list[str] = []
+        for row in spread:
+            if row[c] and (not parts or parts[-1] != row[c]):
+                parts.append(row[c])
+        names.append(" ".join(parts))
+    return names
+
+
+def _centred_span(
+    k: int,
+    mid: float,
+    size: float,
+    line: list[str],
+    last: list[str],
+    extents: list[tuple[float, float]],
+) -> tuple[int, int]:
+    """The widest run of columns around column k, each but k blank on the label's line and
+    named on the header's last line, whose middle lies within a font size of the label's."""
+    best = (k, k)
+    n = len(extents)
+    for a in range(k, -1, -1):
+        if a != k and (line[a] or not last[a]):
+            break
+        for b in range(k, n):
+            if b != k and (line[b] or not last[b]):
+                break
+            centre = (extents[a][0] + extents[b][1]) / 2
+            if abs(centre - mid) <= 1.5 * size and b - a > best[1] - best[0]:
+                best = (a, b)
+    return best
 
 
 def _wrapped_last(lines: list[Line], merged: list[list[Segment]], first: int, j: int) -> bool:

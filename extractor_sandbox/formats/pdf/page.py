@@ -20,6 +20,7 @@ from extractor_sandbox.formats.pdf.grids import (
     borderless_tables,
     cell_edges,
     chart_areas,
+    headed_tables,
     ruled_tables,
 )
 from extractor_sandbox.formats.pdf.lines import (
@@ -79,6 +80,7 @@ def read_page(number: int, drawing: Drawing, layer: TextLayer | None = None) -> 
     if edges:
         shaded, rest = ruled_tables(rules + edges, rest)
         tables += shaded
+    tables = headed_tables(tables)
     lines = build_lines(rest, layer)
     if len(lines) > MAX_LINES:
         raise LayoutUnreadable(f"it holds more than {MAX_LINES:,} lines")

@@ -70,7 +70,7 @@ from extractor_sandbox.formats.tables import (
 )
 
 PARSER = "loom-pdf"
-PARSER_VERSION = f"4+pypdf{pypdf.__version__}+python{platform.python_version()}"
+PARSER_VERSION = f"5+pypdf{pypdf.__version__}+python{platform.python_version()}"
 
 LETTER_FLOOR = 0.998
 FURNITURE_BAND = 0.1
