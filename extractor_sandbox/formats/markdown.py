@@ -121,6 +121,7 @@ _HTML_TAG = re.compile(
     r"<!--(?:(?!<!--).)*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.DOTALL
 )
 _WHITESPACE = re.compile(r"\s+")
+_SPACES = re.compile(" *")
 _FRONT_MATTER_KEY = re.compile(r"[^\s#:-][^:]*:(?:[ \t]|$)")
 _FRONT_MATTER_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 
@@ -224,12 +225,10 @@ def _leading(content: str) -> tuple[int, str]:
     return columns, rest
 
 
-def _indent(content: str) -> int:
-    """The line's indentation in columns (_leading's), at C speed when it holds no tab."""
-    rest = content.lstrip(" ")
-    if rest[:1] != "\t":
-        return len(content) - len(rest)
-    return _leading(content)[0]
+def _spaces(content: str) -> int:
+    """The number of spaces the line starts with (a regex scan: str.lstrip(" ") is a call per
+    character)."""
+    return _SPACES.match(content).end() if content[:1] == " " else 0  # type: ignore[union-attr]
 
 
 def _strip_columns(content: str, wanted: int) -> str:
@@ -421,10 +420,21 @@ class _Parser:
     """Reads a run of lines into blocks: the document's, or a list item's content (its lines
     de-indented to the item's content column, each keeping its source line's number and span)."""
 
-    def __init__(self, document: _Document, lines: list[Line], item: _Item | None = None) -> None:
+    def __init__(
+        self,
+        document: _Document,
+        lines: list[Line],
+        item: _Item | None = None,
+        spaces: list[int] | None = None,
+    ) -> None:
         self.document = document
         self.text = document.text
         self.lines = lines
+        # The spaces each line starts with, counted once for the document: an item's lines are
+        # its parent's without the item's content column, so _item hands the counts down rather
+        # than every nesting level scanning every line's indentation again (a list indented one
+        # more space a line made that depth x the document's size in scans).
+        self.spaces = spaces if spaces is not None else [_spaces(line.content) for line in lines]
         self.builder = document.builder
         self.markup_lines = document.markup_lines
         self.item = item
@@ -460,12 +470,29 @@ class _Parser:
             pieces.append(parts[-1][0])
         return "".join(pieces)
 
+    def _is_blank(self, index: int) -> bool:
+        """Line.is_blank of lines[index], without scanning its leading spaces again."""
+        content = self.lines[index].content
+        after = content[self.spaces[index] : self.spaces[index] + 1]
+        if after == "\t":
+            return not content.strip(" \t")
+        return not after  # spaces only, or a character that is not blank after them
+
+    def _columns(self, index: int) -> int:
+        """The indentation of lines[index] in columns (_leading's), from its counted spaces when
+        no tab follows them."""
+        content = self.lines[index].content
+        spaces = self.spaces[index]
+        if content[spaces : spaces + 1] != "\t":
+            return spaces
+        return _leading(content)[0]
+
     # The top level
 
     def parse(self) -> None:
         index = self._front_matter() if self.item is None else 0
         while index < len(self.lines):
-            if self.lines[index].is_blank:
+            if self._is_blank(index):
                 index += 1
             else:
                 index = self._block_at(index)
@@ -727,14 +754,14 @@ class _Parser:
         index = first + 1
         while index < len(self.lines):
             line = self.lines[index]
-            if line.is_blank:
+            if self._is_blank(index):
                 if item_is_empty and last == index - 1:
                     # A marker alone over a blank line is an empty item: no line below joins it.
                     content_indent = _NEVER
                 index += 1
                 continue
             after_blank = last < index - 1
-            if _indent(line.content) >= content_indent:
+            if self._columns(index) >= content_indent:
                 item_is_empty = False
                 last = index
             elif _is_thematic_break(line):
@@ -767,20 +794,26 @@ class _Parser:
         else:
             self.markup_lines.add(line.number)  # the marker alone: its content starts below
         content = [line._replace(content=opening)]
+        counted = [_spaces(opening)]  # each content line's leading spaces, for the item's parser
         wanted = marker.content_indent
-        for line in self.lines[first + 1 : last + 1]:
+        for index in range(first + 1, last + 1):
+            line = self.lines[index]
             text = line.content
-            rest = text.lstrip(" ")
-            if not rest.strip(" \t"):
+            leading = self.spaces[index]
+            if self._is_blank(index):
                 content.append(line._replace(content=""))
-            elif rest[0] != "\t" and len(text) - len(rest) >= wanted:
+                counted.append(0)
+            elif text[leading] != "\t" and leading >= wanted:
                 content.append(line._replace(content=text[wanted:]))
-            elif _indent(text) >= wanted:
+                counted.append(leading - wanted)
+            elif self._columns(index) >= wanted:
                 stripped = _strip_columns(text, wanted)
                 content.append(line._replace(content=stripped))
+                counted.append(_spaces(stripped))
             else:
                 content.append(line)  # a lazy line
-        _Parser(self.document, content, _Item(depth, marker.ordered)).parse()
+                counted.append(leading)
+        _Parser(self.document, content, _Item(depth, marker.ordered), counted).parse()
 
     # Front matter
 
