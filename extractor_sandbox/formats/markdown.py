@@ -80,9 +80,9 @@ from __future__ import annotations
 
 import platform
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from extractor_sandbox.artifact import (
     BlockBuilder,
@@ -158,7 +158,7 @@ def extract_markdown(
     text: str, options: Mapping[str, str] | None = None, *, name: str = ""
 ) -> Artifact:
     document = _Document(text, split_lines(text), reference_labels(text))
-    _Parser(document, document.lines).parse()
+    _Parser(document, _Lines.whole(document.lines)).parse()
     blocks = document.builder.blocks
     read = line_coverage(document.lines, blocks, document.markup_lines)
     if document.failed:  # table rows past the tables' budget, a column name cut
@@ -400,7 +400,7 @@ def _is_indented_code(line: Line) -> bool:
     return not line.is_blank and _leading(line.content)[0] >= 4
 
 
-def _table_header(lines: list[Line], index: int) -> list[str | None] | None:
+def _table_header(lines: Sequence[Line], index: int) -> list[str | None] | None:
     """The columns' alignments when lines[index] is a table's header row (a delimiter row with as
     many cells under it); None when it is not one."""
     if index + 1 >= len(lines):
@@ -416,25 +416,81 @@ def _table_header(lines: list[Line], index: int) -> list[str | None] | None:
     return alignments
 
 
+class _Lines(Sequence[Line]):
+    """A parser's lines, each held as a line and the offset its content starts at, made whole
+    (the content sliced) only when read.
+
+    A list item's lines are its parent's without the item's indentation. Held as offsets into the
+    same lines, with each line's leading spaces counted once at the top and handed down, a nesting
+    level reads its item's lines in constant time each; copied and rescanned, as they were, a list
+    indented one more space a line cost its nesting depth times the document's size, in time and
+    in memory (every level's copies alive at once).
+    """
+
+    def __init__(self) -> None:
+        self.held: list[Line] = []  # a source line, or one whose content an item rewrote
+        self.offsets: list[int] = []  # where each line's content starts in its held content
+        self.spaces: list[int] = []  # the spaces each line's content starts with
+
+    @classmethod
+    def whole(cls, lines: list[Line]) -> _Lines:
+        """The document's lines as they are."""
+        made = cls()
+        made.held = lines
+        made.offsets = [0] * len(lines)
+        made.spaces = [_spaces(line.content) for line in lines]
+        return made
+
+    def append(self, line: Line, offset: int, spaces: int) -> None:
+        self.held.append(line)
+        self.offsets.append(offset)
+        self.spaces.append(spaces)
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+    @overload
+    def __getitem__(self, index: int) -> Line: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Line]: ...
+
+    def __getitem__(self, index: int | slice) -> Line | list[Line]:
+        if isinstance(index, slice):
+            return [self[at] for at in range(*index.indices(len(self.held)))]
+        line = self.held[index]
+        offset = self.offsets[index]
+        return line._replace(content=line.content[offset:]) if offset else line
+
+    def after_spaces(self, index: int) -> str:
+        """The character after the line's leading spaces, "" when there is none."""
+        at = self.offsets[index] + self.spaces[index]
+        return self.held[index].content[at : at + 1]
+
+    def is_blank(self, index: int) -> bool:
+        """Line.is_blank, without reading the line past its leading spaces unless a tab follows."""
+        at = self.offsets[index] + self.spaces[index]
+        after = self.held[index].content[at : at + 1]
+        return self[index].is_blank if after == "\t" else not after
+
+    def columns(self, index: int) -> int:
+        """The line's indentation in columns (_leading's), its counted spaces unless a tab
+        follows them."""
+        if self.after_spaces(index) == "\t":
+            return _leading(self[index].content)[0]
+        return self.spaces[index]
+
+
 class _Parser:
     """Reads a run of lines into blocks: the document's, or a list item's content (its lines
     de-indented to the item's content column, each keeping its source line's number and span)."""
 
-    def __init__(
-        self,
-        document: _Document,
-        lines: list[Line],
-        item: _Item | None = None,
-        spaces: list[int] | None = None,
-    ) -> None:
+    def __init__(self, document: _Document, lines: _Lines, item: _Item | None = None) -> None:
         self.document = document
         self.text = document.text
-        self.lines = lines
-        # The spaces each line starts with, counted once for the document: an item's lines are
-        # its parent's without the item's content column, so _item hands the counts down rather
-        # than every nesting level scanning every line's indentation again (a list indented one
-        # more space a line made that depth x the document's size in scans).
-        self.spaces = spaces if spaces is not None else [_spaces(line.content) for line in lines]
+        self.layout = lines  # each line's offset and leading spaces, for the checks that count
+        # The document's lines are held whole: read as the plain list they are, at C speed.
+        self.lines: Sequence[Line] = lines.held if item is None else lines
         self.builder = document.builder
         self.markup_lines = document.markup_lines
         self.item = item
@@ -470,29 +526,12 @@ class _Parser:
             pieces.append(parts[-1][0])
         return "".join(pieces)
 
-    def _is_blank(self, index: int) -> bool:
-        """Line.is_blank of lines[index], without scanning its leading spaces again."""
-        content = self.lines[index].content
-        after = content[self.spaces[index] : self.spaces[index] + 1]
-        if after == "\t":
-            return not content.strip(" \t")
-        return not after  # spaces only, or a character that is not blank after them
-
-    def _columns(self, index: int) -> int:
-        """The indentation of lines[index] in columns (_leading's), from its counted spaces when
-        no tab follows them."""
-        content = self.lines[index].content
-        spaces = self.spaces[index]
-        if content[spaces : spaces + 1] != "\t":
-            return spaces
-        return _leading(content)[0]
-
     # The top level
 
     def parse(self) -> None:
         index = self._front_matter() if self.item is None else 0
         while index < len(self.lines):
-            if self._is_blank(index):
+            if self.layout.is_blank(index):
                 index += 1
             else:
                 index = self._block_at(index)
@@ -549,6 +588,8 @@ class _Parser:
         return self._paragraph(index)
 
     def _interrupts_paragraph(self, line: Line) -> bool:
+        if line.content[:4] == "    ":
+            return False  # every marker below is indented three columns at most: no scan needed
         if line.content.lstrip(" \t")[:1] not in _MAY_START_BLOCK:
             return False  # most prose lines: no block starts with their first character
         if _fence_open(line) is not None or _is_thematic_break(line) or _is_quote(line):
@@ -571,7 +612,7 @@ class _Parser:
         index = first + 1
         while index < len(self.lines):
             line = self.lines[index]
-            if line.is_blank:
+            if self.layout.is_blank(index):
                 break
             if "|" in line.content and _table_header(self.lines, index) is not None:
                 break
@@ -753,18 +794,20 @@ class _Parser:
         last = first
         index = first + 1
         while index < len(self.lines):
-            line = self.lines[index]
-            if self._is_blank(index):
+            if self.layout.is_blank(index):
                 if item_is_empty and last == index - 1:
                     # A marker alone over a blank line is an empty item: no line below joins it.
                     content_indent = _NEVER
                 index += 1
                 continue
             after_blank = last < index - 1
-            if self._columns(index) >= content_indent:
+            if self.layout.columns(index) >= content_indent:
                 item_is_empty = False
                 last = index
-            elif _is_thematic_break(line):
+                index += 1
+                continue
+            line = self.lines[index]  # made whole only here, past the item's indented lines
+            if _is_thematic_break(line):
                 break
             elif (item := _list_marker(line)) is not None and item.kind == marker.kind:
                 content_indent = item.content_indent
@@ -793,27 +836,22 @@ class _Parser:
             opening = _strip_columns(rest[marker.width :], spaces)
         else:
             self.markup_lines.add(line.number)  # the marker alone: its content starts below
-        content = [line._replace(content=opening)]
-        counted = [_spaces(opening)]  # each content line's leading spaces, for the item's parser
+        content = _Lines()
+        content.append(line._replace(content=opening), 0, _spaces(opening))
         wanted = marker.content_indent
+        lines = self.layout
         for index in range(first + 1, last + 1):
-            line = self.lines[index]
-            text = line.content
-            leading = self.spaces[index]
-            if self._is_blank(index):
-                content.append(line._replace(content=""))
-                counted.append(0)
-            elif text[leading] != "\t" and leading >= wanted:
-                content.append(line._replace(content=text[wanted:]))
-                counted.append(leading - wanted)
-            elif self._columns(index) >= wanted:
-                stripped = _strip_columns(text, wanted)
-                content.append(line._replace(content=stripped))
-                counted.append(_spaces(stripped))
+            held, offset, leading = lines.held[index], lines.offsets[index], lines.spaces[index]
+            if lines.is_blank(index):
+                content.append(held._replace(content=""), 0, 0)
+            elif lines.after_spaces(index) != "\t" and leading >= wanted:
+                content.append(held, offset + wanted, leading - wanted)  # its indentation cut
+            elif lines.columns(index) >= wanted:  # a tab in the indentation
+                stripped = _strip_columns(lines[index].content, wanted)
+                content.append(held._replace(content=stripped), 0, _spaces(stripped))
             else:
-                content.append(line)  # a lazy line
-                counted.append(leading)
-        _Parser(self.document, content, _Item(depth, marker.ordered), counted).parse()
+                content.append(held, offset, leading)  # a lazy line
+        _Parser(self.document, content, _Item(depth, marker.ordered)).parse()
 
     # Front matter
 
