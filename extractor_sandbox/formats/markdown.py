@@ -146,6 +146,10 @@ _NEVER = 1 << 30  # an indentation no line reaches
 # Lists nested deeper than this read their items' markers as text (a line of "- * - * ..." markers
 # would otherwise nest a list per marker, a parser frame each).
 MAX_LIST_DEPTH = 32
+# A list item whose lines hold fewer characters than this is read from copies of its lines (a plain
+# list, faster to read); a larger one from offsets into its parent's (_Lines), so that nesting does
+# not copy a long document once per level.
+_COPIED_ITEM_CHARS = 1 << 16
 # The columns of a typed table the contract takes (the server's MAX_COLUMNS): the table block keeps
 # every column, the typed table the first ones, the rest a failed unit.
 MAX_TABLE_COLUMNS = 16_384
@@ -416,9 +420,14 @@ def _table_header(lines: Sequence[Line], index: int) -> list[str | None] | None:
     return alignments
 
 
+def _cut(line: Line, offset: int) -> Line:
+    """The line with its content from `offset` on (Line._replace's result, made faster)."""
+    return Line(line.number, line.content[offset:], line.start, line.end, line.ending)
+
+
 class _Lines(Sequence[Line]):
     """A parser's lines, each held as a line and the offset its content starts at, made whole
-    (the content sliced) only when read.
+    (the content sliced) when first read.
 
     A list item's lines are its parent's without the item's indentation. Held as offsets into the
     same lines, with each line's leading spaces counted once at the top and handed down, a nesting
@@ -427,24 +436,29 @@ class _Lines(Sequence[Line]):
     in memory (every level's copies alive at once).
     """
 
-    def __init__(self) -> None:
-        self.held: list[Line] = []  # a source line, or one whose content an item rewrote
-        self.offsets: list[int] = []  # where each line's content starts in its held content
-        self.spaces: list[int] = []  # the spaces each line's content starts with
+    def __init__(self, held: list[Line], offsets: list[int], spaces: list[int]) -> None:
+        self.held = held  # a source line, or one whose content an item rewrote
+        self.offsets = offsets  # where each line's content starts in its held content
+        self.spaces = spaces  # the spaces each line's content starts with
 
     @classmethod
     def whole(cls, lines: list[Line]) -> _Lines:
-        """The document's lines as they are."""
-        made = cls()
-        made.held = lines
-        made.offsets = [0] * len(lines)
-        made.spaces = [_spaces(line.content) for line in lines]
-        return made
+        """The document's lines as they are, counted when a list first needs them (counted)."""
+        return cls(lines, [], [])
 
-    def append(self, line: Line, offset: int, spaces: int) -> None:
-        self.held.append(line)
-        self.offsets.append(offset)
-        self.spaces.append(spaces)
+    def counted(self) -> None:
+        """Fill in the document's offsets and spaces, once; an item's come filled in."""
+        if len(self.spaces) < len(self.held):
+            self.offsets = [0] * len(self.held)
+            self.spaces = [_spaces(line.content) for line in self.held]
+
+    def make_whole(self) -> None:
+        """Cut every line's content at its offset now (each offset becomes 0)."""
+        held, offsets = self.held, self.offsets
+        for index, offset in enumerate(offsets):
+            if offset:
+                held[index] = _cut(held[index], offset)
+                offsets[index] = 0
 
     def __len__(self) -> int:
         return len(self.held)
@@ -458,9 +472,11 @@ class _Lines(Sequence[Line]):
     def __getitem__(self, index: int | slice) -> Line | list[Line]:
         if isinstance(index, slice):
             return [self[at] for at in range(*index.indices(len(self.held)))]
-        line = self.held[index]
         offset = self.offsets[index]
-        return line._replace(content=line.content[offset:]) if offset else line
+        if offset:  # made whole once, and kept: a parser reads a line it reads a few times
+            self.held[index] = _cut(self.held[index], offset)
+            self.offsets[index] = 0
+        return self.held[index]
 
     def after_spaces(self, index: int) -> str:
         """The character after the line's leading spaces, "" when there is none."""
@@ -489,8 +505,8 @@ class _Parser:
         self.document = document
         self.text = document.text
         self.layout = lines  # each line's offset and leading spaces, for the checks that count
-        # The document's lines are held whole: read as the plain list they are, at C speed.
-        self.lines: Sequence[Line] = lines.held if item is None else lines
+        # Lines held whole (the document's, a small item's) are read as the plain list they are.
+        self.lines: Sequence[Line] = lines if any(lines.offsets) else lines.held
         self.builder = document.builder
         self.markup_lines = document.markup_lines
         self.item = item
@@ -531,7 +547,7 @@ class _Parser:
     def parse(self) -> None:
         index = self._front_matter() if self.item is None else 0
         while index < len(self.lines):
-            if self.layout.is_blank(index):
+            if self.lines[index].is_blank:
                 index += 1
             else:
                 index = self._block_at(index)
@@ -612,7 +628,7 @@ class _Parser:
         index = first + 1
         while index < len(self.lines):
             line = self.lines[index]
-            if self.layout.is_blank(index):
+            if line.is_blank:
                 break
             if "|" in line.content and _table_header(self.lines, index) is not None:
                 break
@@ -788,6 +804,7 @@ class _Parser:
 
     def _list(self, first: int, marker: _ListMarker) -> int:
         """A run of items of one kind; each item's content is read as blocks of its own."""
+        self.layout.counted()
         content_indent = marker.content_indent
         item_is_empty = marker.empty
         items = [(first, marker)]
@@ -836,21 +853,28 @@ class _Parser:
             opening = _strip_columns(rest[marker.width :], spaces)
         else:
             self.markup_lines.add(line.number)  # the marker alone: its content starts below
-        content = _Lines()
-        content.append(line._replace(content=opening), 0, _spaces(opening))
+        held, offsets, counted = [line._replace(content=opening)], [0], [_spaces(opening)]
         wanted = marker.content_indent
         lines = self.layout
+        characters = 0
         for index in range(first + 1, last + 1):
-            held, offset, leading = lines.held[index], lines.offsets[index], lines.spaces[index]
-            if lines.is_blank(index):
-                content.append(held._replace(content=""), 0, 0)
-            elif lines.after_spaces(index) != "\t" and leading >= wanted:
-                content.append(held, offset + wanted, leading - wanted)  # its indentation cut
+            line, offset, leading = lines.held[index], lines.offsets[index], lines.spaces[index]
+            after = line.content[offset + leading : offset + leading + 1]  # lines.after_spaces
+            if not after or (after == "\t" and lines.is_blank(index)):
+                line, offset, leading = line._replace(content=""), 0, 0
+            elif after != "\t" and leading >= wanted:
+                offset, leading = offset + wanted, leading - wanted  # its indentation cut
             elif lines.columns(index) >= wanted:  # a tab in the indentation
                 stripped = _strip_columns(lines[index].content, wanted)
-                content.append(held._replace(content=stripped), 0, _spaces(stripped))
-            else:
-                content.append(held, offset, leading)  # a lazy line
+                line, offset, leading = line._replace(content=stripped), 0, _spaces(stripped)
+            # otherwise a lazy line, as written
+            held.append(line)
+            offsets.append(offset)
+            counted.append(leading)
+            characters += len(line.content) - offset
+        content = _Lines(held, offsets, counted)
+        if characters < _COPIED_ITEM_CHARS:
+            content.make_whole()
         _Parser(self.document, content, _Item(depth, marker.ordered)).parse()
 
     # Front matter
