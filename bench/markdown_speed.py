@@ -3,7 +3,10 @@
     .venv/bin/python bench/markdown_speed.py [--rounds 5] [--baseline-checkout /work/main]
 
 The files: the shared corpus's Markdown inputs (../shared/corpus/inputs/md), as two sets: the
-documents (docling's) and the CommonMark spec's examples. Each reader runs in a worker process of
+documents (docling's) and the CommonMark spec's examples; and a hostile one, the list indented one
+more space a line of tests/extractor/test_hostile_text.py (`--indented-lines`, 2,000 by default,
+2 MB: the test's 10,000 lines are 50 MB, and a baseline before its fix took a minute a pass).
+Each reader runs in a worker process of
 its own, started once (its imports and set-up are not timed) and asked for one pass over a set
 per round; the readers take turns round after round, so a burst of other work on a shared
 machine falls on all of them alike, and each one's median wall and CPU seconds are kept. A pass
@@ -47,6 +50,7 @@ from bench import extract_call  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "inputs" / "md"
 MARKITDOWN_PYTHON = Path("/work/peers/markitdown/bin/python")
+INDENTED_LINES = 2_000
 
 # The worker: set up once, then one timed pass over the paths of each line it is sent.
 WORKER = r"""
@@ -149,11 +153,18 @@ class ServiceReader:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def file_sets() -> list[tuple[str, list[Path]]]:
+def file_sets(scratch: Path, indented_lines: int) -> list[tuple[str, list[Path]]]:
     files = sorted(path for path in CORPUS.rglob("*.md") if path.is_file())
     examples = [path for path in files if "commonmark-spec" in path.parts]
     documents = [path for path in files if "commonmark-spec" not in path.parts]
-    return [("documents", documents), ("commonmark examples", examples), ("all", files)]
+    indented = scratch / "indented-list.md"
+    indented.write_text("".join(" " * i + "- item\n" for i in range(indented_lines)))
+    return [
+        ("documents", documents),
+        ("commonmark examples", examples),
+        ("all", files),
+        (f"indented list {indented_lines:,}", [indented]),
+    ]
 
 
 def main() -> None:
@@ -162,6 +173,7 @@ def main() -> None:
     parser.add_argument("--baseline-checkout", type=Path, help="another checkout's reader beside")
     parser.add_argument("--markitdown-python", type=Path, default=MARKITDOWN_PYTHON)
     parser.add_argument("--service", action="store_true", help="a service call per file too")
+    parser.add_argument("--indented-lines", type=int, default=INDENTED_LINES, help="hostile set")
     args = parser.parse_args()
 
     load = os.getloadavg()[0]
@@ -184,8 +196,9 @@ def main() -> None:
         f"{'files':<21}{'n':>5}{'KB':>8}  {'reader':<17}{'wall s':>9}{'CPU s':>9}"
         f"{'files/s (CPU)':>15}{'x markitdown':>14}  refused"
     )
+    scratch = Path(tempfile.mkdtemp(prefix="loom-markdown-speed-"))
     try:
-        for label, files in file_sets():
+        for label, files in file_sets(scratch, args.indented_lines):
             paths = [str(path) for path in files]
             kilobytes = sum(path.stat().st_size for path in files) / 1e3
             runs: list[list[tuple[float, float, int]]] = [[] for _ in workers]
@@ -210,6 +223,7 @@ def main() -> None:
     finally:
         for worker in workers:
             worker.close()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

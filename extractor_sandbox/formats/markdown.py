@@ -80,9 +80,9 @@ from __future__ import annotations
 
 import platform
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from extractor_sandbox.artifact import (
     BlockBuilder,
@@ -121,6 +121,7 @@ _HTML_TAG = re.compile(
     r"<!--(?:(?!<!--).)*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.DOTALL
 )
 _WHITESPACE = re.compile(r"\s+")
+_SPACES = re.compile(" *")
 _FRONT_MATTER_KEY = re.compile(r"[^\s#:-][^:]*:(?:[ \t]|$)")
 _FRONT_MATTER_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 
@@ -145,6 +146,10 @@ _NEVER = 1 << 30  # an indentation no line reaches
 # Lists nested deeper than this read their items' markers as text (a line of "- * - * ..." markers
 # would otherwise nest a list per marker, a parser frame each).
 MAX_LIST_DEPTH = 32
+# A list item whose lines hold fewer characters than this is read from copies of its lines (a plain
+# list, faster to read); a larger one from offsets into its parent's (_Lines), so that nesting does
+# not copy a long document once per level.
+_COPIED_ITEM_CHARS = 1 << 16
 # The columns of a typed table the contract takes (the server's MAX_COLUMNS): the table block keeps
 # every column, the typed table the first ones, the rest a failed unit.
 MAX_TABLE_COLUMNS = 16_384
@@ -157,7 +162,7 @@ def extract_markdown(
     text: str, options: Mapping[str, str] | None = None, *, name: str = ""
 ) -> Artifact:
     document = _Document(text, split_lines(text), reference_labels(text))
-    _Parser(document, document.lines).parse()
+    _Parser(document, _Lines.whole(document.lines)).parse()
     blocks = document.builder.blocks
     read = line_coverage(document.lines, blocks, document.markup_lines)
     if document.failed:  # table rows past the tables' budget, a column name cut
@@ -224,12 +229,10 @@ def _leading(content: str) -> tuple[int, str]:
     return columns, rest
 
 
-def _indent(content: str) -> int:
-    """The line's indentation in columns (_leading's), at C speed when it holds no tab."""
-    rest = content.lstrip(" ")
-    if rest[:1] != "\t":
-        return len(content) - len(rest)
-    return _leading(content)[0]
+def _spaces(content: str) -> int:
+    """The number of spaces the line starts with (a regex scan: str.lstrip(" ") is a call per
+    character)."""
+    return _SPACES.match(content).end() if content[:1] == " " else 0  # type: ignore[union-attr]
 
 
 def _strip_columns(content: str, wanted: int) -> str:
@@ -401,7 +404,7 @@ def _is_indented_code(line: Line) -> bool:
     return not line.is_blank and _leading(line.content)[0] >= 4
 
 
-def _table_header(lines: list[Line], index: int) -> list[str | None] | None:
+def _table_header(lines: Sequence[Line], index: int) -> list[str | None] | None:
     """The columns' alignments when lines[index] is a table's header row (a delimiter row with as
     many cells under it); None when it is not one."""
     if index + 1 >= len(lines):
@@ -417,14 +420,93 @@ def _table_header(lines: list[Line], index: int) -> list[str | None] | None:
     return alignments
 
 
+def _cut(line: Line, offset: int) -> Line:
+    """The line with its content from `offset` on (Line._replace's result, made faster)."""
+    return Line(line.number, line.content[offset:], line.start, line.end, line.ending)
+
+
+class _Lines(Sequence[Line]):
+    """A parser's lines, each held as a line and the offset its content starts at, made whole
+    (the content sliced) when first read.
+
+    A list item's lines are its parent's without the item's indentation. Held as offsets into the
+    same lines, with each line's leading spaces counted once at the top and handed down, a nesting
+    level reads its item's lines in constant time each; copied and rescanned, as they were, a list
+    indented one more space a line cost its nesting depth times the document's size, in time and
+    in memory (every level's copies alive at once).
+    """
+
+    def __init__(self, held: list[Line], offsets: list[int], spaces: list[int]) -> None:
+        self.held = held  # a source line, or one whose content an item rewrote
+        self.offsets = offsets  # where each line's content starts in its held content
+        self.spaces = spaces  # the spaces each line's content starts with
+
+    @classmethod
+    def whole(cls, lines: list[Line]) -> _Lines:
+        """The document's lines as they are, counted when a list first needs them (counted)."""
+        return cls(lines, [], [])
+
+    def counted(self) -> None:
+        """Fill in the document's offsets and spaces, once; an item's come filled in."""
+        if len(self.spaces) < len(self.held):
+            self.offsets = [0] * len(self.held)
+            self.spaces = [_spaces(line.content) for line in self.held]
+
+    def make_whole(self) -> None:
+        """Cut every line's content at its offset now (each offset becomes 0)."""
+        held, offsets = self.held, self.offsets
+        for index, offset in enumerate(offsets):
+            if offset:
+                held[index] = _cut(held[index], offset)
+                offsets[index] = 0
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+    @overload
+    def __getitem__(self, index: int) -> Line: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Line]: ...
+
+    def __getitem__(self, index: int | slice) -> Line | list[Line]:
+        if isinstance(index, slice):
+            return [self[at] for at in range(*index.indices(len(self.held)))]
+        offset = self.offsets[index]
+        if offset:  # made whole once, and kept: a parser reads a line it reads a few times
+            self.held[index] = _cut(self.held[index], offset)
+            self.offsets[index] = 0
+        return self.held[index]
+
+    def after_spaces(self, index: int) -> str:
+        """The character after the line's leading spaces, "" when there is none."""
+        at = self.offsets[index] + self.spaces[index]
+        return self.held[index].content[at : at + 1]
+
+    def is_blank(self, index: int) -> bool:
+        """Line.is_blank, without reading the line past its leading spaces unless a tab follows."""
+        at = self.offsets[index] + self.spaces[index]
+        after = self.held[index].content[at : at + 1]
+        return self[index].is_blank if after == "\t" else not after
+
+    def columns(self, index: int) -> int:
+        """The line's indentation in columns (_leading's), its counted spaces unless a tab
+        follows them."""
+        if self.after_spaces(index) == "\t":
+            return _leading(self[index].content)[0]
+        return self.spaces[index]
+
+
 class _Parser:
     """Reads a run of lines into blocks: the document's, or a list item's content (its lines
     de-indented to the item's content column, each keeping its source line's number and span)."""
 
-    def __init__(self, document: _Document, lines: list[Line], item: _Item | None = None) -> None:
+    def __init__(self, document: _Document, lines: _Lines, item: _Item | None = None) -> None:
         self.document = document
         self.text = document.text
-        self.lines = lines
+        self.layout = lines  # each line's offset and leading spaces, for the checks that count
+        # Lines held whole (the document's, a small item's) are read as the plain list they are.
+        self.lines: Sequence[Line] = lines if any(lines.offsets) else lines.held
         self.builder = document.builder
         self.markup_lines = document.markup_lines
         self.item = item
@@ -522,6 +604,8 @@ class _Parser:
         return self._paragraph(index)
 
     def _interrupts_paragraph(self, line: Line) -> bool:
+        if line.content[:4] == "    ":
+            return False  # every marker below is indented three columns at most: no scan needed
         if line.content.lstrip(" \t")[:1] not in _MAY_START_BLOCK:
             return False  # most prose lines: no block starts with their first character
         if _fence_open(line) is not None or _is_thematic_break(line) or _is_quote(line):
@@ -720,24 +804,27 @@ class _Parser:
 
     def _list(self, first: int, marker: _ListMarker) -> int:
         """A run of items of one kind; each item's content is read as blocks of its own."""
+        self.layout.counted()
         content_indent = marker.content_indent
         item_is_empty = marker.empty
         items = [(first, marker)]
         last = first
         index = first + 1
         while index < len(self.lines):
-            line = self.lines[index]
-            if line.is_blank:
+            if self.layout.is_blank(index):
                 if item_is_empty and last == index - 1:
                     # A marker alone over a blank line is an empty item: no line below joins it.
                     content_indent = _NEVER
                 index += 1
                 continue
             after_blank = last < index - 1
-            if _indent(line.content) >= content_indent:
+            if self.layout.columns(index) >= content_indent:
                 item_is_empty = False
                 last = index
-            elif _is_thematic_break(line):
+                index += 1
+                continue
+            line = self.lines[index]  # made whole only here, past the item's indented lines
+            if _is_thematic_break(line):
                 break
             elif (item := _list_marker(line)) is not None and item.kind == marker.kind:
                 content_indent = item.content_indent
@@ -766,20 +853,28 @@ class _Parser:
             opening = _strip_columns(rest[marker.width :], spaces)
         else:
             self.markup_lines.add(line.number)  # the marker alone: its content starts below
-        content = [line._replace(content=opening)]
+        held, offsets, counted = [line._replace(content=opening)], [0], [_spaces(opening)]
         wanted = marker.content_indent
-        for line in self.lines[first + 1 : last + 1]:
-            text = line.content
-            rest = text.lstrip(" ")
-            if not rest.strip(" \t"):
-                content.append(line._replace(content=""))
-            elif rest[0] != "\t" and len(text) - len(rest) >= wanted:
-                content.append(line._replace(content=text[wanted:]))
-            elif _indent(text) >= wanted:
-                stripped = _strip_columns(text, wanted)
-                content.append(line._replace(content=stripped))
-            else:
-                content.append(line)  # a lazy line
+        lines = self.layout
+        characters = 0
+        for index in range(first + 1, last + 1):
+            line, offset, leading = lines.held[index], lines.offsets[index], lines.spaces[index]
+            after = line.content[offset + leading : offset + leading + 1]  # lines.after_spaces
+            if not after or (after == "\t" and lines.is_blank(index)):
+                line, offset, leading = line._replace(content=""), 0, 0
+            elif after != "\t" and leading >= wanted:
+                offset, leading = offset + wanted, leading - wanted  # its indentation cut
+            elif lines.columns(index) >= wanted:  # a tab in the indentation
+                stripped = _strip_columns(lines[index].content, wanted)
+                line, offset, leading = line._replace(content=stripped), 0, _spaces(stripped)
+            # otherwise a lazy line, as written
+            held.append(line)
+            offsets.append(offset)
+            counted.append(leading)
+            characters += len(line.content) - offset
+        content = _Lines(held, offsets, counted)
+        if characters < _COPIED_ITEM_CHARS:
+            content.make_whole()
         _Parser(self.document, content, _Item(depth, marker.ordered)).parse()
 
     # Front matter
