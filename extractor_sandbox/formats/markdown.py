@@ -421,8 +421,8 @@ def _table_header(lines: Sequence[Line], index: int) -> list[str | None] | None:
 
 
 def _cut(line: Line, offset: int) -> Line:
-    """The line with its content from `offset` on (Line._replace's result, made faster)."""
-    return Line(line.number, line.content[offset:], line.start, line.end, line.ending)
+    """The line with its content from `offset` on."""
+    return line._replace(content=line.content[offset:])
 
 
 class _Lines(Sequence[Line]):
