@@ -248,7 +248,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         zip_part="xl/workbook.xml",
         expected="no zip holding xl/workbook.xml",
         # 3: a header found under note rows over it (they are a paragraph), or joined to a row over it.
-        # 4: a header band over a blank row joined to the rows under it; a unit row a paragraph.
+        # 4: a header band over a blank row joined to the rows under it, and row names across a
+        # blank column to their values; a unit row a paragraph.
         version="4",
     ),
     FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING),

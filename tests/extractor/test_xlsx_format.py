@@ -737,6 +737,26 @@ def test_a_header_band_joins_rows_headed_by_a_label_alone() -> None:
     assert rows_of(artifact) == [["Group", None, None], ["Europe", 8473, 8226]]
 
 
+def test_row_names_across_a_blank_column_name_the_rows_beside_them() -> None:
+    # Vodafone's churn sheet: the names in column B, column C empty, the periods and the
+    # figures from D on; one table, not the names read as a table of their own.
+    body = (
+        row(1, text("D1", "Q1 22/23"), text("E1", "Q1 23/24"))
+        + row(2, text("B2", "Total"), num("D2", 0.14), num("E2", 0.18))
+        + row(3, text("B3", "Contract"), num("D3", 0.12), num("E3", 0.11))
+    )
+    artifact = read(workbook(("S", body)))
+    assert len(artifact["tables"]) == 1
+    assert names_of(artifact) == ["column 1", "Q1 22/23", "Q1 23/24"]
+    assert rows_of(artifact) == [["Total", 0.14, 0.18], ["Contract", 0.12, 0.11]]
+
+
+def test_side_by_side_tables_starting_on_one_row_stay_apart() -> None:
+    body = row(1, text("A1", "Name"), text("C1", "Q1")) + row(2, text("A2", "Ann"), num("C2", 1))
+    artifact = read(workbook(("S", body)))
+    assert len(artifact["tables"]) == 2
+
+
 def test_a_text_band_over_narrower_rows_is_no_header_band() -> None:
     # Names over a column the rows under them leave empty (and no name over their first
     # column): two tables, as before.

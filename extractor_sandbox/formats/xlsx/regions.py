@@ -16,10 +16,13 @@ A cut is undone where what it cut off is more of the table: a block under a tabl
 row between, within its columns) or right of it whose first row holds a number, a date or a bool
 (data: a table starts with its names), and a lone row of several values right of a table's first
 row (more of its header). One text alone there, across a blank column, is a note beside the table.
-So is one between a header band and its rows: a band of at most MAX_HEADER_BAND rows of text
-only whose last row names columns the first row under the blank one holds values in (or the
+A cut is undone too between a header band and its rows: a band of at most MAX_HEADER_BAND rows of
+text only whose last row names columns the first row under the blank one holds values in (or the
 second, under a label alone in the first column), the rows as wide or wider to the left (the
-column of their names, which has no header cell).
+column of their names, which has no header cell); and across a blank column between the rows'
+names and their values: the block left of it holds nothing in the right one's first row (no name
+over the names) and a text as its last value in each of the right one's rows holding a number,
+a date or a bool.
 
 Titles and notes. A region that is one value (a cell, or one merged range) is a paragraph, as is
 one whose every row is one text value when the text reads as prose (a line of MIN_PROSE_WORDS
@@ -262,7 +265,9 @@ def _columns(rows: Rows, region: Region) -> list[tuple[Rows, Region]]:
             group = groups[-1]
             first_row = min(next(iter(own[i])) for i in group)
             before = Region([first_row], runs[group[0]][0], runs[group[-1]][1])
-            if _goes_on_across(own[index], before, piece):
+            if _goes_on_across(own[index], before, piece) or _names_beside(
+                [own[i] for i in group], own[index]
+            ):
                 group.append(index)
                 continue
         groups.append([index])
@@ -290,6 +295,25 @@ def _goes_on_across(rows: Rows, left: Region, right: Region) -> bool:
     # One text beside the names, across a blank column (one cell, or one merged over several):
     # a note, not a name with nothing under it.
     return len({cell.text for cell in rows[right.rows[0]].values()}) > 1
+
+
+def _names_beside(left: list[Rows], right: Rows) -> bool:
+    """Whether the block left of a blank column names the rows of the one right of it: it holds
+    nothing in the right block's first row (its header has no name over the names) and a text
+    as its last value in each right row holding a number, a date or a bool (Germany's churn
+    figures across an empty column from their names)."""
+    first = next(iter(right))
+    if any(first in cells for cells in left):
+        return False
+    data = [r for r, row in right.items() if any(cell.kind != "string" for cell in row.values())]
+    for r in data:
+        held = [cells[r] for cells in left if r in cells]
+        if not held:
+            return False
+        last = held[-1][max(held[-1])]
+        if last.kind != "string":
+            return False
+    return bool(data)
 
 
 def _bands(rows: Rows, region: Region) -> list[Region]:
