@@ -253,7 +253,9 @@ FORMATS: tuple[FormatSpec, ...] = (
         zip_part="xl/workbook.xml",
         expected="no zip holding xl/workbook.xml",
         # 3: a header found under note rows over it (they are a paragraph), or joined to a row over it.
-        version="3",
+        # 4: a header band over a blank row joined to the rows under it, and row names across a
+        # blank column to their values; a unit row a paragraph.
+        version="4",
     ),
     # 2: a field written with a leading zero (`06427`, a code) is text, its zeros kept.
     FormatSpec("csv", f"{_READERS}.csvfile", "extract_csv", options=_ENCODING, version="2"),

@@ -140,7 +140,7 @@ def test_artifact_envelope_and_tables() -> None:
     artifact = read(workbook(("Data", HEAD + row(2, num("A2", 1)))))
     assert artifact["format"] == "xlsx"
     assert artifact["parser"] == "loom-xlsx"
-    assert artifact["parser_version"] == PARSER_VERSION == f"3+python{platform.python_version()}"
+    assert artifact["parser_version"] == PARSER_VERSION == f"4+python{platform.python_version()}"
     assert artifact["coverage"] == {
         "unit": "sheets",
         "total": 1,
@@ -707,6 +707,108 @@ def test_a_sparse_row_right_over_the_names_is_the_header_upper_row() -> None:
     ]
     assert artifact["tables"][0]["header_rows"] == 2
     assert rows_of(artifact) == [["Zone NA", 12553, 2713, -337]]
+
+
+def test_a_header_band_over_a_blank_row_names_the_rows_under_it() -> None:
+    # Vodafone's sheets: the periods over a blank row, the rows' names in a column left of them
+    # with no header cell; one table, not the periods alone and the first row read as names.
+    body = (
+        row(3, text("C3", "Q1 22/23"), text("D3", "Q1 23/24"))
+        + row(5, text("B5", "Germany"), num("C5", 3061), num("D5", 3001))
+        + row(6, text("B6", "Italy"), num("C6", 1200), num("D6", 1206))
+    )
+    artifact = read(workbook(("S", body)))
+    assert len(artifact["tables"]) == 1
+    assert names_of(artifact) == ["column 1", "Q1 22/23", "Q1 23/24"]
+    assert rows_of(artifact) == [["Germany", 3061, 3001], ["Italy", 1200, 1206]]
+    assert under_headings(artifact)[0]["text"].startswith("column 1: Germany | Q1 22/23: 3061")
+
+
+def test_a_header_band_joins_rows_headed_by_a_label_alone() -> None:
+    # A label alone in the names column (Group) over the first rows holding numbers.
+    body = (
+        row(3, text("C3", "Q1 22/23"), text("D3", "Q1 23/24"))
+        + row(5, text("B5", "Group"))
+        + row(6, text("B6", "Europe"), num("C6", 8473), num("D6", 8226))
+    )
+    artifact = read(workbook(("S", body)))
+    assert len(artifact["tables"]) == 1
+    assert names_of(artifact) == ["column 1", "Q1 22/23", "Q1 23/24"]
+    assert rows_of(artifact) == [["Group", None, None], ["Europe", 8473, 8226]]
+
+
+def test_row_names_across_a_blank_column_name_the_rows_beside_them() -> None:
+    # Vodafone's churn sheet: the names in column B, column C empty, the periods and the
+    # figures from D on; one table, not the names read as a table of their own.
+    body = (
+        row(1, text("D1", "Q1 22/23"), text("E1", "Q1 23/24"))
+        + row(2, text("B2", "Total"), num("D2", 0.14), num("E2", 0.18))
+        + row(3, text("B3", "Contract"), num("D3", 0.12), num("E3", 0.11))
+    )
+    artifact = read(workbook(("S", body)))
+    assert len(artifact["tables"]) == 1
+    assert names_of(artifact) == ["column 1", "Q1 22/23", "Q1 23/24"]
+    assert rows_of(artifact) == [["Total", 0.14, 0.18], ["Contract", 0.12, 0.11]]
+
+
+def test_side_by_side_tables_starting_on_one_row_stay_apart() -> None:
+    body = row(1, text("A1", "Name"), text("C1", "Q1")) + row(2, text("A2", "Ann"), num("C2", 1))
+    artifact = read(workbook(("S", body)))
+    assert len(artifact["tables"]) == 2
+
+
+def test_a_text_band_over_narrower_rows_is_no_header_band() -> None:
+    # Names over a column the rows under them leave empty (and no name over their first
+    # column): two tables, as before.
+    body = row(1, text("B1", "Topic"), text("C1", "Page"), text("D1", "Link")) + row(
+        3, text("A3", "Revenue"), text("B3", "x"), num("C3", 1)
+    )
+    artifact = read(workbook(("S", body)))
+    assert len(artifact["tables"]) == 2
+
+
+def test_a_unit_row_under_the_names_is_a_paragraph_not_a_row() -> None:
+    # A period row and its unit row (€m written over each column, % over the next ones) over
+    # the numbers: the unit row would make every column text; it reads as a paragraph.
+    body = (
+        row(1, text("B1", "H1 22/23"), text("C1", "H2 22/23"), text("D1", "H1"), text("E1", "H2"))
+        + row(2, text("B2", "€m"), text("C2", "€m"), text("D2", "%"), text("E2", "%"))
+        + row(
+            3,
+            text("A3", "Revenue"),
+            num("B3", 22930),
+            num("C3", 22776),
+            num("D3", 1.5),
+            num("E3", -0.5),
+        )
+    )
+    artifact = read(workbook(("S", body)))
+    assert names_of(artifact) == ["column 1", "H1 22/23", "H2 22/23", "H1", "H2"]
+    assert artifact["tables"][0]["header_rows"] == 1
+    assert rows_of(artifact) == [["Revenue", 22930, 22776, 1.5, -0.5]]
+    assert types_of(artifact)[1:] == ["number"] * 4
+    unit, first_row = under_headings(artifact)[:2]
+    assert unit["type"] == "paragraph" and unit["text"] == "€m %"
+    assert unit["locator"] == {"row_start": 2, "row_end": 2, "sheet": "S"}
+    assert first_row["locator"]["row_start"] == 3
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        row(2, text("B2", "yes"), text("C2", "no")),  # texts of their own, no run of one
+        row(2, text("A2", "East"), text("B2", "East")),  # under no name in column A
+    ],
+)
+def test_a_text_row_over_numbers_that_is_no_unit_row_stays_data(second: str) -> None:
+    body = (
+        row(1, text("B1", "Q1"), text("C1", "Q2"))
+        + second
+        + row(3, num("A3", 1), num("B3", 2), num("C3", 3))
+    )
+    artifact = read(workbook(("S", body)))
+    assert len(rows_of(artifact)) == 2
+    assert [b["type"] for b in under_headings(artifact)] == ["paragraph"]  # the rows' block
 
 
 def test_a_title_over_the_whole_row_heads_every_name() -> None:

@@ -42,7 +42,7 @@ from extractor_sandbox.formats.xlsx.workbook import MAX_SHEETS, SheetEntry, read
 from extractor_sandbox.output_size import TextBudget, current_budget
 
 PARSER = "loom-xlsx"
-PARSER_VERSION = f"3+python{platform.python_version()}"
+PARSER_VERSION = f"4+python{platform.python_version()}"
 
 MAX_ELEMENTS = 25_000_000  # in all of a workbook's parts: bounds the time it is read for
 # Tables split from sheets, in all of a workbook: past it a sheet is one table, so a workbook

@@ -16,6 +16,13 @@ A cut is undone where what it cut off is more of the table: a block under a tabl
 row between, within its columns) or right of it whose first row holds a number, a date or a bool
 (data: a table starts with its names), and a lone row of several values right of a table's first
 row (more of its header). One text alone there, across a blank column, is a note beside the table.
+A cut is undone too between a header band and its rows: a band of at most MAX_HEADER_BAND rows of
+text only whose last row names columns the first row under the blank one holds values in (or the
+second, under a label alone in the first column), the rows as wide or wider to the left (the
+column of their names, which has no header cell); and across a blank column between the rows'
+names and their values: the block left of it holds nothing in the right one's first row (no name
+over the names) and a text as its last value in each of the right one's rows holding a number,
+a date or a bool.
 
 Titles and notes. A region that is one value (a cell, or one merged range) is a paragraph, as is
 one whose every row is one text value when the text reads as prose (a line of MIN_PROSE_WORDS
@@ -38,6 +45,7 @@ MAX_REGIONS = 64
 MIN_PROSE_WORDS = 8
 MIN_NOTE_WORDS = 4
 MAX_CONTINUATION_GAP = 2  # rows: one blank row between a table and its continuation
+MAX_HEADER_BAND = 4  # rows: a header band's names, period, unit and a note over them
 
 Rows = dict[int, dict[int, Cell]]
 
@@ -257,7 +265,9 @@ def _columns(rows: Rows, region: Region) -> list[tuple[Rows, Region]]:
             group = groups[-1]
             first_row = min(next(iter(own[i])) for i in group)
             before = Region([first_row], runs[group[0]][0], runs[group[-1]][1])
-            if _goes_on_across(own[index], before, piece):
+            if _goes_on_across(own[index], before, piece) or _names_beside(
+                [own[i] for i in group], own[index]
+            ):
                 group.append(index)
                 continue
         groups.append([index])
@@ -285,6 +295,25 @@ def _goes_on_across(rows: Rows, left: Region, right: Region) -> bool:
     # One text beside the names, across a blank column (one cell, or one merged over several):
     # a note, not a name with nothing under it.
     return len({cell.text for cell in rows[right.rows[0]].values()}) > 1
+
+
+def _names_beside(left: list[Rows], right: Rows) -> bool:
+    """Whether the block left of a blank column names the rows of the one right of it: it holds
+    nothing in the right block's first row (its header has no name over the names) and a text
+    as its last value in each right row holding a number, a date or a bool (Germany's churn
+    figures across an empty column from their names)."""
+    first = next(iter(right))
+    if any(first in cells for cells in left):
+        return False
+    data = [r for r, row in right.items() if any(cell.kind != "string" for cell in row.values())]
+    for r in data:
+        held = [cells[r] for cells in left if r in cells]
+        if not held:
+            return False
+        last = held[-1][max(held[-1])]
+        if last.kind != "string":
+            return False
+    return bool(data)
 
 
 def _bands(rows: Rows, region: Region) -> list[Region]:
@@ -318,9 +347,39 @@ def _join_continuations(rows: Rows, bands: list[Region]) -> list[Region]:
             if not above.joined:  # its own list from here on, extended in place (no n² copies)
                 above = joined[-1] = Region(list(above.rows), above.left, above.right, joined=True)
             above.rows.extend(band.rows)
+        elif above is not None and _heads(rows, above, band):
+            # The header band and its rows are one table; the rows' names column, left of the
+            # band, widens it.
+            joined[-1] = Region(above.rows + band.rows, band.left, band.right, joined=True)
         else:
             joined.append(band)
     return joined
+
+
+def _heads(rows: Rows, above: Region, band: Region) -> bool:
+    """Whether `above` is the header band of the data band under it, across a blank row: a few
+    rows of text only (names, a period row, a unit row) whose last row names at least two of
+    the columns the band's first row holds values in (or its second, under a label alone in its
+    first column), the band as wide or wider (its first column the rows' names, with no header
+    cell over it)."""
+    if (
+        above.joined
+        or len(above.rows) > MAX_HEADER_BAND
+        or not band.left <= above.left <= above.right <= band.right
+        or band.rows[0] - above.rows[-1] > MAX_CONTINUATION_GAP
+        or any(cell.kind != "string" for r in above.rows for cell in rows[r].values())
+    ):
+        return False
+    first = band.rows[0]
+    if not band.starts_with_data(rows):
+        # A label alone in the rows' first column (Group, Germany) heads the first rows.
+        if len(band.rows) < 2 or rows[first].keys() != {band.left}:
+            return False
+        first = band.rows[1]
+        if all(cell.kind == "string" for cell in rows[first].values()):
+            return False
+    names = rows[above.rows[-1]]
+    return len(names) >= 2 and names.keys() <= rows[first].keys()
 
 
 def _words(cell: Cell) -> int:

@@ -17,6 +17,12 @@ the sparser rows over it are notes, a paragraph before the table (readxl's death
 when it is one row, the header's upper row, joined as a merged group is (a unit and a period
 over the measures' names, no merge between them).
 
+A unit row. Over the first row holding a number (or over a label alone right over it), a row of
+short texts each written in a run of cells side by side (€m over six periods, % over the next
+nine), under a row of text naming each of its columns and over values in each, is the header's
+unit: a paragraph before the table, left out of its rows (read as data it would make each column
+it crosses text, and the names it sits under would not be found over the numbers).
+
 Columns. From the region's first column to its last, but for one with no name and no value: no
 data row fills it and its header holds nothing of its own (blank, or only a range merged from
 a column left of it, as a title merged wider than the table). A blank header cell over values
@@ -55,6 +61,7 @@ from extractor_sandbox.formats.xlsx.sheet import SheetCells
 
 Merge = tuple[int, int, int, int]
 MAX_ROWS_OVER_HEADER = 5  # note rows a header is looked for under
+MAX_UNIT_WORDS = 2  # a unit's words (€m, '000s, EUR m)
 
 
 class PaddedRows(Sequence[list[Cell | None]]):
@@ -187,14 +194,7 @@ def header_row(
     over the first row holding a number, a date or a bool are all text and the one right over it
     spans the table (distinct texts in more than half its columns, and in more than any row above
     it): then that one, and the sparser rows above it are notes (MAX_ROWS_OVER_HEADER at most)."""
-    typed = next(
-        (
-            i
-            for i, n in enumerate(numbers[: MAX_ROWS_OVER_HEADER + 2])
-            if any(cell.kind != "string" for cell in rows[n].values())
-        ),
-        None,
-    )
+    typed = _first_typed(rows, numbers)
     if typed is None or typed < 2:
         return 0
     merged = [m for m in spread if m[3] > m[1]]
@@ -392,6 +392,83 @@ def _prose_block(
     return builder.blocks[0]
 
 
+def unit_row(
+    rows: dict[int, dict[int, Cell]], numbers: list[int], spread: list[Merge]
+) -> int | None:
+    """The unit row of a header band, if the region has one: over the first row holding a
+    number, a date or a bool (or over a lone label right over it, the first rows' group), a row
+    of short texts each written in a run of two or more cells side by side (€m over nine
+    quarters, % over the next nine), under a row of text naming each of its columns and over
+    values in each (a period row and its unit over the measures). Data holds no such row: it
+    would make every column it crosses text."""
+    typed = _first_typed(rows, numbers)
+    if typed is None:
+        return None
+    at = typed - 1
+    if at >= 2 and len(rows[numbers[at]]) == 1:
+        at -= 1  # a label alone over the first rows (Group, Germany) is data, the unit over it
+    if at < 1:
+        return None
+    unit = numbers[at]
+    cells = rows[unit]
+    if (
+        not _runs_of_short_texts(cells)
+        or not cells.keys() <= rows[numbers[at - 1]].keys()
+        or not cells.keys() <= rows[numbers[typed]].keys()
+        # A merged range spread over the row is one text, no unit written per column.
+        or any(r1 <= unit <= r2 for r1, _, r2, _ in spread)
+    ):
+        return None
+    return unit
+
+
+def _runs_of_short_texts(cells: dict[int, Cell]) -> bool:
+    """Whether each cell is a text of at most MAX_UNIT_WORDS words written also in a cell right
+    beside it (runs of one text: a unit per column, not names)."""
+    if len(cells) < 2:
+        return False
+    for c, cell in cells.items():
+        if cell.kind != "string" or len(cell.text.split()) > MAX_UNIT_WORDS:
+            return False
+        beside = (cells.get(c - 1), cells.get(c + 1))
+        if not any(other is not None and other.text == cell.text for other in beside):
+            return False
+    return True
+
+
+def _first_typed(rows: dict[int, dict[int, Cell]], numbers: list[int]) -> int | None:
+    """Where in `numbers` (among the first rows a header is looked for in) the first row holding
+    a number, a date or a bool is."""
+    return next(
+        (
+            i
+            for i, n in enumerate(numbers[: MAX_ROWS_OVER_HEADER + 2])
+            if any(cell.kind != "string" for cell in rows[n].values())
+        ),
+        None,
+    )
+
+
+def _unit_block(
+    unit: int, cells: dict[int, Cell], sheet: str, budget: Budget, block: int, under: Under
+) -> dict[str, Any] | None:
+    """The unit row as a paragraph block, its text once (None when the table budget has no room
+    for it)."""
+    text = " ".join(dict.fromkeys(cells[c].text for c in sorted(cells)))
+    if not _charge_block(text, sheet, budget):
+        return None
+    builder = BlockBuilder(block)
+    builder.place(
+        "paragraph",
+        text,
+        {"row_start": unit, "row_end": unit, "sheet": sheet},
+        {},
+        section_path=under.section_path,
+        parent=under.parent,
+    )
+    return builder.blocks[0]
+
+
 def _region_table(
     result: SheetTable,
     rows: dict[int, dict[int, Cell]],
@@ -406,6 +483,12 @@ def _region_table(
 ) -> bool:
     """One region's table into `result`; True when the budget stops the sheet there."""
     numbers = sorted(r for r, row in rows.items() if row)
+    unit = unit_row(rows, numbers, spread)
+    if unit is not None:
+        # The unit row is no row of data: it is left out of the table, a paragraph before it.
+        numbers.remove(unit)
+        unit_cells = rows[unit]
+        rows = {n: row for n, row in rows.items() if n != unit}
     every = _columns_of(rows, numbers)
     at = header_row(rows, numbers, spread, every)
     if at >= 2:
@@ -419,6 +502,13 @@ def _region_table(
         first_block += 1
         numbers = numbers[at:]
         every = _columns_of(rows, numbers)
+    if unit is not None:
+        block = _unit_block(unit, unit_cells, sheet, budget, first_block, under)
+        if block is None:
+            result.failed.append({"unit": sheet, "reason": "past the table budget"})
+            return True
+        result.blocks.append(block)
+        first_block += 1
     first = numbers[0]
     raw_names, header_rows = header_names(rows, first, spread, every, upper=at == 1)
     data_numbers = [n for n in numbers if n >= first + header_rows]
