@@ -223,18 +223,9 @@ def query_identifiers(query: str) -> list[str]:
     return [c for c in candidates if len(c) <= MAX_TERM_CHARS][:MAX_QUERY_IDENTIFIERS]
 
 
-# An abbreviation of single letters and dots (U.S., e.g., a.m., D.C.): a word of prose, which
-# BM25 finds, not a name a passage defines. (A citation's `C.F.R. § 1910.147` is a phrase.)
-_ABBREVIATION = re.compile(r"[^\W\d_](?:\.[^\W\d_])+")
-
-
 def _is_identifier(token: str) -> bool:
     # A number with a decimal point or a date is not a name; a name has a letter.
-    return (
-        1 < len(token) <= MAX_TERM_CHARS
-        and any(char.isalpha() for char in token)
-        and not _ABBREVIATION.fullmatch(token)
-    )
+    return 1 < len(token) <= MAX_TERM_CHARS and any(char.isalpha() for char in token)
 
 
 def _with_suffixes(identifier: str) -> list[str]:

@@ -721,33 +721,6 @@ def test_a_query_names_by_a_code_not_by_a_hyphenated_word() -> None:
         assert not named_as_code(query), query
 
 
-def test_an_abbreviation_of_single_letters_is_no_identifier_a_heading_defines(
-    index: LexicalIndex,
-) -> None:
-    """ "cost on U.S. operators of the AOA sensor system test" had a news article's passage
-    first: its heading "The U.S. has long been heralded..." held `u.s` (and its tail `s`) as a
-    name it defines, so fusion put it above the cost table's row both other legs ranked first.
-    U.S., e.g. and a.m. are words of prose; dotted names keep their tails."""
-    assert text_identifiers("The U.S. and the U.K., e.g. at 9 a.m. in D.C.") == []
-    assert text_identifiers("see server.port and A-1") == ["server.port", "port", "a-1"]
-    article = indexed(
-        "news",
-        "A new report on poverty and economic mobility across ten wealthy countries.",
-        section=("The U.S. has long been heralded as a land of opportunity",),
-    )
-    row = indexed(
-        "costs",
-        "Action: AOA sensor system test | Labor cost: 40 work-hours | Cost on U.S. operators: "
-        "$248,200",
-        block_type="table",
-    )
-    index.publish("news", [article])
-    index.publish("costs", [row])
-    query = "cost on U.S. operators of the AOA sensor system test"
-    assert not any(hit.defines for hit in ExactLeg(index).rank(query, SearchFilter(), 10))
-    assert ids(search(index, query, limit=1)) == [row.chunk_id]
-
-
 def test_a_files_name_heads_its_rows_as_a_title_does(index: LexicalIndex) -> None:
     """ "DAC recipient code for Viet Nam": a country list's row names Viet Nam in many columns
     and holds codes of its own; the aid recipients' row is the answer, and only its file's name
