@@ -88,6 +88,7 @@ TEXT_RULE = re.compile(r"^[-_=\u2013\u2014]{3,}$")  # a rule typed as characters
 TITLE_SLACK = 0.1  # a title's middle lies within this share of the table's width of its middle
 MAX_HEADER_ROWS = 3  # a group's label split off deeper than this is a body's, no header's
 HEADER_GAP = 4.5  # a header's last line sits no further than this many sizes over the first row
+HEADER_LINE_GAP = 2.2  # and its lines no further apart than a table's rows, in sizes
 YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year names a column of figures; other figures are data
 STACKED_GAP = 6.0  # a header's frame ends this near over its body's frame, or nearer
 
@@ -406,13 +407,7 @@ def _header_frame(upper: Table, lower: Table) -> bool:
 
 
 def _with_header(upper: Table, lower: Table) -> Table:
-    names: list[str] = []
-    for c in range(len(lower.columns)):
-        parts: list[str] = []
-        for row in upper.rows:
-            if row[c] and (not parts or parts[-1] != row[c]):
-                parts.append(row[c])
-        names.append(" ".join(parts))
+    names = _names_top_down(upper.rows, len(lower.columns))
     table = Table(
         upper.rows + lower.rows,
         min(upper.x0, lower.x0),
@@ -1152,7 +1147,7 @@ def _header_above(
     while first - 1 >= floor and i - (first - 1) <= MAX_HEADER_ROWS:
         k = first - 1
         gap = lines[k].y - lines[k + 1].y
-        limit = (HEADER_GAP if k + 1 == i else 2.2) * lines[k].size
+        limit = (HEADER_GAP if k + 1 == i else HEADER_LINE_GAP) * lines[k].size
         if not 0 < gap <= limit or not _header_line(merged[k], table):
             break
         first = k
@@ -1208,10 +1203,16 @@ def _joined_header(
             a, b = _centred_span(k, (seg.x0 + seg.x1) / 2, seg.size, grid[r], last, extents)
             for c in range(a, b + 1):
                 spread[r][c] = grid[r][k]
+    return _names_top_down(spread, len(extents))
+
+
+def _names_top_down(rows: list[list[str]], width: int) -> list[str]:
+    """Each column's name: its header rows' cells top to bottom, a label spread over the row
+    below it (the same text twice running) said once."""
     names: list[str] = []
-    for c in range(len(extents)):
+    for c in range(width):
         parts: list[str] = []
-        for row in spread:
+        for row in rows:
             if row[c] and (not parts or parts[-1] != row[c]):
                 parts.append(row[c])
         names.append(" ".join(parts))
